@@ -1,0 +1,36 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+  name: "bledissect",
+  platforms: [.macOS(.v13)],
+  products: [
+    .executable(name: "bledissect", targets: ["bledissect"]),
+    .library(name: "BLEDecoder", targets: ["BLEDecoder"]),
+    .library(name: "BLECapture", targets: ["BLECapture"]),
+  ],
+  targets: [
+    // libpcap through pkg-config; reads pcap and pcapng (also from pipes).
+    .systemLibrary(
+      name: "CPcap",
+      pkgConfig: "libpcap",
+      providers: [.apt(["libpcap-dev"]), .brew(["libpcap"])]
+    ),
+    // Byte reader, errors, the normalized capture record, field lists. No Foundation.
+    .target(name: "BLECore"),
+    // File formats: detection, readers and writers. The only target doing file I/O.
+    .target(name: "BLECapture", dependencies: ["BLECore", "CPcap"]),
+    // Protocol decoders: pure, no I/O, never print.
+    .target(name: "BLEDecoder", dependencies: ["BLECore"]),
+    // Text and JSON Lines renderers, the buffered output writer.
+    .target(name: "BLERender", dependencies: ["BLECore", "BLEDecoder"]),
+    .executableTarget(name: "bledissect", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"]),
+
+    .testTarget(name: "BLECoreTests", dependencies: ["BLECore"]),
+    .testTarget(name: "BLECaptureTests", dependencies: ["BLECore", "BLECapture"]),
+    .testTarget(name: "BLEDecoderTests", dependencies: ["BLECore", "BLEDecoder"]),
+    .testTarget(name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"]),
+    .testTarget(name: "bledissectTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "bledissect"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,38 @@
+import BLECore
+
+/// Why a capture cannot be read, or stopped being readable. These reach the user as one line.
+public enum CaptureError: Error, Sendable, Equatable {
+  /// The file could not be opened or read (errno text).
+  case cannotOpen(String)
+  case emptyFile
+  /// Not a format we read; carries the first bytes for the message.
+  case notACapture(firstBytes: [UInt8])
+  case unsupportedVersion(format: String, version: UInt32)
+  case unsupportedLinkType(format: String, linkType: UInt32, name: String)
+  /// The header or a record is damaged; frames before it were read.
+  case damaged(frame: Int, offset: Int64, reason: String)
+  case readFailed(String)
+
+  /// The exit status this error means: 1 for damage after a readable start, 2 for unreadable.
+  public var exitStatus: Int32 {
+    if case .damaged = self { return 1 }
+    return 2
+  }
+
+  public var message: String {
+    switch self {
+    case .cannotOpen(let why): return why
+    case .emptyFile: return "empty file (0 bytes): not a capture"
+    case .notACapture(let bytes):
+      let shown = bytes.prefix(4).map { Hex.string([$0]) }.joined(separator: " ")
+      return "not a capture file bledissect understands (starts with \(shown)\(bytes.count > 4 ? " …" : "")); it reads btsnoop, PacketLogger, pcap, pcapng"
+    case let .unsupportedVersion(format, version):
+      return "unsupported \(format) version \(version)"
+    case let .unsupportedLinkType(format, linkType, name):
+      return "unsupported \(format) link type \(linkType) (\(name)); bledissect reads HCI captures: btsnoop 1001/1002/2001, pcap link types 187, 201 and 254"
+    case let .damaged(frame, offset, reason):
+      return "damaged capture at frame \(frame) (byte offset \(offset)): \(reason)"
+    case .readFailed(let why): return "read error: \(why)"
+    }
+  }
+}

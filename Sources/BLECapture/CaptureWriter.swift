@@ -1,0 +1,179 @@
+import BLECore
+
+/// The container formats bledissect can write (for conversion, `-w`, and test fixtures).
+public enum CaptureWriteFormat: Sendable, Hashable {
+  case btsnoopH1, btsnoopH4, btsnoopMonitor
+  case packetLogger(bigEndian: Bool)
+  /// Classic pcap, microsecond timestamps, link type 201 (H4 + direction) or 254 (monitor).
+  case pcapH4WithDirection, pcapMonitor
+  /// pcapng with one interface of link type 201.
+  case pcapngH4WithDirection
+}
+
+/// Serializes normalized records into a capture format, appending to a byte buffer.
+///
+/// Records a format cannot carry (a note in btsnoop H4, SCO in H1) are skipped and counted.
+public struct CaptureWriter: Sendable {
+  public let format: CaptureWriteFormat
+  public private(set) var output: [UInt8] = []
+  public private(set) var skipped = 0
+
+  public init(format: CaptureWriteFormat) {
+    self.format = format
+    writeHeader()
+  }
+
+  /// Moves the bytes written so far out of the writer (for streaming to a file).
+  public mutating func takeOutput() -> [UInt8] {
+    defer { output.removeAll(keepingCapacity: true) }
+    return output
+  }
+
+  mutating func writeHeader() {
+    switch format {
+    case .btsnoopH1, .btsnoopH4, .btsnoopMonitor:
+      output += BTSnoopFormat.magic
+      appendBE32(1)
+      let datalink: BTSnoopFormat.Datalink = format == .btsnoopH1 ? .h1 : (format == .btsnoopH4 ? .h4 : .linuxMonitor)
+      appendBE32(datalink.rawValue)
+    case .packetLogger: break
+    case .pcapH4WithDirection, .pcapMonitor:
+      appendLE32(0xA1B2_C3D4)
+      appendLE16(2)
+      appendLE16(4)
+      appendLE32(0)  // thiszone
+      appendLE32(0)  // sigfigs
+      appendLE32(UInt32(CaptureFile.maximumPacketLength))
+      appendLE32(format == .pcapMonitor ? 254 : 201)
+    case .pcapngH4WithDirection:
+      // Section Header Block: type, length, byte-order magic, version 1.0, section length -1.
+      appendLE32(0x0A0D_0D0A)
+      appendLE32(28)
+      appendLE32(0x1A2B_3C4D)
+      appendLE16(1)
+      appendLE16(0)
+      appendLE32(0xFFFF_FFFF)
+      appendLE32(0xFFFF_FFFF)
+      appendLE32(28)
+      // Interface Description Block: link type 201, snaplen, no options (µs resolution default).
+      appendLE32(1)
+      appendLE32(20)
+      appendLE16(201)
+      appendLE16(0)
+      appendLE32(UInt32(CaptureFile.maximumPacketLength))
+      appendLE32(20)
+    }
+  }
+
+  public mutating func write(_ record: CaptureRecord) {
+    switch format {
+    case .btsnoopH4:
+      guard let indicator = record.kind.h4Indicator else { skipped += 1; return }
+      let commandOrEvent = record.kind == .command || record.kind == .event
+      let flags: UInt32 = (record.direction == .controllerToHost ? 1 : 0) | (commandOrEvent ? 2 : 0)
+      btsnoopRecord(record, prefix: [indicator], flags: flags)
+    case .btsnoopH1:
+      let flags: UInt32
+      switch record.kind {
+      case .command: flags = 2
+      case .event: flags = 3
+      case .acl: flags = record.direction == .controllerToHost ? 1 : 0
+      default: skipped += 1; return
+      }
+      btsnoopRecord(record, prefix: [], flags: flags)
+    case .btsnoopMonitor:
+      guard let opcode = MonitorOpcode.opcode(for: record.kind, direction: record.direction) else { skipped += 1; return }
+      btsnoopRecord(record, prefix: [], flags: UInt32(record.adapter) << 16 | UInt32(opcode))
+    case .packetLogger(let bigEndian):
+      guard let type = Self.packetLoggerType(record) else { skipped += 1; return }
+      let length = UInt32(9 + record.bytes.count)
+      let seconds = UInt32(truncatingIfNeeded: record.timestamp / 1_000_000)
+      let micros = UInt32(truncatingIfNeeded: record.timestamp % 1_000_000)
+      for value in [length, seconds, micros] { bigEndian ? appendBE32(value) : appendLE32(value) }
+      output.append(type)
+      output += record.bytes
+    case .pcapH4WithDirection, .pcapngH4WithDirection:
+      guard let indicator = record.kind.h4Indicator else { skipped += 1; return }
+      var packet: [UInt8] = [0, 0, 0, record.direction == .controllerToHost ? 1 : 0, indicator]
+      packet += record.bytes
+      if format == .pcapH4WithDirection {
+        pcapRecord(record, packet: packet, extra: 5)
+      } else {
+        pcapngRecord(record, packet: packet, extra: 5)
+      }
+    case .pcapMonitor:
+      guard let opcode = MonitorOpcode.opcode(for: record.kind, direction: record.direction) else { skipped += 1; return }
+      var packet: [UInt8] = [UInt8(record.adapter >> 8), UInt8(record.adapter & 0xFF), UInt8(opcode >> 8), UInt8(opcode & 0xFF)]
+      packet += record.bytes
+      pcapRecord(record, packet: packet, extra: 4)
+    }
+  }
+
+  static func packetLoggerType(_ record: CaptureRecord) -> UInt8? {
+    let rx = record.direction == .controllerToHost
+    switch record.kind {
+    case .command: return 0x00
+    case .event: return 0x01
+    case .acl: return rx ? 0x03 : 0x02
+    case .sco: return rx ? 0x09 : 0x08
+    case .iso: return rx ? 0x0D : 0x0C
+    case .note(.syslog): return 0xF7
+    case .note(.kernel): return 0xF8
+    case .note(.kernelDebug): return 0xF9
+    case .note(.error): return 0xFA
+    case .note(.power): return 0xFB
+    case .note(.config): return 0xFD
+    case .note(.newController): return 0xFE
+    case .note(.vendorDiagnostic): return 0x0B
+    case .note: return 0xFC
+    default: return nil
+    }
+  }
+
+  mutating func btsnoopRecord(_ record: CaptureRecord, prefix: [UInt8], flags: UInt32) {
+    let included = UInt32(prefix.count + record.bytes.count)
+    appendBE32(UInt32(prefix.count + max(record.originalLength, record.bytes.count)))
+    appendBE32(included)
+    appendBE32(flags)
+    appendBE32(0)
+    let time = UInt64(bitPattern: record.timestamp &+ BTSnoopFormat.unixEpochOffset)
+    appendBE32(UInt32(truncatingIfNeeded: time >> 32))
+    appendBE32(UInt32(truncatingIfNeeded: time))
+    output += prefix
+    output += record.bytes
+  }
+
+  mutating func pcapRecord(_ record: CaptureRecord, packet: [UInt8], extra: Int) {
+    appendLE32(UInt32(truncatingIfNeeded: record.timestamp / 1_000_000))
+    appendLE32(UInt32(truncatingIfNeeded: record.timestamp % 1_000_000))
+    appendLE32(UInt32(packet.count))
+    appendLE32(UInt32(extra + max(record.originalLength, record.bytes.count)))
+    output += packet
+  }
+
+  mutating func pcapngRecord(_ record: CaptureRecord, packet: [UInt8], extra: Int) {
+    let padded = (packet.count + 3) & ~3
+    let blockLength = UInt32(32 + padded)
+    appendLE32(6)
+    appendLE32(blockLength)
+    appendLE32(0)  // interface id
+    let time = UInt64(bitPattern: record.timestamp)
+    appendLE32(UInt32(truncatingIfNeeded: time >> 32))
+    appendLE32(UInt32(truncatingIfNeeded: time))
+    appendLE32(UInt32(packet.count))
+    appendLE32(UInt32(extra + max(record.originalLength, record.bytes.count)))
+    output += packet
+    output += [UInt8](repeating: 0, count: padded - packet.count)
+    appendLE32(blockLength)
+  }
+
+  mutating func appendBE32(_ value: UInt32) {
+    output += [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
+  }
+  mutating func appendLE32(_ value: UInt32) {
+    output += [UInt8(value & 0xFF), UInt8((value >> 8) & 0xFF), UInt8((value >> 16) & 0xFF), UInt8(value >> 24)]
+  }
+  mutating func appendLE16(_ value: UInt16) {
+    output += [UInt8(value & 0xFF), UInt8(value >> 8)]
+  }
+}

@@ -1,0 +1,152 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import BLECore
+
+/// A buffered, forward-only byte source over a file descriptor (a file, a pipe or stdin).
+///
+/// Readers ask for exactly the bytes of the next header or record; the buffer grows only to the
+/// largest record asked for, which each format bounds before asking, so memory stays flat.
+public final class InputSource: @unchecked Sendable {
+  let fd: Int32
+  let ownsDescriptor: Bool
+  var buffer: [UInt8]
+  /// Next unread byte in `buffer`.
+  var start = 0
+  /// One past the last valid byte in `buffer`.
+  var end = 0
+  var reachedEOF = false
+  /// File offset of `buffer[start]`.
+  public private(set) var position: Int64 = 0
+  public let name: String
+
+  static let chunkSize = 256 * 1024
+
+  /// Opens `path`, or standard input for `-`.
+  public init(path: String) throws(CaptureError) {
+    self.name = path
+    if path == "-" {
+      fd = 0
+      ownsDescriptor = false
+    } else {
+      let opened = open(path, O_RDONLY)
+      guard opened >= 0 else { throw .cannotOpen(String(cString: strerror(errno))) }
+      var info = stat()
+      if fstat(opened, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+        close(opened)
+        throw .cannotOpen("is a directory")
+      }
+      fd = opened
+      ownsDescriptor = true
+    }
+    buffer = [UInt8](repeating: 0, count: Self.chunkSize)
+  }
+
+  /// Wraps an already-open descriptor (tests, live feeds).
+  public init(descriptor: Int32, name: String, owns: Bool) {
+    fd = descriptor
+    ownsDescriptor = owns
+    self.name = name
+    buffer = [UInt8](repeating: 0, count: Self.chunkSize)
+  }
+
+  deinit { if ownsDescriptor { close(fd) } }
+
+  public var available: Int { end - start }
+
+  /// Makes at least `count` bytes available unless the input ends first; returns what is available.
+  @discardableResult
+  public func fill(_ count: Int) throws(CaptureError) -> Int {
+    if end - start >= count || reachedEOF { return end - start }
+    if start + count > buffer.count {
+      // Move the unread bytes to the front; grow only when one request is larger than the buffer.
+      let unread = end - start
+      if count > buffer.count {
+        var grown = [UInt8](repeating: 0, count: max(count, buffer.count * 2))
+        grown.withUnsafeMutableBufferPointer { dst in
+          buffer.withUnsafeBufferPointer { src in
+            _ = memcpy(dst.baseAddress!, src.baseAddress! + start, unread)
+          }
+        }
+        buffer = grown
+      } else if unread > 0 {
+        buffer.withUnsafeMutableBufferPointer { buf in
+          _ = memmove(buf.baseAddress!, buf.baseAddress! + start, unread)
+        }
+      }
+      start = 0
+      end = unread
+    }
+    while end - start < count {
+      let got = buffer.withUnsafeMutableBufferPointer { buf in
+        read(fd, buf.baseAddress! + end, buf.count - end)
+      }
+      if got < 0 {
+        if errno == EINTR { continue }
+        throw .readFailed(String(cString: strerror(errno)))
+      }
+      if got == 0 {
+        reachedEOF = true
+        break
+      }
+      end += got
+    }
+    return end - start
+  }
+
+  /// The byte at `index` past the read position; the caller has filled that far.
+  @inline(__always) public func peek(_ index: Int) -> UInt8 { buffer[start + index] }
+
+  public func peekBytes(_ count: Int) -> [UInt8] { Array(buffer[start..<(start + min(count, available))]) }
+
+  @inline(__always) public func peekUInt32BE(_ index: Int) -> UInt32 {
+    let i = start + index
+    return UInt32(buffer[i]) << 24 | UInt32(buffer[i + 1]) << 16 | UInt32(buffer[i + 2]) << 8 | UInt32(buffer[i + 3])
+  }
+
+  @inline(__always) public func peekUInt32LE(_ index: Int) -> UInt32 {
+    let i = start + index
+    return UInt32(buffer[i]) | UInt32(buffer[i + 1]) << 8 | UInt32(buffer[i + 2]) << 16 | UInt32(buffer[i + 3]) << 24
+  }
+
+  @inline(__always) public func peekUInt64BE(_ index: Int) -> UInt64 {
+    UInt64(peekUInt32BE(index)) << 32 | UInt64(peekUInt32BE(index + 4))
+  }
+
+  /// Copies `count` filled bytes starting `offset` past the read position.
+  public func copy(from offset: Int, count: Int) -> [UInt8] {
+    let from = start + offset
+    return Array(buffer[from..<(from + count)])
+  }
+
+  public func consume(_ count: Int) {
+    start += count
+    position += Int64(count)
+  }
+
+  /// Hands buffered bytes to `destination` (for libpcap's FILE*), returning how many were copied.
+  func drain(into destination: UnsafeMutableRawPointer, max: Int) -> Int {
+    let count = min(max, available)
+    if count > 0 {
+      buffer.withUnsafeBufferPointer { src in _ = memcpy(destination, src.baseAddress! + start, count) }
+      consume(count)
+    }
+    return count
+  }
+
+  /// Reads directly from the descriptor once the buffer is drained (used by libpcap's FILE*).
+  func readThrough(into destination: UnsafeMutableRawPointer, max: Int) -> Int {
+    let buffered = drain(into: destination, max: max)
+    if buffered > 0 || reachedEOF { return buffered }
+    while true {
+      let got = read(fd, destination, max)
+      if got < 0 && errno == EINTR { continue }
+      if got > 0 { position += Int64(got) }
+      return got
+    }
+  }
+}

@@ -1,0 +1,110 @@
+import BLECore
+
+/// Reads Apple PacketLogger (`.pklg`) files in both byte orders.
+///
+/// The format has no magic number, so `detect` checks the first records the way Wireshark does:
+/// a plausible length, microseconds below one million and a known record type
+/// (shared/reference/capture-formats.md §2).
+public final class PacketLoggerReader: CaptureReader {
+  let input: InputSource
+  let bigEndian: Bool
+  public let format: CaptureFormat
+  var frames = 0
+
+  /// Record header: length(4), seconds(4), microseconds(4); the type byte follows.
+  static let headerSize = 12
+  static let recordsChecked = 5
+
+  init(_ input: InputSource, bigEndian: Bool) {
+    self.input = input
+    self.bigEndian = bigEndian
+    format = CaptureFormat(name: "packetlogger", detail: bigEndian ? "big-endian" : "little-endian (v2)")
+  }
+
+  static func isKnownType(_ type: UInt8) -> Bool {
+    switch type {
+    case 0x00...0x03, 0x08...0x0D, 0x12, 0x13, 0xF7...0xFE: return true
+    default: return false
+    }
+  }
+
+  /// Returns the byte order (true for big-endian) if the start of `input` reads as PacketLogger.
+  static func detect(_ input: InputSource) throws(CaptureError) -> Bool? {
+    guard try input.fill(headerSize) >= headerSize else { return nil }
+    let little = input.peekUInt32LE(0)
+    // Wireshark's rule: a length whose low half is zero and high half is not is the other order.
+    let bigEndian = little & 0xFFFF == 0 && little >> 16 != 0
+    var offset = 0
+    for checked in 0..<recordsChecked {
+      let have = try input.fill(offset + headerSize + 1)
+      if have < offset + headerSize {
+        // The capture ended after at least one good record: decide on what we saw.
+        return checked > 0 ? bigEndian : nil
+      }
+      let length = Int(bigEndian ? input.peekUInt32BE(offset) : input.peekUInt32LE(offset))
+      let micros = bigEndian ? input.peekUInt32BE(offset + 8) : input.peekUInt32LE(offset + 8)
+      guard length >= 8, length < 65_536, micros < 1_000_000 else { return nil }
+      if length > 8 {
+        guard have > offset + headerSize, isKnownType(input.peek(offset + headerSize)) else { return nil }
+      }
+      offset += 4 + length
+      if try input.fill(offset) < offset { return bigEndian }
+    }
+    return bigEndian
+  }
+
+  public func next() throws(CaptureError) -> CaptureRecord? {
+    let recordOffset = input.position
+    let have = try input.fill(Self.headerSize)
+    if have == 0 { return nil }
+    let frame = frames + 1
+    guard have >= Self.headerSize else {
+      throw .damaged(frame: frame, offset: recordOffset, reason: "truncated record header (\(have) of 12 bytes)")
+    }
+    let length = Int(bigEndian ? input.peekUInt32BE(0) : input.peekUInt32LE(0))
+    let seconds = bigEndian ? input.peekUInt32BE(4) : input.peekUInt32LE(4)
+    let micros = bigEndian ? input.peekUInt32BE(8) : input.peekUInt32LE(8)
+    guard length >= 8, length < 65_536 else {
+      throw .damaged(frame: frame, offset: recordOffset, reason: "impossible record length \(length) (8 to 65535)")
+    }
+    let total = 4 + length
+    let got = try input.fill(total)
+    guard got >= total else {
+      throw .damaged(frame: frame, offset: recordOffset, reason: "truncated record: needs \(length - 8) bytes after the timestamp, only \(max(got - Self.headerSize, 0)) remain")
+    }
+    frames = frame
+    let timestamp = Int64(seconds) * 1_000_000 + Int64(micros)
+    guard length > 8 else {
+      input.consume(total)
+      return CaptureRecord(timestamp: timestamp, direction: nil, kind: .other(0xFFFF), bytes: [], fileOffset: recordOffset)
+    }
+    let type = input.peek(Self.headerSize)
+    let kind: PacketKind
+    var direction: Direction? = nil
+    switch type {
+    case 0x00: (kind, direction) = (.command, .hostToController)
+    case 0x01: (kind, direction) = (.event, .controllerToHost)
+    case 0x02: (kind, direction) = (.acl, .hostToController)
+    case 0x03: (kind, direction) = (.acl, .controllerToHost)
+    case 0x08: (kind, direction) = (.sco, .hostToController)
+    case 0x09: (kind, direction) = (.sco, .controllerToHost)
+    case 0x0C, 0x12: (kind, direction) = (.iso, .hostToController)
+    case 0x0D, 0x13: (kind, direction) = (.iso, .controllerToHost)
+    case 0x0B: kind = .note(.vendorDiagnostic)
+    case 0xF7: kind = .note(.syslog)
+    case 0xF8: kind = .note(.kernel)
+    case 0xF9: kind = .note(.kernelDebug)
+    case 0xFA: kind = .note(.error)
+    case 0xFB: kind = .note(.power)
+    case 0xFC: kind = .note(.note)
+    case 0xFD: kind = .note(.config)
+    case 0xFE: kind = .note(.newController)
+    default: kind = .other(UInt16(type))
+    }
+    let record = CaptureRecord(
+      timestamp: timestamp, direction: direction, kind: kind,
+      bytes: input.copy(from: Self.headerSize + 1, count: length - 9), fileOffset: recordOffset)
+    input.consume(total)
+    return record
+  }
+}

@@ -1,0 +1,85 @@
+import BLECore
+
+/// Turns capture records into decoded frames, layer by layer, keeping per-connection state.
+///
+/// One owner (the CLI loop or a test) feeds records in capture order. `dissect` never throws:
+/// bytes that do not decode become `frame.malformed`, and the next frame starts afresh.
+public struct Dissector: Sendable {
+  public private(set) var connections = ConnectionTable()
+
+  public init() {}
+
+  /// Decodes `record` into `frame` (whose buffers are reused), as frame `number`.
+  public mutating func dissect(_ record: CaptureRecord, number: Int, into frame: inout DissectedFrame) {
+    frame.reset(number: number, record: record)
+    var reader = ByteReader(record.bytes, layer: .hci)
+    do {
+      switch record.kind {
+      case .command:
+        var context = HCICommand.Context()
+        try HCICommand.decode(&reader, into: &frame, context: &context)
+        if let handle = context.handle { label(&frame, handle: handle, createIfMissing: false) }
+      case .event:
+        var context = HCIEvent.Context()
+        context.adapter = record.adapter
+        defer { apply(context, to: &frame) }
+        try HCIEvent.decode(&reader, into: &frame, context: &context)
+      case .acl:
+        let handle = try HCIDataPacket.decodeACL(&reader, into: &frame)
+        label(&frame, handle: handle, createIfMissing: true)
+      case .sco:
+        let handle = try HCIDataPacket.decodeSCO(&reader, into: &frame)
+        label(&frame, handle: handle, createIfMissing: true, isLE: false)
+      case .iso:
+        let handle = try HCIDataPacket.decodeISO(&reader, into: &frame)
+        label(&frame, handle: handle, createIfMissing: false)
+      case .indexRemoved:
+        connections.closeAll(adapter: record.adapter)
+        try MonitorNote.decode(&reader, kind: record.kind, into: &frame)
+      case .other(let code):
+        frame.title = "Unknown Record"
+        frame.summary = "type " + Hex.prefixed(UInt64(code), width: code > 0xFF ? 4 : 2)
+        frame.fields.bytes("data", "Data", reader.readRemaining())
+      default:
+        reader.layer = .note
+        try MonitorNote.decode(&reader, kind: record.kind, into: &frame)
+      }
+    } catch {
+      frame.malformed = error
+      frame.fields.closeAll()
+    }
+  }
+
+  /// Applies what an event did to the connection table and labels the frame with the connection.
+  mutating func apply(_ context: HCIEvent.Context, to frame: inout DissectedFrame) {
+    let adapter = frame.record.adapter
+    switch context.change {
+    case .opened(let connection)?:
+      if connections.connection(adapter: adapter, handle: connection.handle) != nil {
+        frame.diagnostics.append(Diagnostic(.warning, .hci, "handle \(connection.handle) was still open; its disconnect was not captured"))
+      }
+      frame.connection = connections.opened(connection).label
+    case let .updated(handle, interval, latency, timeout)?:
+      frame.connection = connections.update(adapter: adapter, handle: handle, interval: interval, latency: latency, supervisionTimeout: timeout).label
+    case .closed(let handle)?:
+      frame.connection = connections.close(adapter: adapter, handle: handle).label
+    case nil:
+      if let handle = context.handle { label(&frame, handle: handle, createIfMissing: false) }
+    }
+  }
+
+  /// Labels a frame with the connection on `handle`; data packets on a handle never seen
+  /// connecting create an implicit entry (the capture started mid-connection).
+  mutating func label(_ frame: inout DissectedFrame, handle: UInt16, createIfMissing: Bool, isLE: Bool = true) {
+    let adapter = frame.record.adapter
+    if let existing = connections.connection(adapter: adapter, handle: handle) {
+      frame.connection = existing.label
+    } else if createIfMissing {
+      let (created, _) = connections.lookup(adapter: adapter, handle: handle, isLE: isLE)
+      frame.connection = created.label
+      frame.diagnostics.append(Diagnostic(.note, .hci, "handle \(handle) first seen here without a connect event (capture started mid-connection?)"))
+    } else {
+      frame.connection = ConnectionLabel(adapter: adapter, handle: handle, generation: 0, peer: nil, peerType: nil)
+    }
+  }
+}

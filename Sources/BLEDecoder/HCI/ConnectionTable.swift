@@ -1,0 +1,105 @@
+import BLECore
+
+/// The role the local controller plays on a link.
+public enum LinkRole: UInt8, Sendable {
+  case central = 0
+  case peripheral = 1
+}
+
+/// One connection: opened by a connect event (or implicitly by the first packet on an unknown
+/// handle), updated by parameter updates, closed by Disconnection Complete.
+public struct Connection: Sendable, Equatable {
+  public var adapter: UInt16
+  public var handle: UInt16
+  public var generation: Int
+  public var peer: BDAddr?
+  public var peerType: AddressType?
+  public var role: LinkRole?
+  /// Connection interval in units of 1.25 ms.
+  public var interval: UInt16?
+  public var latency: UInt16?
+  /// Supervision timeout in units of 10 ms.
+  public var supervisionTimeout: UInt16?
+  /// Frame that opened it; nil for a connection first seen mid-capture.
+  public var openedInFrame: Int?
+  public var isLE: Bool
+
+  public var label: ConnectionLabel {
+    ConnectionLabel(adapter: adapter, handle: handle, generation: generation, peer: peer, peerType: peerType)
+  }
+}
+
+/// What an event did to the set of connections; the dissector applies it to the table.
+enum ConnectionChange: Sendable {
+  case opened(Connection)
+  case updated(handle: UInt16, interval: UInt16, latency: UInt16, supervisionTimeout: UInt16)
+  case closed(handle: UInt16)
+}
+
+/// Open connections keyed by controller index and connection handle.
+///
+/// Handles are reused after a disconnect, so each (controller, handle) pair counts generations.
+public struct ConnectionTable: Sendable {
+  struct Key: Hashable { var adapter: UInt16; var handle: UInt16 }
+  var open: [Key: Connection] = [:]
+  var generations: [Key: Int] = [:]
+
+  public init() {}
+
+  public var openConnections: [Connection] {
+    open.values.sorted { ($0.adapter, $0.handle) < ($1.adapter, $1.handle) }
+  }
+
+  public func connection(adapter: UInt16, handle: UInt16) -> Connection? {
+    open[Key(adapter: adapter, handle: handle)]
+  }
+
+  mutating func nextGeneration(_ key: Key) -> Int {
+    let generation = (generations[key] ?? 0) + 1
+    generations[key] = generation
+    return generation
+  }
+
+  /// Records a new connection; a still-open one on the same handle is replaced (its
+  /// disconnect was not captured).
+  @discardableResult
+  mutating func opened(_ connection: Connection) -> Connection {
+    let key = Key(adapter: connection.adapter, handle: connection.handle)
+    var entry = connection
+    entry.generation = nextGeneration(key)
+    open[key] = entry
+    return entry
+  }
+
+  /// The open connection on `handle`, creating an implicit entry when none was seen opening.
+  mutating func lookup(adapter: UInt16, handle: UInt16, isLE: Bool) -> (Connection, created: Bool) {
+    let key = Key(adapter: adapter, handle: handle)
+    if let existing = open[key] { return (existing, false) }
+    let entry = Connection(
+      adapter: adapter, handle: handle, generation: nextGeneration(key), peer: nil, peerType: nil, role: nil,
+      interval: nil, latency: nil, supervisionTimeout: nil, openedInFrame: nil, isLE: isLE)
+    open[key] = entry
+    return (entry, true)
+  }
+
+  mutating func update(adapter: UInt16, handle: UInt16, interval: UInt16, latency: UInt16, supervisionTimeout: UInt16) -> Connection {
+    var (entry, _) = lookup(adapter: adapter, handle: handle, isLE: true)
+    entry.interval = interval
+    entry.latency = latency
+    entry.supervisionTimeout = supervisionTimeout
+    open[Key(adapter: adapter, handle: handle)] = entry
+    return entry
+  }
+
+  /// Removes the connection, returning it (or an implicit one for a handle never seen).
+  mutating func close(adapter: UInt16, handle: UInt16) -> Connection {
+    let (entry, _) = lookup(adapter: adapter, handle: handle, isLE: true)
+    open[Key(adapter: adapter, handle: handle)] = nil
+    return entry
+  }
+
+  /// Forgets every connection of a controller (index removed or reset).
+  mutating func closeAll(adapter: UInt16) {
+    open = open.filter { $0.key.adapter != adapter }
+  }
+}

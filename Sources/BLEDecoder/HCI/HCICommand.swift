@@ -1,0 +1,48 @@
+import BLECore
+
+/// HCI command packets: `opcode(2) parameter_length(1) parameters`.
+///
+/// The opcode packs OGF (bits 10–15) and OCF (bits 0–9). Parameters are decoded for the
+/// commands of the LE central and peripheral flows; others show their raw parameter bytes.
+/// The corresponding specification is Core Vol 4, Part E, §5.4.1 and §7.
+public enum HCICommand {
+  /// Facts a command decoder hands back to the dissector.
+  public struct Context: Sendable {
+    /// The connection the command is about, when it names exactly one.
+    public var handle: UInt16?
+    public init() {}
+  }
+
+  public static func ogf(_ opcode: UInt16) -> UInt16 { opcode >> 10 }
+  public static func ocf(_ opcode: UInt16) -> UInt16 { opcode & 0x03FF }
+
+  /// The command's name; vendor commands (OGF 0x3F) and unknown opcodes get a generic one.
+  public static func name(_ opcode: UInt16) -> StaticString {
+    if let name = AssignedNumbers.hciCommandName(opcode) { return name }
+    return ogf(opcode) == 0x3F ? "Vendor Command" : "Unknown Command"
+  }
+
+  static func decode(_ reader: inout ByteReader, into frame: inout DissectedFrame, context: inout Context) throws(DecodeError) {
+    let opcode = try reader.readUInt16LE()
+    frame.title = name(opcode)
+    frame.fields.addVerbose("opcode", "Opcode", .code(UInt64(opcode), width: 4, name: AssignedNumbers.hciCommandName(opcode)))
+    frame.fields.addVerbose("ogf", "OGF", .unsigned(UInt64(ogf(opcode)), .hex(2)))
+    frame.fields.addVerbose("ocf", "OCF", .unsigned(UInt64(ocf(opcode)), .hex(4)))
+    let length = Int(try reader.readUInt8())
+    frame.fields.addVerbose("plen", "Parameter length", .unsigned(UInt64(length), .decimal))
+    guard length <= reader.remaining else {
+      throw DecodeError(.lengthMismatch(field: "parameter length", declared: length, actual: reader.remaining), layer: .hci, offset: reader.offset - 1)
+    }
+    var parameters = try reader.readReader(count: length)
+    frame.fields.beginObject("params", "Parameters", inline: true)
+    defer { frame.fields.end() }
+    if try !decodeParameters(opcode: opcode, &parameters, into: &frame.fields, summary: &frame.summary, context: &context) {
+      if !parameters.isAtEnd { frame.fields.bytes("raw", "Data", parameters.readRemaining()) }
+    } else if !parameters.isAtEnd {
+      frame.fields.bytes("extra", "Unexpected bytes", parameters.readRemaining())
+    }
+    if !reader.isAtEnd {
+      frame.diagnostics.append(Diagnostic(.warning, .hci, "\(reader.remaining) bytes after the command parameters"))
+    }
+  }
+}

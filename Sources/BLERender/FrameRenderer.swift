@@ -1,0 +1,99 @@
+import BLECore
+import BLEDecoder
+
+/// How the time column of the text output reads.
+public enum TimeDisplay: String, Sendable, CaseIterable {
+  /// Seconds since the first frame.
+  case relative = "rel"
+  /// UTC date and time.
+  case absolute = "abs"
+  /// Seconds since the previous frame.
+  case delta
+}
+
+/// Writes decoded frames to an output buffer in one format.
+public protocol FrameRenderer {
+  mutating func render(_ frame: DissectedFrame, to out: OutputBuffer)
+  /// Called once after the last frame.
+  mutating func finish(to out: OutputBuffer)
+}
+
+extension FrameRenderer {
+  public mutating func finish(to out: OutputBuffer) {}
+}
+
+/// Calendar arithmetic for UTC timestamps, without Foundation (days-from-civil inverse).
+enum UTCDate {
+  static func components(fromUnixSeconds seconds: Int64) -> (year: Int64, month: Int64, day: Int64, hour: Int64, minute: Int64, second: Int64) {
+    var days = seconds / 86_400
+    var rest = seconds % 86_400
+    if rest < 0 {
+      rest += 86_400
+      days -= 1
+    }
+    let z = days + 719_468
+    let era = (z >= 0 ? z : z - 146_096) / 146_097
+    let dayOfEra = z - era * 146_097
+    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+    let mp = (5 * dayOfYear + 2) / 153
+    let day = dayOfYear - (153 * mp + 2) / 5 + 1
+    let month = mp < 10 ? mp + 3 : mp - 9
+    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    return (year, month, day, rest / 3600, (rest % 3600) / 60, rest % 60)
+  }
+}
+
+extension OutputBuffer {
+  /// Unix microseconds as `seconds.micros` (JSON `ts`).
+  func unixSeconds(_ micros: Int64) {
+    var seconds = micros / 1_000_000
+    var fraction = micros % 1_000_000
+    if fraction < 0 {
+      fraction += 1_000_000
+      seconds -= 1
+    }
+    decimal(seconds)
+    byte(UInt8(ascii: "."))
+    zeroPadded(UInt64(fraction), width: 6)
+  }
+
+  /// A signed span of microseconds as seconds with six decimals.
+  func seconds(_ micros: Int64) {
+    if micros < 0 { byte(UInt8(ascii: "-")) }
+    let magnitude = micros.magnitude
+    decimal(magnitude / 1_000_000)
+    byte(UInt8(ascii: "."))
+    zeroPadded(magnitude % 1_000_000, width: 6)
+  }
+
+  func utcDateTime(_ micros: Int64) {
+    var seconds = micros / 1_000_000
+    var fraction = micros % 1_000_000
+    if fraction < 0 {
+      fraction += 1_000_000
+      seconds -= 1
+    }
+    let date = UTCDate.components(fromUnixSeconds: seconds)
+    decimal(date.year)
+    byte(UInt8(ascii: "-"))
+    zeroPadded(UInt64(date.month), width: 2)
+    byte(UInt8(ascii: "-"))
+    zeroPadded(UInt64(date.day), width: 2)
+    byte(UInt8(ascii: " "))
+    zeroPadded(UInt64(date.hour), width: 2)
+    byte(UInt8(ascii: ":"))
+    zeroPadded(UInt64(date.minute), width: 2)
+    byte(UInt8(ascii: ":"))
+    zeroPadded(UInt64(date.second), width: 2)
+    byte(UInt8(ascii: "."))
+    zeroPadded(UInt64(fraction), width: 6)
+  }
+}
+
+extension OutputBuffer {
+  /// UTC `YYYY-MM-DD HH:MM:SS.micros` for Unix microseconds.
+  public func utcDateTimeText(_ micros: Int64) { utcDateTime(micros) }
+  /// Seconds with six decimals for a span of microseconds.
+  public func secondsText(_ micros: Int64) { seconds(micros) }
+}

@@ -1,0 +1,189 @@
+import BLECore
+import BLEDecoder
+
+/// JSON Lines: one object per frame, keys as documented in docs/json.md.
+public struct JSONLinesRenderer: FrameRenderer {
+  /// The schema version written as `"v"` on every line.
+  public static let schemaVersion = 1
+
+  public init() {}
+
+  static func direction(_ direction: Direction?) -> StaticString? {
+    switch direction {
+    case .hostToController?: return "tx"
+    case .controllerToHost?: return "rx"
+    case nil: return nil
+    }
+  }
+
+  public mutating func render(_ frame: DissectedFrame, to out: OutputBuffer) {
+    let record = frame.record
+    out.append("{\"v\":")
+    out.decimal(Self.schemaVersion)
+    out.append(",\"frame\":")
+    out.decimal(frame.number)
+    out.append(",\"ts\":")
+    out.unixSeconds(record.timestamp)
+    if let dir = Self.direction(record.direction) {
+      out.append(",\"dir\":\"")
+      out.append(dir)
+      out.byte(UInt8(ascii: "\""))
+    }
+    out.append(",\"type\":\"")
+    out.append(record.kind.jsonName)
+    out.byte(UInt8(ascii: "\""))
+    switch record.kind {
+    case .note(let kind):
+      out.append(",\"note_kind\":\"")
+      out.append(kind.rawValue)
+      out.byte(UInt8(ascii: "\""))
+    case .other(let code), .control(let code):
+      out.append(",\"code\":")
+      out.decimal(Int(code))
+    default: break
+    }
+    if record.adapter != CaptureRecord.noController {
+      out.append(",\"index\":")
+      out.decimal(Int(record.adapter))
+    }
+    out.append(",\"len\":")
+    out.decimal(record.bytes.count)
+    if record.originalLength > record.bytes.count {
+      out.append(",\"orig_len\":")
+      out.decimal(record.originalLength)
+    }
+    if let connection = frame.connection {
+      out.append(",\"conn\":")
+      out.decimal(Int(connection.handle))
+      if connection.generation > 0 {
+        out.append(",\"conn_generation\":")
+        out.decimal(connection.generation)
+      }
+      if let peer = connection.peer {
+        out.append(",\"peer\":\"")
+        peer.write(into: &out.bytes)
+        out.byte(UInt8(ascii: "\""))
+        if let type = connection.peerType {
+          out.append(",\"peer_type\":")
+          out.jsonString(type.name)
+        }
+      }
+    }
+    out.append(record.kind.isHCIPacket ? ",\"hci\":{\"name\":" : ",\"info\":{\"name\":")
+    out.jsonString(frame.title)
+    Self.writeFields(frame.fields.fields, out)
+    out.byte(UInt8(ascii: "}"))
+    if let error = frame.malformed {
+      out.append(",\"malformed\":{\"layer\":\"")
+      out.append(error.layer.rawValue)
+      out.append("\",\"offset\":")
+      out.decimal(error.offset)
+      out.append(",\"message\":")
+      out.jsonString(error.description)
+      out.byte(UInt8(ascii: "}"))
+    }
+    if !frame.diagnostics.isEmpty {
+      out.append(",\"diagnostics\":[")
+      for (index, diagnostic) in frame.diagnostics.enumerated() {
+        if index > 0 { out.byte(UInt8(ascii: ",")) }
+        out.append("{\"severity\":\"")
+        out.append(diagnostic.severity.rawValue)
+        out.append("\",\"layer\":\"")
+        out.append(diagnostic.layer.rawValue)
+        out.append("\",\"message\":")
+        out.jsonString(diagnostic.message)
+        out.byte(UInt8(ascii: "}"))
+      }
+      out.byte(UInt8(ascii: "]"))
+    }
+    out.append("}\n")
+    out.flushIfFull()
+  }
+
+  /// Writes flat depth-tagged fields as nested JSON, continuing an already-open object
+  /// (so the first field is preceded by a comma).
+  static func writeFields(_ fields: [Field], _ out: OutputBuffer) {
+    // Open containers: true for arrays. The outermost object is already open and non-empty.
+    var stack: [Bool] = []
+    var needsComma = true
+    var depth = 0
+    for field in fields {
+      while field.depth < depth {
+        out.byte(stack.removeLast() ? UInt8(ascii: "]") : UInt8(ascii: "}"))
+        depth -= 1
+        needsComma = true
+      }
+      if needsComma { out.byte(UInt8(ascii: ",")) }
+      let inArray = stack.last ?? false
+      if !inArray {
+        out.jsonString(field.key)
+        out.byte(UInt8(ascii: ":"))
+      }
+      switch field.value {
+      case .object:
+        out.byte(UInt8(ascii: "{"))
+        stack.append(false)
+        depth += 1
+        needsComma = false
+        continue
+      case .array:
+        out.byte(UInt8(ascii: "["))
+        stack.append(true)
+        depth += 1
+        needsComma = false
+        continue
+      default:
+        writeValue(field, inArray: inArray, out)
+        needsComma = true
+      }
+    }
+    while let isArray = stack.popLast() { out.byte(isArray ? UInt8(ascii: "]") : UInt8(ascii: "}")) }
+  }
+
+  /// The value, then for codes and measures the companion `key_name` / `key_<unit>` member.
+  static func writeValue(_ field: Field, inArray: Bool, _ out: OutputBuffer) {
+    switch field.value {
+    case .unsigned(let number, _): out.decimal(number)
+    case .signed(let number): out.decimal(number)
+    case .bool(let flag): out.append(flag ? "true" : "false")
+    case let .code(number, _, name):
+      out.decimal(number)
+      if let name, !inArray { companion(field.key, "_name", out); out.jsonString(name) }
+    case let .codeText(number, _, name):
+      out.decimal(number)
+      if !inArray { companion(field.key, "_name", out); out.jsonString(name) }
+    case .text(let text): out.jsonString(text)
+    case .staticText(let text): out.jsonString(text)
+    case .bytes(let data):
+      out.byte(UInt8(ascii: "\""))
+      out.hexBytes(data)
+      out.byte(UInt8(ascii: "\""))
+    case let .address(address, type):
+      out.byte(UInt8(ascii: "\""))
+      address.write(into: &out.bytes)
+      out.byte(UInt8(ascii: "\""))
+      if let type, !inArray { companion(field.key, "_type", out); out.jsonString(type.name) }
+    case let .uuid(uuid, name):
+      out.jsonString(uuid.description)
+      if let name, !inArray { companion(field.key, "_name", out); out.jsonString(name) }
+    case let .measure(raw, scale, unit):
+      out.decimal(raw)
+      if scale != 1, !inArray {
+        out.append(",\"")
+        out.append(field.key)
+        out.byte(UInt8(ascii: "_"))
+        out.append(unit)
+        out.append("\":")
+        out.double(Double(raw) * scale)
+      }
+    case .object, .array: break
+    }
+  }
+
+  static func companion(_ key: StaticString, _ suffix: StaticString, _ out: OutputBuffer) {
+    out.append(",\"")
+    out.append(key)
+    out.append(suffix)
+    out.append("\":")
+  }
+}

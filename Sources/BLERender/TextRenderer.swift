@@ -1,0 +1,245 @@
+import BLECore
+import BLEDecoder
+
+/// Human-readable output: one header line per frame, then indented detail lines.
+///
+/// `#12  0.012345  tx  ACL    handle 64 C0:FF:EE:00:00:01  ACL Data: handle 64 start dlen 7`
+public struct TextRenderer: FrameRenderer {
+  public var time: TimeDisplay
+  public var color: Bool
+  /// Detail lines under each header; off gives one line per frame.
+  public var details: Bool
+  /// Also show fields marked verbose (lengths, opcode parts).
+  public var verbose: Bool
+  var firstTimestamp: Int64?
+  var previousTimestamp: Int64?
+  var firstAdapter: UInt16?
+  var showAdapter = false
+
+  public init(time: TimeDisplay = .relative, color: Bool = false, details: Bool = true, verbose: Bool = false) {
+    self.time = time
+    self.color = color
+    self.details = details
+    self.verbose = verbose
+  }
+
+  enum Style {
+    static let reset: StaticString = "\u{1B}[0m"
+    static let dim: StaticString = "\u{1B}[2m"
+    static let bold: StaticString = "\u{1B}[1m"
+    static let red: StaticString = "\u{1B}[31m"
+    static let green: StaticString = "\u{1B}[32m"
+    static let yellow: StaticString = "\u{1B}[33m"
+    static let blue: StaticString = "\u{1B}[34m"
+    static let magenta: StaticString = "\u{1B}[35m"
+    static let cyan: StaticString = "\u{1B}[36m"
+  }
+
+  @inline(__always) func style(_ code: StaticString, _ out: OutputBuffer) {
+    if color { out.append(code) }
+  }
+
+  static func kindLabel(_ kind: PacketKind) -> StaticString {
+    switch kind {
+    case .command: return "Command"
+    case .event: return "Event  "
+    case .acl: return "ACL    "
+    case .sco: return "SCO    "
+    case .iso: return "ISO    "
+    case .note: return "Note   "
+    case .indexAdded, .indexRemoved, .indexOpened, .indexClosed, .indexInfo: return "Index  "
+    case .control: return "Control"
+    case .other: return "Other  "
+    }
+  }
+
+  public mutating func render(_ frame: DissectedFrame, to out: OutputBuffer) {
+    let record = frame.record
+    if firstAdapter == nil, record.kind.isHCIPacket { firstAdapter = record.adapter }
+    if let firstAdapter, record.kind.isHCIPacket, record.adapter != firstAdapter { showAdapter = true }
+
+    style(Style.dim, out)
+    out.byte(UInt8(ascii: "#"))
+    let numberStart = out.bytes.count
+    out.decimal(frame.number)
+    out.spaces(6 - (out.bytes.count - numberStart))
+    out.byte(0x20)
+    switch time {
+    case .relative:
+      if firstTimestamp == nil { firstTimestamp = record.timestamp }
+      out.seconds(record.timestamp &- firstTimestamp!)
+    case .delta:
+      out.seconds(record.timestamp &- (previousTimestamp ?? record.timestamp))
+    case .absolute:
+      out.utcDateTime(record.timestamp)
+    }
+    previousTimestamp = record.timestamp
+    style(Style.reset, out)
+    out.append("  ")
+    switch record.direction {
+    case .hostToController?:
+      style(Style.blue, out)
+      out.append("tx")
+    case .controllerToHost?:
+      style(Style.green, out)
+      out.append("rx")
+    case nil:
+      out.append("  ")
+    }
+    style(Style.reset, out)
+    out.append("  ")
+    if showAdapter, record.adapter != CaptureRecord.noController {
+      out.append("[hci")
+      out.decimal(Int(record.adapter))
+      out.append("] ")
+    }
+    out.append(Self.kindLabel(record.kind))
+    out.append("  ")
+    if let connection = frame.connection {
+      style(Style.cyan, out)
+      out.append("handle ")
+      out.decimal(Int(connection.handle))
+      if let peer = connection.peer {
+        out.byte(0x20)
+        peer.write(into: &out.bytes)
+      }
+      style(Style.reset, out)
+      out.append("  ")
+    }
+    style(Style.bold, out)
+    out.append(frame.title)
+    style(Style.reset, out)
+    if !frame.summary.isEmpty {
+      out.append(": ")
+      out.append(frame.summary)
+    }
+    if frame.malformed != nil {
+      style(Style.red, out)
+      out.append("  [malformed]")
+      style(Style.reset, out)
+    }
+    out.byte(0x0A)
+    if details {
+      renderFields(frame.fields.fields, out)
+      if let error = frame.malformed {
+        style(Style.red, out)
+        out.append("    malformed: ")
+        out.append(error.description)
+        style(Style.reset, out)
+        out.byte(0x0A)
+      }
+      for diagnostic in frame.diagnostics {
+        style(diagnostic.severity == .warning ? Style.yellow : Style.dim, out)
+        out.append("    ")
+        out.append(diagnostic.severity == .warning ? "warning: " : "note: ")
+        out.append(diagnostic.message)
+        style(Style.reset, out)
+        out.byte(0x0A)
+      }
+    }
+    out.flushIfFull()
+  }
+
+  func renderFields(_ fields: [Field], _ out: OutputBuffer) {
+    var inlineDepths: [Int] = []
+    var skipDeeperThan = Int.max
+    for (index, field) in fields.enumerated() {
+      if field.depth > skipDeeperThan { continue }
+      skipDeeperThan = Int.max
+      while let last = inlineDepths.last, last >= field.depth { inlineDepths.removeLast() }
+      if field.isVerbose && !verbose {
+        skipDeeperThan = field.depth
+        continue
+      }
+      switch field.value {
+      case .object, .array:
+        // An empty group shows nothing; an inline one shows only its members.
+        let hasMembers = index + 1 < fields.count && fields[index + 1].depth > field.depth
+        if !hasMembers { continue }
+        if field.isInline {
+          inlineDepths.append(field.depth)
+          continue
+        }
+      default: break
+      }
+      renderField(field, depth: field.depth - inlineDepths.count, out)
+    }
+  }
+
+  func renderField(_ field: Field, depth: Int, _ out: OutputBuffer) {
+    out.spaces(4 + 2 * depth)
+    out.append(field.label)
+    switch field.value {
+    case .object, .array:
+      out.append(":\n")
+      return
+    default:
+      out.append(": ")
+    }
+    Self.writeValue(field.value, out)
+    out.byte(0x0A)
+  }
+
+  /// The text form of a value (shared with summaries and tests).
+  public static func writeValue(_ value: FieldValue, _ out: OutputBuffer) {
+    switch value {
+    case let .unsigned(number, style):
+      switch style {
+      case .decimal: out.decimal(number)
+      case .hex(let width): out.hexPrefixed(number, width: Int(width))
+      }
+    case .signed(let number): out.decimal(number)
+    case .bool(let flag): out.append(flag ? "yes" : "no")
+    case let .code(number, width, name):
+      if let name {
+        out.append(name)
+        out.append(" (")
+        out.hexPrefixed(number, width: Int(width))
+        out.byte(UInt8(ascii: ")"))
+      } else {
+        out.append("Unknown (")
+        out.hexPrefixed(number, width: Int(width))
+        out.byte(UInt8(ascii: ")"))
+      }
+    case let .codeText(number, width, name):
+      out.append(name)
+      out.append(" (")
+      out.hexPrefixed(number, width: Int(width))
+      out.byte(UInt8(ascii: ")"))
+    case .text(let text): out.append(text)
+    case .staticText(let text): out.append(text)
+    case .bytes(let data):
+      if data.isEmpty { out.append("(empty)") } else { out.hexBytes(data, separator: 0x20) }
+    case let .address(address, type):
+      address.write(into: &out.bytes)
+      if let type {
+        out.append(" (")
+        out.append(type.name)
+        out.byte(UInt8(ascii: ")"))
+      }
+    case let .uuid(uuid, name):
+      if let name {
+        out.append(name)
+        out.append(" (")
+        out.append(uuid.description)
+        out.byte(UInt8(ascii: ")"))
+      } else {
+        out.append(uuid.description)
+      }
+    case let .measure(raw, scale, unit):
+      if scale == 1 {
+        out.decimal(raw)
+        out.byte(0x20)
+        out.append(unit)
+      } else {
+        out.fixed2(Double(raw) * scale)
+        out.byte(0x20)
+        out.append(unit)
+        out.append(" (")
+        out.decimal(raw)
+        out.byte(UInt8(ascii: ")"))
+      }
+    case .object, .array: break
+    }
+  }
+}

@@ -1,0 +1,159 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import BLERender
+
+/// Exit statuses (documented in `--help` and docs/cli.md).
+enum ExitStatus {
+  static let success: Int32 = 0
+  /// The capture is damaged; everything before the damage was decoded.
+  static let damaged: Int32 = 1
+  /// The input cannot be read at all.
+  static let unreadable: Int32 = 2
+  /// Bad command line (EX_USAGE).
+  static let usage: Int32 = 64
+}
+
+/// Where a command writes, and what it may know of its environment.
+final class CLIContext {
+  let stdout: OutputBuffer
+  let stderr: OutputBuffer
+  let environment: [String: String]
+  let stdoutIsTerminal: Bool
+
+  init(stdout: OutputBuffer, stderr: OutputBuffer, environment: [String: String], stdoutIsTerminal: Bool) {
+    self.stdout = stdout
+    self.stderr = stderr
+    self.environment = environment
+    self.stdoutIsTerminal = stdoutIsTerminal
+  }
+
+  func error(_ message: String) {
+    stderr.append("bledissect: ")
+    stderr.append(message)
+    stderr.byte(0x0A)
+    stderr.flush()
+  }
+}
+
+protocol CLICommand {
+  static var configuration: CommandConfiguration { get }
+  static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32
+}
+
+enum BLEDissectCLI {
+  static let version = "0.1.0"
+  nonisolated(unsafe) static let commands: [any CLICommand.Type] = [AnnotateCommand.self, InfoCommand.self]
+
+  static let exitStatusHelp = """
+    EXIT STATUS:
+      0   the capture was read to its end
+      1   the capture is damaged (truncated or corrupt record); frames before the damage were
+          printed, then one line on stderr names the frame number and byte offset
+      2   unreadable: missing or empty file, not a capture, unsupported format or link type
+      64  usage error
+    """
+
+  static var overview: String {
+    var text = """
+      OVERVIEW: Decode Bluetooth HCI captures (btsnoop, PacketLogger, pcap, pcapng) into plain words.
+
+      USAGE: bledissect [annotate] [options] <file>
+             bledissect <command> [options] <file>
+
+      The file may be '-' for standard input. Formats are detected from the content.
+
+      COMMANDS:
+
+      """
+    for command in commands {
+      let config = command.configuration
+      text += "  " + config.name + String(repeating: " ", count: max(12 - config.name.count, 1)) + config.abstract + "\n"
+    }
+    text += "  help        Show help for a command.\n\n"
+    text += "  See 'bledissect help <command>' for a command's options.\n\n"
+    text += "OPTIONS:\n  --version   Show the version.\n  -h, --help  Show this help.\n\n" + exitStatusHelp + "\n"
+    return text
+  }
+
+  /// Runs one invocation; returns the exit status.
+  static func run(_ arguments: [String], _ context: CLIContext) -> Int32 {
+    guard let first = arguments.first else {
+      context.error("missing argument: a capture file (or '-' for standard input)")
+      context.stderr.append(overview)
+      context.stderr.flush()
+      return ExitStatus.usage
+    }
+    switch first {
+    case "--version":
+      context.stdout.append("bledissect \(version)\n")
+      return ExitStatus.success
+    case "-h", "--help":
+      context.stdout.append(overview)
+      return ExitStatus.success
+    case "help":
+      guard arguments.count > 1 else {
+        context.stdout.append(overview)
+        return ExitStatus.success
+      }
+      guard let command = commands.first(where: { $0.configuration.name == arguments[1] }) else {
+        return usageError("unknown command '\(arguments[1])'", overview, context)
+      }
+      context.stdout.append(ArgumentParser.help(for: command.configuration) + "\n" + exitStatusHelp + "\n")
+      return ExitStatus.success
+    default:
+      break
+    }
+    var command: any CLICommand.Type = AnnotateCommand.self
+    var rest = arguments
+    if let named = commands.first(where: { $0.configuration.name == first }) {
+      command = named
+      rest.removeFirst()
+    }
+    do {
+      let parsed = try ArgumentParser.parse(rest, for: command.configuration)
+      if parsed.has("help") {
+        context.stdout.append(ArgumentParser.help(for: command.configuration) + "\n" + exitStatusHelp + "\n")
+        return ExitStatus.success
+      }
+      return command.run(parsed, context)
+    } catch {
+      return usageError(error.message, ArgumentParser.help(for: command.configuration), context)
+    }
+  }
+
+  static func usageError(_ message: String, _ help: String, _ context: CLIContext) -> Int32 {
+    context.error(message)
+    context.stderr.append("\n" + help)
+    context.stderr.flush()
+    return ExitStatus.usage
+  }
+}
+
+@main
+struct BLEDissectMain {
+  static func main() {
+    // A closed pipe must not kill us: writes then fail with EPIPE and output stops quietly.
+    signal(SIGPIPE, SIG_IGN)
+    var environment: [String: String] = [:]
+    for name in ["NO_COLOR", "TERM"] {
+      if let value = getenv(name) { environment[name] = String(cString: value) }
+    }
+    let context = CLIContext(
+      stdout: OutputBuffer(fd: 1), stderr: OutputBuffer(fd: 2, flushThreshold: 0),
+      environment: environment, stdoutIsTerminal: isatty(1) == 1)
+    let status = BLEDissectCLI.run(Array(CommandLine.arguments.dropFirst()), context)
+    context.stdout.flush()
+    context.stderr.flush()
+    if let problem = context.stdout.writeError {
+      let message = "bledissect: cannot write output: \(problem)\n"
+      _ = message.withCString { write(2, $0, strlen($0)) }
+      exit(ExitStatus.unreadable)
+    }
+    exit(status)
+  }
+}

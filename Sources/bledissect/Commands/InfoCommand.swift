@@ -1,0 +1,60 @@
+import BLECapture
+import BLECore
+
+/// `bledissect info FILE`: the format, the frame count and the time span, without decoding.
+enum InfoCommand: CLICommand {
+  static let configuration = CommandConfiguration(
+    name: "info",
+    abstract: "Show a capture's format, frame count and time span.",
+    usage: "info <file>",
+    options: [],
+    minimumPositionals: 1,
+    maximumPositionals: 1)
+
+  static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
+    let path = arguments.positionals[0]
+    let reader: any CaptureReader
+    do {
+      reader = try CaptureFile.open(path: path)
+    } catch {
+      context.error("\(path): \(error.message)")
+      return error.exitStatus
+    }
+    var frames = 0
+    var first: Int64?
+    var last: Int64 = 0
+    var kinds: [String: Int] = [:]
+    var status = ExitStatus.success
+    var damage: String?
+    do {
+      while let record = try reader.next() {
+        frames += 1
+        if first == nil { first = record.timestamp }
+        last = record.timestamp
+        kinds[record.kind.jsonName.description, default: 0] += 1
+      }
+    } catch {
+      damage = error.message
+      status = error.exitStatus
+    }
+    let out = context.stdout
+    out.append("file:     \(path)\n")
+    out.append("format:   \(reader.format.name), \(reader.format.detail)\n")
+    out.append("frames:   \(frames)\n")
+    if let first {
+      out.append("start:    ")
+      out.utcDateTimeText(first)
+      out.append(" UTC\nduration: ")
+      out.secondsText(last - first)
+      out.append(" s\n")
+    }
+    for (kind, count) in kinds.sorted(by: { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }) {
+      out.append("  \(kind): \(count)\n")
+    }
+    if let damage {
+      out.flush()
+      context.error("\(path): \(damage)")
+    }
+    return status
+  }
+}
