@@ -37,18 +37,18 @@ public final class PacketLoggerReader: CaptureReader {
     var offset = 0
     for checked in 0..<recordsChecked {
       let have = try input.fill(offset + headerSize + 1)
-      if have < offset + headerSize {
-        // The capture ended after at least one good record: decide on what we saw.
-        return checked > 0 ? bigEndian : nil
-      }
+      // Two good records in a row are as sure as five: a damaged third record is damage, not
+      // another format. One good record suffices when it is the whole file.
+      let plausible = checked >= 2 ? bigEndian : nil
+      if have < offset + headerSize { return checked > 0 && have == offset ? bigEndian : plausible }
       let length = Int(bigEndian ? input.peekUInt32BE(offset) : input.peekUInt32LE(offset))
       let micros = bigEndian ? input.peekUInt32BE(offset + 8) : input.peekUInt32LE(offset + 8)
-      guard length >= 8, length < 65_536, micros < 1_000_000 else { return nil }
+      guard length >= 8, length < 65_536, micros < 1_000_000 else { return plausible }
       if length > 8 {
-        guard have > offset + headerSize, isKnownType(input.peek(offset + headerSize)) else { return nil }
+        guard have > offset + headerSize, isKnownType(input.peek(offset + headerSize)) else { return plausible }
       }
       offset += 4 + length
-      if try input.fill(offset) < offset { return bigEndian }
+      if try input.fill(offset) < offset { return checked > 0 ? bigEndian : plausible }
     }
     return bigEndian
   }
