@@ -80,6 +80,7 @@ import struct
 import sys
 import time
 
+sys.dont_write_bytecode = True  # keep Scripts/captures free of __pycache__
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import make_hr_session as hr  # noqa: E402

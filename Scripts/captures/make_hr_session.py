@@ -46,9 +46,10 @@ The heart-rate measurements are the fixed list HR_MEASUREMENTS below (21 entries
 and cover every flag combination of interest: 8-bit and 16-bit value format
 (including 16-bit format carrying small values such as 80 and 180 bpm), sensor
 contact not supported (both encodings 0b00 and 0b01) / supported-but-not-detected /
-detected, energy expended
-present/absent (incl. 0 after the reset), and 0, 1 and several RR intervals,
-including one 20-byte value (max for MTU 23) and one 21-byte value.
+detected, energy expended present/absent (incl. 0 after the reset), and 0, 1 and
+several RR intervals, including one 20-byte value (max for MTU 23) and one 21-byte
+value (which the strap's host sends as two ACL fragments).  Notifications are
+--interval seconds apart (default 1.0 s, like a real strap).
 
 Outputs (BTSnooper from bumble/snoop.py, attached as ``Host.snooper``, i.e. the
 host<->controller HCI traffic of that device; datalink 1002 = H4, timestamps are
@@ -80,6 +81,18 @@ NOTE on Bumble quirks (0.0.236, emulated controller), all kept as-is:
     host->controller ACL data is fragmented by the Bumble host to 27 bytes.
   * Each host->controller ACL packet is answered by a Number Of Completed Packets
     event immediately.
+  * The two LE Connection Complete events disagree: the phone's carries the
+    requested parameters (interval 0x000C, latency 0, timeout 0x0048), the
+    strap's the emulator's placeholders (interval 0x000A, timeout 0x000A).
+  * Bumble's GATT client re-runs a Find Information on the characteristic's
+    range before each CCCD write (subscribe()), and characteristic discovery
+    issues one extra Read By Type per service that ends in Attribute Not Found.
+
+Tooling note: btmon 5.66 (Debian 12) segfaults on these files as soon as it
+meets an ATT Read By Type Request for UUID 0x2803 (characteristic discovery);
+that is a btmon bug (a one-record file with just that PDU crashes it too).
+With those 10 records removed btmon reads the rest of either file.  tshark
+4.0 decodes everything, including the heart-rate measurement fields.
 """
 
 from __future__ import annotations

@@ -141,33 +141,60 @@ public struct TextRenderer: FrameRenderer {
   }
 
   func renderFields(_ fields: [Field], _ out: OutputBuffer) {
-    var inlineDepths: [Int] = []
+    // Groups whose title line is not printed (inline groups, array elements), by depth.
+    var hiddenDepths: [Int] = []
+    // Depths of open arrays, to recognise their element objects.
+    var arrayDepths: [Int] = []
     var skipDeeperThan = Int.max
+    var dashNext = false
     for (index, field) in fields.enumerated() {
       if field.depth > skipDeeperThan { continue }
       skipDeeperThan = Int.max
-      while let last = inlineDepths.last, last >= field.depth { inlineDepths.removeLast() }
+      while let last = hiddenDepths.last, last >= field.depth { hiddenDepths.removeLast() }
+      while let last = arrayDepths.last, last >= field.depth { arrayDepths.removeLast() }
       if field.isVerbose && !verbose {
         skipDeeperThan = field.depth
         continue
       }
+      let isElement = arrayDepths.last == field.depth - 1
       switch field.value {
       case .object, .array:
-        // An empty group shows nothing; an inline one shows only its members.
+        // An empty group shows nothing.
         let hasMembers = index + 1 < fields.count && fields[index + 1].depth > field.depth
         if !hasMembers { continue }
-        if field.isInline {
-          inlineDepths.append(field.depth)
+        if case .object = field.value, isElement {
+          // An array element: no title; its first member follows a "- " at the element's level.
+          dashNext = true
           continue
         }
+        if field.isInline {
+          hiddenDepths.append(field.depth)
+          continue
+        }
+        if case .array = field.value { arrayDepths.append(field.depth) }
       default: break
       }
-      renderField(field, depth: field.depth - inlineDepths.count, out)
+      var depth = field.depth - hiddenDepths.count
+      if dashNext {
+        // Print "- " in place of the last two spaces of the member's indent.
+        out.spaces(4 + 2 * (depth - 1))
+        out.append("- ")
+        dashNext = false
+        depth = -1
+      } else if isElement {
+        // A scalar array element: a dash and the value, no label.
+        out.spaces(4 + 2 * depth)
+        out.append("- ")
+        Self.writeValue(field.value, out)
+        out.byte(0x0A)
+        continue
+      }
+      renderField(field, depth: depth, out)
     }
   }
 
   func renderField(_ field: Field, depth: Int, _ out: OutputBuffer) {
-    out.spaces(4 + 2 * depth)
+    if depth >= 0 { out.spaces(4 + 2 * depth) }
     out.append(field.label)
     switch field.value {
     case .object, .array:

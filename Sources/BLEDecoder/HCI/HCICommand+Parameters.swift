@@ -181,7 +181,19 @@ extension HCICommand {
   /// Decodes Command Complete return parameters of `opcode` that follow the status byte
   /// (the caller has already read and shown the status). Returns false when there is no decoder.
   /// Sets `handle` when the return parameters name a connection handle.
+  /// Nothing after the status (a failed command answered with its status alone) decodes to
+  /// no fields rather than truncation.
   static func decodeReturnParameters(opcode: UInt16, _ p: inout ByteReader, into fields: inout FieldList, handle: inout UInt16?) throws(DecodeError) -> Bool {
+    // A failed command may answer with the status alone (Unknown HCI Command, Command
+    // Disallowed): not truncation. Every decoder below reads before it adds a field, so trying
+    // one on no bytes adds nothing.
+    if p.isAtEnd {
+      do { return try returnParameters(opcode: opcode, &p, into: &fields, handle: &handle) } catch { return true }
+    }
+    return try returnParameters(opcode: opcode, &p, into: &fields, handle: &handle)
+  }
+
+  private static func returnParameters(opcode: UInt16, _ p: inout ByteReader, into fields: inout FieldList, handle: inout UInt16?) throws(DecodeError) -> Bool {
     switch opcode {
     // Status only.
     case 0x0C01, 0x0C03, 0x0C13, 0x0C31, 0x0C33, 0x0C63, 0x0C6D,
@@ -371,13 +383,13 @@ extension HCICommand {
     var active = false
     for bit in UInt8(0)..<8 where phys & (1 << bit) != 0 {
       fields.beginObject("", phyLabel(bit))
+      defer { fields.end() }
       fields.code("phy", "PHY", bit + 1, width: 2, name: phyName(bit + 1))
       let type = try p.readUInt8()
       active = active || type == 1
       fields.code("scan_type", "Scan type", type, width: 2, name: scanTypeName(type))
       fields.measure("scan_interval", "Scan interval", try p.readUInt16LE(), scale: 0.625, unit: "ms")
       fields.measure("scan_window", "Scan window", try p.readUInt16LE(), scale: 0.625, unit: "ms")
-      fields.end()
     }
     summary = active ? "active" : "passive"
   }
@@ -430,11 +442,11 @@ extension HCICommand {
     defer { fields.end() }
     for bit in UInt8(0)..<8 where phys & (1 << bit) != 0 {
       fields.beginObject("", phyLabel(bit))
+      defer { fields.end() }
       fields.code("phy", "PHY", bit + 1, width: 2, name: phyName(bit + 1))
       fields.measure("scan_interval", "Scan interval", try p.readUInt16LE(), scale: 0.625, unit: "ms")
       fields.measure("scan_window", "Scan window", try p.readUInt16LE(), scale: 0.625, unit: "ms")
       try connectionParameters(&p, into: &fields)
-      fields.end()
     }
   }
 
@@ -568,10 +580,10 @@ extension HCICommand {
     defer { fields.end() }
     for _ in 0..<count {
       fields.beginObject("", "Set")
+      defer { fields.end() }
       fields.uint("adv_handle", "Advertising handle", try p.readUInt8())
       fields.measure("duration", "Duration", try p.readUInt16LE(), scale: 10, unit: "ms")
       fields.uint("max_events", "Max extended advertising events", try p.readUInt8())
-      fields.end()
     }
   }
 

@@ -129,7 +129,7 @@ public enum HCIEvent {
       fields.hex("hardware_code", "Hardware code", try p.readUInt8(), width: 2)
     case 0x13:  // Number Of Completed Packets
       let count = Int(try p.readUInt8())
-      fields.uint("num_handles", "Number of handles", count)
+      fields.addVerbose("num_handles", "Number of handles", .unsigned(UInt64(count), .decimal))
       try p.require(count * 4)
       fields.beginArray("handles", "Handles")
       var total = 0

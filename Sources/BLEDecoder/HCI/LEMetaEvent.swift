@@ -48,10 +48,10 @@ enum LEMetaEvent {
     }
   }
 
-  static func address(_ fields: inout FieldList, _ p: inout ByteReader, typeKey: StaticString, typeLabel: StaticString, key: StaticString, label: StaticString) throws(DecodeError) -> (BDAddr, AddressType) {
+  static func address(_ fields: inout FieldList, _ p: inout ByteReader, key: StaticString, label: StaticString) throws(DecodeError) -> (BDAddr, AddressType) {
     let type = AddressType(rawValue: try p.readUInt8())
     let address = try p.readBDAddr()
-    fields.code(typeKey, typeLabel, type.rawValue, width: 2, name: type.name)
+    // The type travels with the address (text "(random)", JSON "<key>_type").
     fields.add(key, label, .address(address, type))
     return (address, type)
   }
@@ -77,7 +77,7 @@ enum LEMetaEvent {
       let h = try HCIEvent.handle(&fields, &p, &context)
       let role = try p.readUInt8()
       fields.code("role", "Role", role, width: 2, name: roleName(role))
-      let (peer, peerType) = try address(&fields, &p, typeKey: "peer_address_type", typeLabel: "Peer address type", key: "peer_address", label: "Peer address")
+      let (peer, peerType) = try address(&fields, &p, key: "peer_address", label: "Peer address")
       if sub != 0x01 {
         fields.add("local_rpa", "Local resolvable private address", .address(try p.readBDAddr(), nil))
         fields.add("peer_rpa", "Peer resolvable private address", .address(try p.readBDAddr(), nil))
@@ -107,7 +107,7 @@ enum LEMetaEvent {
         fields.beginObject("", "Report")
         let type = try p.readUInt8()
         fields.code("event_type", "Event type", type, width: 2, name: advertisingEventName(type))
-        let (addr, _) = try address(&fields, &p, typeKey: "address_type", typeLabel: "Address type", key: "address", label: "Address")
+        let (addr, _) = try address(&fields, &p, key: "address", label: "Address")
         let length = Int(try p.readUInt8())
         fields.addVerbose("data_length", "Data length", .unsigned(UInt64(length), .decimal))
         var data = try p.readReader(count: length, layer: .advertising)
@@ -166,7 +166,7 @@ enum LEMetaEvent {
         let type = try p.readUInt16LE()
         fields.hex("event_type", "Event type", type, width: 4)
         extendedEventTypeFlags(type, &fields)
-        let (addr, _) = try address(&fields, &p, typeKey: "address_type", typeLabel: "Address type", key: "address", label: "Address")
+        let (addr, _) = try address(&fields, &p, key: "address", label: "Address")
         let primary = try p.readUInt8()
         fields.code("primary_phy", "Primary PHY", primary, width: 2, name: phyName(primary))
         let secondary = try p.readUInt8()

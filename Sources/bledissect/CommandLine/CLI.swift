@@ -47,7 +47,7 @@ protocol CLICommand {
 
 enum BLEDissectCLI {
   static let version = "0.1.0"
-  nonisolated(unsafe) static let commands: [any CLICommand.Type] = [AnnotateCommand.self, InfoCommand.self]
+  nonisolated(unsafe) static let commands: [any CLICommand.Type] = [AnnotateCommand.self, InfoCommand.self, ConvertCommand.self]
 
   static let exitStatusHelp = """
     EXIT STATUS:
