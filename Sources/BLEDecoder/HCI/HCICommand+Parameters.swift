@@ -683,10 +683,10 @@ extension HCICommand {
 
   private static func scanningFilterPolicyName(_ value: UInt8) -> StaticString? {
     switch value {
-    case 0: return "Accept all"
-    case 1: return "Filter accept list only"
-    case 2: return "Accept all, directed to resolvable"
-    case 3: return "Filter accept list, directed to resolvable"
+    case 0: return "Basic unfiltered"
+    case 1: return "Basic filtered (accept list)"
+    case 2: return "Extended unfiltered"
+    case 3: return "Extended filtered (accept list)"
     default: return nil
     }
   }

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+import BLERender
+@testable import bledissect
+
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+func capturePath(_ name: String) -> String { repositoryRoot.appendingPathComponent("captures/\(name)").path }
+
+/// `../shared/corpus` beside the repository, when present (it is not in a fresh clone).
+let corpusRoot: URL? = {
+  let url = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+  return FileManager.default.fileExists(atPath: url.appendingPathComponent("PROVENANCE.md").path) ? url : nil
+}()
+
+struct CLIResult {
+  var status: Int32
+  var stdout: String
+  var stderr: String
+}
+
+/// Runs the command line in-process with captured output.
+func runCLI(_ arguments: [String], environment: [String: String] = [:], terminal: Bool = false) -> CLIResult {
+  let context = CLIContext(stdout: OutputBuffer(fd: nil), stderr: OutputBuffer(fd: nil), environment: environment, stdoutIsTerminal: terminal)
+  let status = BLEDissectCLI.run(arguments, context)
+  return CLIResult(status: status, stdout: context.stdout.text, stderr: context.stderr.text)
+}
+
+/// The built `bledissect` binary, next to the test bundle.
+func binaryPath() -> String? {
+  var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+  for _ in 0..<4 {
+    let candidate = directory.appendingPathComponent("bledissect")
+    if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate.path }
+    directory = directory.deletingLastPathComponent()
+  }
+  let fallback = repositoryRoot.appendingPathComponent(".build/debug/bledissect").path
+  return FileManager.default.isExecutableFile(atPath: fallback) ? fallback : nil
+}
+
+func temporaryFile(_ bytes: [UInt8]) -> String {
+  let path = NSTemporaryDirectory() + "bledissect-cli-\(UUID().uuidString)"
+  FileManager.default.createFile(atPath: path, contents: Data(bytes))
+  return path
+}
+
+func which(_ tool: String) -> String? {
+  for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+    let path = "\(directory)/\(tool)"
+    if FileManager.default.isExecutableFile(atPath: path) { return path }
+  }
+  return nil
+}
+
+/// Runs a program, returning its exit status and standard output.
+func runProgram(_ path: String, _ arguments: [String]) throws -> (Int32, Data) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: path)
+  process.arguments = arguments
+  let output = Pipe()
+  process.standardOutput = output
+  process.standardError = FileHandle.nullDevice
+  try process.run()
+  let data = output.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return (process.terminationStatus, data)
+}

@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+@testable import bledissect
+
+@Suite struct CLITests {
+  @Test func annotatesTheSampleCapture() {
+    let result = runCLI([capturePath("hr_strap_session.btsnoop")])
+    #expect(result.status == 0)
+    #expect(result.stderr.isEmpty)
+    #expect(result.stdout.hasPrefix("#1      0.000000  tx  Command  Reset\n"))
+    #expect(result.stdout.contains("LE Connection Complete: D0:B1:ED:00:48:52 as central"))
+  }
+
+  @Test func annotateIsTheDefaultCommand() {
+    let implicit = runCLI(["--json", capturePath("hr_strap_session.btsnoop")])
+    let explicit = runCLI(["annotate", "--json", capturePath("hr_strap_session.btsnoop")])
+    #expect(implicit.status == 0)
+    #expect(implicit.stdout == explicit.stdout)
+    #expect(implicit.stdout.split(separator: "\n").count == 160)
+  }
+
+  @Test func optionsTakeValuesInEveryForm() {
+    let a = runCLI(["--time", "delta", "-c", "3", capturePath("hr_strap_session.btsnoop")])
+    let b = runCLI(["--time=delta", "--count=3", capturePath("hr_strap_session.btsnoop")])
+    #expect(a.status == 0)
+    #expect(a.stdout == b.stdout)
+    #expect(a.stdout.components(separatedBy: "\n#").count == 3)
+  }
+
+  @Test func colourOnlyOnATerminalAndNeverWithNoColor() {
+    let path = capturePath("hr_strap_session.btsnoop")
+    #expect(!runCLI(["-c", "1", path], terminal: false).stdout.contains("\u{1B}["))
+    #expect(runCLI(["-c", "1", path], terminal: true).stdout.contains("\u{1B}["))
+    #expect(!runCLI(["-c", "1", path], environment: ["NO_COLOR": "1"], terminal: true).stdout.contains("\u{1B}["))
+    #expect(runCLI(["-c", "1", "--color", "always", path], terminal: false).stdout.contains("\u{1B}["))
+    #expect(!runCLI(["-c", "1", "--color", "never", path], terminal: true).stdout.contains("\u{1B}["))
+  }
+
+  @Test func usageErrorsExit64WithTheUsage() {
+    let unknown = runCLI(["--frobnicate", "x"])
+    #expect(unknown.status == 64)
+    #expect(unknown.stderr.hasPrefix("bledissect: unknown option '--frobnicate'\n"))
+    #expect(unknown.stderr.contains("USAGE: bledissect annotate"))
+    #expect(runCLI([]).status == 64)
+    #expect(runCLI(["--time", "sideways", "x"]).status == 64)
+    #expect(runCLI(["--time"]).status == 64)
+    #expect(runCLI(["a", "b"]).status == 64)
+    #expect(runCLI(["help", "nope"]).status == 64)
+    #expect(runCLI(["convert", "a", "b"]).status == 64)
+  }
+
+  @Test func helpAndVersion() {
+    let help = runCLI(["--help"])
+    #expect(help.status == 0)
+    #expect(help.stdout.contains("EXIT STATUS:"))
+    #expect(help.stdout.contains("annotate"))
+    let commandHelp = runCLI(["help", "annotate"])
+    #expect(commandHelp.status == 0)
+    #expect(commandHelp.stdout.contains("--time <rel|abs|delta>"))
+    #expect(runCLI(["annotate", "--help"]).stdout == commandHelp.stdout)
+    #expect(runCLI(["--version"]).stdout == "bledissect \(BLEDissectCLI.version)\n")
+  }
+
+  @Test func unreadableInputsExit2WithOneLine() {
+    let missing = runCLI(["/nonexistent/x.btsnoop"])
+    #expect(missing.status == 2)
+    #expect(missing.stderr == "bledissect: /nonexistent/x.btsnoop: No such file or directory\n")
+    let empty = temporaryFile([])
+    #expect(runCLI([empty]).stderr == "bledissect: \(empty): empty file (0 bytes): not a capture\n")
+    #expect(runCLI([empty]).status == 2)
+    let text = temporaryFile(Array("John Smith,42\n".utf8))
+    let notCapture = runCLI([text])
+    #expect(notCapture.status == 2)
+    #expect(notCapture.stderr == "bledissect: \(text): not a capture file bledissect understands (starts with 4a 6f 68 6e …); it reads btsnoop, PacketLogger, pcap, pcapng\n")
+    #expect(notCapture.stdout.isEmpty)
+  }
+
+  @Test func damagedCapturePrintsWhatCameBeforeThenExits1() throws {
+    let whole = try Data(contentsOf: URL(fileURLWithPath: capturePath("hr_strap_session.btsnoop")))
+    let cut = temporaryFile(Array(whole.dropLast(3)))
+    let result = runCLI(["-1", cut])
+    #expect(result.status == 1)
+    #expect(result.stdout.split(separator: "\n").count == 159)
+    #expect(result.stderr.hasPrefix("bledissect: \(cut): damaged capture at frame 160 (byte offset 6073): truncated record: needs 7 bytes of packet data, only 4 remain"))
+    #expect(result.stderr.split(separator: "\n").count == 1)
+  }
+
+  @Test func headerOnlyCaptureIsClean() {
+    let header = temporaryFile(Array("btsnoop".utf8) + [0, 0, 0, 0, 1, 0, 0, 0x03, 0xEA])
+    let result = runCLI([header])
+    #expect(result.status == 0)
+    #expect(result.stdout.isEmpty)
+    #expect(result.stderr.isEmpty)
+  }
+
+  @Test func infoCountsFrames() {
+    let result = runCLI(["info", capturePath("hr_strap_session.pklg")])
+    #expect(result.status == 0)
+    #expect(result.stdout.contains("format:   packetlogger, big-endian\n"))
+    #expect(result.stdout.contains("frames:   160\n"))
+  }
+
+  @Test func convertRoundTrips() throws {
+    let output = NSTemporaryDirectory() + "bledissect-convert-\(UUID().uuidString).pcap"
+    let convert = runCLI(["convert", "--to", "pcap", capturePath("hr_strap_session.btsnoop"), output])
+    #expect(convert.status == 0)
+    #expect(convert.stderr.isEmpty)
+    let original = runCLI(["--json", capturePath("hr_strap_session.btsnoop")]).stdout
+    #expect(runCLI(["--json", output]).stdout == original)
+  }
+
+  /// The real binary, with its output piped into a reader that stops early (`| head`).
+  @Test func closedPipeEndsQuietlyWithStatus0() throws {
+    guard let binary = binaryPath() else {
+      Issue.record("bledissect binary not found")
+      return
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    // A large input so the output outlives the reader: the same capture several times via stdin.
+    let whole = try Data(contentsOf: URL(fileURLWithPath: capturePath("hr_strap_session.btsnoop")))
+    var big = Data(whole)
+    for _ in 0..<200 { big.append(whole.dropFirst(16)) }
+    let input = temporaryFile(Array(big))
+    process.arguments = [input]
+    let output = Pipe()
+    let errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    _ = output.fileHandleForReading.readData(ofLength: 100)
+    try output.fileHandleForReading.close()
+    let stderrText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationReason == .exit)
+    #expect(process.terminationStatus == 0)
+    #expect(stderrText.isEmpty)
+  }
+
+  @Test func readsStandardInput() throws {
+    guard let binary = binaryPath() else {
+      Issue.record("bledissect binary not found")
+      return
+    }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = ["--json", "-"]
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    try process.run()
+    let data = try Data(contentsOf: URL(fileURLWithPath: capturePath("hr_strap_session.pcapng")))
+    input.fileHandleForWriting.write(data)
+    try input.fileHandleForWriting.close()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    #expect(text == runCLI(["--json", capturePath("hr_strap_session.btsnoop")]).stdout)
+  }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+import BLECapture
+@testable import bledissect
+
+/// Real captures recorded by other people (../shared/corpus). Skipped when the folder is absent.
+@Suite(.enabled(if: corpusRoot != nil, "../shared/corpus is absent"))
+struct CorpusTests {
+  struct Entry: Sendable, CustomStringConvertible {
+    var path: String
+    var format: String
+    var packets: Int
+    var description: String { path }
+    /// Air (link-layer) sniffer captures, which hold no HCI.
+    var isLinkLayer: Bool {
+      ["DLT 192", "DLT 251", "DLT 256", "DLT 272", "PPI", "linktype 192"].contains { format.contains($0) } || path.hasPrefix("ll_sniffer/")
+    }
+  }
+
+  /// The summary table of PROVENANCE.md: `| `path` | format | packets | …`.
+  static let entries: [Entry] = {
+    guard let root = corpusRoot,
+      let text = try? String(contentsOf: root.appendingPathComponent("PROVENANCE.md"), encoding: .utf8)
+    else { return [] }
+    var result: [Entry] = []
+    for line in text.split(separator: "\n") where line.hasPrefix("| `") {
+      let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+      guard cells.count >= 3, let packets = Int(cells[2]) else { continue }
+      result.append(Entry(path: cells[0].trimmingCharacters(in: CharacterSet(charactersIn: "`")), format: cells[1], packets: packets))
+    }
+    return result
+  }()
+
+  @Test func provenanceListsTheCorpus() {
+    #expect(Self.entries.count >= 39)
+  }
+
+  @Test(arguments: entries)
+  func readsWithTheDocumentedFrameCount(entry: Entry) throws {
+    let path = corpusRoot!.appendingPathComponent(entry.path).path
+    if entry.isLinkLayer {
+      let result = runCLI([path])
+      #expect(result.status == 2, "\(entry.path)")
+      #expect(result.stderr.contains("link type"), "\(entry.path): \(result.stderr)")
+      return
+    }
+    let reader = try CaptureFile.open(path: path)
+    var count = 0
+    while try reader.next() != nil { count += 1 }
+    #expect(count == entry.packets, "\(entry.path)")
+  }
+
+  @Test(arguments: entries.filter { !$0.isLinkLayer })
+  func annotatesToTheEndWithStatus0(entry: Entry) {
+    let path = corpusRoot!.appendingPathComponent(entry.path).path
+    for arguments in [["-1", path], ["--json", path], [path]] {
+      let result = runCLI(arguments)
+      #expect(result.status == 0, "\(arguments): \(result.stderr)")
+      #expect(result.stderr.isEmpty)
+    }
+  }
+}
