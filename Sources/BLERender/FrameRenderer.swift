@@ -13,13 +13,13 @@ public enum TimeDisplay: String, Sendable, CaseIterable {
 
 /// Writes decoded frames to an output buffer in one format.
 public protocol FrameRenderer {
-  mutating func render(_ frame: DissectedFrame, to out: OutputBuffer)
+  mutating func render(_ frame: DissectedFrame, to out: inout OutputBuffer)
   /// Called once after the last frame.
-  mutating func finish(to out: OutputBuffer)
+  mutating func finish(to out: inout OutputBuffer)
 }
 
 extension FrameRenderer {
-  public mutating func finish(to out: OutputBuffer) {}
+  public mutating func finish(to out: inout OutputBuffer) {}
 }
 
 /// Calendar arithmetic for UTC timestamps, without Foundation (days-from-civil inverse).
@@ -46,7 +46,7 @@ enum UTCDate {
 
 extension OutputBuffer {
   /// Unix microseconds as `seconds.micros` (JSON `ts`).
-  func unixSeconds(_ micros: Int64) {
+  mutating func unixSeconds(_ micros: Int64) {
     var seconds = micros / 1_000_000
     var fraction = micros % 1_000_000
     if fraction < 0 {
@@ -59,7 +59,7 @@ extension OutputBuffer {
   }
 
   /// A signed span of microseconds as seconds with six decimals.
-  func seconds(_ micros: Int64) {
+  mutating func seconds(_ micros: Int64) {
     if micros < 0 { byte(UInt8(ascii: "-")) }
     let magnitude = micros.magnitude
     decimal(magnitude / 1_000_000)
@@ -67,7 +67,7 @@ extension OutputBuffer {
     zeroPadded(magnitude % 1_000_000, width: 6)
   }
 
-  func utcDateTime(_ micros: Int64) {
+  mutating func utcDateTime(_ micros: Int64) {
     var seconds = micros / 1_000_000
     var fraction = micros % 1_000_000
     if fraction < 0 {
@@ -93,7 +93,7 @@ extension OutputBuffer {
 
 extension OutputBuffer {
   /// UTC `YYYY-MM-DD HH:MM:SS.micros` for Unix microseconds.
-  public func utcDateTimeText(_ micros: Int64) { utcDateTime(micros) }
+  public mutating func utcDateTimeText(_ micros: Int64) { utcDateTime(micros) }
   /// Seconds with six decimals for a span of microseconds.
-  public func secondsText(_ micros: Int64) { seconds(micros) }
+  public mutating func secondsText(_ micros: Int64) { seconds(micros) }
 }

@@ -16,7 +16,7 @@ public struct JSONLinesRenderer: FrameRenderer {
     }
   }
 
-  public mutating func render(_ frame: DissectedFrame, to out: OutputBuffer) {
+  public mutating func render(_ frame: DissectedFrame, to out: inout OutputBuffer) {
     let record = frame.record
     out.append("{\"v\":")
     out.decimal(Self.schemaVersion)
@@ -71,7 +71,7 @@ public struct JSONLinesRenderer: FrameRenderer {
     }
     out.append(record.kind.isHCIPacket ? ",\"hci\":{\"name\":" : ",\"info\":{\"name\":")
     out.jsonString(frame.title)
-    Self.writeFields(frame.fields.fields, out)
+    Self.writeFields(frame.fields.fields, &out)
     out.byte(UInt8(ascii: "}"))
     if let error = frame.malformed {
       out.append(",\"malformed\":{\"layer\":\"")
@@ -102,7 +102,7 @@ public struct JSONLinesRenderer: FrameRenderer {
 
   /// Writes flat depth-tagged fields as nested JSON, continuing an already-open object
   /// (so the first field is preceded by a comma).
-  static func writeFields(_ fields: [Field], _ out: OutputBuffer) {
+  static func writeFields(_ fields: [Field], _ out: inout OutputBuffer) {
     // Open containers: true for arrays. The outermost object is already open and non-empty.
     var stack: [Bool] = []
     var needsComma = true
@@ -133,7 +133,7 @@ public struct JSONLinesRenderer: FrameRenderer {
         needsComma = false
         continue
       default:
-        writeValue(field, inArray: inArray, out)
+        writeValue(field, inArray: inArray, &out)
         needsComma = true
       }
     }
@@ -141,17 +141,17 @@ public struct JSONLinesRenderer: FrameRenderer {
   }
 
   /// The value, then for codes and measures the companion `key_name` / `key_<unit>` member.
-  static func writeValue(_ field: Field, inArray: Bool, _ out: OutputBuffer) {
+  static func writeValue(_ field: Field, inArray: Bool, _ out: inout OutputBuffer) {
     switch field.value {
     case .unsigned(let number, _): out.decimal(number)
     case .signed(let number): out.decimal(number)
     case .bool(let flag): out.append(flag ? "true" : "false")
     case let .code(number, _, name):
       out.decimal(number)
-      if let name, !inArray { companion(field.key, "_name", out); out.jsonString(name) }
+      if let name, !inArray { companion(field.key, "_name", &out); out.jsonString(name) }
     case let .codeText(number, _, name):
       out.decimal(number)
-      if !inArray { companion(field.key, "_name", out); out.jsonString(name) }
+      if !inArray { companion(field.key, "_name", &out); out.jsonString(name) }
     case .text(let text): out.jsonString(text)
     case .staticText(let text): out.jsonString(text)
     case .bytes(let data):
@@ -162,10 +162,10 @@ public struct JSONLinesRenderer: FrameRenderer {
       out.byte(UInt8(ascii: "\""))
       address.write(into: &out.bytes)
       out.byte(UInt8(ascii: "\""))
-      if let type, !inArray { companion(field.key, "_type", out); out.jsonString(type.name) }
+      if let type, !inArray { companion(field.key, "_type", &out); out.jsonString(type.name) }
     case let .uuid(uuid, name):
       out.jsonString(uuid.description)
-      if let name, !inArray { companion(field.key, "_name", out); out.jsonString(name) }
+      if let name, !inArray { companion(field.key, "_name", &out); out.jsonString(name) }
     case let .measure(raw, scale, unit):
       out.decimal(raw)
       if scale != 1, !inArray {
@@ -180,7 +180,7 @@ public struct JSONLinesRenderer: FrameRenderer {
     }
   }
 
-  static func companion(_ key: StaticString, _ suffix: StaticString, _ out: OutputBuffer) {
+  static func companion(_ key: StaticString, _ suffix: StaticString, _ out: inout OutputBuffer) {
     out.append(",\"")
     out.append(key)
     out.append(suffix)

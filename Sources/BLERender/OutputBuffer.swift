@@ -7,9 +7,10 @@ import Darwin
 #endif
 import BLECore
 
-/// The one buffered writer all output goes through: bytes are appended and written out in
+/// The one buffered writer all output goes through (a struct passed `inout`, so appends need no
+/// run-time exclusivity checks): bytes are appended and written out in
 /// large blocks. A closed pipe (`bledissect FILE | head`) sets `isClosed` instead of failing.
-public final class OutputBuffer {
+public struct OutputBuffer {
   public var bytes: [UInt8] = []
   let fd: Int32?
   let flushThreshold: Int
@@ -23,11 +24,11 @@ public final class OutputBuffer {
     bytes.reserveCapacity(flushThreshold + 4096)
   }
 
-  @inline(__always) public func flushIfFull() {
+  @inline(__always) public mutating func flushIfFull() {
     if bytes.count >= flushThreshold, fd != nil { flush() }
   }
 
-  public func flush() {
+  public mutating func flush() {
     guard let fd, !bytes.isEmpty else { return }
     if isClosed {
       bytes.removeAll(keepingCapacity: true)
@@ -52,9 +53,9 @@ public final class OutputBuffer {
 
   // MARK: Appending
 
-  @inline(__always) public func byte(_ value: UInt8) { bytes.append(value) }
+  @inline(__always) public mutating func byte(_ value: UInt8) { bytes.append(value) }
 
-  @inline(__always) public func append(_ text: StaticString) {
+  @inline(__always) public mutating func append(_ text: StaticString) {
     if text.hasPointerRepresentation {
       bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     } else {
@@ -62,16 +63,16 @@ public final class OutputBuffer {
     }
   }
 
-  @inline(__always) public func append(_ text: String) {
+  @inline(__always) public mutating func append(_ text: String) {
     var copy = text
     copy.withUTF8 { bytes.append(contentsOf: $0) }
   }
 
-  public func spaces(_ count: Int) {
+  public mutating func spaces(_ count: Int) {
     for _ in 0..<max(count, 0) { bytes.append(0x20) }
   }
 
-  public func decimal(_ value: UInt64) {
+  public mutating func decimal(_ value: UInt64) {
     if value < 10 {
       bytes.append(0x30 + UInt8(value))
       return
@@ -90,7 +91,7 @@ public final class OutputBuffer {
     }
   }
 
-  public func decimal(_ value: Int64) {
+  public mutating func decimal(_ value: Int64) {
     if value < 0 {
       bytes.append(UInt8(ascii: "-"))
       decimal(UInt64(value.magnitude))
@@ -99,10 +100,10 @@ public final class OutputBuffer {
     }
   }
 
-  @inline(__always) public func decimal(_ value: Int) { decimal(Int64(value)) }
+  @inline(__always) public mutating func decimal(_ value: Int) { decimal(Int64(value)) }
 
   /// Exactly `width` digits, zero-padded (fractions of seconds).
-  public func zeroPadded(_ value: UInt64, width: Int) {
+  public mutating func zeroPadded(_ value: UInt64, width: Int) {
     var divisor: UInt64 = 1
     for _ in 1..<width { divisor *= 10 }
     var rest = value
@@ -113,7 +114,7 @@ public final class OutputBuffer {
     }
   }
 
-  public func hexPrefixed(_ value: UInt64, width: Int) {
+  public mutating func hexPrefixed(_ value: UInt64, width: Int) {
     bytes.append(UInt8(ascii: "0"))
     bytes.append(UInt8(ascii: "x"))
     var shift = (width - 1) * 4
@@ -123,7 +124,7 @@ public final class OutputBuffer {
     }
   }
 
-  public func hexBytes(_ data: ArraySlice<UInt8>, separator: UInt8? = nil) {
+  public mutating func hexBytes(_ data: ArraySlice<UInt8>, separator: UInt8? = nil) {
     var first = true
     for value in data {
       if let separator, !first { bytes.append(separator) }
@@ -133,7 +134,7 @@ public final class OutputBuffer {
     }
   }
 
-  public func double(_ value: Double) {
+  public mutating func double(_ value: Double) {
     if value == value.rounded(), abs(value) < 1e15 {
       decimal(Int64(value))
       append(".0")
@@ -143,7 +144,7 @@ public final class OutputBuffer {
   }
 
   /// `value` with exactly two decimals.
-  public func fixed2(_ value: Double) {
+  public mutating func fixed2(_ value: Double) {
     let hundredths = Int64((value * 100).rounded())
     if hundredths < 0 { byte(UInt8(ascii: "-")) }
     let magnitude = hundredths.magnitude
@@ -153,7 +154,7 @@ public final class OutputBuffer {
   }
 
   /// A JSON string literal: quotes, backslashes and control characters escaped.
-  public func jsonString(_ text: String) {
+  public mutating func jsonString(_ text: String) {
     bytes.append(UInt8(ascii: "\""))
     var copy = text
     copy.withUTF8 { utf8 in
@@ -175,7 +176,7 @@ public final class OutputBuffer {
     bytes.append(UInt8(ascii: "\""))
   }
 
-  public func jsonString(_ text: StaticString) {
+  public mutating func jsonString(_ text: StaticString) {
     if text.hasPointerRepresentation {
       let view = UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
       // Names from our tables rarely need escaping; check before taking the slow path.

@@ -35,7 +35,7 @@ public struct TextRenderer: FrameRenderer {
     static let cyan: StaticString = "\u{1B}[36m"
   }
 
-  @inline(__always) func style(_ code: StaticString, _ out: OutputBuffer) {
+  @inline(__always) func style(_ code: StaticString, _ out: inout OutputBuffer) {
     if color { out.append(code) }
   }
 
@@ -53,12 +53,12 @@ public struct TextRenderer: FrameRenderer {
     }
   }
 
-  public mutating func render(_ frame: DissectedFrame, to out: OutputBuffer) {
+  public mutating func render(_ frame: DissectedFrame, to out: inout OutputBuffer) {
     let record = frame.record
     if firstAdapter == nil, record.kind.isHCIPacket { firstAdapter = record.adapter }
     if let firstAdapter, record.kind.isHCIPacket, record.adapter != firstAdapter { showAdapter = true }
 
-    style(Style.dim, out)
+    style(Style.dim, &out)
     out.byte(UInt8(ascii: "#"))
     let numberStart = out.bytes.count
     out.decimal(frame.number)
@@ -74,19 +74,19 @@ public struct TextRenderer: FrameRenderer {
       out.utcDateTime(record.timestamp)
     }
     previousTimestamp = record.timestamp
-    style(Style.reset, out)
+    style(Style.reset, &out)
     out.append("  ")
     switch record.direction {
     case .hostToController?:
-      style(Style.blue, out)
+      style(Style.blue, &out)
       out.append("tx")
     case .controllerToHost?:
-      style(Style.green, out)
+      style(Style.green, &out)
       out.append("rx")
     case nil:
       out.append("  ")
     }
-    style(Style.reset, out)
+    style(Style.reset, &out)
     out.append("  ")
     if showAdapter, record.adapter != CaptureRecord.noController {
       out.append("[hci")
@@ -96,51 +96,51 @@ public struct TextRenderer: FrameRenderer {
     out.append(Self.kindLabel(record.kind))
     out.append("  ")
     if let connection = frame.connection {
-      style(Style.cyan, out)
+      style(Style.cyan, &out)
       out.append("handle ")
       out.decimal(Int(connection.handle))
       if let peer = connection.peer {
         out.byte(0x20)
         peer.write(into: &out.bytes)
       }
-      style(Style.reset, out)
+      style(Style.reset, &out)
       out.append("  ")
     }
-    style(Style.bold, out)
+    style(Style.bold, &out)
     out.append(frame.title)
-    style(Style.reset, out)
+    style(Style.reset, &out)
     if !frame.summary.isEmpty {
       out.append(": ")
       out.append(frame.summary)
     }
     if frame.malformed != nil {
-      style(Style.red, out)
+      style(Style.red, &out)
       out.append("  [malformed]")
-      style(Style.reset, out)
+      style(Style.reset, &out)
     }
     out.byte(0x0A)
     if details {
-      renderFields(frame.fields.fields, out)
+      renderFields(frame.fields.fields, &out)
       if let error = frame.malformed {
-        style(Style.red, out)
+        style(Style.red, &out)
         out.append("    malformed: ")
         out.append(error.description)
-        style(Style.reset, out)
+        style(Style.reset, &out)
         out.byte(0x0A)
       }
       for diagnostic in frame.diagnostics {
-        style(diagnostic.severity == .warning ? Style.yellow : Style.dim, out)
+        style(diagnostic.severity == .warning ? Style.yellow : Style.dim, &out)
         out.append("    ")
         out.append(diagnostic.severity == .warning ? "warning: " : "note: ")
         out.append(diagnostic.message)
-        style(Style.reset, out)
+        style(Style.reset, &out)
         out.byte(0x0A)
       }
     }
     out.flushIfFull()
   }
 
-  func renderFields(_ fields: [Field], _ out: OutputBuffer) {
+  func renderFields(_ fields: [Field], _ out: inout OutputBuffer) {
     // Groups whose title line is not printed (inline groups, array elements), by depth.
     var hiddenDepths: [Int] = []
     // Depths of open arrays, to recognise their element objects.
@@ -185,15 +185,15 @@ public struct TextRenderer: FrameRenderer {
         // A scalar array element: a dash and the value, no label.
         out.spaces(4 + 2 * depth)
         out.append("- ")
-        Self.writeValue(field.value, out)
+        Self.writeValue(field.value, &out)
         out.byte(0x0A)
         continue
       }
-      renderField(field, depth: depth, out)
+      renderField(field, depth: depth, &out)
     }
   }
 
-  func renderField(_ field: Field, depth: Int, _ out: OutputBuffer) {
+  func renderField(_ field: Field, depth: Int, _ out: inout OutputBuffer) {
     if depth >= 0 { out.spaces(4 + 2 * depth) }
     out.append(field.label)
     switch field.value {
@@ -203,12 +203,12 @@ public struct TextRenderer: FrameRenderer {
     default:
       out.append(": ")
     }
-    Self.writeValue(field.value, out)
+    Self.writeValue(field.value, &out)
     out.byte(0x0A)
   }
 
   /// The text form of a value (shared with summaries and tests).
-  public static func writeValue(_ value: FieldValue, _ out: OutputBuffer) {
+  public static func writeValue(_ value: FieldValue, _ out: inout OutputBuffer) {
     switch value {
     case let .unsigned(number, style):
       switch style {

@@ -12,14 +12,14 @@ func capturePath(_ name: String) -> String { repositoryRoot.appendingPathCompone
 
 /// Reads, dissects and renders a whole capture in memory.
 func render<R: FrameRenderer>(records: [CaptureRecord], with renderer: inout R) -> String {
-  let out = OutputBuffer(fd: nil)
+  var out = OutputBuffer(fd: nil)
   var dissector = Dissector()
   var frame = DissectedFrame()
   for (index, record) in records.enumerated() {
     dissector.dissect(record, number: index + 1, into: &frame)
-    renderer.render(frame, to: out)
+    renderer.render(frame, to: &out)
   }
-  renderer.finish(to: out)
+  renderer.finish(to: &out)
   return out.text
 }
 

@@ -20,8 +20,8 @@ enum ExitStatus {
 
 /// Where a command writes, and what it may know of its environment.
 final class CLIContext {
-  let stdout: OutputBuffer
-  let stderr: OutputBuffer
+  var stdout: OutputBuffer
+  var stderr: OutputBuffer
   let environment: [String: String]
   let stdoutIsTerminal: Bool
 

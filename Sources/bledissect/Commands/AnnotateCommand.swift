@@ -84,16 +84,16 @@ enum AnnotateCommand: CLICommand {
       while number < limit, let record = try reader.next() {
         number += 1
         dissector.dissect(record, number: number, into: &frame)
-        renderer.render(frame, to: context.stdout)
+        renderer.render(frame, to: &context.stdout)
         if context.stdout.isClosed { return ExitStatus.success }
       }
     } catch {
-      renderer.finish(to: context.stdout)
+      renderer.finish(to: &context.stdout)
       context.stdout.flush()
       context.error("\(path): \(error.message)")
       return error.exitStatus
     }
-    renderer.finish(to: context.stdout)
+    renderer.finish(to: &context.stdout)
     return ExitStatus.success
   }
 }

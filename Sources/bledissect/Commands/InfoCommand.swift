@@ -37,22 +37,21 @@ enum InfoCommand: CLICommand {
       damage = error.message
       status = error.exitStatus
     }
-    let out = context.stdout
-    out.append("file:     \(path)\n")
-    out.append("format:   \(reader.format.name), \(reader.format.detail)\n")
-    out.append("frames:   \(frames)\n")
+    context.stdout.append("file:     \(path)\n")
+    context.stdout.append("format:   \(reader.format.name), \(reader.format.detail)\n")
+    context.stdout.append("frames:   \(frames)\n")
     if let first {
-      out.append("start:    ")
-      out.utcDateTimeText(first)
-      out.append(" UTC\nduration: ")
-      out.secondsText(last - first)
-      out.append(" s\n")
+      context.stdout.append("start:    ")
+      context.stdout.utcDateTimeText(first)
+      context.stdout.append(" UTC\nduration: ")
+      context.stdout.secondsText(last - first)
+      context.stdout.append(" s\n")
     }
     for (kind, count) in kinds.sorted(by: { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }) {
-      out.append("  \(kind): \(count)\n")
+      context.stdout.append("  \(kind): \(count)\n")
     }
     if let damage {
-      out.flush()
+      context.stdout.flush()
       context.error("\(path): \(damage)")
     }
     return status

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Speed and memory of bledissect against btmon and tshark on one capture.
+
+Usage: Scripts/benchmark.py [CAPTURE] [--runs N]
+
+CAPTURE defaults to bench/hr_1_5M.btsnoop, made on first use with
+Scripts/captures/make_bench_capture.py (a real Bumble heart-rate session, 1.5 M records).
+Each tool reads the same file with its output sent to /dev/null; the best of --runs wall times
+is reported (the machine is shared), with the peak resident set size of that run (wait4 rusage).
+Figures go to stdout as a Markdown table, ready for docs/performance.md.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def frame_count(binary, capture):
+    out = subprocess.run([binary, "info", capture], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        if line.startswith("frames:"):
+            return int(line.split()[1])
+    raise SystemExit("benchmark: cannot read the frame count")
+
+
+def measure(argv):
+    """Runs argv with stdout to /dev/null; returns (seconds, peak RSS in MiB, exit status)."""
+    with open(os.devnull, "wb") as null:
+        start = time.perf_counter()
+        process = subprocess.Popen(argv, stdout=null, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - start
+    # ru_maxrss is KiB on Linux, bytes on macOS.
+    rss = usage.ru_maxrss / (1024 * 1024 if sys.platform == "darwin" else 1024)
+    code = os.waitstatus_to_exitcode(status)
+    return elapsed, rss, code
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("capture", nargs="?", default=os.path.join(ROOT, "bench", "hr_1_5M.btsnoop"))
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--skip-tshark", action="store_true", help="tshark takes minutes on 1.5 M packets")
+    args = parser.parse_args()
+
+    if not os.path.exists(args.capture):
+        os.makedirs(os.path.dirname(args.capture), exist_ok=True)
+        print(f"benchmark: making {args.capture} (a few minutes)", file=sys.stderr)
+        subprocess.run([sys.executable, os.path.join(ROOT, "Scripts/captures/make_bench_capture.py"), args.capture], check=True)
+
+    subprocess.run(["swift", "build", "-c", "release", "--product", "bledissect"], cwd=ROOT, check=True,
+                   stdout=subprocess.DEVNULL)
+    binary = os.path.join(ROOT, ".build", "release", "bledissect")
+    frames = frame_count(binary, args.capture)
+    size = os.path.getsize(args.capture) / (1024 * 1024)
+
+    tools = [
+        ("bledissect (text)", [binary, args.capture]),
+        ("bledissect --json", [binary, "--json", args.capture]),
+        ("bledissect --oneline", [binary, "--oneline", args.capture]),
+    ]
+    if shutil.which("btmon"):
+        tools.append(("btmon -r", ["btmon", "-r", args.capture]))
+    if shutil.which("tshark") and not args.skip_tshark:
+        tools.append(("tshark -r", ["tshark", "-n", "-r", args.capture]))
+        tools.append(("tshark -r -V", ["tshark", "-n", "-V", "-r", args.capture]))
+
+    print(f"capture: {os.path.basename(args.capture)}, {frames} frames, {size:.1f} MiB; best of {args.runs} runs")
+    print(f"machine: {os.cpu_count()} cores, {os.uname().sysname} {os.uname().machine}")
+    print()
+    print("| tool | wall s | frames/s | peak RSS MiB | exit | note |")
+    print("|---|---:|---:|---:|---:|---|")
+    results = {}
+    for name, argv in tools:
+        runs = 1 if name.startswith("tshark") else args.runs
+        best = None
+        for _ in range(runs):
+            result = measure(argv)
+            if best is None or result[0] < best[0]:
+                best = result
+        seconds, rss, code = best
+        note = ""
+        if code < 0 or code >= 128:
+            signal_number = -code if code < 0 else code - 128
+            note = f"crashed (signal {signal_number}) before the end: its rate is not a full read"
+        elif code != 0:
+            note = f"exit status {code}"
+        results[name] = seconds
+        print(f"| {name} | {seconds:.2f} | {frames / seconds:,.0f} | {rss:.1f} | {code} | {note} |")
+    if "btmon -r" in results:
+        print()
+        for name in ("bledissect (text)", "bledissect --json"):
+            print(f"{name}: {results['btmon -r'] / results[name]:.1f}x btmon's wall time")
+
+
+if __name__ == "__main__":
+    main()
