@@ -10,6 +10,20 @@ public struct ConnectionLabel: Sendable, Equatable {
   public var peerType: AddressType?
 }
 
+/// A piece of a frame's one-line summary.
+public enum SummaryPart: Sendable, Equatable {
+  case text(StaticString)
+  case number(Int)
+
+  public static func == (a: SummaryPart, b: SummaryPart) -> Bool {
+    switch (a, b) {
+    case let (.text(x), .text(y)): return x.description == y.description
+    case let (.number(x), .number(y)): return x == y
+    default: return false
+    }
+  }
+}
+
 /// Everything decoded from one record. Reused across frames: `reset` keeps the buffers.
 public struct DissectedFrame: Sendable {
   /// 1-based, the same numbering as Wireshark.
@@ -19,6 +33,9 @@ public struct DissectedFrame: Sendable {
   public var title: StaticString = ""
   /// Short extra words for the header line ("enabled", "reason Remote User Terminated Connection").
   public var summary = ""
+  /// More words after `summary`, kept as parts so the frequent frames (ACL data, completed
+  /// packets) build no strings; renderers write them straight out.
+  public var summaryParts: [SummaryPart] = []
   public var connection: ConnectionLabel?
   /// The HCI-level fields (command, event, data packet header, note).
   public var fields = FieldList()
@@ -33,9 +50,22 @@ public struct DissectedFrame: Sendable {
     self.record = record
     title = ""
     summary = ""
+    if !summaryParts.isEmpty { summaryParts.removeAll(keepingCapacity: true) }
     connection = nil
     fields.removeAll()
     malformed = nil
     if !diagnostics.isEmpty { diagnostics.removeAll(keepingCapacity: true) }
+  }
+
+  /// The whole summary as text (tests, tools); renderers write the parts directly.
+  public var summaryText: String {
+    var text = summary
+    for part in summaryParts {
+      switch part {
+      case .text(let words): text += words.description
+      case .number(let value): text += String(value)
+      }
+    }
+    return text
   }
 }

@@ -61,7 +61,7 @@ public struct JSONLinesRenderer: FrameRenderer {
       }
       if let peer = connection.peer {
         out.append(",\"peer\":\"")
-        peer.write(into: &out.bytes)
+        out.address(peer)
         out.byte(UInt8(ascii: "\""))
         if let type = connection.peerType {
           out.append(",\"peer_type\":")
@@ -69,8 +69,9 @@ public struct JSONLinesRenderer: FrameRenderer {
         }
       }
     }
-    out.append(record.kind.isHCIPacket ? ",\"hci\":{\"name\":" : ",\"info\":{\"name\":")
+    out.append(",\"name\":")
     out.jsonString(frame.title)
+    out.append(record.kind.isHCIPacket ? ",\"hci\":{" : ",\"info\":{")
     Self.writeFields(frame.fields.fields, &out)
     out.byte(UInt8(ascii: "}"))
     if let error = frame.malformed {
@@ -100,12 +101,11 @@ public struct JSONLinesRenderer: FrameRenderer {
     out.flushIfFull()
   }
 
-  /// Writes flat depth-tagged fields as nested JSON, continuing an already-open object
-  /// (so the first field is preceded by a comma).
+  /// Writes flat depth-tagged fields as the members of an already-open, empty object.
   static func writeFields(_ fields: [Field], _ out: inout OutputBuffer) {
-    // Open containers: true for arrays. The outermost object is already open and non-empty.
+    // Open containers: true for arrays. The outermost object is already open.
     var stack: [Bool] = []
-    var needsComma = true
+    var needsComma = false
     var depth = 0
     for field in fields {
       while field.depth < depth {
@@ -160,7 +160,7 @@ public struct JSONLinesRenderer: FrameRenderer {
       out.byte(UInt8(ascii: "\""))
     case let .address(address, type):
       out.byte(UInt8(ascii: "\""))
-      address.write(into: &out.bytes)
+      out.address(address)
       out.byte(UInt8(ascii: "\""))
       if let type, !inArray { companion(field.key, "_type", &out); out.jsonString(type.name) }
     case let .uuid(uuid, name):

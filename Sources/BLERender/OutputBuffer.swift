@@ -7,93 +7,138 @@ import Darwin
 #endif
 import BLECore
 
-/// The one buffered writer all output goes through (a struct passed `inout`, so appends need no
-/// run-time exclusivity checks): bytes are appended and written out in
-/// large blocks. A closed pipe (`bledissect FILE | head`) sets `isClosed` instead of failing.
+/// Owns the memory of an `OutputBuffer` (freed when the last copy goes away).
+final class OutputStorage: @unchecked Sendable {
+  var pointer: UnsafeMutablePointer<UInt8>
+  init(capacity: Int) { pointer = .allocate(capacity: capacity) }
+  deinit { pointer.deallocate() }
+}
+
+/// The one buffered writer all output goes through: bytes are appended to a block of memory and
+/// written out in large blocks. It is a struct passed `inout` and appends go straight to memory,
+/// so the hot path has no reference counting, uniqueness or exclusivity checks. Copies share the
+/// memory: keep one owner (the CLI context, a test) and pass it `inout`.
+/// A closed pipe (`bledissect FILE | head`) sets `isClosed` instead of failing.
 public struct OutputBuffer {
-  public var bytes: [UInt8] = []
+  let storage: OutputStorage
+  @usableFromInline var base: UnsafeMutablePointer<UInt8>
+  @usableFromInline var capacity: Int
+  /// Bytes appended and not yet written.
+  public private(set) var count = 0
   let fd: Int32?
   let flushThreshold: Int
   public private(set) var isClosed = false
   public private(set) var writeError: String?
 
-  /// Writes to `fd` (1 for standard output); with nil, collects everything in `bytes` (tests).
+  /// Writes to `fd` (1 for standard output); with nil, collects everything in memory (tests).
   public init(fd: Int32?, flushThreshold: Int = 64 * 1024) {
     self.fd = fd
     self.flushThreshold = flushThreshold
-    bytes.reserveCapacity(flushThreshold + 4096)
+    capacity = flushThreshold + 64 * 1024
+    storage = OutputStorage(capacity: capacity)
+    base = storage.pointer
+  }
+
+  /// Everything appended and not yet flushed.
+  public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+  public var text: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
+
+  /// Makes room for `extra` more bytes.
+  @inline(__always) mutating func reserve(_ extra: Int) {
+    if count + extra > capacity { grow(count + extra) }
+  }
+
+  mutating func grow(_ needed: Int) {
+    var newCapacity = capacity * 2
+    while newCapacity < needed { newCapacity *= 2 }
+    let fresh = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
+    fresh.update(from: base, count: count)
+    storage.pointer.deallocate()
+    storage.pointer = fresh
+    base = fresh
+    capacity = newCapacity
   }
 
   @inline(__always) public mutating func flushIfFull() {
-    if bytes.count >= flushThreshold, fd != nil { flush() }
+    if count >= flushThreshold, fd != nil { flush() }
   }
 
   public mutating func flush() {
-    guard let fd, !bytes.isEmpty else { return }
-    if isClosed {
-      bytes.removeAll(keepingCapacity: true)
-      return
-    }
+    guard let fd, count > 0 else { return }
+    defer { count = 0 }
+    if isClosed { return }
     var written = 0
-    bytes.withUnsafeBufferPointer { buffer in
-      while written < buffer.count {
-        let result = write(fd, buffer.baseAddress! + written, buffer.count - written)
-        if result < 0 {
-          if errno == EINTR { continue }
-          if errno == EPIPE { isClosed = true } else { writeError = String(cString: strerror(errno)); isClosed = true }
-          return
-        }
-        written += result
+    while written < count {
+      let result = write(fd, base + written, count - written)
+      if result < 0 {
+        if errno == EINTR { continue }
+        if errno != EPIPE { writeError = String(cString: strerror(errno)) }
+        isClosed = true
+        return
       }
+      written += result
     }
-    bytes.removeAll(keepingCapacity: true)
   }
-
-  public var text: String { String(decoding: bytes, as: UTF8.self) }
 
   // MARK: Appending
 
-  @inline(__always) public mutating func byte(_ value: UInt8) { bytes.append(value) }
+  @inline(__always) public mutating func byte(_ value: UInt8) {
+    reserve(1)
+    base[count] = value
+    count += 1
+  }
 
   @inline(__always) public mutating func append(_ text: StaticString) {
     if text.hasPointerRepresentation {
-      bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+      raw(text.utf8Start, text.utf8CodeUnitCount)
     } else {
       append(text.description)
     }
   }
 
-  @inline(__always) public mutating func append(_ text: String) {
-    var copy = text
-    copy.withUTF8 { bytes.append(contentsOf: $0) }
+  @inline(__always) mutating func raw(_ source: UnsafePointer<UInt8>, _ length: Int) {
+    reserve(length)
+    (base + count).update(from: source, count: length)
+    count += length
   }
 
-  public mutating func spaces(_ count: Int) {
-    for _ in 0..<max(count, 0) { bytes.append(0x20) }
+  public mutating func append(_ text: String) {
+    var copy = text
+    copy.withUTF8 { raw($0.baseAddress!, $0.count) }
+  }
+
+  public mutating func spaces(_ number: Int) {
+    guard number > 0 else { return }
+    reserve(number)
+    (base + count).update(repeating: 0x20, count: number)
+    count += number
   }
 
   public mutating func decimal(_ value: UInt64) {
     if value < 10 {
-      bytes.append(0x30 + UInt8(value))
+      byte(0x30 + UInt8(value))
       return
     }
-    var count = 0
+    var digits = 0
     var rest = value
-    while rest > 0 { count += 1; rest /= 10 }
-    let start = bytes.count
-    for _ in 0..<count { bytes.append(0x30) }
-    rest = value
-    var index = start + count - 1
     while rest > 0 {
-      bytes[index] = 0x30 + UInt8(rest % 10)
+      digits += 1
+      rest /= 10
+    }
+    reserve(digits)
+    rest = value
+    var index = count + digits - 1
+    while rest > 0 {
+      base[index] = 0x30 + UInt8(rest % 10)
       rest /= 10
       index -= 1
     }
+    count += digits
   }
 
   public mutating func decimal(_ value: Int64) {
     if value < 0 {
-      bytes.append(UInt8(ascii: "-"))
+      byte(UInt8(ascii: "-"))
       decimal(UInt64(value.magnitude))
     } else {
       decimal(UInt64(value))
@@ -104,34 +149,69 @@ public struct OutputBuffer {
 
   /// Exactly `width` digits, zero-padded (fractions of seconds).
   public mutating func zeroPadded(_ value: UInt64, width: Int) {
-    var divisor: UInt64 = 1
-    for _ in 1..<width { divisor *= 10 }
+    reserve(width)
     var rest = value
-    while divisor > 0 {
-      bytes.append(0x30 + UInt8((rest / divisor) % 10))
-      rest %= divisor
-      divisor /= 10
+    var index = count + width - 1
+    while index >= count {
+      base[index] = 0x30 + UInt8(rest % 10)
+      rest /= 10
+      index -= 1
     }
+    count += width
+  }
+
+  @inline(__always) static func hexDigit(_ nibble: UInt8, upper: Bool = false) -> UInt8 {
+    nibble < 10 ? 0x30 + nibble : (upper ? 0x37 : 0x57) + nibble
   }
 
   public mutating func hexPrefixed(_ value: UInt64, width: Int) {
-    bytes.append(UInt8(ascii: "0"))
-    bytes.append(UInt8(ascii: "x"))
+    reserve(width + 2)
+    base[count] = UInt8(ascii: "0")
+    base[count + 1] = UInt8(ascii: "x")
     var shift = (width - 1) * 4
+    var index = count + 2
     while shift >= 0 {
-      bytes.append(Hex.lower[Int((value >> UInt64(shift)) & 0xF)])
+      base[index] = Self.hexDigit(UInt8((value >> UInt64(shift)) & 0xF))
       shift -= 4
+      index += 1
     }
+    count = index
   }
 
+  /// Lowercase hex of `data`, optionally with a separator between bytes.
   public mutating func hexBytes(_ data: ArraySlice<UInt8>, separator: UInt8? = nil) {
-    var first = true
-    for value in data {
-      if let separator, !first { bytes.append(separator) }
-      bytes.append(Hex.lower[Int(value >> 4)])
-      bytes.append(Hex.lower[Int(value & 0x0F)])
-      first = false
+    guard !data.isEmpty else { return }
+    reserve(data.count * 3)
+    var index = count
+    data.withUnsafeBufferPointer { source in
+      for (position, value) in source.enumerated() {
+        if let separator, position > 0 {
+          base[index] = separator
+          index += 1
+        }
+        base[index] = Self.hexDigit(value >> 4)
+        base[index + 1] = Self.hexDigit(value & 0x0F)
+        index += 2
+      }
     }
+    count = index
+  }
+
+  /// `AA:BB:CC:DD:EE:FF`, most significant byte first.
+  public mutating func address(_ address: BDAddr) {
+    reserve(17)
+    var index = count
+    for position in stride(from: 5, through: 0, by: -1) {
+      let value = UInt8(truncatingIfNeeded: address.rawValue >> (8 * UInt64(position)))
+      base[index] = Self.hexDigit(value >> 4, upper: true)
+      base[index + 1] = Self.hexDigit(value & 0x0F, upper: true)
+      index += 2
+      if position > 0 {
+        base[index] = UInt8(ascii: ":")
+        index += 1
+      }
+    }
+    count = index
   }
 
   public mutating func double(_ value: Double) {
@@ -155,38 +235,44 @@ public struct OutputBuffer {
 
   /// A JSON string literal: quotes, backslashes and control characters escaped.
   public mutating func jsonString(_ text: String) {
-    bytes.append(UInt8(ascii: "\""))
     var copy = text
-    copy.withUTF8 { utf8 in
-      for value in utf8 {
-        switch value {
-        case UInt8(ascii: "\""): bytes.append(UInt8(ascii: "\\")); bytes.append(value)
-        case UInt8(ascii: "\\"): bytes.append(UInt8(ascii: "\\")); bytes.append(value)
-        case 0x0A: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "n"))
-        case 0x0D: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "r"))
-        case 0x09: bytes.append(UInt8(ascii: "\\")); bytes.append(UInt8(ascii: "t"))
-        case 0..<0x20, 0x7F:
-          append("\\u00")
-          bytes.append(Hex.lower[Int(value >> 4)])
-          bytes.append(Hex.lower[Int(value & 0x0F)])
-        default: bytes.append(value)
-        }
+    copy.withUTF8 { jsonString(utf8: $0) }
+  }
+
+  mutating func jsonString(utf8: UnsafeBufferPointer<UInt8>) {
+    reserve(utf8.count * 6 + 2)
+    var index = count
+    base[index] = UInt8(ascii: "\"")
+    index += 1
+    for value in utf8 {
+      switch value {
+      case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+        base[index] = UInt8(ascii: "\\")
+        base[index + 1] = value
+        index += 2
+      case 0x0A, 0x0D, 0x09:
+        base[index] = UInt8(ascii: "\\")
+        base[index + 1] = value == 0x0A ? UInt8(ascii: "n") : (value == 0x0D ? UInt8(ascii: "r") : UInt8(ascii: "t"))
+        index += 2
+      case 0..<0x20, 0x7F:
+        for (offset, character) in "\\u00".utf8.enumerated() { base[index + offset] = character }
+        base[index + 4] = Self.hexDigit(value >> 4)
+        base[index + 5] = Self.hexDigit(value & 0x0F)
+        index += 6
+      default:
+        base[index] = value
+        index += 1
       }
     }
-    bytes.append(UInt8(ascii: "\""))
+    base[index] = UInt8(ascii: "\"")
+    count = index + 1
   }
 
   public mutating func jsonString(_ text: StaticString) {
     if text.hasPointerRepresentation {
-      let view = UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)
-      // Names from our tables rarely need escaping; check before taking the slow path.
-      if !view.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 == 0x7F }) {
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: view)
-        bytes.append(UInt8(ascii: "\""))
-        return
-      }
+      jsonString(utf8: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    } else {
+      jsonString(text.description)
     }
-    jsonString(text.description)
   }
 }

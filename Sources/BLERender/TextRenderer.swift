@@ -60,9 +60,9 @@ public struct TextRenderer: FrameRenderer {
 
     style(Style.dim, &out)
     out.byte(UInt8(ascii: "#"))
-    let numberStart = out.bytes.count
+    let numberStart = out.count
     out.decimal(frame.number)
-    out.spaces(6 - (out.bytes.count - numberStart))
+    out.spaces(6 - (out.count - numberStart))
     out.byte(0x20)
     switch time {
     case .relative:
@@ -101,7 +101,7 @@ public struct TextRenderer: FrameRenderer {
       out.decimal(Int(connection.handle))
       if let peer = connection.peer {
         out.byte(0x20)
-        peer.write(into: &out.bytes)
+        out.address(peer)
       }
       style(Style.reset, &out)
       out.append("  ")
@@ -109,9 +109,15 @@ public struct TextRenderer: FrameRenderer {
     style(Style.bold, &out)
     out.append(frame.title)
     style(Style.reset, &out)
-    if !frame.summary.isEmpty {
+    if !frame.summary.isEmpty || !frame.summaryParts.isEmpty {
       out.append(": ")
       out.append(frame.summary)
+      for part in frame.summaryParts {
+        switch part {
+        case .text(let words): out.append(words)
+        case .number(let value): out.decimal(value)
+        }
+      }
     }
     if frame.malformed != nil {
       style(Style.red, &out)
@@ -238,7 +244,7 @@ public struct TextRenderer: FrameRenderer {
     case .bytes(let data):
       if data.isEmpty { out.append("(empty)") } else { out.hexBytes(data, separator: 0x20) }
     case let .address(address, type):
-      address.write(into: &out.bytes)
+      out.address(address)
       if let type {
         out.append(" (")
         out.append(type.name)

@@ -111,7 +111,7 @@ import BLECore
     #expect(frame.fields.uint("params.handles.0.handle") == 0x40)
     #expect(frame.fields.uint("params.handles.0.count") == 3)
     #expect(frame.fields.uint("params.handles.1.handle") == 0x41)
-    #expect(frame.summary == "4 packets on 2 handles")
+    #expect(frame.summaryText == "4 packets on 2 handles")
     // A count of handles larger than the parameters is malformed, not a crash.
     let bad = dissect(.event, [0x13, 0x05, 0x09, 0x40, 0x00, 0x03, 0x00])
     #expect(bad.malformed != nil)

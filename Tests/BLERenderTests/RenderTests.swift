@@ -81,13 +81,13 @@ import BLERender
     // A System Note with a quote, a backslash and a control character.
     let record = CaptureRecord(timestamp: 1_500_000, adapter: CaptureRecord.noController, direction: nil, kind: .note(.system), bytes: Array("say \"hi\"\\\u{1}\0".utf8))
     let line = jsonLines([record])
-    #expect(line == #"{"v":1,"frame":1,"ts":1.500000,"type":"note","note_kind":"system","len":11,"info":{"name":"System Note","text":"say \"hi\"\\\u0001"}}"# + "\n")
+    #expect(line == #"{"v":1,"frame":1,"ts":1.500000,"type":"note","note_kind":"system","len":11,"name":"System Note","info":{"text":"say \"hi\"\\\u0001"}}"# + "\n")
   }
 
   @Test func jsonOfNumberOfCompletedPackets() {
     let record = CaptureRecord(timestamp: 0, direction: .controllerToHost, kind: .event, bytes: [0x13, 0x05, 0x01, 0x40, 0x00, 0x02, 0x00])
     let line = jsonLines([record])
-    #expect(line.contains(#""hci":{"name":"Number of Completed Packets","event":19,"event_name":"Number of Completed Packets","plen":5,"params":{"num_handles":1,"handles":[{"handle":64,"count":2}]}}"#), "\(line)")
+    #expect(line.contains(#""name":"Number of Completed Packets","hci":{"event":19,"event_name":"Number of Completed Packets","plen":5,"params":{"num_handles":1,"handles":[{"handle":64,"count":2}]}}"#), "\(line)")
     #expect(line.contains(#""conn":64"#))
   }
 

@@ -158,4 +158,19 @@ import Testing
     #expect(process.terminationStatus == 0)
     #expect(text == runCLI(["--json", capturePath("hr_strap_session.btsnoop")]).stdout)
   }
+
+  @Test func jsonKeyCheckerFindsDuplicates() {
+    #expect(JSONKeyChecker.check(#"{"a":1,"b":{"c":[1,{"d":"x"}]}}"#) == nil)
+    #expect(JSONKeyChecker.check(#"{"a":1,"b":{"c":2,"c":3}}"#) == "duplicate key $.b.c")
+    #expect(JSONKeyChecker.check(#"{"a":1,"#) != nil)
+  }
+
+  /// docs/cli.md quotes the help text; it must be what the binary prints.
+  @Test func docsQuoteTheCurrentHelp() throws {
+    let docs = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/cli.md"), encoding: .utf8)
+    for arguments in [["--help"], ["help", "annotate"], ["help", "convert"], ["help", "info"]] {
+      let help = runCLI(arguments).stdout
+      #expect(docs.contains("```\n" + help + "```"), "docs/cli.md is out of date for \(arguments)")
+    }
+  }
 }

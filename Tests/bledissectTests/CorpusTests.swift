@@ -57,6 +57,14 @@ struct CorpusTests {
       let result = runCLI(arguments)
       #expect(result.status == 0, "\(arguments): \(result.stderr)")
       #expect(result.stderr.isEmpty)
+      if arguments[0] == "--json" {
+        let lines = result.stdout.split(separator: "\n")
+        #expect(lines.count == entry.packets)
+        // Every line is valid JSON with unique keys (the first problem is enough).
+        if let problem = lines.lazy.compactMap({ JSONKeyChecker.check($0) }).first {
+          Issue.record("\(entry.path): \(problem)")
+        }
+      }
     }
   }
 }

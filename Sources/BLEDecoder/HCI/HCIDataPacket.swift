@@ -26,7 +26,9 @@ enum HCIDataPacket {
     frame.fields.addVerbose("bc", "Broadcast", .code(UInt64(bc), width: 1, name: bc == 0 ? "point-to-point" : (bc == 1 ? "BR/EDR broadcast" : nil)))
     frame.fields.addVerbose("dlen", "Data length", .unsigned(UInt64(length), .decimal))
     payload(length, &reader, &frame)
-    frame.summary = "\(pb == 1 ? "continuation" : "start"), \(length) bytes"
+    frame.summaryParts.append(.text(pb == 1 ? "continuation, " : "start, "))
+    frame.summaryParts.append(.number(length))
+    frame.summaryParts.append(.text(" bytes"))
     return handle
   }
 

@@ -13,6 +13,8 @@ public enum HCIEvent {
     var frameNumber = 0
     /// A more precise header title than the event name (an LE subevent's name).
     var title: StaticString?
+    /// Number Of Completed Packets: packets and handles, summarised without building a string.
+    var completed: (packets: Int, handles: Int)?
   }
 
   public static func name(_ code: UInt8) -> StaticString {
@@ -32,7 +34,18 @@ public enum HCIEvent {
     frame.fields.beginObject("params", "Parameters", inline: true)
     defer { frame.fields.end() }
     context.frameNumber = frame.number
-    defer { if let title = context.title { frame.title = title } }
+    defer {
+      if let title = context.title { frame.title = title }
+      if let (packets, handles) = context.completed {
+        frame.summaryParts.append(.number(packets))
+        frame.summaryParts.append(.text(packets == 1 ? " packet" : " packets"))
+        if handles != 1 {
+          frame.summaryParts.append(.text(" on "))
+          frame.summaryParts.append(.number(handles))
+          frame.summaryParts.append(.text(" handles"))
+        }
+      }
+    }
     let known = try decodeParameters(code: code, &p, into: &frame.fields, summary: &frame.summary, context: &context)
     if !known {
       if !p.isAtEnd { frame.fields.bytes("raw", "Data", p.readRemaining()) }
@@ -144,7 +157,7 @@ public enum HCIEvent {
         if count == 1 { context.handle = h }
       }
       fields.end()
-      summary = count == 1 ? "\(total) packet\(total == 1 ? "" : "s")" : "\(total) packets on \(count) handles"
+      context.completed = (total, count)
     case 0x1A:  // Data Buffer Overflow
       fields.code("link_type", "Link type", try p.readUInt8(), width: 2, name: nil)
     case 0x3E:
