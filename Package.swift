@@ -29,7 +29,8 @@ let package = Package(
     .testTarget(name: "BLECoreTests", dependencies: ["BLECore"]),
     .testTarget(name: "BLECaptureTests", dependencies: ["BLECore", "BLECapture"]),
     .testTarget(name: "BLEDecoderTests", dependencies: ["BLECore", "BLEDecoder"]),
-    .testTarget(name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"]),
+    .testTarget(
+      name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"], exclude: ["Snapshots"]),
     .testTarget(name: "bledissectTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "bledissect"]),
   ],
   swiftLanguageModes: [.v6]

@@ -37,7 +37,7 @@ public final class PcapReader: CaptureReader {
       let handle = pcap_fopen_offline_with_tstamp_precision(file, UInt32(PCAP_TSTAMP_PRECISION_MICRO), &errorBuffer)
     else {
       fclose(file)
-      let text = String(cString: errorBuffer)
+      let text = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
       throw .damaged(frame: 0, offset: 0, reason: "\(isPcapNG ? "pcapng" : "pcap") header: \(text)")
     }
     self.file = file

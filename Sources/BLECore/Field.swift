@@ -44,6 +44,9 @@ public struct Field: Sendable {
 public struct FieldList: Sendable {
   public private(set) var fields: [Field] = []
   public private(set) var depth = 0
+  /// When false, `addVerbose` drops its field: a renderer that will not show them (plain text)
+  /// saves building them. JSON keeps them.
+  public var keepsVerbose = true
 
   public init() { fields.reserveCapacity(64) }
 
@@ -65,6 +68,7 @@ public struct FieldList: Sendable {
 
   /// Adds a field that text output shows only when verbose (lengths, raw opcode parts).
   public mutating func addVerbose(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
+    guard keepsVerbose else { return }
     fields.append(Field(key: key, label: label, value: value, depth: depth, isVerbose: true))
   }
 

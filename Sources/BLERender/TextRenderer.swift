@@ -111,7 +111,7 @@ public struct TextRenderer: FrameRenderer {
     style(Style.reset, &out)
     if !frame.summary.isEmpty || !frame.summaryParts.isEmpty {
       out.append(": ")
-      out.append(frame.summary)
+      if !frame.summary.isEmpty { out.append(frame.summary) }
       for part in frame.summaryParts {
         switch part {
         case .text(let words): out.append(words)

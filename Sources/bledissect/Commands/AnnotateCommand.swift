@@ -62,14 +62,15 @@ enum AnnotateCommand: CLICommand {
     let path = arguments.positionals[0]
     if json {
       var renderer = JSONLinesRenderer()
-      return annotate(path: path, renderer: &renderer, limit: limit, context)
+      return annotate(path: path, renderer: &renderer, limit: limit, verboseFields: true, context)
     }
-    var renderer = TextRenderer(time: time, color: color, details: !arguments.has("oneline"), verbose: arguments.has("verbose"))
-    return annotate(path: path, renderer: &renderer, limit: limit, context)
+    let verbose = arguments.has("verbose")
+    var renderer = TextRenderer(time: time, color: color, details: !arguments.has("oneline"), verbose: verbose)
+    return annotate(path: path, renderer: &renderer, limit: limit, verboseFields: verbose, context)
   }
 
   /// The main loop: read, dissect, render, one frame at a time in reused buffers.
-  static func annotate<R: FrameRenderer>(path: String, renderer: inout R, limit: Int, _ context: CLIContext) -> Int32 {
+  static func annotate<R: FrameRenderer>(path: String, renderer: inout R, limit: Int, verboseFields: Bool, _ context: CLIContext) -> Int32 {
     let reader: any CaptureReader
     do {
       reader = try CaptureFile.open(path: path)
@@ -79,6 +80,8 @@ enum AnnotateCommand: CLICommand {
     }
     var dissector = Dissector()
     var frame = DissectedFrame()
+    // Plain text hides verbose fields, so they need not be built at all.
+    frame.fields.keepsVerbose = verboseFields
     var number = 0
     do {
       while number < limit, let record = try reader.next() {
