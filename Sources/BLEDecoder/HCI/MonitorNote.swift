@@ -103,7 +103,8 @@ enum MonitorNote {
       default: frame.title = "Note"
       }
       let message = text(reader.readRemaining())
-      frame.fields.add("text", "Text", .text(message))
+      // The header line already shows the text; the detail repeats it only with -v.
+      frame.fields.addVerbose("text", "Text", .text(message))
       frame.summary = message
     case .control(let opcode):
       switch opcode {
