@@ -196,4 +196,16 @@ import BLECore
     let log = dissect(.note(.userLogging), [0x06, 0x0B] + Array("bluetoothd\0".utf8) + Array("Starting\0".utf8))
     #expect(log.summary == "bluetoothd: Starting")
   }
+
+  @Test func unknownCommandsAndEventsSayTheirCodes() {
+    // Broadcom vendor command 0xFC18 (seen in corpus hciparse/macos_poweron_broadcom_test00.pklg) with one byte.
+    let command = dissect(.command, [0x18, 0xFC, 0x01, 0x00])
+    #expect(command.title.description == "Vendor Command")
+    #expect(command.summary == "opcode 0xfc18 (OGF 0x3f, OCF 0x0018)")
+    #expect(command.fields.text("params.raw") == "00")
+    // Event code 0xFF (vendor) has a name; an unassigned one (0x7A) says its code.
+    let event = dissect(.event, [0x7A, 0x01, 0x05])
+    #expect(event.summary == "event code 0x7a")
+    #expect(event.fields.text("params.raw") == "05")
+  }
 }

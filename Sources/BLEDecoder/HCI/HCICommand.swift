@@ -37,6 +37,10 @@ public enum HCICommand {
     frame.fields.beginObject("params", "Parameters", inline: true)
     defer { frame.fields.end() }
     if try !decodeParameters(opcode: opcode, &parameters, into: &frame.fields, summary: &frame.summary, context: &context) {
+      if AssignedNumbers.hciCommandName(opcode) == nil {
+        // No name to go by: say which opcode it is, as OGF and OCF.
+        frame.summary = "opcode \(Hex.prefixed(UInt64(opcode), width: 4)) (OGF \(Hex.prefixed(UInt64(ogf(opcode)), width: 2)), OCF \(Hex.prefixed(UInt64(ocf(opcode)), width: 4)))"
+      }
       if !parameters.isAtEnd { frame.fields.bytes("raw", "Data", parameters.readRemaining()) }
     } else if !parameters.isAtEnd {
       frame.fields.bytes("extra", "Unexpected bytes", parameters.readRemaining())

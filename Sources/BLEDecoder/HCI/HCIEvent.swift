@@ -48,6 +48,7 @@ public enum HCIEvent {
     }
     let known = try decodeParameters(code: code, &p, into: &frame.fields, summary: &frame.summary, context: &context)
     if !known {
+      if AssignedNumbers.hciEventName(code) == nil { frame.summary = "event code " + Hex.prefixed(UInt64(code), width: 2) }
       if !p.isAtEnd { frame.fields.bytes("raw", "Data", p.readRemaining()) }
     } else if !p.isAtEnd {
       frame.fields.bytes("extra", "Unexpected bytes", p.readRemaining())
