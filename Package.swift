@@ -25,10 +25,12 @@ let package = Package(
     // Text and JSON Lines renderers, the buffered output writer.
     .target(name: "BLERender", dependencies: ["BLECore", "BLEDecoder"]),
     .executableTarget(name: "bledissect", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"]),
+    // Shared by the tests only: seeded random numbers, hex literals.
+    .target(name: "BLETestSupport"),
 
     .testTarget(name: "BLECoreTests", dependencies: ["BLECore"]),
-    .testTarget(name: "BLECaptureTests", dependencies: ["BLECore", "BLECapture"]),
-    .testTarget(name: "BLEDecoderTests", dependencies: ["BLECore", "BLEDecoder"]),
+    .testTarget(name: "BLECaptureTests", dependencies: ["BLECore", "BLECapture", "BLETestSupport"]),
+    .testTarget(name: "BLEDecoderTests", dependencies: ["BLECore", "BLEDecoder", "BLETestSupport"]),
     .testTarget(
       name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"], exclude: ["Snapshots"]),
     .testTarget(name: "bledissectTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "bledissect"]),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import BLECore
+import BLETestSupport
 @testable import BLECapture
 
 @Suite struct CaptureReaderTests {
@@ -222,18 +223,5 @@ import BLECore
       let result = CaptureFixtures.read(bytes)
       if let error = result.error { #expect(error.exitStatus == 1 || error.exitStatus == 2, "seed 0xB1E round \(round)") }
     }
-  }
-}
-
-/// A small deterministic generator (SplitMix64) so random tests can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

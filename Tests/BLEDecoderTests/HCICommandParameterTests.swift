@@ -1,5 +1,6 @@
 import Testing
 import BLECore
+import BLETestSupport
 @testable import BLEDecoder
 
 // Parameter bytes below are quoted from the captures in shared/corpus (file, 1-based frame
@@ -94,16 +95,7 @@ private func bytes(_ fields: FieldList, _ key: String) -> [UInt8]? {
   return nil
 }
 
-private func hex(_ text: String) -> [UInt8] {
-  var out: [UInt8] = []
-  var index = text.startIndex
-  while index < text.endIndex {
-    let next = text.index(index, offsetBy: 2)
-    out.append(UInt8(text[index..<next], radix: 16)!)
-    index = next
-  }
-  return out
-}
+private func hex(_ text: String) -> [UInt8] { hexBytes(text) }
 
 // MARK: - Command parameters
 
@@ -495,21 +487,9 @@ struct HCICommandParameterTests {
 
 @Suite("HCI command parameters on arbitrary bytes")
 struct HCICommandParameterArbitraryInputTests {
-  /// A fixed-seed generator (SplitMix64), so a failure reproduces.
-  private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
-  }
-
   @Test func neverTrapsAndClosesGroups() {
     // Seed 0x5EED. Every opcode of OGF 0x01-0x08 with OCF < 0x90, 0-80 random bytes.
-    var random = SplitMix64(state: 0x5EED)
+    var random = SeededGenerator(seed: 0x5EED)
     for ogf: UInt16 in 1...8 {
       for ocf: UInt16 in 0..<0x90 {
         let opcode = ogf << 10 | ocf

@@ -5,7 +5,11 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import BLECapture
 import BLERender
+
+/// An exit status carried as an error (for `Result`).
+struct ExitCode: Error { var status: Int32 }
 
 /// Exit statuses (documented in `--help` and docs/cli.md).
 enum ExitStatus {
@@ -30,6 +34,16 @@ final class CLIContext {
     self.stderr = stderr
     self.environment = environment
     self.stdoutIsTerminal = stdoutIsTerminal
+  }
+
+  /// Opens a capture; on failure prints the one-line error and returns the exit status instead.
+  func openCapture(_ path: String) -> Result<any CaptureReader, ExitCode> {
+    do {
+      return .success(try CaptureFile.open(path: path))
+    } catch {
+      self.error("\(path): \(error.message)")
+      return .failure(ExitCode(status: error.exitStatus))
+    }
   }
 
   func error(_ message: String) {

@@ -72,11 +72,9 @@ enum AnnotateCommand: CLICommand {
   /// The main loop: read, dissect, render, one frame at a time in reused buffers.
   static func annotate<R: FrameRenderer>(path: String, renderer: inout R, limit: Int, verboseFields: Bool, _ context: CLIContext) -> Int32 {
     let reader: any CaptureReader
-    do {
-      reader = try CaptureFile.open(path: path)
-    } catch {
-      context.error("\(path): \(error.message)")
-      return error.exitStatus
+    switch context.openCapture(path) {
+    case .success(let opened): reader = opened
+    case .failure(let code): return code.status
     }
     var dissector = Dissector()
     var frame = DissectedFrame()

@@ -43,11 +43,9 @@ enum ConvertCommand: CLICommand {
     let input = arguments.positionals[0]
     let outputPath = arguments.positionals[1]
     let reader: any CaptureReader
-    do {
-      reader = try CaptureFile.open(path: input)
-    } catch {
-      context.error("\(input): \(error.message)")
-      return error.exitStatus
+    switch context.openCapture(input) {
+    case .success(let opened): reader = opened
+    case .failure(let code): return code.status
     }
     let fd: Int32 = outputPath == "-" ? 1 : open(outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
     guard fd >= 0 else {

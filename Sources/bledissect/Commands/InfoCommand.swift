@@ -14,11 +14,9 @@ enum InfoCommand: CLICommand {
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
     let path = arguments.positionals[0]
     let reader: any CaptureReader
-    do {
-      reader = try CaptureFile.open(path: path)
-    } catch {
-      context.error("\(path): \(error.message)")
-      return error.exitStatus
+    switch context.openCapture(path) {
+    case .success(let opened): reader = opened
+    case .failure(let code): return code.status
     }
     var frames = 0
     var first: Int64?
