@@ -9,7 +9,6 @@ public enum HCIEvent {
     var handle: UInt16?
     var change: ConnectionChange?
     var adapter: UInt16 = 0
-    var isLE = true
     var frameNumber = 0
     /// A more precise header title than the event name (an LE subevent's name).
     var title: StaticString?
