@@ -22,6 +22,10 @@ public enum FieldValue: Sendable {
   /// A raw count in spec units with its scaled meaning: text `30.00 ms (24)`,
   /// JSON `key: 24, key_<unit>: 30.0` (only `key` when `scale` is 1).
   case measure(Int64, scale: Double, unit: StaticString)
+  /// A real number: text with `places` decimals and the unit (`812.5 ms`), JSON the number.
+  case real(Double, places: UInt8, unit: StaticString)
+  /// Explicitly absent (JSON `null`; text "none").
+  case null
   /// Starts a nested object; the fields that follow one level deeper belong to it.
   case object
   /// Starts an array; each element is a field one level deeper (keys are ignored in JSON).
@@ -61,10 +65,21 @@ public struct FieldList: Sendable {
     fields.append(Field(key: key, label: label, value: value, depth: depth))
   }
 
-  public mutating func beginObject(_ key: StaticString, _ label: StaticString, inline: Bool = false) {
-    fields.append(Field(key: key, label: label, value: .object, depth: depth, isInline: inline))
+  /// Opens a nested object. `inline`: text shows its members without a title line.
+  /// `verbose`: text shows it (and all it holds) only with `-v`; JSON always has it.
+  public mutating func beginObject(_ key: StaticString, _ label: StaticString, inline: Bool = false, verbose: Bool = false) {
+    fields.append(Field(key: key, label: label, value: .object, depth: depth, isVerbose: verbose, isInline: inline))
     depth += 1
   }
+
+  /// Marks the field at `index` (an object opened earlier) verbose, once it is known that a
+  /// higher layer says it better (an ACL header under a decoded ATT PDU).
+  public mutating func markVerbose(at index: Int) {
+    guard index < fields.count else { return }
+    fields[index].isVerbose = true
+  }
+
+  public var count: Int { fields.count }
 
   /// Adds a field that text output shows only when verbose (lengths, raw opcode parts).
   public mutating func addVerbose(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
@@ -105,5 +120,11 @@ public struct FieldList: Sendable {
   }
   public mutating func flag(_ key: StaticString, _ label: StaticString, _ value: Bool) {
     add(key, label, .bool(value))
+  }
+  public mutating func real(_ key: StaticString, _ label: StaticString, _ value: Double, places: UInt8, unit: StaticString) {
+    add(key, label, .real(value, places: places, unit: unit))
+  }
+  public mutating func text(_ key: StaticString, _ label: StaticString, _ value: StaticString) {
+    add(key, label, .staticText(value))
   }
 }

@@ -14,13 +14,51 @@ public struct ConnectionLabel: Sendable, Equatable {
 public enum SummaryPart: Sendable, Equatable {
   case text(StaticString)
   case number(Int)
+  /// A real number with a fixed number of decimals, trailing zeros dropped (`812.5`, `820.3`, `72`).
+  case real(Double, places: UInt8)
+  case hex(UInt64, width: UInt8)
+  case string(String)
 
   public static func == (a: SummaryPart, b: SummaryPart) -> Bool {
     switch (a, b) {
     case let (.text(x), .text(y)): return x.description == y.description
     case let (.number(x), .number(y)): return x == y
+    case let (.real(x, p), .real(y, q)): return x == y && p == q
+    case let (.hex(x, w), .hex(y, v)): return x == y && w == v
+    case let (.string(x), .string(y)): return x == y
     default: return false
     }
+  }
+
+  /// The text of this part (tests, tools; renderers write parts directly).
+  public var text: String {
+    switch self {
+    case .text(let words): return words.description
+    case .number(let value): return String(value)
+    case let .real(value, places): return SummaryPart.formatReal(value, places: places)
+    case let .hex(value, width): return Hex.prefixed(value, width: Int(width))
+    case .string(let words): return words
+    }
+  }
+
+  /// `value` rounded to `places` decimals, without trailing zeros.
+  public static func formatReal(_ value: Double, places: UInt8) -> String {
+    var scale = 1.0
+    for _ in 0..<places { scale *= 10 }
+    let scaled = Int64((abs(value) * scale).rounded())
+    let whole = scaled / Int64(scale)
+    var fraction = scaled % Int64(scale)
+    var digits = Int(places)
+    while digits > 0 && fraction % 10 == 0 {
+      fraction /= 10
+      digits -= 1
+    }
+    var text = (value < 0 && scaled != 0 ? "-" : "") + String(whole)
+    if digits > 0 {
+      let fractionText = String(fraction)
+      text += "." + String(repeating: "0", count: digits - fractionText.count) + fractionText
+    }
+    return text
   }
 }
 
@@ -60,12 +98,7 @@ public struct DissectedFrame: Sendable {
   /// The whole summary as text (tests, tools); renderers write the parts directly.
   public var summaryText: String {
     var text = summary
-    for part in summaryParts {
-      switch part {
-      case .text(let words): text += words.description
-      case .number(let value): text += String(value)
-      }
-    }
+    for part in summaryParts { text += part.text }
     return text
   }
 }

@@ -176,6 +176,8 @@ public struct JSONLinesRenderer: FrameRenderer {
         out.append("\":")
         out.double(Double(raw) * scale)
       }
+    case .real(let number, _, _): out.double(number)
+    case .null: out.append("null")
     case .object, .array: break
     }
   }

@@ -223,6 +223,25 @@ public struct OutputBuffer {
     }
   }
 
+  /// `value` rounded to `places` decimals, trailing zeros dropped (`812.5`, `72`).
+  public mutating func real(_ value: Double, places: UInt8) {
+    var scale: Int64 = 1
+    for _ in 0..<places { scale *= 10 }
+    let scaled = Int64((abs(value) * Double(scale)).rounded())
+    if value < 0 && scaled != 0 { byte(UInt8(ascii: "-")) }
+    decimal(UInt64(scaled / scale))
+    var fraction = scaled % scale
+    var digits = Int(places)
+    while digits > 0 && fraction % 10 == 0 {
+      fraction /= 10
+      digits -= 1
+    }
+    if digits > 0 {
+      byte(UInt8(ascii: "."))
+      zeroPadded(UInt64(fraction), width: digits)
+    }
+  }
+
   /// `value` with exactly two decimals.
   public mutating func fixed2(_ value: Double) {
     let hundredths = Int64((value * 100).rounded())

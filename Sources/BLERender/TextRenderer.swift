@@ -112,12 +112,7 @@ public struct TextRenderer: FrameRenderer {
     if !frame.summary.isEmpty || !frame.summaryParts.isEmpty {
       out.append(": ")
       if !frame.summary.isEmpty { out.append(frame.summary) }
-      for part in frame.summaryParts {
-        switch part {
-        case .text(let words): out.append(words)
-        case .number(let value): out.decimal(value)
-        }
-      }
+      for part in frame.summaryParts { Self.writeSummaryPart(part, &out) }
     }
     if frame.malformed != nil {
       style(Style.red, &out)
@@ -272,7 +267,24 @@ public struct TextRenderer: FrameRenderer {
         out.decimal(raw)
         out.byte(UInt8(ascii: ")"))
       }
+    case let .real(number, places, unit):
+      out.real(number, places: places)
+      if unit.utf8CodeUnitCount > 0 {
+        out.byte(0x20)
+        out.append(unit)
+      }
+    case .null: out.append("none")
     case .object, .array: break
+    }
+  }
+
+  static func writeSummaryPart(_ part: SummaryPart, _ out: inout OutputBuffer) {
+    switch part {
+    case .text(let words): out.append(words)
+    case .number(let value): out.decimal(value)
+    case let .real(value, places): out.real(value, places: places)
+    case let .hex(value, width): out.hexPrefixed(value, width: Int(width))
+    case .string(let words): out.append(words)
     }
   }
 }
