@@ -13,6 +13,12 @@ public struct Dissector: Sendable {
   public mutating func dissect(_ record: CaptureRecord, number: Int, into frame: inout DissectedFrame) {
     frame.reset(number: number, record: record)
     var reader = ByteReader(record.bytes, layer: .hci)
+    // Each layer's fields are one top-level group: JSON keys `hci`/`info`, `l2cap`, `att`, ...
+    if record.kind.isHCIPacket {
+      frame.fields.beginObject("hci", "HCI", inline: true)
+    } else {
+      frame.fields.beginObject("info", "Record", inline: true)
+    }
     do {
       switch record.kind {
       case .command:
@@ -46,8 +52,8 @@ public struct Dissector: Sendable {
       }
     } catch {
       frame.malformed = error
-      frame.fields.closeAll()
     }
+    frame.fields.closeAll()
   }
 
   /// Applies what an event did to the connection table and labels the frame with the connection.

@@ -71,9 +71,8 @@ public struct JSONLinesRenderer: FrameRenderer {
     }
     out.append(",\"name\":")
     out.jsonString(frame.title)
-    out.append(record.kind.isHCIPacket ? ",\"hci\":{" : ",\"info\":{")
-    Self.writeFields(frame.fields.fields, &out)
-    out.byte(UInt8(ascii: "}"))
+    // Each layer is a top-level group of fields: `hci`/`info`, then `l2cap`, `att`, ...
+    Self.writeFields(frame.fields.fields, &out, leadingComma: true)
     if let error = frame.malformed {
       out.append(",\"malformed\":{\"layer\":\"")
       out.append(error.layer.rawValue)
@@ -101,11 +100,12 @@ public struct JSONLinesRenderer: FrameRenderer {
     out.flushIfFull()
   }
 
-  /// Writes flat depth-tagged fields as the members of an already-open, empty object.
-  static func writeFields(_ fields: [Field], _ out: inout OutputBuffer) {
+  /// Writes flat depth-tagged fields as the members of an already-open object; `leadingComma`
+  /// when that object already has members.
+  static func writeFields(_ fields: [Field], _ out: inout OutputBuffer, leadingComma: Bool = false) {
     // Open containers: true for arrays. The outermost object is already open.
     var stack: [Bool] = []
-    var needsComma = false
+    var needsComma = leadingComma
     var depth = 0
     for field in fields {
       while field.depth < depth {

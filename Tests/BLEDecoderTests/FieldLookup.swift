@@ -3,7 +3,14 @@ import BLECore
 
 /// Finds decoded values by dotted key path (`params.reports.0.address`), for assertions.
 extension FieldList {
+  /// Looks `path` up as given, then inside the `hci` and `info` layer groups (so HCI tests can
+  /// write `params.handle` for `hci.params.handle`).
   func value(_ path: String) -> FieldValue? {
+    if let found = exactValue(path) { return found }
+    return exactValue("hci." + path) ?? exactValue("info." + path)
+  }
+
+  func exactValue(_ path: String) -> FieldValue? {
     let parts = path.split(separator: ".").map(String.init)
     var depth = 0
     var index = 0
