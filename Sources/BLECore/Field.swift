@@ -99,6 +99,9 @@ public struct FieldList: Sendable {
   /// Closes every open group (after a decode error left some open).
   public mutating func closeAll() { depth = 0 }
 
+  /// Closes groups until `depth` is back to `level` (after a decoder threw inside its groups).
+  public mutating func close(toDepth level: Int) { depth = min(depth, max(level, 0)) }
+
   // Shorthands used by decoders.
   public mutating func uint(_ key: StaticString, _ label: StaticString, _ value: some BinaryInteger) {
     add(key, label, .unsigned(UInt64(value), .decimal))

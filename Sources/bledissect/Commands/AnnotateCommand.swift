@@ -22,7 +22,12 @@ enum AnnotateCommand: CLICommand {
       OptionSpec(name: "color", short: nil, kind: .value(valueName: "auto|always|never"), help: "Colour the text output (default auto: only on a terminal, never with NO_COLOR)."),
       OptionSpec(name: "oneline", short: "1", kind: .flag, help: "Text: only the header line of each frame."),
       OptionSpec(name: "verbose", short: "v", kind: .flag, help: "Text: also show lengths, opcode parts and other low-level fields."),
-      OptionSpec(name: "count", short: "c", kind: .value(valueName: "n"), help: "Stop after n frames."),
+      OptionSpec(name: "count", short: "c", kind: .value(valueName: "n"), help: "Stop after n frames (counted before filtering)."),
+      OptionSpec(name: "conn", short: nil, kind: .value(valueName: "handle"), help: "Only frames of this connection handle (decimal or 0x hex)."),
+      OptionSpec(name: "peer", short: nil, kind: .value(valueName: "address"), help: "Only frames of connections to this device (AA:BB:CC:DD:EE:FF)."),
+      OptionSpec(name: "handle", short: nil, kind: .value(valueName: "h"), help: "Only ATT frames naming this attribute handle (decimal or 0x hex)."),
+      OptionSpec(name: "uuid", short: nil, kind: .value(valueName: "uuid"), help: "Only ATT frames about this service or characteristic (180d, 0x2a37, 128-bit)."),
+      OptionSpec(name: "layer", short: nil, kind: .value(valueName: "hci|l2cap|att|gatt"), help: "Only frames decoded up to this layer or beyond."),
     ],
     minimumPositionals: 1,
     maximumPositionals: 1)
@@ -59,18 +64,24 @@ enum AnnotateCommand: CLICommand {
       }
       limit = count
     }
+    var filter = FrameFilter()
+    do {
+      filter = try parseFilter(arguments)
+    } catch {
+      return BLEDissectCLI.usageError(error.message, ArgumentParser.help(for: configuration), context)
+    }
     let path = arguments.positionals[0]
     if json {
       var renderer = JSONLinesRenderer()
-      return annotate(path: path, renderer: &renderer, limit: limit, verboseFields: true, context)
+      return annotate(path: path, renderer: &renderer, limit: limit, verboseFields: true, filter: filter, context)
     }
     let verbose = arguments.has("verbose")
     var renderer = TextRenderer(time: time, color: color, details: !arguments.has("oneline"), verbose: verbose)
-    return annotate(path: path, renderer: &renderer, limit: limit, verboseFields: verbose, context)
+    return annotate(path: path, renderer: &renderer, limit: limit, verboseFields: verbose, filter: filter, context)
   }
 
   /// The main loop: read, dissect, render, one frame at a time in reused buffers.
-  static func annotate<R: FrameRenderer>(path: String, renderer: inout R, limit: Int, verboseFields: Bool, _ context: CLIContext) -> Int32 {
+  static func annotate<R: FrameRenderer>(path: String, renderer: inout R, limit: Int, verboseFields: Bool, filter: FrameFilter = FrameFilter(), _ context: CLIContext) -> Int32 {
     let reader: any CaptureReader
     switch context.openCapture(path) {
     case .success(let opened): reader = opened
@@ -81,10 +92,12 @@ enum AnnotateCommand: CLICommand {
     // Plain text hides verbose fields, so they need not be built at all.
     frame.fields.keepsVerbose = verboseFields
     var number = 0
+    let filtering = !filter.isEmpty
     do {
       while number < limit, let record = try reader.next() {
         number += 1
         dissector.dissect(record, number: number, into: &frame)
+        if filtering && !filter.matches(frame) { continue }
         renderer.render(frame, to: &context.stdout)
         if context.stdout.isClosed { return ExitStatus.success }
       }
@@ -96,5 +109,41 @@ enum AnnotateCommand: CLICommand {
     }
     renderer.finish(to: &context.stdout)
     return ExitStatus.success
+  }
+
+  static func parseFilter(_ arguments: ParsedArguments) throws(UsageError) -> FrameFilter {
+    var filter = FrameFilter()
+    if let text = arguments.value("conn") {
+      guard let value = parseNumber(text), value <= 0x0EFF else { throw UsageError(message: "--conn needs a connection handle (0 to 0x0eff), not '\(text)'") }
+      filter.connectionHandle = UInt16(value)
+    }
+    if let text = arguments.value("peer") {
+      guard let address = BDAddr(text) else { throw UsageError(message: "--peer needs an address like C0:11:22:33:44:55, not '\(text)'") }
+      filter.peer = address
+    }
+    if let text = arguments.value("handle") {
+      guard let value = parseNumber(text), value <= 0xFFFF else { throw UsageError(message: "--handle needs an attribute handle (0x0001 to 0xffff), not '\(text)'") }
+      filter.attributeHandle = UInt16(value)
+    }
+    if let text = arguments.value("uuid") {
+      guard let uuid = BluetoothUUID(text) else { throw UsageError(message: "--uuid needs a UUID (180d, 0x2a37 or 128-bit), not '\(text)'") }
+      filter.uuid = uuid
+    }
+    if let text = arguments.value("layer") {
+      switch text {
+      case "hci": filter.layer = .hci
+      case "l2cap": filter.layer = .l2cap
+      case "att": filter.layer = .att
+      case "gatt": filter.layer = .gatt
+      default: throw UsageError(message: "--layer must be hci, l2cap, att or gatt, not '\(text)'")
+      }
+    }
+    return filter
+  }
+
+  /// A decimal number or 0x-prefixed hex.
+  static func parseNumber(_ text: String) -> UInt32? {
+    if text.lowercased().hasPrefix("0x") { return UInt32(text.dropFirst(2), radix: 16) }
+    return UInt32(text)
   }
 }

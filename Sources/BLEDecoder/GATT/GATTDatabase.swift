@@ -1,0 +1,133 @@
+import BLECore
+
+/// Which GATT server a database describes: a peer by its address (so a reconnect finds the
+/// handles learned before), the local device of a controller, or a peer whose address the
+/// capture never showed (keyed by its connection).
+public enum GATTServerIdentity: Hashable, Sendable {
+  case peer(BDAddr)
+  case local(adapter: UInt16)
+  case connection(adapter: UInt16, handle: UInt16, generation: Int)
+}
+
+/// What a handle means in a GATT database.
+public struct ResolvedHandle: Sendable {
+  public enum Role: Sendable, Equatable {
+    case serviceDeclaration, includeDeclaration, characteristicDeclaration, characteristicValue, descriptor
+  }
+  public var role: Role
+  public var service: BluetoothUUID?
+  public var characteristic: BluetoothUUID?
+  /// The descriptor's (or declaration's) own type when the handle is not the value.
+  public var descriptor: BluetoothUUID?
+  /// The name to show: the characteristic's, the descriptor's, or the service's.
+  public var name: StaticString?
+  public var characteristicName: StaticString?
+}
+
+/// One GATT server's attribute table, learned from the discovery seen in the capture.
+///
+/// Services come from Read By Group Type and Find By Type Value responses, characteristics
+/// from Read By Type (0x2803), includes from Read By Type (0x2802), and any handle's type from
+/// Find Information. A handle resolves to the nearest preceding characteristic inside its
+/// service, as a GATT client would see it.
+public struct GATTDatabase: Sendable {
+  struct Service: Sendable { var start: UInt16; var end: UInt16; var uuid: BluetoothUUID; var primary: Bool }
+  struct Characteristic: Sendable { var declaration: UInt16; var valueHandle: UInt16; var uuid: BluetoothUUID; var properties: UInt8 }
+
+  var services: [Service] = []         // sorted by start
+  var characteristics: [Characteristic] = []  // sorted by declaration handle
+  var types: [UInt16: BluetoothUUID] = [:]    // any handle's type from Find Information
+  var cache: [UInt16: ResolvedHandle?] = [:]
+
+  public init() {}
+
+  public var isEmpty: Bool { services.isEmpty && characteristics.isEmpty && types.isEmpty }
+
+  public mutating func addService(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool) {
+    cache.removeAll(keepingCapacity: true)
+    services.removeAll { $0.start == start }
+    let index = services.firstIndex { $0.start > start } ?? services.count
+    services.insert(Service(start: start, end: max(start, end), uuid: uuid, primary: primary), at: index)
+  }
+
+  public mutating func addCharacteristic(declaration: UInt16, valueHandle: UInt16, uuid: BluetoothUUID, properties: UInt8) {
+    cache.removeAll(keepingCapacity: true)
+    characteristics.removeAll { $0.declaration == declaration }
+    let index = characteristics.firstIndex { $0.declaration > declaration } ?? characteristics.count
+    characteristics.insert(Characteristic(declaration: declaration, valueHandle: valueHandle, uuid: uuid, properties: properties), at: index)
+  }
+
+  public mutating func setType(_ uuid: BluetoothUUID, of handle: UInt16) {
+    cache.removeAll(keepingCapacity: true)
+    types[handle] = uuid
+  }
+
+  /// Forgets everything in `start...end` (a Service Changed indication).
+  public mutating func invalidate(_ start: UInt16, _ end: UInt16) {
+    guard start <= end else { return }
+    cache.removeAll(keepingCapacity: true)
+    services.removeAll { $0.start >= start && $0.start <= end }
+    characteristics.removeAll { $0.declaration >= start && $0.declaration <= end }
+    types = types.filter { $0.key < start || $0.key > end }
+  }
+
+  /// The properties byte of the characteristic whose value handle is `handle`.
+  public func properties(ofValue handle: UInt16) -> UInt8? {
+    characteristics.first { $0.valueHandle == handle }?.properties
+  }
+
+  /// What `handle` is, or nil when discovery never covered it.
+  public mutating func resolve(_ handle: UInt16) -> ResolvedHandle? {
+    if let cached = cache[handle] { return cached }
+    let resolved = lookUp(handle)
+    if cache.count > 4096 { cache.removeAll(keepingCapacity: true) }
+    cache[handle] = resolved
+    return resolved
+  }
+
+  func lookUp(_ handle: UInt16) -> ResolvedHandle? {
+    let service = services.last { $0.start <= handle && handle <= $0.end }
+    let ownType = types[handle]
+    if let service, service.start == handle {
+      return ResolvedHandle(role: .serviceDeclaration, service: service.uuid, characteristic: nil,
+        descriptor: BluetoothUUID(uuid16: service.primary ? 0x2800 : 0x2801), name: Self.name(service.uuid), characteristicName: nil)
+    }
+    // The characteristic whose declaration precedes the handle, within the same service.
+    let characteristic = characteristics.last {
+      $0.declaration <= handle && (service == nil || $0.declaration >= service!.start)
+    }
+    if let characteristic {
+      let name = Self.name(characteristic.uuid)
+      if handle == characteristic.declaration {
+        return ResolvedHandle(role: .characteristicDeclaration, service: service?.uuid, characteristic: characteristic.uuid,
+          descriptor: BluetoothUUID(uuid16: 0x2803), name: name, characteristicName: name)
+      }
+      if handle == characteristic.valueHandle {
+        return ResolvedHandle(role: .characteristicValue, service: service?.uuid, characteristic: characteristic.uuid,
+          descriptor: nil, name: name, characteristicName: name)
+      }
+      if handle > characteristic.valueHandle {
+        let type = ownType
+        return ResolvedHandle(role: .descriptor, service: service?.uuid, characteristic: characteristic.uuid,
+          descriptor: type, name: type.flatMap(Self.name) ?? name, characteristicName: name)
+      }
+    }
+    if let ownType {
+      // Known only from Find Information: a type without structure around it.
+      if ownType.uuid16 == 0x2802 {
+        return ResolvedHandle(role: .includeDeclaration, service: service?.uuid, characteristic: nil, descriptor: ownType, name: Self.name(ownType), characteristicName: nil)
+      }
+      return ResolvedHandle(role: ownType.uuid16.map { (0x2900...0x29FF).contains($0) } == true ? .descriptor : .characteristicValue,
+        service: service?.uuid, characteristic: nil, descriptor: ownType, name: Self.name(ownType), characteristicName: nil)
+    }
+    if let service {
+      return ResolvedHandle(role: .characteristicValue, service: service.uuid, characteristic: nil, descriptor: nil, name: Self.name(service.uuid), characteristicName: nil)
+    }
+    return nil
+  }
+
+  static func name(_ uuid: BluetoothUUID) -> StaticString? {
+    if let short = uuid.uuid16 { return AssignedNumbers.uuid16Name(short) }
+    return AssignedNumbers.uuid128Name(high: uuid.high, low: uuid.low)
+  }
+}
