@@ -1,0 +1,643 @@
+import BLECore
+
+/// A signaling command the channel layer acts on (dynamic channels); others are `.other`.
+public enum SignalingCommand: Sendable, Equatable {
+  case leCreditConnectionRequest(identifier: UInt8, psm: UInt16, sourceCID: UInt16, mtu: UInt16, mps: UInt16, credits: UInt16)
+  case leCreditConnectionResponse(identifier: UInt8, destinationCID: UInt16, mtu: UInt16, mps: UInt16, credits: UInt16, result: UInt16)
+  case creditBasedConnectionRequest(identifier: UInt8, psm: UInt16, mtu: UInt16, mps: UInt16, credits: UInt16, sourceCIDs: [UInt16])
+  case creditBasedConnectionResponse(identifier: UInt8, mtu: UInt16, mps: UInt16, credits: UInt16, result: UInt16, destinationCIDs: [UInt16])
+  case creditBasedReconfigureRequest(identifier: UInt8, mtu: UInt16, mps: UInt16, destinationCIDs: [UInt16])
+  case disconnectionRequest(identifier: UInt8, destinationCID: UInt16, sourceCID: UInt16)
+  case disconnectionResponse(identifier: UInt8, destinationCID: UInt16, sourceCID: UInt16)
+  /// BR/EDR.
+  case connectionRequest(identifier: UInt8, psm: UInt16, sourceCID: UInt16)
+  /// BR/EDR.
+  case connectionResponse(identifier: UInt8, destinationCID: UInt16, sourceCID: UInt16, result: UInt16)
+  case other(code: UInt8, identifier: UInt8)
+}
+
+/// L2CAP signaling PDUs: `code(1) identifier(1) length(2) data(length)`, on CID 0x0005 (LE-U,
+/// exactly one command per PDU) and CID 0x0001 (ACL-U, one or more commands per PDU).
+///
+/// The corresponding specification is Core Vol 3, Part A, §4 (command layouts), §5
+/// (configuration options) and §4.10–4.11 (information types).
+public enum L2CAPSignaling {
+  /// Decodes the signaling PDU in `reader` (one command on LE CID 5; one or more on BR/EDR CID 1),
+  /// writing fields into `fields` (the caller has opened the object "signaling"; for several commands
+  /// an array "commands" of objects; for one command its fields directly: `code`, `code_name`,
+  /// `identifier`, `length`, then the command's fields) and a short summary into `summary`
+  /// ("Connection Parameter Update Request: interval 7.50–15.00 ms, latency 0, timeout 2000 ms";
+  /// several commands are joined with "; ").
+  ///
+  /// Throws `.lengthMismatch` when a command's length field is longer than the bytes left, and
+  /// (after writing the command's fields and the extra bytes as `extra`) when an LE PDU has bytes
+  /// after its one command. Bytes inside a command's data beyond its parameters show as `extra`.
+  public static func decode(_ reader: inout ByteReader, isLE: Bool, into fields: inout FieldList, summary: inout String) throws(DecodeError) -> [SignalingCommand] {
+    var commands: [SignalingCommand] = []
+    try decode(&reader, isLE: isLE, into: &fields, summary: &summary, commands: &commands)
+    return commands
+  }
+
+  /// The same, appending each command to `commands` as soon as it is decoded, so a caller that
+  /// catches the error still has the commands before it (channel tracking on a flagged PDU).
+  public static func decode(_ reader: inout ByteReader, isLE: Bool, into fields: inout FieldList, summary: inout String, commands: inout [SignalingCommand]) throws(DecodeError) {
+    reader.layer = .l2cap
+    if isLE || commandCount(reader) <= 1 {
+      let start = reader.offset
+      commands.append(try decodeCommand(&reader, into: &fields, summary: &summary))
+      // LE carries exactly one command (on BR/EDR a single-command PDU ends with it).
+      if !reader.isAtEnd {
+        let length = reader.offset - start - 4
+        let extraOffset = reader.offset
+        let extra = reader.readRemaining()
+        fields.bytes("extra", "Unexpected bytes", extra)
+        throw DecodeError(.lengthMismatch(field: "signaling length", declared: length, actual: length + extra.count), layer: .l2cap, offset: extraOffset)
+      }
+      return
+    }
+    fields.beginArray("commands", "Commands")
+    defer { fields.end() }
+    var first = true
+    while !reader.isAtEnd {
+      fields.beginObject("", "Command")
+      defer { fields.end() }
+      if !first { summary += "; " }
+      first = false
+      commands.append(try decodeCommand(&reader, into: &fields, summary: &summary))
+    }
+  }
+
+  /// The command's name ("Connection Parameter Update Request"), for header lines.
+  public static func name(_ code: UInt8) -> StaticString {
+    knownName(code) ?? "Unknown Signaling Command"
+  }
+
+  /// The spec name of a command code (Core 5.2+ names for the credit-based commands), or nil.
+  static func knownName(_ code: UInt8) -> StaticString? {
+    switch code {
+    case 0x16: return "Flow Control Credit Indication"
+    case 0x17: return "Credit Based Connection Request"
+    case 0x18: return "Credit Based Connection Response"
+    default: return AssignedNumbers.l2capSignalingName(code)
+    }
+  }
+
+  /// How many commands the PDU holds, counting a final incomplete one.
+  static func commandCount(_ reader: ByteReader) -> Int {
+    var scan = reader
+    var count = 0
+    while !scan.isAtEnd {
+      count += 1
+      guard (try? scan.skip(2)) != nil, let length = try? scan.readUInt16LE(), (try? scan.skip(Int(length))) != nil else { break }
+    }
+    return count
+  }
+
+  // MARK: - One command
+
+  static func decodeCommand(_ reader: inout ByteReader, into fields: inout FieldList, summary: inout String) throws(DecodeError) -> SignalingCommand {
+    let code = try reader.readUInt8()
+    fields.code("code", "Code", code, width: 2, name: knownName(code))
+    if let known = knownName(code) {
+      summary += known.description
+    } else {
+      summary += "Signaling command " + Hex.prefixed(UInt64(code), width: 2)
+    }
+    let identifier = try reader.readUInt8()
+    fields.uint("identifier", "Identifier", identifier)
+    let lengthOffset = reader.offset
+    let length = Int(try reader.readUInt16LE())
+    fields.addVerbose("length", "Length", .unsigned(UInt64(length), .decimal))
+    guard length <= reader.remaining else {
+      throw DecodeError(.lengthMismatch(field: "signaling length", declared: length, actual: reader.remaining), layer: .l2cap, offset: lengthOffset)
+    }
+    var data = try reader.readReader(count: length, layer: .l2cap)
+    var details = ""
+    let command = try decodeData(code: code, identifier: identifier, &data, into: &fields, details: &details)
+    if !details.isEmpty { summary += ": " + details }
+    if !data.isAtEnd { fields.bytes("extra", "Unexpected bytes", data.readRemaining()) }
+    return command
+  }
+
+  static func decodeData(code: UInt8, identifier: UInt8, _ d: inout ByteReader, into fields: inout FieldList, details: inout String) throws(DecodeError) -> SignalingCommand {
+    switch code {
+    case 0x01:  // Command Reject §4.1: reason(2) data(0, 2 or 4)
+      let reason = try d.readUInt16LE()
+      fields.code("reason", "Reason", reason, width: 4, name: rejectReasonName(reason))
+      details = rejectReasonName(reason)?.description ?? "reason " + hex4(reason)
+      switch reason {
+      case 0x0001:
+        let mtu = try d.readUInt16LE()
+        fields.uint("actual_mtu", "Actual signaling MTU", mtu)
+        details += " (MTU \(mtu))"
+      case 0x0002:
+        let local = try d.readUInt16LE()
+        let remote = try d.readUInt16LE()
+        fields.hex("local_cid", "Local CID", local, width: 4)
+        fields.hex("remote_cid", "Remote CID", remote, width: 4)
+        details += " (local " + hex4(local) + ", remote " + hex4(remote) + ")"
+      default:
+        if !d.isAtEnd { fields.bytes("reason_data", "Reason data", d.readRemaining()) }
+      }
+
+    case 0x02:  // Connection Request §4.2: PSM(2) source CID(2)
+      let psm = try d.readUInt16LE()
+      let source = try d.readUInt16LE()
+      fields.code("psm", "PSM", psm, width: 4, name: psmName(psm))
+      fields.hex("source_cid", "Source CID", source, width: 4)
+      details = psmText(psm) + ", source CID " + hex4(source)
+      return .connectionRequest(identifier: identifier, psm: psm, sourceCID: source)
+
+    case 0x03:  // Connection Response §4.3: DCID(2) SCID(2) result(2) status(2)
+      let destination = try d.readUInt16LE()
+      let source = try d.readUInt16LE()
+      let result = try d.readUInt16LE()
+      let status = try d.readUInt16LE()
+      fields.hex("destination_cid", "Destination CID", destination, width: 4)
+      fields.hex("source_cid", "Source CID", source, width: 4)
+      fields.code("result", "Result", result, width: 4, name: connectionResultName(result))
+      fields.code("status", "Status", status, width: 4, name: connectionStatusName(status))
+      details = "destination CID " + hex4(destination) + ", source CID " + hex4(source) + ", " + resultText(connectionResultName(result), result)
+      return .connectionResponse(identifier: identifier, destinationCID: destination, sourceCID: source, result: result)
+
+    case 0x04:  // Configuration Request §4.4: DCID(2) flags(2) options
+      let destination = try d.readUInt16LE()
+      let flags = try d.readUInt16LE()
+      fields.hex("destination_cid", "Destination CID", destination, width: 4)
+      fields.hex("flags", "Flags", flags, width: 4)
+      fields.flag("continuation", "Continuation", flags & 1 != 0)
+      details = "destination CID " + hex4(destination)
+      try configurationOptions(&d, into: &fields, details: &details)
+
+    case 0x05:  // Configuration Response §4.5: SCID(2) flags(2) result(2) options
+      let source = try d.readUInt16LE()
+      let flags = try d.readUInt16LE()
+      let result = try d.readUInt16LE()
+      fields.hex("source_cid", "Source CID", source, width: 4)
+      fields.hex("flags", "Flags", flags, width: 4)
+      fields.flag("continuation", "Continuation", flags & 1 != 0)
+      fields.code("result", "Result", result, width: 4, name: configurationResultName(result))
+      details = "source CID " + hex4(source) + ", " + resultText(configurationResultName(result), result)
+      try configurationOptions(&d, into: &fields, details: &details)
+
+    case 0x06, 0x07:  // Disconnection Request / Response §4.6-4.7: DCID(2) SCID(2)
+      let destination = try d.readUInt16LE()
+      let source = try d.readUInt16LE()
+      fields.hex("destination_cid", "Destination CID", destination, width: 4)
+      fields.hex("source_cid", "Source CID", source, width: 4)
+      details = "destination CID " + hex4(destination) + ", source CID " + hex4(source)
+      return code == 0x06
+        ? .disconnectionRequest(identifier: identifier, destinationCID: destination, sourceCID: source)
+        : .disconnectionResponse(identifier: identifier, destinationCID: destination, sourceCID: source)
+
+    case 0x08, 0x09:  // Echo Request / Response §4.8-4.9: optional data
+      let data = d.readRemaining()
+      if !data.isEmpty { fields.bytes("data", "Data", data) }
+      details = "\(data.count) byte\(data.count == 1 ? "" : "s")"
+
+    case 0x0A:  // Information Request §4.10: info type(2)
+      let type = try d.readUInt16LE()
+      fields.code("info_type", "Info type", type, width: 4, name: infoTypeName(type))
+      details = infoTypeName(type)?.description ?? "info type " + hex4(type)
+
+    case 0x0B:  // Information Response §4.11: info type(2) result(2) data
+      let type = try d.readUInt16LE()
+      let result = try d.readUInt16LE()
+      fields.code("info_type", "Info type", type, width: 4, name: infoTypeName(type))
+      fields.code("result", "Result", result, width: 4, name: result == 0 ? "Success" : (result == 1 ? "Not supported" : nil))
+      details = (infoTypeName(type)?.description ?? "info type " + hex4(type)) + ", " + (result == 0 ? "success" : (result == 1 ? "not supported" : "result " + hex4(result)))
+      if result == 0, infoTypeName(type) != nil {
+        try informationData(type: type, &d, into: &fields, details: &details)
+      } else if !d.isAtEnd {
+        fields.bytes("data", "Data", d.readRemaining())
+      }
+
+    case 0x0C:  // Create Channel Request (AMP) §4.14: PSM(2) SCID(2) controller ID(1)
+      let psm = try d.readUInt16LE()
+      fields.code("psm", "PSM", psm, width: 4, name: psmName(psm))
+      fields.hex("source_cid", "Source CID", try d.readUInt16LE(), width: 4)
+      fields.uint("controller_id", "Controller ID", try d.readUInt8())
+    case 0x0D:  // Create Channel Response (AMP) §4.15: DCID(2) SCID(2) result(2) status(2)
+      fields.hex("destination_cid", "Destination CID", try d.readUInt16LE(), width: 4)
+      fields.hex("source_cid", "Source CID", try d.readUInt16LE(), width: 4)
+      fields.hex("result", "Result", try d.readUInt16LE(), width: 4)
+      fields.hex("status", "Status", try d.readUInt16LE(), width: 4)
+    case 0x0E:  // Move Channel Request (AMP) §4.16: ICID(2) destination controller ID(1)
+      fields.hex("initiator_cid", "Initiator CID", try d.readUInt16LE(), width: 4)
+      fields.uint("controller_id", "Destination controller ID", try d.readUInt8())
+    case 0x0F, 0x10:  // Move Channel Response / Confirmation (AMP) §4.17-4.18: ICID(2) result(2)
+      fields.hex("initiator_cid", "Initiator CID", try d.readUInt16LE(), width: 4)
+      fields.hex("result", "Result", try d.readUInt16LE(), width: 4)
+    case 0x11:  // Move Channel Confirmation Response (AMP) §4.19: ICID(2)
+      fields.hex("initiator_cid", "Initiator CID", try d.readUInt16LE(), width: 4)
+
+    case 0x12:  // Connection Parameter Update Request §4.20
+      let minimum = try d.readUInt16LE()
+      let maximum = try d.readUInt16LE()
+      let latency = try d.readUInt16LE()
+      let timeout = try d.readUInt16LE()
+      fields.measure("conn_interval_min", "Min connection interval", minimum, scale: 1.25, unit: "ms")
+      fields.measure("conn_interval_max", "Max connection interval", maximum, scale: 1.25, unit: "ms")
+      fields.uint("latency", "Peripheral latency", latency)
+      fields.measure("supervision_timeout", "Supervision timeout", timeout, scale: 10, unit: "ms")
+      details = "interval " + milliseconds(minimum) + "–" + milliseconds(maximum) + " ms, latency \(latency), timeout \(Int(timeout) * 10) ms"
+
+    case 0x13:  // Connection Parameter Update Response §4.21: result(2)
+      let result = try d.readUInt16LE()
+      let name: StaticString? = result == 0 ? "Accepted" : (result == 1 ? "Rejected" : nil)
+      fields.code("result", "Result", result, width: 4, name: name)
+      details = result == 0 ? "accepted" : (result == 1 ? "rejected" : "result " + hex4(result))
+
+    case 0x14:  // LE Credit Based Connection Request §4.22: LE_PSM(2) SCID(2) MTU(2) MPS(2) credits(2)
+      let psm = try d.readUInt16LE()
+      let source = try d.readUInt16LE()
+      let mtu = try d.readUInt16LE()
+      let mps = try d.readUInt16LE()
+      let credits = try d.readUInt16LE()
+      fields.code("spsm", "SPSM", psm, width: 4, name: psmName(psm))
+      fields.hex("source_cid", "Source CID", source, width: 4)
+      fields.uint("mtu", "MTU", mtu)
+      fields.uint("mps", "MPS", mps)
+      fields.uint("initial_credits", "Initial credits", credits)
+      details = "SPSM " + psmText(psm) + ", source CID " + hex4(source) + ", MTU \(mtu), MPS \(mps), credits \(credits)"
+      return .leCreditConnectionRequest(identifier: identifier, psm: psm, sourceCID: source, mtu: mtu, mps: mps, credits: credits)
+
+    case 0x15:  // LE Credit Based Connection Response §4.23: DCID MTU MPS credits result
+      let destination = try d.readUInt16LE()
+      let mtu = try d.readUInt16LE()
+      let mps = try d.readUInt16LE()
+      let credits = try d.readUInt16LE()
+      let result = try d.readUInt16LE()
+      fields.hex("destination_cid", "Destination CID", destination, width: 4)
+      fields.uint("mtu", "MTU", mtu)
+      fields.uint("mps", "MPS", mps)
+      fields.uint("initial_credits", "Initial credits", credits)
+      fields.code("result", "Result", result, width: 4, name: leCreditResultName(result))
+      if result == 0 {
+        details = "destination CID " + hex4(destination) + ", MTU \(mtu), MPS \(mps), credits \(credits)"
+      } else {
+        details = resultText(leCreditResultName(result), result)
+      }
+      return .leCreditConnectionResponse(identifier: identifier, destinationCID: destination, mtu: mtu, mps: mps, credits: credits, result: result)
+
+    case 0x16:  // Flow Control Credit Indication §4.24: CID(2) credits(2)
+      let cid = try d.readUInt16LE()
+      let credits = try d.readUInt16LE()
+      fields.hex("cid", "CID", cid, width: 4)
+      fields.uint("credits", "Credits", credits)
+      details = "CID " + hex4(cid) + ", credits \(credits)"
+
+    case 0x17:  // Credit Based Connection Request §4.25: SPSM MTU MPS credits SCID×1..5
+      let psm = try d.readUInt16LE()
+      let mtu = try d.readUInt16LE()
+      let mps = try d.readUInt16LE()
+      let credits = try d.readUInt16LE()
+      fields.code("spsm", "SPSM", psm, width: 4, name: psmName(psm))
+      fields.uint("mtu", "MTU", mtu)
+      fields.uint("mps", "MPS", mps)
+      fields.uint("initial_credits", "Initial credits", credits)
+      let sources = try cidList(&d, into: &fields, key: "source_cids", label: "Source CIDs")
+      details = "SPSM " + psmText(psm) + ", MTU \(mtu), MPS \(mps), credits \(credits), source CIDs " + cidsText(sources)
+      return .creditBasedConnectionRequest(identifier: identifier, psm: psm, mtu: mtu, mps: mps, credits: credits, sourceCIDs: sources)
+
+    case 0x18:  // Credit Based Connection Response §4.26: MTU MPS credits result DCID×1..5
+      let mtu = try d.readUInt16LE()
+      let mps = try d.readUInt16LE()
+      let credits = try d.readUInt16LE()
+      let result = try d.readUInt16LE()
+      fields.uint("mtu", "MTU", mtu)
+      fields.uint("mps", "MPS", mps)
+      fields.uint("initial_credits", "Initial credits", credits)
+      fields.code("result", "Result", result, width: 4, name: creditBasedResultName(result))
+      let destinations = try cidList(&d, into: &fields, key: "destination_cids", label: "Destination CIDs")
+      details = resultText(creditBasedResultName(result), result) + ", MTU \(mtu), MPS \(mps), credits \(credits), destination CIDs " + cidsText(destinations)
+      return .creditBasedConnectionResponse(identifier: identifier, mtu: mtu, mps: mps, credits: credits, result: result, destinationCIDs: destinations)
+
+    case 0x19:  // Credit Based Reconfigure Request §4.27: MTU MPS DCID×1..5
+      let mtu = try d.readUInt16LE()
+      let mps = try d.readUInt16LE()
+      fields.uint("mtu", "MTU", mtu)
+      fields.uint("mps", "MPS", mps)
+      let destinations = try cidList(&d, into: &fields, key: "destination_cids", label: "Destination CIDs")
+      details = "MTU \(mtu), MPS \(mps), destination CIDs " + cidsText(destinations)
+      return .creditBasedReconfigureRequest(identifier: identifier, mtu: mtu, mps: mps, destinationCIDs: destinations)
+
+    case 0x1A:  // Credit Based Reconfigure Response §4.28: result(2)
+      let result = try d.readUInt16LE()
+      fields.code("result", "Result", result, width: 4, name: reconfigureResultName(result))
+      details = resultText(reconfigureResultName(result), result)
+
+    default:
+      if !d.isAtEnd { fields.bytes("data", "Data", d.readRemaining()) }
+    }
+    return .other(code: code, identifier: identifier)
+  }
+
+  // MARK: - Parts
+
+  /// The CIDs that end a credit-based command, two bytes each (the spec allows 1 to 5).
+  /// An odd final byte is left for the caller to show as unexpected.
+  static func cidList(_ d: inout ByteReader, into fields: inout FieldList, key: StaticString, label: StaticString) throws(DecodeError) -> [UInt16] {
+    var cids: [UInt16] = []
+    fields.beginArray(key, label)
+    defer { fields.end() }
+    while d.remaining >= 2 {
+      let cid = try d.readUInt16LE()
+      cids.append(cid)
+      fields.hex("", "CID", cid, width: 4)
+    }
+    return cids
+  }
+
+  /// Configuration options §5: type(1, bit 7 = hint) length(1) data(length).
+  static func configurationOptions(_ d: inout ByteReader, into fields: inout FieldList, details: inout String) throws(DecodeError) {
+    guard !d.isAtEnd else { return }
+    fields.beginArray("options", "Options")
+    defer { fields.end() }
+    while !d.isAtEnd {
+      let type = try d.readUInt8()
+      let kind = type & 0x7F
+      fields.beginObject("", "Option")
+      defer { fields.end() }
+      fields.code("type", "Type", kind, width: 2, name: optionName(kind))
+      if type & 0x80 != 0 { fields.flag("hint", "Hint", true) }
+      let length = Int(try d.readUInt8())
+      fields.addVerbose("length", "Length", .unsigned(UInt64(length), .decimal))
+      var option = try d.readReader(count: length)
+      switch kind {
+      case 0x01:
+        let mtu = try option.readUInt16LE()
+        fields.uint("mtu", "MTU", mtu)
+        details += ", MTU \(mtu)"
+      case 0x02:
+        let timeout = try option.readUInt16LE()
+        fields.measure("flush_timeout", "Flush timeout", timeout, scale: 1, unit: "ms")
+      case 0x03:  // Quality of Service §5.3
+        fields.hex("qos_flags", "Flags", try option.readUInt8(), width: 2)
+        let service = try option.readUInt8()
+        fields.code("service_type", "Service type", service, width: 2, name: serviceTypeName(service))
+        fields.uint("token_rate", "Token rate (bytes/s)", try option.readUInt32LE())
+        fields.uint("token_bucket_size", "Token bucket size (bytes)", try option.readUInt32LE())
+        fields.uint("peak_bandwidth", "Peak bandwidth (bytes/s)", try option.readUInt32LE())
+        fields.measure("latency", "Latency", try option.readUInt32LE(), scale: 1, unit: "us")
+        fields.measure("delay_variation", "Delay variation", try option.readUInt32LE(), scale: 1, unit: "us")
+      case 0x04:  // Retransmission and Flow Control §5.4
+        let mode = try option.readUInt8()
+        fields.code("mode", "Mode", mode, width: 2, name: modeName(mode))
+        fields.uint("tx_window", "TxWindow size", try option.readUInt8())
+        fields.uint("max_transmit", "MaxTransmit", try option.readUInt8())
+        fields.measure("retransmission_timeout", "Retransmission timeout", try option.readUInt16LE(), scale: 1, unit: "ms")
+        fields.measure("monitor_timeout", "Monitor timeout", try option.readUInt16LE(), scale: 1, unit: "ms")
+        fields.uint("mps", "MPS", try option.readUInt16LE())
+        if let name = modeName(mode) { details += ", " + name.description + " mode" }
+      case 0x05:  // Frame Check Sequence §5.5
+        let fcs = try option.readUInt8()
+        fields.code("fcs", "FCS", fcs, width: 2, name: fcs == 0 ? "No FCS" : (fcs == 1 ? "16-bit FCS" : nil))
+      case 0x06:  // Extended Flow Specification §5.6
+        fields.uint("identifier", "Identifier", try option.readUInt8())
+        let service = try option.readUInt8()
+        fields.code("service_type", "Service type", service, width: 2, name: serviceTypeName(service))
+        fields.uint("max_sdu_size", "Maximum SDU size", try option.readUInt16LE())
+        fields.measure("sdu_inter_arrival_time", "SDU inter-arrival time", try option.readUInt32LE(), scale: 1, unit: "us")
+        fields.measure("access_latency", "Access latency", try option.readUInt32LE(), scale: 1, unit: "us")
+        fields.measure("flush_timeout", "Flush timeout", try option.readUInt32LE(), scale: 1, unit: "us")
+      case 0x07:  // Extended Window Size §5.7
+        fields.uint("max_window_size", "Maximum window size", try option.readUInt16LE())
+      default:
+        if !option.isAtEnd { fields.bytes("data", "Data", option.readRemaining()) }
+      }
+      if !option.isAtEnd { fields.bytes("extra", "Unexpected bytes", option.readRemaining()) }
+    }
+  }
+
+  /// Information Response data on success §4.11.
+  static func informationData(type: UInt16, _ d: inout ByteReader, into fields: inout FieldList, details: inout String) throws(DecodeError) {
+    switch type {
+    case 0x0001:
+      let mtu = try d.readUInt16LE()
+      fields.uint("connectionless_mtu", "Connectionless MTU", mtu)
+      details += ", MTU \(mtu)"
+    case 0x0002:
+      let mask = try d.readUInt32LE()
+      fields.hex("features", "Extended features", mask, width: 8)
+      for (bit, key, label) in featureBits where mask & (1 << bit) != 0 { fields.flag(key, label, true) }
+    case 0x0003:
+      let mask = try d.readUInt64LE()
+      fields.hex("fixed_channels", "Fixed channels", mask, width: 16)
+      for (bit, key, label) in fixedChannelBits where mask & (1 << bit) != 0 { fields.flag(key, label, true) }
+    default:
+      break
+    }
+  }
+
+  /// Extended feature mask bits §4.12.
+  static let featureBits: [(UInt32, StaticString, StaticString)] = [
+    (0, "flow_control_mode", "Flow control mode"),
+    (1, "retransmission_mode", "Retransmission mode"),
+    (2, "bidirectional_qos", "Bi-directional QoS"),
+    (3, "enhanced_retransmission_mode", "Enhanced Retransmission Mode"),
+    (4, "streaming_mode", "Streaming Mode"),
+    (5, "fcs_option", "FCS option"),
+    (6, "extended_flow_spec", "Extended Flow Specification for BR/EDR"),
+    (7, "fixed_channels_supported", "Fixed channels"),
+    (8, "extended_window_size", "Extended window size"),
+    (9, "unicast_connectionless_data", "Unicast connectionless data reception"),
+    (10, "enhanced_credit_based_mode", "Enhanced Credit Based Flow Control Mode"),
+  ]
+
+  /// Fixed channels supported bits §4.13 (bit n = CID n).
+  static let fixedChannelBits: [(UInt64, StaticString, StaticString)] = [
+    (1, "signaling", "L2CAP signaling channel"),
+    (2, "connectionless", "Connectionless reception"),
+    (3, "amp_manager", "AMP Manager protocol"),
+    (7, "br_edr_security_manager", "BR/EDR Security Manager"),
+    (63, "amp_test_manager", "AMP test manager"),
+  ]
+
+  // MARK: - Names (Core Vol 3 Part A)
+
+  static func rejectReasonName(_ reason: UInt16) -> StaticString? {
+    switch reason {
+    case 0x0000: return "Command not understood"
+    case 0x0001: return "Signaling MTU exceeded"
+    case 0x0002: return "Invalid CID in request"
+    default: return nil
+    }
+  }
+
+  /// Connection Response (and Create Channel Response) results §4.3.
+  static func connectionResultName(_ result: UInt16) -> StaticString? {
+    switch result {
+    case 0x0000: return "Connection successful"
+    case 0x0001: return "Connection pending"
+    case 0x0002: return "Connection refused – PSM not supported"
+    case 0x0003: return "Connection refused – security block"
+    case 0x0004: return "Connection refused – no resources available"
+    case 0x0006: return "Connection refused – invalid Source CID"
+    case 0x0007: return "Connection refused – Source CID already allocated"
+    default: return nil
+    }
+  }
+
+  static func connectionStatusName(_ status: UInt16) -> StaticString? {
+    switch status {
+    case 0x0000: return "No further information available"
+    case 0x0001: return "Authentication pending"
+    case 0x0002: return "Authorization pending"
+    default: return nil
+    }
+  }
+
+  static func configurationResultName(_ result: UInt16) -> StaticString? {
+    switch result {
+    case 0x0000: return "Success"
+    case 0x0001: return "Failure – unacceptable parameters"
+    case 0x0002: return "Failure – rejected"
+    case 0x0003: return "Failure – unknown options"
+    case 0x0004: return "Pending"
+    case 0x0005: return "Failure – flow spec rejected"
+    default: return nil
+    }
+  }
+
+  static func optionName(_ type: UInt8) -> StaticString? {
+    switch type {
+    case 0x01: return "MTU"
+    case 0x02: return "Flush Timeout"
+    case 0x03: return "Quality of Service"
+    case 0x04: return "Retransmission and Flow Control"
+    case 0x05: return "Frame Check Sequence"
+    case 0x06: return "Extended Flow Specification"
+    case 0x07: return "Extended Window Size"
+    default: return nil
+    }
+  }
+
+  static func modeName(_ mode: UInt8) -> StaticString? {
+    switch mode {
+    case 0x00: return "Basic"
+    case 0x01: return "Retransmission"
+    case 0x02: return "Flow Control"
+    case 0x03: return "Enhanced Retransmission"
+    case 0x04: return "Streaming"
+    default: return nil
+    }
+  }
+
+  static func serviceTypeName(_ type: UInt8) -> StaticString? {
+    switch type {
+    case 0x00: return "No traffic"
+    case 0x01: return "Best effort"
+    case 0x02: return "Guaranteed"
+    default: return nil
+    }
+  }
+
+  static func infoTypeName(_ type: UInt16) -> StaticString? {
+    switch type {
+    case 0x0001: return "Connectionless MTU"
+    case 0x0002: return "Extended features supported"
+    case 0x0003: return "Fixed channels supported"
+    default: return nil
+    }
+  }
+
+  /// LE Credit Based Connection Response results §4.23.
+  static func leCreditResultName(_ result: UInt16) -> StaticString? {
+    switch result {
+    case 0x0000: return "Connection successful"
+    case 0x0002: return "Connection refused – SPSM not supported"
+    case 0x0004: return "Connection refused – no resources available"
+    case 0x0005: return "Connection refused – insufficient authentication"
+    case 0x0006: return "Connection refused – insufficient authorization"
+    case 0x0007: return "Connection refused – encryption key size too short"
+    case 0x0008: return "Connection refused – insufficient encryption"
+    case 0x0009: return "Connection refused – invalid Source CID"
+    case 0x000A: return "Connection refused – Source CID already allocated"
+    case 0x000B: return "Connection refused – unacceptable parameters"
+    default: return nil
+    }
+  }
+
+  /// Credit Based (ECRED) Connection Response results §4.26.
+  static func creditBasedResultName(_ result: UInt16) -> StaticString? {
+    switch result {
+    case 0x0000: return "All connections successful"
+    case 0x0002: return "All connections refused – SPSM not supported"
+    case 0x0004: return "Some connections refused – insufficient resources available"
+    case 0x0005: return "All connections refused – insufficient authentication"
+    case 0x0006: return "All connections refused – insufficient authorization"
+    case 0x0007: return "All connections refused – encryption key size too short"
+    case 0x0008: return "All connections refused – insufficient encryption"
+    case 0x0009: return "Some connections refused – invalid Source CID"
+    case 0x000A: return "Some connections refused – Source CID already allocated"
+    case 0x000B: return "All connections refused – unacceptable parameters"
+    case 0x000C: return "All connections refused – invalid parameters"
+    case 0x000D: return "All connections pending – no further information available"
+    case 0x000E: return "All connections pending – authentication pending"
+    case 0x000F: return "All connections pending – authorization pending"
+    default: return nil
+    }
+  }
+
+  /// Credit Based Reconfigure Response results §4.28.
+  static func reconfigureResultName(_ result: UInt16) -> StaticString? {
+    switch result {
+    case 0x0000: return "Reconfiguration successful"
+    case 0x0001: return "Reconfiguration failed – reduction in size of MTU not allowed"
+    case 0x0002: return "Reconfiguration failed – reduction in size of MPS not allowed for more than one channel"
+    case 0x0003: return "Reconfiguration failed – one or more Destination CIDs invalid"
+    case 0x0004: return "Reconfiguration failed – other unacceptable parameters"
+    default: return nil
+    }
+  }
+
+  /// Fixed PSM / SPSM assignments (Assigned Numbers §2.x, L2CAP PSMs).
+  static func psmName(_ psm: UInt16) -> StaticString? {
+    switch psm {
+    case 0x0001: return "SDP"
+    case 0x0003: return "RFCOMM"
+    case 0x0005: return "TCS-BIN"
+    case 0x0007: return "TCS-BIN-CORDLESS"
+    case 0x000F: return "BNEP"
+    case 0x0011: return "HID Control"
+    case 0x0013: return "HID Interrupt"
+    case 0x0015: return "UPnP"
+    case 0x0017: return "AVCTP"
+    case 0x0019: return "AVDTP"
+    case 0x001B: return "AVCTP Browsing"
+    case 0x001D: return "UDI C-Plane"
+    case 0x001F: return "ATT"
+    case 0x0021: return "3DSP"
+    case 0x0023: return "IPSP"
+    case 0x0025: return "OTS"
+    case 0x0027: return "EATT"
+    default: return nil
+    }
+  }
+
+  // MARK: - Text helpers
+
+  static func hex4(_ value: UInt16) -> String { Hex.prefixed(UInt64(value), width: 4) }
+
+  /// `0x0001 (SDP)` or `0x0081`.
+  static func psmText(_ psm: UInt16) -> String {
+    if let name = psmName(psm) { return hex4(psm) + " (" + name.description + ")" }
+    return hex4(psm)
+  }
+
+  static func resultText(_ name: StaticString?, _ value: UInt16) -> String {
+    name?.description ?? "result " + hex4(value)
+  }
+
+  static func cidsText(_ cids: [UInt16]) -> String {
+    cids.isEmpty ? "none" : cids.map(hex4).joined(separator: ", ")
+  }
+
+  /// `raw × 1.25` ms with two decimals, without Foundation.
+  static func milliseconds(_ raw: UInt16) -> String {
+    let hundredths = Int(raw) * 125
+    let fraction = hundredths % 100
+    return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+  }
+}

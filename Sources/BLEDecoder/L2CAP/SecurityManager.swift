@@ -1,0 +1,232 @@
+import BLECore
+
+/// Security Manager Protocol PDUs: `code(1) data`, on CID 0x0006 (LE-U) and 0x0007 (ACL-U).
+///
+/// The corresponding specification is Core Vol 3, Part H, §3.3 (PDU format), §3.5 (pairing
+/// methods) and §3.6 (key distribution). Every command has a fixed size.
+public enum SecurityManager {
+  /// Decodes one SMP PDU (CID 6 on LE, 7 on BR/EDR) into `fields` (the caller has opened the
+  /// object "smp"): `code`, `code_name`, then the command's fields; appends a short summary to
+  /// `summary` ("Pairing Request: NoInputNoOutput, bonding, MITM, SC, key size 16").
+  ///
+  /// Throws `.truncated` when the PDU is shorter than its command and, after writing the fields
+  /// and the surplus as `extra`, `.lengthMismatch` when it is longer. Keys (LTK, IRK, CSRK,
+  /// confirm and random values, public key coordinates) are shown as the bytes on the wire.
+  public static func decode(_ reader: inout ByteReader, into fields: inout FieldList, summary: inout String) throws(DecodeError) {
+    reader.layer = .l2cap
+    let start = reader.offset
+    let code = try reader.readUInt8()
+    fields.code("code", "Code", code, width: 2, name: knownName(code))
+    if let known = knownName(code) {
+      summary += known.description
+    } else {
+      summary += "SMP command " + Hex.prefixed(UInt64(code), width: 2)
+    }
+    var details = ""
+    try decodeData(code: code, &reader, into: &fields, details: &details)
+    if !details.isEmpty { summary += ": " + details }
+    if !reader.isAtEnd {
+      let expected = reader.offset - start
+      let extraOffset = reader.offset
+      let extra = reader.readRemaining()
+      fields.bytes("extra", "Unexpected bytes", extra)
+      throw DecodeError(.lengthMismatch(field: "SMP command length", declared: expected, actual: expected + extra.count), layer: .l2cap, offset: extraOffset)
+    }
+  }
+
+  public static func name(_ code: UInt8) -> StaticString {
+    knownName(code) ?? "Unknown SMP Command"
+  }
+
+  /// SMP command codes §3.3.
+  static func knownName(_ code: UInt8) -> StaticString? {
+    switch code {
+    case 0x01: return "Pairing Request"
+    case 0x02: return "Pairing Response"
+    case 0x03: return "Pairing Confirm"
+    case 0x04: return "Pairing Random"
+    case 0x05: return "Pairing Failed"
+    case 0x06: return "Encryption Information"
+    case 0x07: return "Central Identification"
+    case 0x08: return "Identity Information"
+    case 0x09: return "Identity Address Information"
+    case 0x0A: return "Signing Information"
+    case 0x0B: return "Security Request"
+    case 0x0C: return "Pairing Public Key"
+    case 0x0D: return "Pairing DHKey Check"
+    case 0x0E: return "Pairing Keypress Notification"
+    default: return nil
+    }
+  }
+
+  static func decodeData(code: UInt8, _ r: inout ByteReader, into fields: inout FieldList, details: inout String) throws(DecodeError) {
+    switch code {
+    case 0x01, 0x02:  // Pairing Request / Response §3.5.1-3.5.2
+      let io = try r.readUInt8()
+      let oob = try r.readUInt8()
+      let auth = try r.readUInt8()
+      let keySize = try r.readUInt8()
+      let initiatorKeys = try r.readUInt8()
+      let responderKeys = try r.readUInt8()
+      fields.code("io_capability", "IO capability", io, width: 2, name: ioCapabilityName(io))
+      fields.code("oob_data_flag", "OOB data flag", oob, width: 2, name: oobName(oob))
+      authReq(auth, into: &fields)
+      fields.uint("max_key_size", "Maximum encryption key size", keySize)
+      keyDistribution(initiatorKeys, into: &fields, key: "initiator_key_distribution", label: "Initiator key distribution")
+      keyDistribution(responderKeys, into: &fields, key: "responder_key_distribution", label: "Responder key distribution")
+      details = ioCapabilityName(io)?.description ?? "IO capability " + Hex.prefixed(UInt64(io), width: 2)
+      if oob == 1 { details += ", OOB" }
+      details += authReqText(auth)
+      details += ", key size \(keySize)"
+
+    case 0x03:  // Pairing Confirm §3.5.3
+      fields.bytes("confirm", "Confirm value", try r.readBytes(count: 16))
+    case 0x04:  // Pairing Random §3.5.4
+      fields.bytes("random", "Random value", try r.readBytes(count: 16))
+    case 0x05:  // Pairing Failed §3.5.5
+      let reason = try r.readUInt8()
+      fields.code("reason", "Reason", reason, width: 2, name: failureReasonName(reason))
+      details = failureReasonName(reason)?.description ?? "reason " + Hex.prefixed(UInt64(reason), width: 2)
+    case 0x06:  // Encryption Information §3.6.2
+      fields.bytes("ltk", "Long term key", try r.readBytes(count: 16))
+    case 0x07:  // Central Identification §3.6.3: EDIV(2) Rand(8)
+      let ediv = try r.readUInt16LE()
+      fields.hex("ediv", "Encrypted diversifier", ediv, width: 4)
+      fields.hex("random_number", "Random number", try r.readUInt64LE(), width: 16)
+      details = "EDIV " + Hex.prefixed(UInt64(ediv), width: 4)
+    case 0x08:  // Identity Information §3.6.4
+      fields.bytes("irk", "Identity resolving key", try r.readBytes(count: 16))
+    case 0x09:  // Identity Address Information §3.6.5: address type(1) address(6)
+      let type = try r.readUInt8()
+      let address = try r.readBDAddr()
+      if type <= 1 {
+        fields.add("address", "Identity address", .address(address, AddressType(rawValue: type)))
+        details = address.description + (type == 0 ? " (public)" : " (random static)")
+      } else {
+        fields.code("address_type", "Address type", type, width: 2, name: nil)
+        fields.add("address", "Identity address", .address(address, nil))
+        details = address.description
+      }
+    case 0x0A:  // Signing Information §3.6.6
+      fields.bytes("csrk", "Connection signature resolving key", try r.readBytes(count: 16))
+    case 0x0B:  // Security Request §3.6.7
+      let auth = try r.readUInt8()
+      authReq(auth, into: &fields)
+      details = String(authReqText(auth).dropFirst(2))
+    case 0x0C:  // Pairing Public Key §3.5.6: X(32) Y(32)
+      fields.bytes("public_key_x", "Public key X", try r.readBytes(count: 32))
+      fields.bytes("public_key_y", "Public key Y", try r.readBytes(count: 32))
+    case 0x0D:  // Pairing DHKey Check §3.5.7
+      fields.bytes("dhkey_check", "DHKey check", try r.readBytes(count: 16))
+    case 0x0E:  // Pairing Keypress Notification §3.5.8
+      let type = try r.readUInt8()
+      fields.code("notification_type", "Notification type", type, width: 2, name: keypressName(type))
+      details = keypressName(type)?.description ?? "type " + Hex.prefixed(UInt64(type), width: 2)
+    default:
+      if !r.isAtEnd { fields.bytes("data", "Data", r.readRemaining()) }
+    }
+  }
+
+  // MARK: - Bit fields
+
+  /// AuthReq §3.5.1: bonding flags (bits 0-1), MITM (2), SC (3), Keypress (4), CT2 (5).
+  static func authReq(_ value: UInt8, into fields: inout FieldList) {
+    fields.beginObject("auth_req", "AuthReq")
+    defer { fields.end() }
+    fields.addVerbose("value", "Value", .unsigned(UInt64(value), .hex(2)))
+    let bonding = value & 0x03
+    fields.code("bonding_flags", "Bonding flags", bonding, width: 2, name: bonding == 0 ? "No Bonding" : (bonding == 1 ? "Bonding" : nil))
+    fields.flag("mitm", "MITM protection", value & 0x04 != 0)
+    fields.flag("sc", "Secure Connections", value & 0x08 != 0)
+    fields.flag("keypress", "Keypress notifications", value & 0x10 != 0)
+    fields.flag("ct2", "CT2 (h7 supported)", value & 0x20 != 0)
+    if value & 0xC0 != 0 { fields.hex("reserved", "Reserved bits", value & 0xC0, width: 2) }
+  }
+
+  /// ", bonding, MITM, SC" (each part led by ", "); "no bonding" is said only when nothing else is set.
+  static func authReqText(_ value: UInt8) -> String {
+    var text = ""
+    switch value & 0x03 {
+    case 0: if value & 0x3C == 0 { text += ", no bonding" }
+    case 1: text += ", bonding"
+    default: text += ", bonding flags \(value & 0x03)"
+    }
+    if value & 0x04 != 0 { text += ", MITM" }
+    if value & 0x08 != 0 { text += ", SC" }
+    if value & 0x10 != 0 { text += ", keypress" }
+    if value & 0x20 != 0 { text += ", CT2" }
+    return text
+  }
+
+  static let keyBits: [(bit: UInt8, name: StaticString)] = [(0x01, "EncKey"), (0x02, "IdKey"), (0x04, "SignKey"), (0x08, "LinkKey")]
+
+  /// Key distribution §3.6.1: EncKey (bit 0), IdKey (1), SignKey (2), LinkKey (3); as the
+  /// value named by its set bits ("EncKey, IdKey").
+  static func keyDistribution(_ value: UInt8, into fields: inout FieldList, key: StaticString, label: StaticString) {
+    var text = ""
+    for entry in keyBits where value & entry.bit != 0 {
+      if !text.isEmpty { text += ", " }
+      text += entry.name.description
+    }
+    if value & 0xF0 != 0 {
+      if !text.isEmpty { text += ", " }
+      text += "reserved " + Hex.prefixed(UInt64(value & 0xF0), width: 2)
+    }
+    fields.add(key, label, .codeText(UInt64(value), width: 2, name: text.isEmpty ? "none" : text))
+  }
+
+  // MARK: - Names (Core Vol 3 Part H)
+
+  static func ioCapabilityName(_ value: UInt8) -> StaticString? {
+    switch value {
+    case 0x00: return "DisplayOnly"
+    case 0x01: return "DisplayYesNo"
+    case 0x02: return "KeyboardOnly"
+    case 0x03: return "NoInputNoOutput"
+    case 0x04: return "KeyboardDisplay"
+    default: return nil
+    }
+  }
+
+  static func oobName(_ value: UInt8) -> StaticString? {
+    switch value {
+    case 0x00: return "OOB data not present"
+    case 0x01: return "OOB data present"
+    default: return nil
+    }
+  }
+
+  /// Pairing Failed reasons §3.5.5, Table 3.7.
+  static func failureReasonName(_ reason: UInt8) -> StaticString? {
+    switch reason {
+    case 0x01: return "Passkey Entry Failed"
+    case 0x02: return "OOB Not Available"
+    case 0x03: return "Authentication Requirements"
+    case 0x04: return "Confirm Value Failed"
+    case 0x05: return "Pairing Not Supported"
+    case 0x06: return "Encryption Key Size"
+    case 0x07: return "Command Not Supported"
+    case 0x08: return "Unspecified Reason"
+    case 0x09: return "Repeated Attempts"
+    case 0x0A: return "Invalid Parameters"
+    case 0x0B: return "DHKey Check Failed"
+    case 0x0C: return "Numeric Comparison Failed"
+    case 0x0D: return "BR/EDR Pairing In Progress"
+    case 0x0E: return "Cross-transport Key Derivation/Generation Not Allowed"
+    case 0x0F: return "Key Rejected"
+    default: return nil
+    }
+  }
+
+  /// Keypress Notification types §3.5.8.
+  static func keypressName(_ type: UInt8) -> StaticString? {
+    switch type {
+    case 0x00: return "Passkey entry started"
+    case 0x01: return "Passkey digit entered"
+    case 0x02: return "Passkey digit erased"
+    case 0x03: return "Passkey cleared"
+    case 0x04: return "Passkey entry completed"
+    default: return nil
+    }
+  }
+}
