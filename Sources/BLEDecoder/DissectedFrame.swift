@@ -18,6 +18,8 @@ public enum SummaryPart: Sendable, Equatable {
   case real(Double, places: UInt8)
   case hex(UInt64, width: UInt8)
   case string(String)
+  /// Bytes shown as hex (a renderer may shorten long ones).
+  case bytes(ArraySlice<UInt8>)
 
   public static func == (a: SummaryPart, b: SummaryPart) -> Bool {
     switch (a, b) {
@@ -26,6 +28,7 @@ public enum SummaryPart: Sendable, Equatable {
     case let (.real(x, p), .real(y, q)): return x == y && p == q
     case let (.hex(x, w), .hex(y, v)): return x == y && w == v
     case let (.string(x), .string(y)): return x == y
+    case let (.bytes(x), .bytes(y)): return x.elementsEqual(y)
     default: return false
     }
   }
@@ -38,8 +41,14 @@ public enum SummaryPart: Sendable, Equatable {
     case let .real(value, places): return SummaryPart.formatReal(value, places: places)
     case let .hex(value, width): return Hex.prefixed(value, width: Int(width))
     case .string(let words): return words
+    case .bytes(let data):
+      let shown = data.prefix(SummaryPart.maximumBytes).map { Hex.string([$0]) }.joined(separator: " ")
+      return data.count > SummaryPart.maximumBytes ? shown + " …" : shown
     }
   }
+
+  /// Summaries show at most this many bytes of a value.
+  public static let maximumBytes = 16
 
   /// `value` rounded to `places` decimals, without trailing zeros.
   public static func formatReal(_ value: Double, places: UInt8) -> String {
@@ -69,11 +78,22 @@ public struct DissectedFrame: Sendable {
   public var record = CaptureRecord(timestamp: 0, direction: nil, kind: .other(0), bytes: [])
   /// The protocol item's name for the header line ("LE Set Scan Enable", "Disconnection Complete").
   public var title: StaticString = ""
+  /// The protocol the title belongs to when it is above HCI ("ATT", "SMP", "L2CAP").
+  public var layerLabel: StaticString = ""
+  /// The deepest layer this frame's bytes were decoded to (for `--layer`).
+  public var deepestLayer: ProtocolLayer = .hci
+  /// Attribute handles the frame names (for `--handle`), and the services and characteristics
+  /// they belong to (for `--uuid`).
+  public var attributeHandles: [UInt16] = []
+  public var gattUUIDs: [BluetoothUUID] = []
   /// Short extra words for the header line ("enabled", "reason Remote User Terminated Connection").
   public var summary = ""
   /// More words after `summary`, kept as parts so the frequent frames (ACL data, completed
   /// packets) build no strings; renderers write them straight out.
   public var summaryParts: [SummaryPart] = []
+  /// What joins the title and the summary in the header line: ": " by default, " " when the
+  /// summary continues the title ("Handle Value Notification 0x0010 Heart Rate Measurement").
+  public var summarySeparator: StaticString = ": "
   public var connection: ConnectionLabel?
   /// The HCI-level fields (command, event, data packet header, note).
   public var fields = FieldList()
@@ -87,8 +107,13 @@ public struct DissectedFrame: Sendable {
     self.number = number
     self.record = record
     title = ""
+    layerLabel = ""
+    deepestLayer = record.kind.isHCIPacket ? .hci : .note
+    if !attributeHandles.isEmpty { attributeHandles.removeAll(keepingCapacity: true) }
+    if !gattUUIDs.isEmpty { gattUUIDs.removeAll(keepingCapacity: true) }
     summary = ""
     if !summaryParts.isEmpty { summaryParts.removeAll(keepingCapacity: true) }
+    summarySeparator = ": "
     connection = nil
     fields.removeAll()
     malformed = nil

@@ -5,7 +5,9 @@ import BLECore
 /// One owner (the CLI loop or a test) feeds records in capture order. `dissect` never throws:
 /// bytes that do not decode become `frame.malformed`, and the next frame starts afresh.
 public struct Dissector: Sendable {
-  public private(set) var connections = ConnectionTable()
+  public internal(set) var connections = ConnectionTable()
+  /// GATT databases learned from discovery, one per server (a peer by address, or the local device).
+  public internal(set) var databases: [GATTServerIdentity: GATTDatabase] = [:]
 
   public init() {}
 
@@ -31,8 +33,7 @@ public struct Dissector: Sendable {
         defer { apply(context, to: &frame) }
         try HCIEvent.decode(&reader, into: &frame, context: &context)
       case .acl:
-        let handle = try HCIDataPacket.decodeACL(&reader, into: &frame)
-        label(&frame, handle: handle, createIfMissing: true)
+        try dissectACL(&reader, into: &frame)
       case .sco:
         let handle = try HCIDataPacket.decodeSCO(&reader, into: &frame)
         label(&frame, handle: handle, createIfMissing: true, isLE: false)
@@ -68,6 +69,12 @@ public struct Dissector: Sendable {
     case let .updated(handle, interval, latency, timeout)?:
       frame.connection = connections.update(adapter: adapter, handle: handle, interval: interval, latency: latency, supervisionTimeout: timeout).label
     case .closed(let handle)?:
+      let key = ConnectionTable.Key(adapter: adapter, handle: handle)
+      for direction in [Direction.hostToController, .controllerToHost] {
+        if let lost = connections.open[key]?.link.reassemblers[direction].reset() {
+          frame.diagnostics.append(Diagnostic(.warning, .l2cap, lost))
+        }
+      }
       frame.connection = connections.close(adapter: adapter, handle: handle).label
     case nil:
       if let handle = context.handle { label(&frame, handle: handle, createIfMissing: false) }

@@ -4,7 +4,7 @@ import BLEDecoder
 /// JSON Lines: one object per frame, keys as documented in docs/json.md.
 public struct JSONLinesRenderer: FrameRenderer {
   /// The schema version written as `"v"` on every line.
-  public static let schemaVersion = 1
+  public static let schemaVersion = 2
 
   public init() {}
 

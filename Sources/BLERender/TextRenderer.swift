@@ -107,10 +107,14 @@ public struct TextRenderer: FrameRenderer {
       out.append("  ")
     }
     style(Style.bold, &out)
+    if frame.layerLabel.utf8CodeUnitCount > 0 {
+      out.append(frame.layerLabel)
+      out.byte(0x20)
+    }
     out.append(frame.title)
     style(Style.reset, &out)
     if !frame.summary.isEmpty || !frame.summaryParts.isEmpty {
-      out.append(": ")
+      out.append(frame.summarySeparator)
       if !frame.summary.isEmpty { out.append(frame.summary) }
       for part in frame.summaryParts { Self.writeSummaryPart(part, &out) }
     }
@@ -129,6 +133,7 @@ public struct TextRenderer: FrameRenderer {
         style(Style.reset, &out)
         out.byte(0x0A)
       }
+      if verbose && !frame.record.bytes.isEmpty { Self.hexDump(frame.record.bytes, &out) }
       for diagnostic in frame.diagnostics {
         style(diagnostic.severity == .warning ? Style.yellow : Style.dim, &out)
         out.append("    ")
@@ -278,6 +283,20 @@ public struct TextRenderer: FrameRenderer {
     }
   }
 
+  /// The record's bytes, 16 to a line with their offset (`-v`).
+  static func hexDump(_ bytes: [UInt8], _ out: inout OutputBuffer) {
+    var offset = 0
+    while offset < bytes.count {
+      let line = bytes[offset..<min(offset + 16, bytes.count)]
+      out.append("    ")
+      out.hexPrefixed(UInt64(offset), width: 4)
+      out.append("  ")
+      out.hexBytes(line, separator: 0x20)
+      out.byte(0x0A)
+      offset += 16
+    }
+  }
+
   static func writeSummaryPart(_ part: SummaryPart, _ out: inout OutputBuffer) {
     switch part {
     case .text(let words): out.append(words)
@@ -285,6 +304,9 @@ public struct TextRenderer: FrameRenderer {
     case let .real(value, places): out.real(value, places: places)
     case let .hex(value, width): out.hexPrefixed(value, width: Int(width))
     case .string(let words): out.append(words)
+    case .bytes(let data):
+      out.hexBytes(data.prefix(SummaryPart.maximumBytes), separator: 0x20)
+      if data.count > SummaryPart.maximumBytes { out.append(" …") }
     }
   }
 }

@@ -9,6 +9,12 @@ public enum LinkRole: UInt8, Sendable {
 /// One connection: opened by a connect event (or implicitly by the first packet on an unknown
 /// handle), updated by parameter updates, closed by Disconnection Complete.
 public struct Connection: Sendable, Equatable {
+  public static func == (a: Connection, b: Connection) -> Bool {
+    a.adapter == b.adapter && a.handle == b.handle && a.generation == b.generation && a.peer == b.peer
+      && a.peerType == b.peerType && a.role == b.role && a.interval == b.interval && a.latency == b.latency
+      && a.supervisionTimeout == b.supervisionTimeout && a.openedInFrame == b.openedInFrame && a.isLE == b.isLE
+  }
+
   public var adapter: UInt16
   public var handle: UInt16
   public var generation: Int
@@ -23,6 +29,8 @@ public struct Connection: Sendable, Equatable {
   /// Frame that opened it; nil for a connection first seen mid-capture.
   public var openedInFrame: Int?
   public var isLE: Bool
+  /// L2CAP reassembly, channels and ATT bearers of this link.
+  var link = LinkState()
 
   public var label: ConnectionLabel {
     ConnectionLabel(adapter: adapter, handle: handle, generation: generation, peer: peer, peerType: peerType)

@@ -13,8 +13,14 @@ enum HCIDataPacket {
     }
   }
 
-  /// Decodes an ACL header; returns the connection handle.
-  static func decodeACL(_ reader: inout ByteReader, into frame: inout DissectedFrame) throws(DecodeError) -> UInt16 {
+  struct ACLHeader {
+    var handle: UInt16
+    var packetBoundary: UInt16
+    var length: Int
+  }
+
+  /// Decodes an ACL header; the payload stays in `reader` (at most the declared length).
+  static func decodeACL(_ reader: inout ByteReader, into frame: inout DissectedFrame) throws(DecodeError) -> ACLHeader {
     let word = try reader.readUInt16LE()
     let handle = word & 0x0FFF
     let pb = (word >> 12) & 3
@@ -25,11 +31,17 @@ enum HCIDataPacket {
     frame.fields.addVerbose("pb", "Packet boundary", .code(UInt64(pb), width: 1, name: packetBoundaryName(pb)))
     frame.fields.addVerbose("bc", "Broadcast", .code(UInt64(bc), width: 1, name: bc == 0 ? "point-to-point" : (bc == 1 ? "BR/EDR broadcast" : nil)))
     frame.fields.addVerbose("dlen", "Data length", .unsigned(UInt64(length), .decimal))
-    payload(length, &reader, &frame)
+    let present = reader.remaining
+    if present < length {
+      truncated(length, present, &frame)
+    } else if present > length {
+      frame.diagnostics.append(Diagnostic(.warning, .hci, "\(present - length) bytes beyond the data length"))
+      reader = try reader.readReader(count: length)
+    }
     frame.summaryParts.append(.text(pb == 1 ? "continuation, " : "start, "))
     frame.summaryParts.append(.number(length))
     frame.summaryParts.append(.text(" bytes"))
-    return handle
+    return ACLHeader(handle: handle, packetBoundary: pb, length: length)
   }
 
   static func decodeSCO(_ reader: inout ByteReader, into frame: inout DissectedFrame) throws(DecodeError) -> UInt16 {

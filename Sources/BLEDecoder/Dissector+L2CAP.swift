@@ -1,0 +1,216 @@
+import BLECore
+
+/// Per-connection state of the layers above HCI, hung off `Connection`.
+public struct LinkState: Sendable {
+  var reassemblers = DirectionalPair(ACLReassembler())
+  var channels = L2CAPChannels()
+  /// ATT bearers: 4 for the fixed LE channel, a CID pair for each EATT channel.
+  var bearers: [UInt32: ATTBearer] = [:]
+  public init() {}
+}
+
+extension Dissector {
+  /// ACL data: header, reassembly, then the L2CAP channel's protocol.
+  mutating func dissectACL(_ reader: inout ByteReader, into frame: inout DissectedFrame) throws(DecodeError) {
+    let header = try HCIDataPacket.decodeACL(&reader, into: &frame)
+    label(&frame, handle: header.handle, createIfMissing: true)
+    let payload = reader.readRemaining()
+    let record = frame.record
+    guard let direction = record.direction else {
+      frame.fields.bytes("data", "Data", payload)
+      frame.diagnostics.append(Diagnostic(.note, .l2cap, "the capture does not say which way this ACL packet went; L2CAP is not decoded"))
+      return
+    }
+    if payload.count < header.length {
+      // Android's filtered snoop cuts payloads: nothing above HCI can be trusted.
+      frame.fields.bytes("data", "Data", payload)
+      return
+    }
+    let key = ConnectionTable.Key(adapter: record.adapter, handle: header.handle)
+    let isStart = header.packetBoundary != 1
+    // Fast path: a whole PDU in one packet with nothing pending is decoded in place.
+    let pending = connections.open[key]?.link.reassemblers[direction].isInProgress ?? false
+    if isStart && !pending && payload.count >= 4 {
+      let length = Int(payload[payload.startIndex]) | Int(payload[payload.startIndex + 1]) << 8
+      if length + 4 == payload.count {
+        frame.fields.end()  // hci
+        frame.fields.markVerbose(at: 0)
+        var pdu = ByteReader(record.bytes, layer: .l2cap)
+        try pdu.skip(payload.startIndex)
+        try dissectL2CAP(&pdu, key: key, direction: direction, firstFrame: nil, fragments: 1, into: &frame)
+        return
+      }
+    }
+    let outcome = connections.open[key]!.link.reassemblers[direction].append(payload, isStart: isStart, frame: frame.number, diagnostics: &frame.diagnostics)
+    switch outcome {
+    case .dropped:
+      frame.fields.bytes("data", "Data", payload)
+      frame.summaryParts.append(.text(", not part of any PDU"))
+    case let .incomplete(have, expected, firstFrame):
+      frame.fields.bytes("data", "Data", payload)
+      frame.fields.end()  // hci
+      frame.deepestLayer = .l2cap
+      frame.fields.beginObject("l2cap", "L2CAP", inline: true)
+      frame.fields.flag("fragment", "Fragment", true)
+      frame.fields.uint("first_frame", "PDU starts at frame", firstFrame)
+      frame.fields.uint("have", "Bytes so far", have)
+      if let expected { frame.fields.uint("expected", "PDU length", expected) }
+      frame.fields.end()
+      frame.summaryParts.append(.text(" (L2CAP fragment: "))
+      frame.summaryParts.append(.number(have))
+      if let expected {
+        frame.summaryParts.append(.text(" of "))
+        frame.summaryParts.append(.number(expected))
+      }
+      frame.summaryParts.append(.text(" bytes)"))
+    case let .complete(bytes, firstFrame, fragments):
+      frame.fields.end()  // hci
+      frame.fields.markVerbose(at: 0)
+      var pdu = ByteReader(bytes, layer: .l2cap)
+      try dissectL2CAP(&pdu, key: key, direction: direction, firstFrame: fragments > 1 ? firstFrame : nil, fragments: fragments, into: &frame)
+    }
+  }
+
+  /// One complete L2CAP PDU: basic header, then the channel's protocol.
+  mutating func dissectL2CAP(
+    _ pdu: inout ByteReader, key: ConnectionTable.Key, direction: Direction, firstFrame: Int?, fragments: Int,
+    into frame: inout DissectedFrame
+  ) throws(DecodeError) {
+    frame.deepestLayer = .l2cap
+    frame.summary = ""
+    frame.summaryParts.removeAll(keepingCapacity: true)
+    let length = Int(try pdu.readUInt16LE())
+    let cid = try pdu.readUInt16LE()
+    frame.fields.beginObject("l2cap", "L2CAP", inline: true)
+    frame.fields.addVerbose("length", "Length", .unsigned(UInt64(length), .decimal))
+    frame.fields.addVerbose("cid", "Channel", .code(UInt64(cid), width: 4, name: Self.channelName(cid)))
+    if let firstFrame {
+      frame.fields.uint("first_frame", "Reassembled from frame", firstFrame)
+      frame.fields.uint("fragments", "Fragments", fragments)
+    }
+    var payload = try pdu.readReader(count: min(length, pdu.remaining), layer: .l2cap)
+    let isLE = connections.open[key]?.isLE ?? true
+    switch cid {
+    case 0x0004:
+      frame.fields.end()
+      try dissectATT(&payload, key: key, bearerKey: 4, direction: direction, into: &frame)
+      return
+    case 0x0005, 0x0001:
+      frame.fields.end()
+      frame.layerLabel = "L2CAP"
+      frame.title = L2CAPSignaling.name(try payload.peekUInt8())
+      frame.fields.beginObject("signaling", "Signaling", inline: true)
+      let commands = try L2CAPSignaling.decode(&payload, isLE: cid == 0x0005, into: &frame.fields, summary: &frame.summary)
+      frame.fields.end()
+      Self.dropRepeatedTitle(&frame)
+      for bearer in connections.open[key]!.link.channels.learn(commands, direction: direction) {
+        connections.open[key]!.link.bearers[bearer] = ATTBearer(mtu: 65535)
+      }
+    case 0x0006, 0x0007:
+      frame.fields.end()
+      frame.layerLabel = "SMP"
+      frame.deepestLayer = .l2cap
+      frame.title = SecurityManager.name(try payload.peekUInt8())
+      frame.fields.beginObject("smp", "SMP", inline: true)
+      try SecurityManager.decode(&payload, into: &frame.fields, summary: &frame.summary)
+      frame.fields.end()
+      Self.dropRepeatedTitle(&frame)
+    default:
+      let channelKey = L2CAPChannels.Key(direction: direction, cid: cid)
+      guard isLE, var channel = connections.open[key]?.link.channels.channels[channelKey] else {
+        frame.fields.bytes("payload", "Payload", payload.readRemaining())
+        frame.fields.end()
+        frame.layerLabel = "L2CAP"
+        frame.title = "Data"
+        frame.summaryParts.append(.text("channel "))
+        frame.summaryParts.append(.hex(UInt64(cid), width: 4))
+        frame.summaryParts.append(.text(", "))
+        frame.summaryParts.append(.number(length))
+        frame.summaryParts.append(.text(" bytes"))
+        return
+      }
+      frame.fields.uint("psm", "PSM", channel.psm)
+      let bytes = payload.readRemaining()
+      if bytes.count > Int(channel.mps) {
+        frame.diagnostics.append(Diagnostic(.warning, .l2cap, "K-frame of \(bytes.count) bytes exceeds the MPS \(channel.mps)"))
+      }
+      let outcome = channel.sdu.append(bytes, frame: frame.number, mtu: Int(channel.mtu), diagnostics: &frame.diagnostics)
+      connections.open[key]!.link.channels.channels[channelKey] = channel
+      frame.layerLabel = "L2CAP"
+      switch outcome {
+      case nil:
+        frame.fields.bytes("payload", "Payload", bytes)
+        frame.fields.end()
+        frame.title = "K-frame"
+      case let .incomplete(have, expected)?:
+        frame.fields.bytes("payload", "Payload", bytes)
+        frame.fields.uint("sdu_have", "SDU bytes so far", have)
+        frame.fields.uint("sdu_length", "SDU length", expected)
+        frame.fields.end()
+        frame.title = "K-frame"
+        frame.summaryParts.append(.text("SDU part: "))
+        frame.summaryParts.append(.number(have))
+        frame.summaryParts.append(.text(" of "))
+        frame.summaryParts.append(.number(expected))
+        frame.summaryParts.append(.text(" bytes"))
+      case let .complete(sdu, first, frames)?:
+        frame.fields.uint("sdu_length", "SDU length", sdu.count)
+        if frames > 1 {
+          frame.fields.uint("sdu_first_frame", "SDU from frame", first)
+          frame.fields.uint("sdu_frames", "K-frames", frames)
+        }
+        if let bearer = channel.bearerKey {
+          frame.fields.end()
+          var reader = ByteReader(sdu, layer: .att)
+          if connections.open[key]!.link.bearers[bearer] == nil {
+            connections.open[key]!.link.bearers[bearer] = ATTBearer(mtu: Int(channel.mtu))
+          }
+          try dissectATT(&reader, key: key, bearerKey: bearer, direction: direction, into: &frame)
+          return
+        }
+        frame.fields.bytes("sdu", "SDU", sdu[...])
+        frame.fields.end()
+        frame.title = "SDU"
+        frame.summaryParts.append(.text("PSM "))
+        frame.summaryParts.append(.hex(UInt64(channel.psm), width: 4))
+        frame.summaryParts.append(.text(", "))
+        frame.summaryParts.append(.number(sdu.count))
+        frame.summaryParts.append(.text(" bytes: "))
+        frame.summaryParts.append(.bytes(sdu[...]))
+      }
+    }
+    if !payload.isAtEnd {
+      frame.diagnostics.append(Diagnostic(.warning, .l2cap, "\(payload.remaining) bytes after the channel's PDU"))
+    }
+  }
+
+  mutating func dissectATT(_ reader: inout ByteReader, key: ConnectionTable.Key, bearerKey: UInt32, direction: Direction, into frame: inout DissectedFrame) throws(DecodeError) {
+    let connection = connections.open[key]!
+    let peerServer: GATTServerIdentity = connection.peer.map { .peer($0) } ?? .connection(adapter: key.adapter, handle: key.handle, generation: connection.generation)
+    let link = ATTLinkContext(
+      frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction,
+      localServer: .local(adapter: key.adapter), peerServer: peerServer)
+    var bearer = connections.open[key]!.link.bearers[bearerKey] ?? ATTBearer()
+    defer { connections.open[key]!.link.bearers[bearerKey] = bearer }
+    try ATTLayer.decode(&reader, bearer: &bearer, databases: &databases, link: link, frame: &frame)
+  }
+
+  /// Decoder summaries may begin with the command's name, which the title already shows.
+  static func dropRepeatedTitle(_ frame: inout DissectedFrame) {
+    let prefix = frame.title.description + ": "
+    if frame.summary.hasPrefix(prefix) { frame.summary.removeFirst(prefix.count) }
+    else if frame.summary == frame.title.description { frame.summary = "" }
+  }
+
+  static func channelName(_ cid: UInt16) -> StaticString? {
+    switch cid {
+    case 0x0001: return "BR/EDR signaling"
+    case 0x0002: return "connectionless"
+    case 0x0004: return "ATT"
+    case 0x0005: return "LE signaling"
+    case 0x0006: return "SMP"
+    case 0x0007: return "BR/EDR SMP"
+    default: return cid >= 0x0040 ? "dynamic" : nil
+    }
+  }
+}

@@ -1,0 +1,174 @@
+import BLECore
+
+// Battery service 0x180F: Battery Level 0x2A19, Battery Level Status 0x2BED.
+//
+// The corresponding specification is the Battery Service 1.1 and the GATT Specification
+// Supplement (battery_level, battery_level_status).
+
+/// Battery Level 0x2A19: one byte, percent (0–100; other values reserved).
+public struct BatteryLevel: FieldWritable, Equatable {
+  public var percent: UInt8
+
+  public init(percent: UInt8) { self.percent = percent }
+
+  public init(parsing reader: inout ByteReader) throws(DecodeError) {
+    reader.layer = .profile
+    percent = try reader.readUInt8()
+  }
+
+  public static let decoder = ProfileSupport.decoder(BatteryLevel.self, uuid16: 0x2A19, key: "battery_level")
+
+  func write(to frame: inout DissectedFrame, context: ValueContext) {
+    frame.fields.measure("percent", "Battery level", percent, scale: 1, unit: "%")
+    frame.summaryParts.append(.number(Int(percent)))
+    frame.summaryParts.append(.text(" %"))
+    if percent > 100 { ProfileSupport.warn(&frame, "battery level \(percent) % is above 100 %") }
+  }
+}
+
+/// Battery Level Status 0x2BED:
+/// `flags(1) power_state(2) [identifier(2)] [battery_level(1)] [additional_status(1)]`.
+public struct BatteryLevelStatus: FieldWritable, Equatable {
+  /// Wired / wireless external power: 0 no, 1 yes, 2 unknown, 3 reserved.
+  public enum Connection: UInt8, Sendable { case no = 0, yes = 1, unknown = 2, reserved = 3 }
+  /// 0 unknown, 1 charging, 2 discharging (active), 3 discharging (inactive).
+  public enum ChargeState: UInt8, Sendable { case unknown = 0, charging = 1, dischargingActive = 2, dischargingInactive = 3 }
+  /// 0 unknown, 1 good, 2 low, 3 critical.
+  public enum ChargeLevel: UInt8, Sendable { case unknown = 0, good = 1, low = 2, critical = 3 }
+
+  public var flags: UInt8
+  /// The Power State bit field, raw; see the computed properties.
+  public var powerState: UInt16
+  /// A GATT Characteristic Presentation Format description (which battery), when sent.
+  public var identifier: UInt16?
+  public var batteryLevel: UInt8?
+  /// Additional Status, raw: bits 0–1 service required (0 no, 1 yes, 2 unknown), bit 2 battery fault.
+  public var additionalStatus: UInt8?
+
+  public init(parsing reader: inout ByteReader) throws(DecodeError) {
+    reader.layer = .profile
+    flags = try reader.readUInt8()
+    powerState = try reader.readUInt16LE()
+    identifier = flags & 0x01 != 0 ? try reader.readUInt16LE() : nil
+    batteryLevel = flags & 0x02 != 0 ? try reader.readUInt8() : nil
+    additionalStatus = flags & 0x04 != 0 ? try reader.readUInt8() : nil
+  }
+
+  public var batteryPresent: Bool { powerState & 0x0001 != 0 }
+  public var wiredExternalPower: Connection { Connection(rawValue: UInt8(powerState >> 1 & 3))! }
+  public var wirelessExternalPower: Connection { Connection(rawValue: UInt8(powerState >> 3 & 3))! }
+  public var chargeState: ChargeState { ChargeState(rawValue: UInt8(powerState >> 5 & 3))! }
+  public var chargeLevel: ChargeLevel { ChargeLevel(rawValue: UInt8(powerState >> 7 & 3))! }
+  /// 0 unknown / not charging, 1 constant current, 2 constant voltage, 3 trickle, 4 float, 5–7 reserved.
+  public var chargingType: UInt8 { UInt8(powerState >> 9 & 7) }
+  public var chargingFaultBattery: Bool { powerState & 0x1000 != 0 }
+  public var chargingFaultExternalPower: Bool { powerState & 0x2000 != 0 }
+  public var chargingFaultOther: Bool { powerState & 0x4000 != 0 }
+
+  public static let decoder = ProfileSupport.decoder(BatteryLevelStatus.self, uuid16: 0x2BED, key: "battery_level_status")
+
+  static func word(_ value: Connection) -> StaticString {
+    switch value {
+    case .no: return "no"
+    case .yes: return "yes"
+    case .unknown: return "unknown"
+    case .reserved: return "reserved"
+    }
+  }
+
+  static func word(_ value: ChargeState) -> StaticString {
+    switch value {
+    case .unknown: return "unknown"
+    case .charging: return "charging"
+    case .dischargingActive: return "discharging_active"
+    case .dischargingInactive: return "discharging_inactive"
+    }
+  }
+
+  static func word(_ value: ChargeLevel) -> StaticString {
+    switch value {
+    case .unknown: return "unknown"
+    case .good: return "good"
+    case .low: return "low"
+    case .critical: return "critical"
+    }
+  }
+
+  static func chargingTypeWord(_ value: UInt8) -> StaticString {
+    switch value {
+    case 0: return "unknown"
+    case 1: return "constant_current"
+    case 2: return "constant_voltage"
+    case 3: return "trickle"
+    case 4: return "float"
+    default: return "reserved"
+    }
+  }
+
+  func write(to frame: inout DissectedFrame, context: ValueContext) {
+    frame.fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(2)))
+    frame.fields.beginObject("power_state", "Power state")
+    frame.fields.addVerbose("value", "Value", .unsigned(UInt64(powerState), .hex(4)))
+    frame.fields.flag("battery_present", "Battery present", batteryPresent)
+    frame.fields.text("wired_external_power", "Wired external power", Self.word(wiredExternalPower))
+    frame.fields.text("wireless_external_power", "Wireless external power", Self.word(wirelessExternalPower))
+    frame.fields.text("charge_state", "Charge state", Self.word(chargeState))
+    frame.fields.text("charge_level", "Charge level", Self.word(chargeLevel))
+    frame.fields.text("charging_type", "Charging type", Self.chargingTypeWord(chargingType))
+    frame.fields.flag("charging_fault_battery", "Charging fault: battery", chargingFaultBattery)
+    frame.fields.flag("charging_fault_external_power", "Charging fault: external power", chargingFaultExternalPower)
+    frame.fields.flag("charging_fault_other", "Charging fault: other", chargingFaultOther)
+    frame.fields.end()
+    if let identifier { frame.fields.hex("identifier", "Identifier", identifier, width: 4) }
+    if let batteryLevel { frame.fields.measure("percent", "Battery level", batteryLevel, scale: 1, unit: "%") }
+    if let additionalStatus {
+      frame.fields.beginObject("additional_status", "Additional status")
+      let required: StaticString =
+        switch additionalStatus & 3 {
+        case 0: "no"
+        case 1: "yes"
+        case 2: "unknown"
+        default: "reserved"
+        }
+      frame.fields.text("service_required", "Service required", required)
+      frame.fields.flag("battery_fault", "Battery fault", additionalStatus & 0x04 != 0)
+      frame.fields.end()
+    }
+
+    var first = true
+    if let batteryLevel {
+      ProfileSupport.separate(&frame, first: &first)
+      frame.summaryParts.append(.number(Int(batteryLevel)))
+      frame.summaryParts.append(.text(" %"))
+    }
+    ProfileSupport.separate(&frame, first: &first)
+    if !batteryPresent {
+      frame.summaryParts.append(.text("no battery"))
+    } else {
+      switch chargeState {
+      case .unknown: frame.summaryParts.append(.text("charge state unknown"))
+      case .charging: frame.summaryParts.append(.text("charging"))
+      case .dischargingActive: frame.summaryParts.append(.text("discharging (active)"))
+      case .dischargingInactive: frame.summaryParts.append(.text("discharging (inactive)"))
+      }
+      switch chargeLevel {
+      case .low: frame.summaryParts.append(.text(", level low"))
+      case .critical: frame.summaryParts.append(.text(", level critical"))
+      default: break
+      }
+    }
+    if wiredExternalPower == .yes || wirelessExternalPower == .yes { frame.summaryParts.append(.text(", external power")) }
+    if chargingFaultBattery || chargingFaultExternalPower || chargingFaultOther { frame.summaryParts.append(.text(", charging fault")) }
+
+    ProfileSupport.checkReserved(UInt64(flags), defined: 0x07, width: 2, what: "Battery Level Status flags", &frame)
+    ProfileSupport.checkReserved(UInt64(powerState), defined: 0x7FFF, width: 4, what: "Battery Level Status power state", &frame)
+    if wiredExternalPower == .reserved || wirelessExternalPower == .reserved || chargingType > 4 {
+      ProfileSupport.warn(&frame, "Battery Level Status power state uses a reserved value")
+    }
+    if let additionalStatus {
+      ProfileSupport.checkReserved(UInt64(additionalStatus), defined: 0x07, width: 2, what: "Battery Level Status additional status", &frame)
+      if additionalStatus & 3 == 3 { ProfileSupport.warn(&frame, "Battery Level Status service required uses the reserved value 3") }
+    }
+    if let batteryLevel, batteryLevel > 100 { ProfileSupport.warn(&frame, "battery level \(batteryLevel) % is above 100 %") }
+  }
+}

@@ -1,0 +1,264 @@
+import BLECore
+
+// Heart Rate service 0x180D: Heart Rate Measurement 0x2A37, Body Sensor Location 0x2A38,
+// Heart Rate Control Point 0x2A39.
+//
+// The corresponding specification is the Heart Rate Service 1.0 and the GATT Specification
+// Supplement (heart_rate_measurement, body_sensor_location, heart_rate_control_point).
+
+/// Heart Rate Measurement 0x2A37: `flags(1) bpm(1|2) [energy(2)] [rr(2) × n]`.
+///
+/// Flags: bit 0 bpm is 16-bit, bits 2:1 sensor contact (0b0x not supported, 0b10 supported and
+/// not detected, 0b11 detected), bit 3 energy expended (kJ) present, bit 4 RR intervals
+/// (1/1024 s, oldest first) fill the rest of the value; bits 5–7 reserved.
+public struct HeartRateMeasurement: CharacteristicValue, Equatable {
+  public enum SensorContact: Sendable, Equatable {
+    case unsupported, notDetected, detected
+
+    init(flags: UInt8) {
+      switch flags & 0x06 {
+      case 0x06: self = .detected
+      case 0x04: self = .notDetected
+      default: self = .unsupported
+      }
+    }
+
+    /// The JSON word: `unsupported`, `not_detected`, `detected`.
+    public var word: StaticString {
+      switch self {
+      case .unsupported: return "unsupported"
+      case .notDetected: return "not_detected"
+      case .detected: return "detected"
+      }
+    }
+  }
+
+  public var flags: UInt8
+  public var bpm: UInt16
+  public var sensorContact: SensorContact
+  /// Cumulative energy in kilojoules since the last reset, when sent.
+  public var energyExpended: UInt16?
+  /// RR intervals in 1/1024 s, oldest first.
+  public var rrIntervals: [UInt16]
+
+  public var isSixteenBit: Bool { flags & HeartRateMeasurement.sixteenBit != 0 }
+  /// RR intervals in milliseconds (`raw × 1000 / 1024`: 832 → 812.5).
+  public var rrIntervalsMilliseconds: [Double] { rrIntervals.map(HeartRateMeasurement.milliseconds) }
+
+  static let sixteenBit: UInt8 = 0x01
+  static let energyPresent: UInt8 = 0x08
+  static let rrPresent: UInt8 = 0x10
+  static let reservedFlags: UInt8 = 0xE0
+
+  @inline(__always) static func milliseconds(_ raw: UInt16) -> Double { Double(raw) * 1000 / 1024 }
+
+  public init(flags: UInt8, bpm: UInt16, sensorContact: SensorContact, energyExpended: UInt16?, rrIntervals: [UInt16]) {
+    self.flags = flags
+    self.bpm = bpm
+    self.sensorContact = sensorContact
+    self.energyExpended = energyExpended
+    self.rrIntervals = rrIntervals
+  }
+
+  public init(parsing reader: inout ByteReader) throws(DecodeError) {
+    reader.layer = .profile
+    flags = try reader.readUInt8()
+    bpm = flags & Self.sixteenBit != 0 ? try reader.readUInt16LE() : UInt16(try reader.readUInt8())
+    sensorContact = SensorContact(flags: flags)
+    energyExpended = flags & Self.energyPresent != 0 ? try reader.readUInt16LE() : nil
+    rrIntervals = []
+    if flags & Self.rrPresent != 0 {
+      // The flag promises at least one interval.
+      repeat { rrIntervals.append(try reader.readUInt16LE()) } while !reader.isAtEnd
+    }
+  }
+
+  /// The registry's decoder. Decodes straight into fields and summary parts (no arrays built):
+  /// this is the hot path of a heart-rate capture.
+  public static let decoder = CharacteristicDecoder(uuid: BluetoothUUID(uuid16: 0x2A37), key: "heart_rate_measurement", decode: decode)
+
+  static func decode(_ reader: inout ByteReader, _ context: ValueContext, _ frame: inout DissectedFrame) throws(DecodeError) {
+    reader.layer = .profile
+    let start = reader.offset
+    let flags = try reader.readUInt8()
+    let bpm = flags & sixteenBit != 0 ? try reader.readUInt16LE() : UInt16(try reader.readUInt8())
+    let contact = SensorContact(flags: flags)
+    frame.fields.uint("bpm", "Heart rate", bpm)
+    frame.fields.text("sensor_contact", "Sensor contact", contact.word)
+    frame.summaryParts.append(.number(Int(bpm)))
+    frame.summaryParts.append(.text(" bpm"))
+    switch contact {
+    case .detected: frame.summaryParts.append(.text(", contact detected"))
+    case .notDetected: frame.summaryParts.append(.text(", no contact"))
+    case .unsupported: break
+    }
+    if flags & energyPresent != 0 {
+      let energy = try reader.readUInt16LE()
+      frame.fields.uint("energy_expended_kj", "Energy expended (kJ)", energy)
+      frame.summaryParts.append(.text(", "))
+      frame.summaryParts.append(.number(Int(energy)))
+      frame.summaryParts.append(.text(" kJ"))
+    } else {
+      frame.fields.add("energy_expended_kj", "Energy expended (kJ)", .null)
+    }
+
+    // RR intervals: the raw array (JSON; text only with -v), then the same values in ms.
+    let rrStart = reader
+    var rrCount = 0
+    if flags & rrPresent != 0 {
+      // The flag promises at least one interval; an odd byte left over is truncated.
+      try reader.require(2)
+      if frame.fields.keepsVerbose {
+        let arrayIndex = frame.fields.count
+        frame.fields.beginArray("rr_intervals", "RR intervals (1/1024 s)")
+        while !reader.isAtEnd { frame.fields.uint("", "RR interval", try reader.readUInt16LE()) }
+        frame.fields.end()
+        frame.fields.markVerbose(at: arrayIndex)
+        reader = rrStart
+      }
+      frame.summaryParts.append(.text(", RR"))
+      frame.fields.beginArray("rr_intervals_ms", "RR intervals")
+      while !reader.isAtEnd {
+        let raw = try reader.readUInt16LE()
+        let ms = milliseconds(raw)
+        frame.fields.real("", "RR interval", ms, places: 1, unit: "ms")
+        frame.summaryParts.append(.text(" "))
+        frame.summaryParts.append(.real(ms, places: 1))
+        frame.summaryParts.append(.text(" ms"))
+        rrCount += 1
+      }
+      frame.fields.end()
+    } else {
+      if frame.fields.keepsVerbose {
+        frame.fields.beginArray("rr_intervals", "RR intervals (1/1024 s)")
+        frame.fields.end()
+      }
+      frame.fields.beginArray("rr_intervals_ms", "RR intervals")
+      frame.fields.end()
+    }
+
+    // Plausibility, off the common path.
+    if bpm < 30 || bpm > 220 {
+      ProfileSupport.warn(&frame, "heart rate \(bpm) bpm is outside 30–220 bpm")
+    }
+    if flags & reservedFlags != 0 {
+      ProfileSupport.checkReserved(UInt64(flags), defined: 0x1F, width: 2, what: "Heart Rate Measurement flags", &frame)
+    }
+    if rrCount > 0 {
+      var check = rrStart
+      while !check.isAtEnd {
+        guard let raw = try? check.readUInt16LE() else { break }
+        // 250 ms = 256/1024 s, 2000 ms = 2048/1024 s.
+        if raw < 256 || raw > 2048 {
+          ProfileSupport.warn(
+            &frame, "RR interval \(SummaryPart.formatReal(milliseconds(raw), places: 1)) ms is outside 250–2000 ms")
+        }
+      }
+    }
+    // Without RR intervals the format ends after the energy.
+    try ProfileSupport.requireEnd(reader, start: start)
+  }
+}
+
+/// Body Sensor Location 0x2A38: one byte.
+public struct BodySensorLocation: FieldWritable, Equatable {
+  public var location: UInt8
+
+  public init(location: UInt8) { self.location = location }
+
+  public init(parsing reader: inout ByteReader) throws(DecodeError) {
+    reader.layer = .profile
+    location = try reader.readUInt8()
+  }
+
+  public var name: StaticString? { Self.name(location) }
+
+  public static func name(_ location: UInt8) -> StaticString? {
+    switch location {
+    case 0: return "Other"
+    case 1: return "Chest"
+    case 2: return "Wrist"
+    case 3: return "Finger"
+    case 4: return "Hand"
+    case 5: return "Ear Lobe"
+    case 6: return "Foot"
+    default: return nil
+    }
+  }
+
+  public static let decoder = ProfileSupport.decoder(BodySensorLocation.self, uuid16: 0x2A38, key: "body_sensor_location")
+
+  func write(to frame: inout DissectedFrame, context: ValueContext) {
+    frame.fields.code("location", "Location", location, width: 2, name: name)
+    if let name {
+      frame.summaryParts.append(.text(name))
+    } else {
+      frame.summaryParts.append(.text("reserved location "))
+      frame.summaryParts.append(.number(Int(location)))
+      ProfileSupport.warn(&frame, "body sensor location \(location) is reserved")
+    }
+  }
+}
+
+/// Heart Rate Control Point 0x2A39: an op code. The SIG defines only 0x01 (Reset Energy
+/// Expended). Huami / Mi Band firmware reuses the characteristic for vendor commands
+/// (0x14 interval, 0x15 measurement control, 0x16 keep-alive; public reverse engineering).
+public enum HeartRateControlPoint {
+  public static let resetEnergyExpended: UInt8 = 0x01
+
+  public static func opcodeName(_ opcode: UInt8) -> StaticString? {
+    switch opcode {
+    case 0x01: return "Reset Energy Expended"
+    case 0x14: return "Huami: Set Measurement Interval"
+    case 0x15: return "Huami: Measurement Control"
+    case 0x16: return "Huami: Keep Alive"
+    default: return nil
+    }
+  }
+
+  public static let decoder = CharacteristicDecoder(uuid: BluetoothUUID(uuid16: 0x2A39), key: "heart_rate_control_point", decode: decode)
+
+  static func decode(_ reader: inout ByteReader, _ context: ValueContext, _ frame: inout DissectedFrame) throws(DecodeError) {
+    reader.layer = .profile
+    let start = reader.offset
+    let opcode = try reader.readUInt8()
+    let name = opcodeName(opcode)
+    frame.fields.code("opcode", "Op code", opcode, width: 2, name: name)
+    if let name { frame.summaryParts.append(.text(name)) }
+    switch opcode {
+    case 0x01:
+      try ProfileSupport.requireEnd(reader, start: start)
+    case 0x14:
+      let minutes = try reader.readUInt8()
+      frame.fields.measure("interval_minutes", "Interval", minutes, scale: 1, unit: "min")
+      frame.summaryParts.append(.text(" "))
+      frame.summaryParts.append(.number(Int(minutes)))
+      frame.summaryParts.append(.text(" min"))
+      try ProfileSupport.requireEnd(reader, start: start)
+    case 0x15:
+      let mode = try reader.readUInt8()
+      let modeName: StaticString? =
+        switch mode {
+        case 0: "sleep"
+        case 1: "continuous"
+        case 2: "manual"
+        default: nil
+        }
+      frame.fields.code("mode", "Mode", mode, width: 2, name: modeName)
+      let enable = try reader.readUInt8()
+      frame.fields.flag("enable", "Enable", enable != 0)
+      if let modeName {
+        frame.summaryParts.append(.text(enable != 0 ? " start " : " stop "))
+        frame.summaryParts.append(.text(modeName))
+      }
+      try ProfileSupport.requireEnd(reader, start: start)
+    case 0x16:
+      try ProfileSupport.requireEnd(reader, start: start)
+    default:
+      frame.summaryParts.append(.text("reserved op code "))
+      frame.summaryParts.append(.hex(UInt64(opcode), width: 2))
+      if !reader.isAtEnd { frame.fields.bytes("parameters", "Parameters", reader.readRemaining()) }
+      ProfileSupport.warn(&frame, "Heart Rate Control Point op code \(Hex.prefixed(UInt64(opcode), width: 2)) is reserved")
+    }
+  }
+}
