@@ -67,7 +67,7 @@ enum ATTLayer {
       if let pending = request {
         frame.fields.uint("request_frame", "Confirms frame", pending.frame)
         frame.fields.real("latency_ms", "Latency", Double(link.timestamp - pending.timestamp) / 1000, places: 3, unit: "ms")
-        if let handle = pending.handle { frame.fields.hex("handle", "Handle", handle, width: 4) }
+        if let handle = pending.handle { frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4))) }
       } else {
         frame.diagnostics.append(Diagnostic(.warning, .att, "Handle Value Confirmation without a pending indication"))
       }
@@ -89,7 +89,7 @@ enum ATTLayer {
       let handle = try r.readUInt16LE()
       let error = try r.readUInt8()
       frame.fields.code("request_opcode", "Request", requestOpcode, width: 2, name: AssignedNumbers.attOpcodeName(requestOpcode))
-      frame.fields.hex("handle", "Handle", handle, width: 4)
+      frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
       frame.fields.code("error", "Error", error, width: 2, name: AssignedNumbers.attErrorName(error))
       if let pending = request, pending.opcode != requestOpcode {
         frame.diagnostics.append(Diagnostic(.warning, .att, "error names \(opName(requestOpcode)) but the pending request is \(opName(pending.opcode))"))
@@ -101,10 +101,9 @@ enum ATTLayer {
       frame.summaryParts.append(.text(": "))
       frame.summaryParts.append(.text(AssignedNumbers.attErrorName(error) ?? "error"))
       // A long read ends with Attribute Not Long / Invalid Offset: the value is complete.
-      if let pending = request, pending.opcode == 0x0C, var long = bearer.longRead[link.direction.opposite], long.handle == pending.handle {
+      if let pending = request, pending.opcode == 0x0C, let long = bearer.longRead[link.direction.opposite], long.handle == pending.handle {
         bearer.longRead[link.direction.opposite] = nil
-        long.value.reserveCapacity(0)
-        describeLongValue(long, &database, &frame)
+        single = completeLongRead(long, &frame)
       }
     case 0x02, 0x03:  // Exchange MTU
       let mtu = try r.readUInt16LE()
@@ -209,7 +208,7 @@ enum ATTLayer {
     case 0x0A, 0x0C:  // Read Request, Read Blob Request
       let handle = try r.readUInt16LE()
       newRequest.handle = handle
-      frame.fields.hex("handle", "Handle", handle, width: 4)
+      frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
       if opcode == 0x0C {
         newRequest.offset = try r.readUInt16LE()
         frame.fields.uint("offset", "Offset", newRequest.offset)
@@ -224,14 +223,16 @@ enum ATTLayer {
       }
     case 0x0B:  // Read Response
       let value = r.readRemaining()
-      frame.fields.addVerbose("value", "Value", .bytes(value))
       guard let handle = request?.handle else {
+        frame.fields.addVerbose("value", "Value", .bytes(value))
         summaryBytes(value, &frame)
         break
       }
-      frame.fields.hex("handle", "Handle", handle, width: 4)
+      frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
+      frame.fields.addVerbose("value", "Value", .bytes(value))
       if value.count == bearer.mtu - 1 {
         // The value fills the PDU: Read Blob requests may follow; decode once it is whole.
+        frame.fields.addVerbose("part", "Part", .bytes(value))
         bearer.longRead[link.direction.opposite] = LongRead(handle: handle, value: Array(value), firstFrame: link.frameNumber)
         describeHandle(handle, &database, &frame)
         frame.summaryParts.append(.text(": first "))
@@ -241,22 +242,24 @@ enum ATTLayer {
         single = (handle, value, .read)
       }
     case 0x0D:  // Read Blob Response
-      let value = r.readRemaining()
-      frame.fields.addVerbose("value", "Value", .bytes(value))
+      let part = r.readRemaining()
       guard let pending = request, let handle = pending.handle else {
-        summaryBytes(value, &frame)
+        frame.fields.addVerbose("value", "Value", .bytes(part))
+        frame.fields.addVerbose("part", "Part", .bytes(part))
+        summaryBytes(part, &frame)
         break
       }
-      frame.fields.hex("handle", "Handle", handle, width: 4)
+      frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
       frame.fields.uint("offset", "Offset", pending.offset)
       var long = bearer.longRead[link.direction.opposite] ?? LongRead(handle: handle, value: [], firstFrame: link.frameNumber)
       if long.handle != handle || long.value.count != Int(pending.offset) {
         frame.diagnostics.append(Diagnostic(.note, .att, "Read Blob at offset \(pending.offset) does not continue a read of this value"))
-        long = LongRead(handle: handle, value: [], firstFrame: link.frameNumber)
-        long.value.append(contentsOf: repeatElement(0, count: Int(pending.offset)))
+        long = LongRead(handle: handle, value: [UInt8](repeating: 0, count: Int(pending.offset)), firstFrame: link.frameNumber)
       }
-      long.value.append(contentsOf: value)
-      if value.count == bearer.mtu - 1 {
+      long.value.append(contentsOf: part)
+      if part.count == bearer.mtu - 1 {
+        frame.fields.addVerbose("value", "Value", .bytes(part))
+        frame.fields.addVerbose("part", "Part", .bytes(part))
         bearer.longRead[link.direction.opposite] = long
         describeHandle(handle, &database, &frame)
         frame.summaryParts.append(.text(": "))
@@ -264,7 +267,8 @@ enum ATTLayer {
         frame.summaryParts.append(.text(" bytes so far"))
       } else {
         bearer.longRead[link.direction.opposite] = nil
-        describeLongValue(long, &database, &frame)
+        frame.fields.addVerbose("part", "Part", .bytes(part))
+        single = completeLongRead(long, &frame)
       }
     case 0x0E, 0x20:  // Read Multiple (Variable) Request
       frame.fields.beginArray("handles", "Handles")
@@ -302,7 +306,7 @@ enum ATTLayer {
     case 0x12, 0x52, 0xD2:  // Write Request, Write Command, Signed Write Command
       let handle = try r.readUInt16LE()
       newRequest.handle = handle
-      frame.fields.hex("handle", "Handle", handle, width: 4)
+      frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
       var value = r.readRemaining()
       if opcode == 0xD2 {
         guard value.count >= 12 else {
@@ -315,14 +319,14 @@ enum ATTLayer {
       single = (handle, value, opcode == 0x12 ? .write : .writeWithoutResponse)
     case 0x13:  // Write Response
       if let handle = request?.handle {
-        frame.fields.hex("handle", "Handle", handle, width: 4)
+        frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
         single = (handle, nil, .write)
       }
     case 0x16, 0x17:  // Prepare Write Request / Response
       let handle = try r.readUInt16LE()
       let offset = try r.readUInt16LE()
       let part = r.readRemaining()
-      frame.fields.hex("handle", "Handle", handle, width: 4)
+      frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
       frame.fields.uint("offset", "Offset", offset)
       frame.fields.addVerbose("value", "Part", .bytes(part))
       describeHandle(handle, &database, &frame)
@@ -443,7 +447,7 @@ enum ATTLayer {
       var item = try r.readReader(count: length)
       let handle = try item.readUInt16LE()
       frame.fields.beginObject("", kind == 0x2803 ? "Characteristic" : "Attribute")
-      frame.fields.hex("handle", "Handle", handle, width: 4)
+      frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
       switch kind {
       case 0x2803:
         let properties = try item.readUInt8()
@@ -498,6 +502,9 @@ enum ATTLayer {
     if let name = resolved.name {
       frame.summaryParts.append(.text(" "))
       frame.summaryParts.append(.text(name))
+    } else if let uuid = resolved.characteristic ?? resolved.descriptor ?? resolved.service {
+      frame.summaryParts.append(.text(" "))
+      frame.summaryParts.append(.string(uuid.description))
     }
     if let service = resolved.service { frame.gattUUIDs.append(service) }
     if let characteristic = resolved.characteristic { frame.gattUUIDs.append(characteristic) }
@@ -576,13 +583,12 @@ enum ATTLayer {
     frame.fields.close(toDepth: depth)
   }
 
-  static func describeLongValue(_ long: LongRead, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) {
-    frame.fields.beginObject("long_value", "Long value", inline: true)
-    frame.fields.uint("first_frame", "Reassembled from frame", long.firstFrame)
-    frame.fields.uint("length", "Length", long.value.count)
+  /// The whole value of a long read: `att.value`, with where it started; described after `att`.
+  static func completeLongRead(_ long: LongRead, _ frame: inout DissectedFrame) -> (handle: UInt16, value: ArraySlice<UInt8>?, operation: GATTOperation) {
     frame.fields.addVerbose("value", "Value", .bytes(long.value[...]))
-    describeValue(handle: long.handle, value: long.value[...], operation: .read, &database, &frame)
-    frame.fields.end()
+    frame.fields.uint("long_value_first_frame", "Long value from frame", long.firstFrame)
+    frame.fields.uint("long_value_length", "Long value length", long.value.count)
+    return (long.handle, long.value[...], .read)
   }
 
   static func executePreparedWrites(_ queue: [PreparedWrite], _ database: inout GATTDatabase, _ frame: inout DissectedFrame) {
@@ -601,7 +607,7 @@ enum ATTLayer {
     for (index, handle) in order.enumerated() {
       let value = values[handle]!
       frame.fields.beginObject("", "Value")
-      frame.fields.hex("handle", "Handle", handle, width: 4)
+      frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
       frame.fields.uint("length", "Length", value.count)
       frame.fields.addVerbose("value", "Value", .bytes(value[...]))
       if index > 0 { frame.summaryParts.append(.text("; ")) }
@@ -637,7 +643,7 @@ enum ATTLayer {
     frame.fields.beginArray("values", "Values")
     for (index, (handle, value)) in split.enumerated() {
       frame.fields.beginObject("", "Value")
-      frame.fields.hex("handle", "Handle", handle, width: 4)
+      frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
       frame.fields.addVerbose("value", "Value", .bytes(value))
       if index > 0 { frame.summaryParts.append(.text("; ")) }
       describeValue(handle: handle, value: value, operation: .read, &database, &frame)

@@ -92,9 +92,12 @@ public struct GATTDatabase: Sendable {
       return ResolvedHandle(role: .serviceDeclaration, service: service.uuid, characteristic: nil,
         descriptor: BluetoothUUID(uuid16: service.primary ? 0x2800 : 0x2801), name: Self.name(service.uuid), characteristicName: nil)
     }
-    // The characteristic whose declaration precedes the handle, within the same service.
-    let characteristic = characteristics.last {
-      $0.declaration <= handle && (service == nil || $0.declaration >= service!.start)
+    // The characteristic whose declaration precedes the handle, within the same service (a
+    // characteristic's descriptors never run past the end of its service).
+    let characteristic = characteristics.last { candidate in
+      guard candidate.declaration <= handle else { return false }
+      if let service { return candidate.declaration >= service.start }
+      return !services.contains { $0.start <= candidate.declaration && candidate.declaration <= $0.end }
     }
     if let characteristic {
       let name = Self.name(characteristic.uuid)
