@@ -1,0 +1,69 @@
+import BLECore
+import Testing
+
+@testable import BLEDecoder
+
+@Suite struct ProfileRegistryTests {
+  @Test func everyDecoderIsFoundByItsUUID() {
+    for decoder in ProfileRegistry.all {
+      let found = ProfileRegistry.decoder(for: decoder.uuid)
+      #expect(found?.uuid == decoder.uuid, "\(decoder.uuid)")
+      #expect(found?.key.description == decoder.key.description, "\(decoder.uuid)")
+    }
+    // Keys are unique snake_case.
+    let keys = ProfileRegistry.all.map { $0.key.description }
+    #expect(Set(keys).count == keys.count)
+    for key in keys {
+      #expect(key.allSatisfy { $0.isLowercase || $0.isNumber || $0 == "_" }, "\(key)")
+    }
+  }
+
+  @Test func lookups() {
+    #expect(ProfileRegistry.decoder(for: BluetoothUUID(uuid16: 0x2A37))?.key.description == "heart_rate_measurement")
+    #expect(ProfileRegistry.decoder(for: BluetoothUUID(uuid16: 0x2A19))?.key.description == "battery_level")
+    #expect(ProfileRegistry.decoder(for: BluetoothUUID(uuid16: 0x2A38))?.key.description == "body_sensor_location")
+    // A 32-bit or 128-bit spelling of a SIG UUID finds the same decoder.
+    #expect(ProfileRegistry.decoder(for: BluetoothUUID(uuid32: 0x2A37))?.key.description == "heart_rate_measurement")
+    #expect(ProfileRegistry.decoder(for: BluetoothUUID("00002a37-0000-1000-8000-00805f9b34fb")!)?.key.description == "heart_rate_measurement")
+    #expect(ProfileRegistry.decoder(for: BluetoothUUID(uuid16: 0x1234)) == nil)
+    // Vendor 128-bit: Huami battery info, and the NUS TX characteristic (no decoder).
+    #expect(ProfileRegistry.decoder(for: BluetoothUUID("00000006-0000-3512-2118-0009af100700")!)?.key.description == "huami_battery_info")
+    #expect(ProfileRegistry.decoder(for: BluetoothUUID("6e400003-b5a3-f393-e0a9-e50e24dcca9e")!) == nil)
+  }
+
+  @Test func huamiVendorValues() throws {
+    // Gadgetbridge HuamiBatteryInfo / creotiv MiBand2 (reference §9.4): byte 1 level, byte 2 status.
+    let battery = try decodeProfile(Huami.uuid(0x0006), [0x0F, 0x37, 0x01, 0xE3, 0x07])
+    #expect(battery.fields.uint("percent") == 55)
+    #expect(battery.fields.name("status") == "charging")
+    #expect(battery.summaryText == "55 %, charging")
+    // Gadgetbridge handleRealtimeSteps / xDrip: bytes 1–2 step count.
+    let steps = try decodeProfile(Huami.uuid(0x0007), [0x0C, 0x10, 0x27, 0x00, 0x00])
+    #expect(steps.fields.uint("steps") == 10000)
+    #expect(steps.summaryText == "10000 steps")
+  }
+
+  @Test func decodersRunOnSubReadersAtAnOffset() throws {
+    // The GATT layer hands over a reader positioned inside the ATT PDU: a notification
+    // 1b 1000 <value> with the reader at offset 3, bounded at the end of the value.
+    var outer = ByteReader([0x1B, 0x10, 0x00, 0x16, 0x4A, 0x3E, 0x03], layer: .att)
+    try outer.skip(3)
+    var value = try outer.readReader(count: 4)
+    var frame = DissectedFrame()
+    try HeartRateMeasurement.decoder.decode(&value, ValueContext(operation: .notification, uuid: BluetoothUUID(uuid16: 0x2A37)), &frame)
+    #expect(frame.summaryText == "74 bpm, contact detected, RR 810.5 ms")
+    // A fixed-format value with trailing bytes reports its own length, not the PDU's.
+    var pdu = ByteReader([0x0B, 0x57, 0x00], layer: .att)
+    try pdu.skip(1)
+    var battery = try pdu.readReader(count: 2)
+    var other = DissectedFrame()
+    do {
+      try BatteryLevel.decoder.decode(&battery, ValueContext(operation: .read, uuid: BluetoothUUID(uuid16: 0x2A19)), &other)
+      Issue.record("trailing byte accepted")
+    } catch {
+      #expect(error == DecodeError(.lengthMismatch(field: "the value format", declared: 1, actual: 2), layer: .profile, offset: 2))
+    }
+    // The fields before the error are kept.
+    #expect(other.fields.uint("percent") == 87)
+  }
+}
