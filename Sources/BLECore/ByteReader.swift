@@ -4,7 +4,7 @@
 /// offset instead of trapping. Sub-readers share the storage (arrays are copy-on-write and
 /// never mutated here), so splitting a record into layers copies nothing.
 public struct ByteReader: Sendable {
-  @usableFromInline let storage: [UInt8]
+  @usableFromInline let storage: ArraySlice<UInt8>
   /// Absolute offset into `storage` of the next byte to read.
   public var offset: Int { _offset }
   @usableFromInline var _offset: Int
@@ -14,13 +14,21 @@ public struct ByteReader: Sendable {
   public var layer: ProtocolLayer
 
   public init(_ bytes: [UInt8], layer: ProtocolLayer) {
-    self.storage = bytes
+    self.storage = bytes[...]
     self._offset = 0
     self.endOffset = bytes.count
     self.layer = layer
   }
 
-  init(storage: [UInt8], offset: Int, endOffset: Int, layer: ProtocolLayer) {
+  /// A reader over a slice, sharing its storage; offsets are the slice's own indices.
+  public init(_ slice: ArraySlice<UInt8>, layer: ProtocolLayer) {
+    self.storage = slice
+    self._offset = slice.startIndex
+    self.endOffset = slice.endIndex
+    self.layer = layer
+  }
+
+  init(storage: ArraySlice<UInt8>, offset: Int, endOffset: Int, layer: ProtocolLayer) {
     self.storage = storage
     self._offset = offset
     self.endOffset = endOffset

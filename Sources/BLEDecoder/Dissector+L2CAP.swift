@@ -35,8 +35,7 @@ extension Dissector {
       if length + 4 == payload.count {
         frame.fields.end()  // hci
         frame.fields.markVerbose(at: 0)
-        var pdu = ByteReader(record.bytes, layer: .l2cap)
-        try pdu.skip(payload.startIndex)
+        var pdu = ByteReader(payload, layer: .l2cap)
         try dissectL2CAP(&pdu, key: key, direction: direction, firstFrame: nil, fragments: 1, into: &frame)
         return
       }

@@ -177,7 +177,31 @@ public struct TextRenderer: FrameRenderer {
           hiddenDepths.append(field.depth)
           continue
         }
-        if case .array = field.value { arrayDepths.append(field.depth) }
+        if case .array = field.value {
+          // An array of plain values reads best on one line: "RR intervals: 812.5 ms, 820.3 ms".
+          var end = index + 1
+          var scalars = true
+          while end < fields.count, fields[end].depth > field.depth {
+            switch fields[end].value {
+            case .object, .array: scalars = false
+            default: break
+            }
+            end += 1
+          }
+          if scalars {
+            out.spaces(4 + 2 * (field.depth - hiddenDepths.count))
+            out.append(field.label)
+            out.append(": ")
+            for element in (index + 1)..<end {
+              if element > index + 1 { out.append(", ") }
+              Self.writeValue(fields[element].value, &out)
+            }
+            out.byte(0x0A)
+            skipDeeperThan = field.depth
+            continue
+          }
+          arrayDepths.append(field.depth)
+        }
       default: break
       }
       var depth = field.depth - hiddenDepths.count

@@ -426,7 +426,7 @@ enum ATTLayer {
 
   /// A UUID spelled as an attribute value (2 or 16 bytes, little-endian).
   static func uuidValue(_ bytes: ArraySlice<UInt8>) -> BluetoothUUID? {
-    var reader = ByteReader(Array(bytes), layer: .att)
+    var reader = ByteReader(bytes, layer: .att)
     switch bytes.count {
     case 2: return try? reader.readUUID16()
     case 16: return try? reader.readUUID128()
@@ -567,7 +567,7 @@ enum ATTLayer {
     let summaryStart = frame.summaryParts.count
     frame.fields.beginObject("decoded", "Decoded", inline: true)
     frame.fields.beginObject(decoder.key, name ?? "Value", inline: true)
-    var reader = ByteReader(Array(value), layer: .profile)
+    var reader = ByteReader(value, layer: .profile)
     do {
       try decoder.decode(&reader, context, &frame)
       if !reader.isAtEnd {

@@ -83,7 +83,7 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
     let flags = try reader.readUInt8()
     let bpm = flags & sixteenBit != 0 ? try reader.readUInt16LE() : UInt16(try reader.readUInt8())
     let contact = SensorContact(flags: flags)
-    frame.fields.uint("bpm", "Heart rate", bpm)
+    frame.fields.measure("bpm", "Heart rate", bpm, scale: 1, unit: "bpm")
     frame.fields.text("sensor_contact", "Sensor contact", contact.word)
     frame.summaryParts.append(.number(Int(bpm)))
     frame.summaryParts.append(.text(" bpm"))
@@ -94,12 +94,12 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
     }
     if flags & energyPresent != 0 {
       let energy = try reader.readUInt16LE()
-      frame.fields.uint("energy_expended_kj", "Energy expended (kJ)", energy)
+      frame.fields.measure("energy_expended_kj", "Energy expended", energy, scale: 1, unit: "kJ")
       frame.summaryParts.append(.text(", "))
       frame.summaryParts.append(.number(Int(energy)))
       frame.summaryParts.append(.text(" kJ"))
     } else {
-      frame.fields.add("energy_expended_kj", "Energy expended (kJ)", .null)
+      frame.fields.add("energy_expended_kj", "Energy expended", .null)
     }
 
     // RR intervals: the raw array (JSON; text only with -v), then the same values in ms.

@@ -38,7 +38,7 @@ import Testing
         let fields = frame.fields
         #expect(fields.topKeys == ["bpm", "sensor_contact", "energy_expended_kj", "rr_intervals", "rr_intervals_ms"])
         #expect(fields.uint("bpm") == 72)
-        if case .unsigned(_, .decimal)? = fields.value("bpm") {} else { Issue.record("bpm is not a decimal uint") }
+        if case .measure(_, 1, _)? = fields.value("bpm") {} else { Issue.record("bpm is not a whole number of bpm (JSON: an integer)") }
         let contact = ["unsupported", "unsupported", "not_detected", "detected"][Int(contactBits)]
         #expect(fields.word("sensor_contact") == contact)
         if let energy {
