@@ -36,7 +36,6 @@ enum ATTLayer {
 
     frame.fields.beginObject("att", "ATT", inline: true)
     let attDepth = frame.fields.depth
-    frame.summarySeparator = " "
     // A PDU about one attribute gets its `gatt` and `decoded` groups at the top level, after `att`.
     var single: (handle: UInt16, value: ArraySlice<UInt8>?, operation: GATTOperation)?
     frame.fields.addVerbose("opcode", "Opcode", .unsigned(UInt64(opcode), .hex(2)))
@@ -419,6 +418,7 @@ enum ATTLayer {
     request.endHandle = try r.readUInt16LE()
     frame.fields.hex("start_handle", "Start", request.startHandle, width: 4)
     frame.fields.hex("end_handle", "End", request.endHandle, width: 4)
+    if frame.summaryParts.isEmpty { frame.summarySeparator = " " }
     frame.summaryParts.append(.hex(UInt64(request.startHandle), width: 4))
     frame.summaryParts.append(.text("–"))
     frame.summaryParts.append(.hex(UInt64(request.endHandle), width: 4))
@@ -495,6 +495,8 @@ enum ATTLayer {
   @discardableResult
   static func describeHandle(_ handle: UInt16, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) -> ResolvedHandle? {
     frame.attributeHandles.append(handle)
+    // "Read Request 0x0010 Heart Rate Measurement": the handle continues the title.
+    if frame.summaryParts.isEmpty { frame.summarySeparator = " " }
     frame.summaryParts.append(.hex(UInt64(handle), width: 4))
     let resolved = database.resolve(handle)
     guard let resolved else { return nil }
@@ -555,7 +557,7 @@ enum ATTLayer {
 
   /// A value nothing decodes: its first bytes in the summary (all of them in `att.value`).
   static func summaryBytes(_ value: ArraySlice<UInt8>, _ frame: inout DissectedFrame) {
-    frame.summaryParts.append(.text(": "))
+    if !frame.summaryParts.isEmpty { frame.summaryParts.append(.text(": ")) }
     frame.summaryParts.append(.bytes(value))
   }
 
