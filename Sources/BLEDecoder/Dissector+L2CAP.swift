@@ -88,7 +88,6 @@ extension Dissector {
       frame.fields.uint("fragments", "Fragments", fragments)
     }
     var payload = try pdu.readReader(count: min(length, pdu.remaining), layer: .l2cap)
-    let isLE = connections.open[key]?.isLE ?? true
     switch cid {
     case 0x0004:
       frame.fields.end()
@@ -116,7 +115,7 @@ extension Dissector {
       Self.dropRepeatedTitle(&frame)
     default:
       let channelKey = L2CAPChannels.Key(direction: direction, cid: cid)
-      guard isLE, var channel = connections.open[key]?.link.channels.channels[channelKey] else {
+      guard var channel = connections.open[key]?.link.channels.channels[channelKey] else {
         frame.fields.bytes("payload", "Payload", payload.readRemaining())
         frame.fields.end()
         frame.layerLabel = "L2CAP"
@@ -129,6 +128,28 @@ extension Dissector {
         return
       }
       frame.fields.uint("psm", "PSM", channel.psm)
+      if channel.basic {
+        // BR/EDR basic mode: the payload is the upper layer's PDU as it is.
+        if let bearer = channel.bearerKey {
+          frame.fields.end()
+          if connections.open[key]!.link.bearers[bearer] == nil {
+            // The MTU was set by L2CAP configuration, which is not tracked: do not check it.
+            connections.open[key]!.link.bearers[bearer] = ATTBearer(mtu: 65535)
+          }
+          try dissectATT(&payload, key: key, bearerKey: bearer, direction: direction, into: &frame)
+          return
+        }
+        frame.fields.bytes("payload", "Payload", payload.readRemaining())
+        frame.fields.end()
+        frame.layerLabel = "L2CAP"
+        frame.title = "Data"
+        frame.summaryParts.append(.text("PSM "))
+        frame.summaryParts.append(.hex(UInt64(channel.psm), width: 4))
+        frame.summaryParts.append(.text(", "))
+        frame.summaryParts.append(.number(length))
+        frame.summaryParts.append(.text(" bytes"))
+        return
+      }
       let bytes = payload.readRemaining()
       if bytes.count > Int(channel.mps) {
         frame.diagnostics.append(Diagnostic(.warning, .l2cap, "K-frame of \(bytes.count) bytes exceeds the MPS \(channel.mps)"))

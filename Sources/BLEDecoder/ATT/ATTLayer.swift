@@ -274,7 +274,7 @@ enum ATTLayer {
       while !r.isAtEnd {
         let handle = try r.readUInt16LE()
         newRequest.handles.append(handle)
-        frame.fields.add("", "Handle", .unsigned(UInt64(handle), .hex(4)))
+        frame.fields.add("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
         frame.attributeHandles.append(handle)
       }
       frame.fields.end()

@@ -7,8 +7,10 @@ struct DynamicChannel: Sendable {
   /// The receiving side's MTU and MPS for this direction.
   var mtu: UInt16
   var mps: UInt16
-  /// The ATT bearer key when the channel is an EATT bearer (PSM 0x0027).
+  /// The ATT bearer key when the channel carries ATT (EATT on PSM 0x0027, ATT over BR/EDR on 0x001F).
   var bearerKey: UInt32?
+  /// BR/EDR basic mode: each PDU's payload is the upper layer's PDU, with no SDU length.
+  var basic = false
   var sdu = SDUReassembler()
 }
 
@@ -64,6 +66,7 @@ struct L2CAPChannels: Sendable {
     var sourceCIDs: [UInt16]
     var mtu: UInt16
     var mps: UInt16
+    var basic = false
   }
   var channels: [Key: DynamicChannel] = [:]
   /// Connection requests by (direction they travelled, identifier).
@@ -88,6 +91,14 @@ struct L2CAPChannels: Sendable {
       case .creditBasedReconfigureRequest:
         // MTU/MPS changes only loosen limits we check loosely; channels stay as they are.
         break
+      case let .connectionRequest(identifier, psm, source):
+        pending[Key(direction: direction, cid: UInt16(identifier))] = PendingConnect(psm: psm, sourceCIDs: [source], mtu: 672, mps: 0xFFFF, basic: true)
+        channels[Key(direction: direction.opposite, cid: source)] = DynamicChannel(psm: psm, mtu: 672, mps: 0xFFFF, basic: true)
+      case let .connectionResponse(identifier, destination, _, result):
+        // Result 1 is "pending": a final response follows with the same identifier.
+        if result != 1 {
+          openedBearers += answer(identifier: identifier, destinations: [destination], mtu: 672, mps: 0xFFFF, success: result == 0, direction: direction)
+        }
       case let .disconnectionResponse(_, destination, source):
         // Sent by the side that owns `destination`: frames to it travel the other way.
         channels[Key(direction: direction.opposite, cid: destination)] = nil
@@ -111,8 +122,8 @@ struct L2CAPChannels: Sendable {
         continue
       }
       // Frames from the requester travel the way the request did, to the responder's CID.
-      var toResponder = DynamicChannel(psm: request.psm, mtu: mtu, mps: mps)
-      if request.psm == 0x0027 {
+      var toResponder = DynamicChannel(psm: request.psm, mtu: mtu, mps: mps, basic: request.basic)
+      if request.psm == 0x0027 || (request.basic && request.psm == 0x001F) {
         let key = UInt32(source) << 16 | UInt32(destination)
         toResponder.bearerKey = key
         channels[toRequester]?.bearerKey = key
