@@ -51,6 +51,9 @@ public struct FieldList: Sendable {
   /// When false, `addVerbose` drops its field: a renderer that will not show them (plain text)
   /// saves building them. JSON keeps them.
   public var keepsVerbose = true
+  /// Depth of a verbose group being dropped (when `keepsVerbose` is false): everything added
+  /// inside it is dropped too, so plain text pays nothing for fields it will not show.
+  var droppingFrom: Int?
 
   public init() { fields.reserveCapacity(64) }
 
@@ -59,16 +62,29 @@ public struct FieldList: Sendable {
   public mutating func removeAll() {
     fields.removeAll(keepingCapacity: true)
     depth = 0
+    droppingFrom = nil
+  }
+
+  /// Drops every field from `index` on (a layer a higher one makes redundant in plain text).
+  public mutating func truncate(to index: Int) {
+    if index < fields.count { fields.removeSubrange(index...) }
   }
 
   public mutating func add(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
+    if droppingFrom != nil { return }
     fields.append(Field(key: key, label: label, value: value, depth: depth))
   }
 
   /// Opens a nested object. `inline`: text shows its members without a title line.
   /// `verbose`: text shows it (and all it holds) only with `-v`; JSON always has it.
   public mutating func beginObject(_ key: StaticString, _ label: StaticString, inline: Bool = false, verbose: Bool = false) {
-    fields.append(Field(key: key, label: label, value: .object, depth: depth, isVerbose: verbose, isInline: inline))
+    if droppingFrom == nil {
+      if verbose && !keepsVerbose {
+        droppingFrom = depth
+      } else {
+        fields.append(Field(key: key, label: label, value: .object, depth: depth, isVerbose: verbose, isInline: inline))
+      }
+    }
     depth += 1
   }
 
@@ -83,7 +99,7 @@ public struct FieldList: Sendable {
 
   /// Adds a field that text output shows only when verbose (lengths, raw opcode parts).
   public mutating func addVerbose(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
-    guard keepsVerbose else { return }
+    guard keepsVerbose, droppingFrom == nil else { return }
     fields.append(Field(key: key, label: label, value: value, depth: depth, isVerbose: true))
   }
 
@@ -94,13 +110,20 @@ public struct FieldList: Sendable {
 
   public mutating func end() {
     if depth > 0 { depth -= 1 }
+    if let from = droppingFrom, depth <= from { droppingFrom = nil }
   }
 
   /// Closes every open group (after a decode error left some open).
-  public mutating func closeAll() { depth = 0 }
+  public mutating func closeAll() {
+    depth = 0
+    droppingFrom = nil
+  }
 
   /// Closes groups until `depth` is back to `level` (after a decoder threw inside its groups).
-  public mutating func close(toDepth level: Int) { depth = min(depth, max(level, 0)) }
+  public mutating func close(toDepth level: Int) {
+    depth = min(depth, max(level, 0))
+    if let from = droppingFrom, depth <= from { droppingFrom = nil }
+  }
 
   // Shorthands used by decoders.
   public mutating func uint(_ key: StaticString, _ label: StaticString, _ value: some BinaryInteger) {

@@ -33,8 +33,7 @@ extension Dissector {
     if isStart && !pending && payload.count >= 4 {
       let length = Int(payload[payload.startIndex]) | Int(payload[payload.startIndex + 1]) << 8
       if length + 4 == payload.count {
-        frame.fields.end()  // hci
-        frame.fields.markVerbose(at: 0)
+        Self.hideHCIGroup(&frame)
         var pdu = ByteReader(payload, layer: .l2cap)
         try dissectL2CAP(&pdu, key: key, direction: direction, firstFrame: nil, fragments: 1, into: &frame)
         return
@@ -63,8 +62,7 @@ extension Dissector {
       }
       frame.summaryParts.append(.text(" bytes)"))
     case let .complete(bytes, firstFrame, fragments):
-      frame.fields.end()  // hci
-      frame.fields.markVerbose(at: 0)
+      Self.hideHCIGroup(&frame)
       var pdu = ByteReader(bytes, layer: .l2cap)
       try dissectL2CAP(&pdu, key: key, direction: direction, firstFrame: fragments > 1 ? firstFrame : nil, fragments: fragments, into: &frame)
     }
@@ -205,14 +203,28 @@ extension Dissector {
   }
 
   mutating func dissectATT(_ reader: inout ByteReader, key: ConnectionTable.Key, bearerKey: UInt32, direction: Direction, into frame: inout DissectedFrame) throws(DecodeError) {
-    let connection = connections.open[key]!
-    let peerServer: GATTServerIdentity = connection.peer.map { .peer($0) } ?? .connection(adapter: key.adapter, handle: key.handle, generation: connection.generation)
-    let link = ATTLinkContext(
-      frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction,
-      localServer: .local(adapter: key.adapter), peerServer: peerServer)
-    var bearer = connections.open[key]!.link.bearers[bearerKey] ?? ATTBearer()
-    defer { connections.open[key]!.link.bearers[bearerKey] = bearer }
-    try ATTLayer.decode(&reader, bearer: &bearer, databases: &databases, link: link, frame: &frame)
+    guard let connection = connections.open[key] else { return }
+    // Whose attribute table the PDU is about: ours, or the peer's (by address when known).
+    let server: GATTServerIdentity
+    if ATTLayer.serverIsLocal(opcode: try reader.peekUInt8(), direction: direction) {
+      server = .local(adapter: key.adapter)
+    } else if let peer = connection.peer {
+      server = .peer(peer)
+    } else {
+      server = .connection(adapter: key.adapter, handle: key.handle, generation: connection.generation)
+    }
+    let link = ATTLinkContext(frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction)
+    // Both are modified in place: copying them out would copy their storage on every PDU.
+    try ATTLayer.decode(
+      &reader, bearer: &connections.open[key]!.link.bearers[bearerKey, default: ATTBearer()],
+      database: &databases[server, default: GATTDatabase()], link: link, frame: &frame)
+  }
+
+  /// Closes the `hci` group of an ACL frame whose PDU decodes: the upper layers say more, so
+  /// text shows it only with `-v`, and plain text does not keep it at all.
+  static func hideHCIGroup(_ frame: inout DissectedFrame) {
+    frame.fields.end()
+    if frame.fields.keepsVerbose { frame.fields.markVerbose(at: 0) } else { frame.fields.truncate(to: 0) }
   }
 
   /// Decoder summaries may begin with the command's name, which the title already shows.

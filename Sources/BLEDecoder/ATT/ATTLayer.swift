@@ -5,9 +5,6 @@ struct ATTLinkContext: Sendable {
   var frameNumber: Int
   var timestamp: Int64
   var direction: Direction
-  /// The GATT server on this side of the link (the capturing host) and on the peer's side.
-  var localServer: GATTServerIdentity
-  var peerServer: GATTServerIdentity
 }
 
 /// ATT PDUs: fields, request/response pairing, MTU, long values, and the GATT meaning of
@@ -19,8 +16,14 @@ enum ATTLayer {
     AssignedNumbers.attOpcodeName(opcode) ?? "Unknown PDU"
   }
 
+  /// Whether the GATT server of a PDU is the capturing host: servers receive client PDUs
+  /// (requests, commands, confirmations) and send the others.
+  static func serverIsLocal(opcode: UInt8, direction: Direction) -> Bool {
+    (direction == .hostToController) != ATTMethodKind(opcode: opcode).isClientToServer
+  }
+
   static func decode(
-    _ r: inout ByteReader, bearer: inout ATTBearer, databases: inout [GATTServerIdentity: GATTDatabase],
+    _ r: inout ByteReader, bearer: inout ATTBearer, database: inout GATTDatabase,
     link: ATTLinkContext, frame: inout DissectedFrame
   ) throws(DecodeError) {
     r.layer = .att
@@ -30,9 +33,6 @@ enum ATTLayer {
     frame.layerLabel = "ATT"
     frame.title = opName(opcode)
     frame.deepestLayer = .att
-    // The server is the receiver of client PDUs and the sender of the others.
-    let serverIsLocal = (link.direction == .hostToController) != kind.isClientToServer
-    let server = serverIsLocal ? link.localServer : link.peerServer
 
     frame.fields.beginObject("att", "ATT", inline: true)
     let attDepth = frame.fields.depth
@@ -78,8 +78,6 @@ enum ATTLayer {
       break
     }
 
-    var database = databases[server] ?? GATTDatabase()
-    defer { databases[server] = database }
     var newRequest = PendingRequest(opcode: opcode, frame: link.frameNumber, timestamp: link.timestamp)
 
     switch opcode {
@@ -567,7 +565,7 @@ enum ATTLayer {
     let depth = frame.fields.depth
     if summary { frame.summaryParts.append(.text(": ")) }
     let summaryStart = frame.summaryParts.count
-    frame.fields.beginObject("decoded", "Decoded", inline: true)
+    frame.fields.beginObject("decoded", "Decoded", inline: true, verbose: decoder.summarySaysItAll && summary)
     frame.fields.beginObject(decoder.key, name ?? "Value", inline: true)
     var reader = ByteReader(value, layer: .profile)
     do {

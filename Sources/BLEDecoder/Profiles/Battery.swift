@@ -16,7 +16,7 @@ public struct BatteryLevel: FieldWritable, Equatable {
     percent = try reader.readUInt8()
   }
 
-  public static let decoder = ProfileSupport.decoder(BatteryLevel.self, uuid16: 0x2A19, key: "battery_level")
+  public static let decoder = ProfileSupport.decoder(BatteryLevel.self, uuid16: 0x2A19, key: "battery_level", summarySaysItAll: true)
 
   func write(to frame: inout DissectedFrame, context: ValueContext) {
     frame.fields.measure("percent", "Battery level", percent, scale: 1, unit: "%")

@@ -36,10 +36,14 @@ public struct CharacteristicDecoder: Sendable {
   /// The JSON key under `decoded` (snake_case: `heart_rate_measurement`).
   public let key: StaticString
   public let decode: Decode
+  /// The summary carries every field (a heart-rate measurement, a battery level, a string):
+  /// plain text then shows the header line only, and the fields with `-v`.
+  public let summarySaysItAll: Bool
 
-  public init(uuid: BluetoothUUID, key: StaticString, decode: @escaping Decode) {
+  public init(uuid: BluetoothUUID, key: StaticString, summarySaysItAll: Bool = false, decode: @escaping Decode) {
     self.uuid = uuid
     self.key = key
+    self.summarySaysItAll = summarySaysItAll
     self.decode = decode
   }
 }

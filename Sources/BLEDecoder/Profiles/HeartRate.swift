@@ -75,7 +75,7 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
 
   /// The registry's decoder. Decodes straight into fields and summary parts (no arrays built):
   /// this is the hot path of a heart-rate capture.
-  public static let decoder = CharacteristicDecoder(uuid: BluetoothUUID(uuid16: 0x2A37), key: "heart_rate_measurement", decode: decode)
+  public static let decoder = CharacteristicDecoder(uuid: BluetoothUUID(uuid16: 0x2A37), key: "heart_rate_measurement", summarySaysItAll: true, decode: decode)
 
   static func decode(_ reader: inout ByteReader, _ context: ValueContext, _ frame: inout DissectedFrame) throws(DecodeError) {
     reader.layer = .profile

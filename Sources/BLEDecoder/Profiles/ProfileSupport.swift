@@ -37,8 +37,8 @@ enum ProfileSupport {
 
   /// A decoder that parses `T`, writes its fields, then rejects bytes left over (after writing,
   /// so the decoded part stays visible next to the error).
-  static func decoder<T: FieldWritable>(_ type: T.Type, uuid16: UInt16, key: StaticString) -> CharacteristicDecoder {
-    CharacteristicDecoder(uuid: BluetoothUUID(uuid16: uuid16), key: key) { reader, context, frame throws(DecodeError) in
+  static func decoder<T: FieldWritable>(_ type: T.Type, uuid16: UInt16, key: StaticString, summarySaysItAll: Bool = false) -> CharacteristicDecoder {
+    CharacteristicDecoder(uuid: BluetoothUUID(uuid16: uuid16), key: key, summarySaysItAll: summarySaysItAll) { reader, context, frame throws(DecodeError) in
       reader.layer = .profile
       let start = reader.offset
       let value = try T(parsing: &reader)
@@ -77,7 +77,7 @@ enum ProfileSupport {
 
   /// A decoder for a UTF-8 string characteristic or descriptor: field `value`, summary the text.
   static func stringDecoder(uuid16: UInt16, key: StaticString, label: StaticString) -> CharacteristicDecoder {
-    CharacteristicDecoder(uuid: BluetoothUUID(uuid16: uuid16), key: key) { reader, _, frame throws(DecodeError) in
+    CharacteristicDecoder(uuid: BluetoothUUID(uuid16: uuid16), key: key, summarySaysItAll: true) { reader, _, frame throws(DecodeError) in
       reader.layer = .profile
       let text = utf8(reader.readRemaining(), &frame)
       frame.fields.add("value", label, .text(text))
