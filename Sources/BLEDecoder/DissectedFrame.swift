@@ -71,6 +71,68 @@ public enum SummaryPart: Sendable, Equatable {
   }
 }
 
+/// A frame's summary as parts, stored without reference counting: strings and byte runs live
+/// in side arrays, so appending and clearing the parts (millions of times) costs no retains.
+public struct SummaryLine: Sendable, Sequence {
+  enum Stored: Sendable {
+    case text(StaticString)
+    case number(Int)
+    case real(Double, places: UInt8)
+    case hex(UInt64, width: UInt8)
+    case string(Int)
+    case bytes(Int)
+  }
+  var stored: [Stored] = []
+  var strings: [String] = []
+  var byteRuns: [ArraySlice<UInt8>] = []
+
+  public init() {}
+
+  public var isEmpty: Bool { stored.isEmpty }
+  public var count: Int { stored.count }
+
+  public mutating func append(_ part: SummaryPart) {
+    switch part {
+    case .text(let words): stored.append(.text(words))
+    case .number(let value): stored.append(.number(value))
+    case let .real(value, places): stored.append(.real(value, places: places))
+    case let .hex(value, width): stored.append(.hex(value, width: width))
+    case .string(let words):
+      stored.append(.string(strings.count))
+      strings.append(words)
+    case .bytes(let data):
+      stored.append(.bytes(byteRuns.count))
+      byteRuns.append(data)
+    }
+  }
+
+  public mutating func removeAll(keepingCapacity: Bool = true) {
+    stored.removeAll(keepingCapacity: keepingCapacity)
+    if !strings.isEmpty { strings.removeAll(keepingCapacity: keepingCapacity) }
+    if !byteRuns.isEmpty { byteRuns.removeAll(keepingCapacity: keepingCapacity) }
+  }
+
+  /// Drops the parts from `range.lowerBound` on (their strings stay until the next reset).
+  public mutating func removeSubrange(_ range: PartialRangeFrom<Int>) {
+    stored.removeSubrange(range)
+  }
+
+  public subscript(index: Int) -> SummaryPart {
+    switch stored[index] {
+    case .text(let words): return .text(words)
+    case .number(let value): return .number(value)
+    case let .real(value, places): return .real(value, places: places)
+    case let .hex(value, width): return .hex(value, width: width)
+    case .string(let slot): return .string(strings[slot])
+    case .bytes(let slot): return .bytes(byteRuns[slot])
+    }
+  }
+
+  public func makeIterator() -> IndexingIterator<[SummaryPart]> {
+    (0..<stored.count).map { self[$0] }.makeIterator()
+  }
+}
+
 /// Everything decoded from one record. Reused across frames: `reset` keeps the buffers.
 public struct DissectedFrame: Sendable {
   /// 1-based, the same numbering as Wireshark.
@@ -90,7 +152,7 @@ public struct DissectedFrame: Sendable {
   public var summary = ""
   /// More words after `summary`, kept as parts so the frequent frames (ACL data, completed
   /// packets) build no strings; renderers write them straight out.
-  public var summaryParts: [SummaryPart] = []
+  public var summaryParts = SummaryLine()
   /// What joins the title and the summary in the header line: ": " by default, " " when the
   /// summary continues the title ("Handle Value Notification 0x0010 Heart Rate Measurement").
   public var summarySeparator: StaticString = ": "

@@ -116,7 +116,7 @@ public struct TextRenderer: FrameRenderer {
     if !frame.summary.isEmpty || !frame.summaryParts.isEmpty {
       out.append(frame.summarySeparator)
       if !frame.summary.isEmpty { out.append(frame.summary) }
-      for part in frame.summaryParts { Self.writeSummaryPart(part, &out) }
+      for index in 0..<frame.summaryParts.count { Self.writeSummaryPart(frame.summaryParts[index], &out) }
     }
     if frame.malformed != nil {
       style(Style.red, &out)
