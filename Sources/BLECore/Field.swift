@@ -45,8 +45,43 @@ public struct Field: Sendable {
 }
 
 /// The decoded fields of one frame, flat with depths, so frames reuse one buffer.
+///
+/// Fields are stored without reference counting: strings and byte runs live in side arrays and
+/// the stored field only holds their index, so appending, copying and clearing fields (millions
+/// of times) costs no retains, releases or value-witness calls. `self[i]` gives a `Field` back.
 public struct FieldList: Sendable {
-  public private(set) var fields: [Field] = []
+  /// A field as stored: plain data only (renderers read these; strings and bytes by slot).
+  public struct Stored: Sendable {
+    public var key: StaticString
+    public var label: StaticString
+    public var value: StoredValue
+    public var depth: Int32
+    public var isVerbose: Bool
+    public var isInline: Bool
+  }
+
+  /// `FieldValue` with strings and byte runs replaced by slots in the list's side arrays.
+  public enum StoredValue: Sendable {
+    case unsigned(UInt64, NumberStyle)
+    case signed(Int64)
+    case bool(Bool)
+    case code(UInt64, width: UInt8, name: StaticString?)
+    case codeText(UInt64, width: UInt8, slot: Int)
+    case text(slot: Int)
+    case staticText(StaticString)
+    case bytes(slot: Int)
+    case address(BDAddr, AddressType?)
+    case uuid(BluetoothUUID, name: StaticString?)
+    case measure(Int64, scale: Double, unit: StaticString)
+    case real(Double, places: UInt8, unit: StaticString)
+    case null
+    case object
+    case array
+  }
+
+  var stored: [Stored] = []
+  var strings: [String] = []
+  var byteRuns: [ArraySlice<UInt8>] = []
   public private(set) var depth = 0
   /// When false, `addVerbose` drops its field: a renderer that will not show them (plain text)
   /// saves building them. JSON keeps them.
@@ -55,24 +90,97 @@ public struct FieldList: Sendable {
   /// inside it is dropped too, so plain text pays nothing for fields it will not show.
   var droppingFrom: Int?
 
-  public init() { fields.reserveCapacity(64) }
+  public init() { stored.reserveCapacity(64) }
 
-  public var isEmpty: Bool { fields.isEmpty }
+  public var isEmpty: Bool { stored.isEmpty }
+  public var count: Int { stored.count }
+
+  /// Every field as a `Field` (tests and tools; renderers index the list instead).
+  public var fields: [Field] { (0..<stored.count).map { self[$0] } }
+
+  public subscript(index: Int) -> Field {
+    let field = stored[index]
+    return Field(key: field.key, label: field.label, value: value(field.value), depth: Int(field.depth), isVerbose: field.isVerbose, isInline: field.isInline)
+  }
+
+  /// The stored field at `index`, without materializing strings or bytes (renderers' hot path).
+  @inline(__always) public func entry(at index: Int) -> Stored { stored[index] }
+  @inline(__always) public func string(slot: Int) -> String { strings[slot] }
+  @inline(__always) public func bytes(slot: Int) -> ArraySlice<UInt8> { byteRuns[slot] }
+
+  /// The depth of field `index` (renderers' hot path: no copy of the value).
+  @inline(__always) public func depth(at index: Int) -> Int { Int(stored[index].depth) }
+  @inline(__always) public func key(at index: Int) -> StaticString { stored[index].key }
+  @inline(__always) public func isGroup(at index: Int) -> Bool {
+    switch stored[index].value {
+    case .object, .array: return true
+    default: return false
+    }
+  }
+
+  public func value(_ stored: StoredValue) -> FieldValue {
+    switch stored {
+    case let .unsigned(value, style): return .unsigned(value, style)
+    case .signed(let value): return .signed(value)
+    case .bool(let value): return .bool(value)
+    case let .code(value, width, name): return .code(value, width: width, name: name)
+    case let .codeText(value, width, slot): return .codeText(value, width: width, name: strings[slot])
+    case .text(let slot): return .text(strings[slot])
+    case .staticText(let text): return .staticText(text)
+    case .bytes(let slot): return .bytes(byteRuns[slot])
+    case let .address(address, type): return .address(address, type)
+    case let .uuid(uuid, name): return .uuid(uuid, name: name)
+    case let .measure(raw, scale, unit): return .measure(raw, scale: scale, unit: unit)
+    case let .real(value, places, unit): return .real(value, places: places, unit: unit)
+    case .null: return .null
+    case .object: return .object
+    case .array: return .array
+    }
+  }
+
+  mutating func store(_ value: FieldValue) -> StoredValue {
+    switch value {
+    case let .unsigned(value, style): return .unsigned(value, style)
+    case .signed(let value): return .signed(value)
+    case .bool(let value): return .bool(value)
+    case let .code(value, width, name): return .code(value, width: width, name: name)
+    case let .codeText(value, width, name):
+      strings.append(name)
+      return .codeText(value, width: width, slot: strings.count - 1)
+    case .text(let text):
+      strings.append(text)
+      return .text(slot: strings.count - 1)
+    case .staticText(let text): return .staticText(text)
+    case .bytes(let data):
+      byteRuns.append(data)
+      return .bytes(slot: byteRuns.count - 1)
+    case let .address(address, type): return .address(address, type)
+    case let .uuid(uuid, name): return .uuid(uuid, name: name)
+    case let .measure(raw, scale, unit): return .measure(raw, scale: scale, unit: unit)
+    case let .real(value, places, unit): return .real(value, places: places, unit: unit)
+    case .null: return .null
+    case .object: return .object
+    case .array: return .array
+    }
+  }
 
   public mutating func removeAll() {
-    fields.removeAll(keepingCapacity: true)
+    stored.removeAll(keepingCapacity: true)
+    if !strings.isEmpty { strings.removeAll(keepingCapacity: true) }
+    if !byteRuns.isEmpty { byteRuns.removeAll(keepingCapacity: true) }
     depth = 0
     droppingFrom = nil
   }
 
   /// Drops every field from `index` on (a layer a higher one makes redundant in plain text).
   public mutating func truncate(to index: Int) {
-    if index < fields.count { fields.removeSubrange(index...) }
+    if index < stored.count { stored.removeSubrange(index...) }
   }
 
   public mutating func add(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
     if droppingFrom != nil { return }
-    fields.append(Field(key: key, label: label, value: value, depth: depth))
+    let value = store(value)
+    stored.append(Stored(key: key, label: label, value: value, depth: Int32(depth), isVerbose: false, isInline: false))
   }
 
   /// Opens a nested object. `inline`: text shows its members without a title line.
@@ -82,7 +190,7 @@ public struct FieldList: Sendable {
       if verbose && !keepsVerbose {
         droppingFrom = depth
       } else {
-        fields.append(Field(key: key, label: label, value: .object, depth: depth, isVerbose: verbose, isInline: inline))
+        stored.append(Stored(key: key, label: label, value: .object, depth: Int32(depth), isVerbose: verbose, isInline: inline))
       }
     }
     depth += 1
@@ -91,16 +199,15 @@ public struct FieldList: Sendable {
   /// Marks the field at `index` (an object opened earlier) verbose, once it is known that a
   /// higher layer says it better (an ACL header under a decoded ATT PDU).
   public mutating func markVerbose(at index: Int) {
-    guard index < fields.count else { return }
-    fields[index].isVerbose = true
+    guard index < stored.count else { return }
+    stored[index].isVerbose = true
   }
-
-  public var count: Int { fields.count }
 
   /// Adds a field that text output shows only when verbose (lengths, raw opcode parts).
   public mutating func addVerbose(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
     guard keepsVerbose, droppingFrom == nil else { return }
-    fields.append(Field(key: key, label: label, value: value, depth: depth, isVerbose: true))
+    let value = store(value)
+    stored.append(Stored(key: key, label: label, value: value, depth: Int32(depth), isVerbose: true, isInline: false))
   }
 
   public mutating func beginArray(_ key: StaticString, _ label: StaticString) {

@@ -72,7 +72,7 @@ public struct JSONLinesRenderer: FrameRenderer {
     out.append(",\"name\":")
     out.jsonString(frame.title)
     // Each layer is a top-level group of fields: `hci`/`info`, then `l2cap`, `att`, ...
-    Self.writeFields(frame.fields.fields, &out, leadingComma: true)
+    Self.writeFields(frame.fields, &out, leadingComma: true)
     if let error = frame.malformed {
       out.append(",\"malformed\":{\"layer\":\"")
       out.append(error.layer.rawValue)
@@ -102,13 +102,15 @@ public struct JSONLinesRenderer: FrameRenderer {
 
   /// Writes flat depth-tagged fields as the members of an already-open object; `leadingComma`
   /// when that object already has members.
-  static func writeFields(_ fields: [Field], _ out: inout OutputBuffer, leadingComma: Bool = false) {
+  static func writeFields(_ fields: FieldList, _ out: inout OutputBuffer, leadingComma: Bool = false) {
     // Open containers: true for arrays. The outermost object is already open.
     var stack: [Bool] = []
     var needsComma = leadingComma
     var depth = 0
-    for field in fields {
-      while field.depth < depth {
+    for index in 0..<fields.count {
+      let field = fields.entry(at: index)
+      let fieldDepth = Int(field.depth)
+      while fieldDepth < depth {
         out.byte(stack.removeLast() ? UInt8(ascii: "]") : UInt8(ascii: "}"))
         depth -= 1
         needsComma = true
@@ -116,8 +118,10 @@ public struct JSONLinesRenderer: FrameRenderer {
       if needsComma { out.byte(UInt8(ascii: ",")) }
       let inArray = stack.last ?? false
       if !inArray {
-        out.jsonString(field.key)
-        out.byte(UInt8(ascii: ":"))
+        // Keys are our own snake_case literals: nothing to escape.
+        out.byte(UInt8(ascii: "\""))
+        out.append(field.key)
+        out.append("\":")
       }
       switch field.value {
       case .object:
@@ -133,7 +137,7 @@ public struct JSONLinesRenderer: FrameRenderer {
         needsComma = false
         continue
       default:
-        writeValue(field, inArray: inArray, &out)
+        writeValue(field.value, key: field.key, inArray: inArray, fields, &out)
         needsComma = true
       }
     }
@@ -141,36 +145,38 @@ public struct JSONLinesRenderer: FrameRenderer {
   }
 
   /// The value, then for codes and measures the companion `key_name` / `key_<unit>` member.
-  static func writeValue(_ field: Field, inArray: Bool, _ out: inout OutputBuffer) {
-    switch field.value {
+  static func writeValue(_ value: FieldList.StoredValue, key: StaticString, inArray: Bool, _ fields: FieldList, _ out: inout OutputBuffer) {
+    switch value {
     case .unsigned(let number, _): out.decimal(number)
     case .signed(let number): out.decimal(number)
     case .bool(let flag): out.append(flag ? "true" : "false")
     case let .code(number, _, name):
       out.decimal(number)
-      if let name, !inArray { companion(field.key, "_name", &out); out.jsonString(name) }
-    case let .codeText(number, _, name):
+      if let name, !inArray { companion(key, "_name", &out); out.jsonString(name) }
+    case let .codeText(number, _, slot):
       out.decimal(number)
-      if !inArray { companion(field.key, "_name", &out); out.jsonString(name) }
-    case .text(let text): out.jsonString(text)
+      if !inArray { companion(key, "_name", &out); out.jsonString(fields.string(slot: slot)) }
+    case .text(let slot): out.jsonString(fields.string(slot: slot))
     case .staticText(let text): out.jsonString(text)
-    case .bytes(let data):
+    case .bytes(let slot):
       out.byte(UInt8(ascii: "\""))
-      out.hexBytes(data)
+      out.hexBytes(fields.bytes(slot: slot))
       out.byte(UInt8(ascii: "\""))
     case let .address(address, type):
       out.byte(UInt8(ascii: "\""))
       out.address(address)
       out.byte(UInt8(ascii: "\""))
-      if let type, !inArray { companion(field.key, "_type", &out); out.jsonString(type.name) }
+      if let type, !inArray { companion(key, "_type", &out); out.jsonString(type.name) }
     case let .uuid(uuid, name):
-      out.jsonString(uuid.description)
-      if let name, !inArray { companion(field.key, "_name", &out); out.jsonString(name) }
+      out.byte(UInt8(ascii: "\""))
+      out.uuid(uuid)
+      out.byte(UInt8(ascii: "\""))
+      if let name, !inArray { companion(key, "_name", &out); out.jsonString(name) }
     case let .measure(raw, scale, unit):
       out.decimal(raw)
       if scale != 1, !inArray {
         out.append(",\"")
-        out.append(field.key)
+        out.append(key)
         out.byte(UInt8(ascii: "_"))
         out.append(unit)
         out.append("\":")

@@ -197,6 +197,37 @@ public struct OutputBuffer {
     count = index
   }
 
+  /// A UUID as `2a37` (16-bit), 8 digits (32-bit) or dashed lowercase (128-bit), without a String.
+  public mutating func uuid(_ uuid: BluetoothUUID) {
+    switch uuid.width {
+    case 2: hexDigits(uuid.high >> 32, count: 4)
+    case 4: hexDigits(uuid.high >> 32, count: 8)
+    default:
+      hexDigits(uuid.high >> 32, count: 8)
+      byte(UInt8(ascii: "-"))
+      hexDigits(uuid.high >> 16, count: 4)
+      byte(UInt8(ascii: "-"))
+      hexDigits(uuid.high, count: 4)
+      byte(UInt8(ascii: "-"))
+      hexDigits(uuid.low >> 48, count: 4)
+      byte(UInt8(ascii: "-"))
+      hexDigits(uuid.low, count: 12)
+    }
+  }
+
+  /// The low `count` hex digits of `value`, lowercase, no prefix.
+  mutating func hexDigits(_ value: UInt64, count digits: Int) {
+    reserve(digits)
+    var shift = (digits - 1) * 4
+    var index = count
+    while shift >= 0 {
+      base[index] = Self.hexDigit(UInt8((value >> UInt64(shift)) & 0xF))
+      shift -= 4
+      index += 1
+    }
+    count = index
+  }
+
   /// `AA:BB:CC:DD:EE:FF`, most significant byte first.
   public mutating func address(_ address: BDAddr) {
     reserve(17)

@@ -125,7 +125,7 @@ public struct TextRenderer: FrameRenderer {
     }
     out.byte(0x0A)
     if details {
-      renderFields(frame.fields.fields, &out)
+      renderFields(frame.fields, &out)
       if let error = frame.malformed {
         style(Style.red, &out)
         out.append("    malformed: ")
@@ -146,15 +146,16 @@ public struct TextRenderer: FrameRenderer {
     out.flushIfFull()
   }
 
-  func renderFields(_ fields: [Field], _ out: inout OutputBuffer) {
+  func renderFields(_ fields: FieldList, _ out: inout OutputBuffer) {
     // Groups whose title line is not printed (inline groups, array elements), by depth.
     var hiddenDepths: [Int] = []
     // Depths of open arrays, to recognise their element objects.
     var arrayDepths: [Int] = []
     var skipDeeperThan = Int.max
     var dashNext = false
-    for (index, field) in fields.enumerated() {
-      if field.depth > skipDeeperThan { continue }
+    for index in 0..<fields.count {
+      if fields.depth(at: index) > skipDeeperThan { continue }
+      let field = fields[index]
       skipDeeperThan = Int.max
       while let last = hiddenDepths.last, last >= field.depth { hiddenDepths.removeLast() }
       while let last = arrayDepths.last, last >= field.depth { arrayDepths.removeLast() }
@@ -166,7 +167,7 @@ public struct TextRenderer: FrameRenderer {
       switch field.value {
       case .object, .array:
         // An empty group shows nothing.
-        let hasMembers = index + 1 < fields.count && fields[index + 1].depth > field.depth
+        let hasMembers = index + 1 < fields.count && fields.depth(at: index + 1) > field.depth
         if !hasMembers { continue }
         if case .object = field.value, isElement {
           // An array element: no title; its first member follows a "- " at the element's level.
@@ -181,11 +182,8 @@ public struct TextRenderer: FrameRenderer {
           // An array of plain values reads best on one line: "RR intervals: 812.5 ms, 820.3 ms".
           var end = index + 1
           var scalars = true
-          while end < fields.count, fields[end].depth > field.depth {
-            switch fields[end].value {
-            case .object, .array: scalars = false
-            default: break
-            }
+          while end < fields.count, fields.depth(at: end) > field.depth {
+            if fields.isGroup(at: end) { scalars = false }
             end += 1
           }
           if scalars {
@@ -278,10 +276,10 @@ public struct TextRenderer: FrameRenderer {
       if let name {
         out.append(name)
         out.append(" (")
-        out.append(uuid.description)
+        out.uuid(uuid)
         out.byte(UInt8(ascii: ")"))
       } else {
-        out.append(uuid.description)
+        out.uuid(uuid)
       }
     case let .measure(raw, scale, unit):
       if scale == 1 {
