@@ -72,42 +72,32 @@ enum AnnotateCommand: CLICommand {
     }
     let path = arguments.positionals[0]
     if json {
-      var renderer = JSONLinesRenderer()
-      return annotate(path: path, renderer: &renderer, limit: limit, verboseFields: true, filter: filter, context)
+      let renderer = JSONLinesRenderer()
+      return annotate(path: path, renderer: renderer, limit: limit, verboseFields: true, filter: filter, context)
     }
     let verbose = arguments.has("verbose")
-    var renderer = TextRenderer(time: time, color: color, details: !arguments.has("oneline"), verbose: verbose)
-    return annotate(path: path, renderer: &renderer, limit: limit, verboseFields: verbose, filter: filter, context)
+    let renderer = TextRenderer(time: time, color: color, details: !arguments.has("oneline"), verbose: verbose)
+    return annotate(path: path, renderer: renderer, limit: limit, verboseFields: verbose, filter: filter, context)
   }
 
   /// The main loop: read, dissect, render, one frame at a time in reused buffers.
-  static func annotate<R: FrameRenderer>(path: String, renderer: inout R, limit: Int, verboseFields: Bool, filter: FrameFilter = FrameFilter(), _ context: CLIContext) -> Int32 {
+  static func annotate<R: FrameRenderer>(path: String, renderer: R, limit: Int, verboseFields: Bool, filter: FrameFilter = FrameFilter(), _ context: CLIContext) -> Int32 {
     let reader: any CaptureReader
     switch context.openCapture(path) {
     case .success(let opened): reader = opened
     case .failure(let code): return code.status
     }
-    var dissector = Dissector()
-    var frame = DissectedFrame()
     // Plain text hides verbose fields, so they need not be built at all.
-    frame.fields.keepsVerbose = verboseFields
-    var number = 0
-    let filtering = !filter.isEmpty
-    do {
-      while number < limit, let record = try reader.next() {
-        number += 1
-        dissector.dissect(record, number: number, into: &frame)
-        if filtering && !filter.matches(frame) { continue }
-        renderer.render(frame, to: &context.stdout)
-        if context.stdout.isClosed { return ExitStatus.success }
-      }
-    } catch {
-      renderer.finish(to: &context.stdout)
+    let sink = OutputSink(context.stdout)
+    let failure = FramePipeline<R>.run(
+      reader: ReaderAdapter(reader: reader), renderer: renderer, limit: limit, keepsVerbose: verboseFields,
+      filter: filter, output: sink)
+    context.stdout = sink.buffer
+    if let error = failure as? CaptureError {
       context.stdout.flush()
       context.error("\(path): \(error.message)")
       return error.exitStatus
     }
-    renderer.finish(to: &context.stdout)
     return ExitStatus.success
   }
 
@@ -146,4 +136,10 @@ enum AnnotateCommand: CLICommand {
     if text.lowercased().hasPrefix("0x") { return UInt32(text.dropFirst(2), radix: 16) }
     return UInt32(text)
   }
+}
+
+/// Lets the pipeline read any capture reader.
+struct ReaderAdapter: CaptureReaderLike {
+  let reader: any CaptureReader
+  func nextRecord() throws -> CaptureRecord? { try reader.next() }
 }

@@ -1,0 +1,147 @@
+import Dispatch
+import Foundation
+import BLECore
+import BLEDecoder
+import BLERender
+
+/// A batch of dissected frames handed from the dissecting thread to the rendering one. The
+/// frames are reused batch after batch, so their buffers keep their capacity.
+final class FrameBatch: @unchecked Sendable {
+  var frames: [DissectedFrame]
+  var count = 0
+  /// Set on the last batch of the capture.
+  var isLast = false
+
+  init(capacity: Int, keepsVerbose: Bool) {
+    var frame = DissectedFrame()
+    frame.fields.keepsVerbose = keepsVerbose
+    frames = Array(repeating: frame, count: capacity)
+  }
+}
+
+/// A blocking queue of batches between two threads.
+final class BatchQueue: @unchecked Sendable {
+  private var items: [FrameBatch] = []
+  private let lock = NSLock()
+  private let available = DispatchSemaphore(value: 0)
+
+  func put(_ batch: FrameBatch) {
+    lock.lock()
+    items.append(batch)
+    lock.unlock()
+    available.signal()
+  }
+
+  func take() -> FrameBatch {
+    available.wait()
+    lock.lock()
+    defer { lock.unlock() }
+    return items.removeFirst()
+  }
+}
+
+/// Dissecting is sequential (connection and GATT state), rendering is not: the two run on two
+/// threads, so a capture takes about as long as the slower of the two instead of their sum.
+/// Frames reach the output in capture order.
+struct FramePipeline<R: FrameRenderer> {
+  static var batchSize: Int { 256 }
+
+  /// Dissects every record of `reader` (at most `limit`) and renders the frames that pass
+  /// `filter`; returns the capture error that ended the read, if any.
+  static func run(
+    reader: any CaptureReaderLike, renderer: R, limit: Int, keepsVerbose: Bool, filter: FrameFilter, output: OutputSink
+  ) -> Error? {
+    let empty = BatchQueue()
+    let filled = BatchQueue()
+    for _ in 0..<3 { empty.put(FrameBatch(capacity: batchSize, keepsVerbose: keepsVerbose)) }
+    let finished = DispatchSemaphore(value: 0)
+    let state = RenderState(renderer: renderer, output: output, filter: filter)
+    let thread = Thread {
+      state.renderBatches(from: filled, returningTo: empty)
+      finished.signal()
+    }
+    thread.stackSize = 1 << 20
+    thread.start()
+
+    var dissector = Dissector()
+    var number = 0
+    var failure: Error?
+    var batch = empty.take()
+    do {
+      while number < limit, !state.outputClosed, let record = try reader.nextRecord() {
+        number += 1
+        dissector.dissect(record, number: number, into: &batch.frames[batch.count])
+        batch.count += 1
+        if batch.count == batchSize {
+          filled.put(batch)
+          batch = empty.take()
+          batch.count = 0
+        }
+      }
+    } catch {
+      failure = error
+    }
+    batch.isLast = true
+    filled.put(batch)
+    finished.wait()
+    return failure
+  }
+}
+
+/// Reading records, as the pipeline needs it (a capture reader).
+protocol CaptureReaderLike {
+  func nextRecord() throws -> CaptureRecord?
+}
+
+/// Where rendered bytes go: the CLI context's standard output, owned by the render thread
+/// while the pipeline runs.
+final class OutputSink: @unchecked Sendable {
+  var buffer: OutputBuffer
+  init(_ buffer: OutputBuffer) { self.buffer = buffer }
+}
+
+/// The render thread's side.
+final class RenderState<R: FrameRenderer>: @unchecked Sendable {
+  var renderer: R
+  let output: OutputSink
+  let filter: FrameFilter
+  private let lock = NSLock()
+  private var closed = false
+
+  init(renderer: R, output: OutputSink, filter: FrameFilter) {
+    self.renderer = renderer
+    self.output = output
+    self.filter = filter
+  }
+
+  var outputClosed: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return closed
+  }
+
+  func renderBatches(from filled: BatchQueue, returningTo empty: BatchQueue) {
+    let filtering = !filter.isEmpty
+    while true {
+      let batch = filled.take()
+      if !outputClosed {
+        for index in 0..<batch.count {
+          if filtering && !filter.matches(batch.frames[index]) { continue }
+          renderer.render(batch.frames[index], to: &output.buffer)
+          if output.buffer.isClosed {
+            lock.lock()
+            closed = true
+            lock.unlock()
+            break
+          }
+        }
+      }
+      batch.count = 0
+      if batch.isLast {
+        renderer.finish(to: &output.buffer)
+        return
+      }
+      empty.put(batch)
+    }
+  }
+}
