@@ -29,17 +29,18 @@ extension Dissector {
     let key = ConnectionTable.Key(adapter: record.adapter, handle: header.handle)
     let isStart = header.packetBoundary != 1
     // Fast path: a whole PDU in one packet with nothing pending is decoded in place.
-    let pending = connections.open[key]?.link.reassemblers[direction].isInProgress ?? false
+    guard let slot = connections.slot(key) else { return }
+    let pending = connections.entries[slot].link.reassemblers[direction].isInProgress
     if isStart && !pending && payload.count >= 4 {
       let length = Int(payload[payload.startIndex]) | Int(payload[payload.startIndex + 1]) << 8
       if length + 4 == payload.count {
         Self.hideHCIGroup(&frame)
         var pdu = ByteReader(payload, layer: .l2cap)
-        try dissectL2CAP(&pdu, key: key, direction: direction, firstFrame: nil, fragments: 1, into: &frame)
+        try dissectL2CAP(&pdu, slot: slot, direction: direction, firstFrame: nil, fragments: 1, into: &frame)
         return
       }
     }
-    let outcome = connections.open[key]!.link.reassemblers[direction].append(payload, isStart: isStart, frame: frame.number, diagnostics: &frame.diagnostics)
+    let outcome = connections.entries[slot].link.reassemblers[direction].append(payload, isStart: isStart, frame: frame.number, diagnostics: &frame.diagnostics)
     switch outcome {
     case .dropped:
       frame.fields.bytes("data", "Data", payload)
@@ -64,13 +65,13 @@ extension Dissector {
     case let .complete(bytes, firstFrame, fragments):
       Self.hideHCIGroup(&frame)
       var pdu = ByteReader(bytes, layer: .l2cap)
-      try dissectL2CAP(&pdu, key: key, direction: direction, firstFrame: fragments > 1 ? firstFrame : nil, fragments: fragments, into: &frame)
+      try dissectL2CAP(&pdu, slot: slot, direction: direction, firstFrame: fragments > 1 ? firstFrame : nil, fragments: fragments, into: &frame)
     }
   }
 
   /// One complete L2CAP PDU: basic header, then the channel's protocol.
   mutating func dissectL2CAP(
-    _ pdu: inout ByteReader, key: ConnectionTable.Key, direction: Direction, firstFrame: Int?, fragments: Int,
+    _ pdu: inout ByteReader, slot: Int, direction: Direction, firstFrame: Int?, fragments: Int,
     into frame: inout DissectedFrame
   ) throws(DecodeError) {
     frame.deepestLayer = .l2cap
@@ -89,7 +90,7 @@ extension Dissector {
     switch cid {
     case 0x0004:
       frame.fields.end()
-      try dissectATT(&payload, key: key, bearerKey: 4, direction: direction, into: &frame)
+      try dissectATT(&payload, slot: slot, bearerKey: 4, direction: direction, into: &frame)
       return
     case 0x0005, 0x0001:
       frame.fields.end()
@@ -99,8 +100,8 @@ extension Dissector {
       let commands = try L2CAPSignaling.decode(&payload, isLE: cid == 0x0005, into: &frame.fields, summary: &frame.summary)
       frame.fields.end()
       Self.dropRepeatedTitle(&frame)
-      for bearer in connections.open[key]!.link.channels.learn(commands, direction: direction) {
-        connections.open[key]!.link.bearers[bearer] = ATTBearer(mtu: 65535)
+      for bearer in connections.entries[slot].link.channels.learn(commands, direction: direction) {
+        connections.entries[slot].link.bearers[bearer] = ATTBearer(mtu: 65535)
       }
     case 0x0006, 0x0007:
       frame.fields.end()
@@ -113,7 +114,7 @@ extension Dissector {
       Self.dropRepeatedTitle(&frame)
     default:
       let channelKey = L2CAPChannels.Key(direction: direction, cid: cid)
-      guard var channel = connections.open[key]?.link.channels.channels[channelKey] else {
+      guard var channel = connections.entries[slot].link.channels.channels[channelKey] else {
         frame.fields.bytes("payload", "Payload", payload.readRemaining())
         frame.fields.end()
         frame.layerLabel = "L2CAP"
@@ -130,11 +131,11 @@ extension Dissector {
         // BR/EDR basic mode: the payload is the upper layer's PDU as it is.
         if let bearer = channel.bearerKey {
           frame.fields.end()
-          if connections.open[key]!.link.bearers[bearer] == nil {
+          if connections.entries[slot].link.bearers[bearer] == nil {
             // The MTU was set by L2CAP configuration, which is not tracked: do not check it.
-            connections.open[key]!.link.bearers[bearer] = ATTBearer(mtu: 65535)
+            connections.entries[slot].link.bearers[bearer] = ATTBearer(mtu: 65535)
           }
-          try dissectATT(&payload, key: key, bearerKey: bearer, direction: direction, into: &frame)
+          try dissectATT(&payload, slot: slot, bearerKey: bearer, direction: direction, into: &frame)
           return
         }
         frame.fields.bytes("payload", "Payload", payload.readRemaining())
@@ -153,7 +154,7 @@ extension Dissector {
         frame.diagnostics.append(Diagnostic(.warning, .l2cap, "K-frame of \(bytes.count) bytes exceeds the MPS \(channel.mps)"))
       }
       let outcome = channel.sdu.append(bytes, frame: frame.number, mtu: Int(channel.mtu), diagnostics: &frame.diagnostics)
-      connections.open[key]!.link.channels.channels[channelKey] = channel
+      connections.entries[slot].link.channels.channels[channelKey] = channel
       frame.layerLabel = "L2CAP"
       switch outcome {
       case nil:
@@ -180,10 +181,10 @@ extension Dissector {
         if let bearer = channel.bearerKey {
           frame.fields.end()
           var reader = ByteReader(sdu, layer: .att)
-          if connections.open[key]!.link.bearers[bearer] == nil {
-            connections.open[key]!.link.bearers[bearer] = ATTBearer(mtu: Int(channel.mtu))
+          if connections.entries[slot].link.bearers[bearer] == nil {
+            connections.entries[slot].link.bearers[bearer] = ATTBearer(mtu: Int(channel.mtu))
           }
-          try dissectATT(&reader, key: key, bearerKey: bearer, direction: direction, into: &frame)
+          try dissectATT(&reader, slot: slot, bearerKey: bearer, direction: direction, into: &frame)
           return
         }
         frame.fields.bytes("sdu", "SDU", sdu[...])
@@ -202,21 +203,21 @@ extension Dissector {
     }
   }
 
-  mutating func dissectATT(_ reader: inout ByteReader, key: ConnectionTable.Key, bearerKey: UInt32, direction: Direction, into frame: inout DissectedFrame) throws(DecodeError) {
-    guard let connection = connections.open[key] else { return }
+  mutating func dissectATT(_ reader: inout ByteReader, slot: Int, bearerKey: UInt32, direction: Direction, into frame: inout DissectedFrame) throws(DecodeError) {
     // Whose attribute table the PDU is about: ours, or the peer's (by address when known).
+    let adapter = connections.entries[slot].adapter
     let server: GATTServerIdentity
     if ATTLayer.serverIsLocal(opcode: try reader.peekUInt8(), direction: direction) {
-      server = .local(adapter: key.adapter)
-    } else if let peer = connection.peer {
+      server = .local(adapter: adapter)
+    } else if let peer = connections.entries[slot].peer {
       server = .peer(peer)
     } else {
-      server = .connection(adapter: key.adapter, handle: key.handle, generation: connection.generation)
+      server = .connection(adapter: adapter, handle: connections.entries[slot].handle, generation: connections.entries[slot].generation)
     }
     let link = ATTLinkContext(frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction)
     // Both are modified in place: copying them out would copy their storage on every PDU.
     try ATTLayer.decode(
-      &reader, bearer: &connections.open[key]!.link.bearers[bearerKey, default: ATTBearer()],
+      &reader, bearer: &connections.entries[slot].link.bearers[bearerKey, default: ATTBearer()],
       database: &databases[server, default: GATTDatabase()], link: link, frame: &frame)
   }
 

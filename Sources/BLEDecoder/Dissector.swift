@@ -71,7 +71,7 @@ public struct Dissector: Sendable {
     case .closed(let handle)?:
       let key = ConnectionTable.Key(adapter: adapter, handle: handle)
       for direction in [Direction.hostToController, .controllerToHost] {
-        if let lost = connections.open[key]?.link.reassemblers[direction].reset() {
+        if let slot = connections.slot(key), let lost = connections.entries[slot].link.reassemblers[direction].reset() {
           frame.diagnostics.append(Diagnostic(.warning, .l2cap, lost))
         }
       }
@@ -85,11 +85,11 @@ public struct Dissector: Sendable {
   /// connecting create an implicit entry (the capture started mid-connection).
   mutating func label(_ frame: inout DissectedFrame, handle: UInt16, createIfMissing: Bool, isLE: Bool = true) {
     let adapter = frame.record.adapter
-    if let existing = connections.connection(adapter: adapter, handle: handle) {
-      frame.connection = existing.label
+    if let slot = connections.slot(ConnectionTable.Key(adapter: adapter, handle: handle)) {
+      frame.connection = connections.entries[slot].label
     } else if createIfMissing {
-      let (created, _) = connections.lookup(adapter: adapter, handle: handle, isLE: isLE)
-      frame.connection = created.label
+      let (slot, _) = connections.slot(adapter: adapter, handle: handle, isLE: isLE)
+      frame.connection = connections.entries[slot].label
       frame.diagnostics.append(Diagnostic(.note, .hci, "handle \(handle) first seen here without a connect event (capture started mid-connection?)"))
     } else {
       frame.connection = ConnectionLabel(adapter: adapter, handle: handle, generation: 0, peer: nil, peerType: nil)

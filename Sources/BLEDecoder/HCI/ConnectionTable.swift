@@ -49,23 +49,37 @@ enum ConnectionChange: Sendable {
 /// Handles are reused after a disconnect, so each (controller, handle) pair counts generations.
 public struct ConnectionTable: Sendable {
   struct Key: Hashable { var adapter: UInt16; var handle: UInt16 }
-  var open: [Key: Connection] = [:]
+  /// Open connections in no particular order; `slots` finds them. Layers reach a connection's
+  /// state through its slot (`entries[slot]`), so nothing is copied on the per-packet path.
+  var entries: [Connection] = []
+  var slots: [Key: Int] = [:]
   var generations: [Key: Int] = [:]
 
   public init() {}
 
   public var openConnections: [Connection] {
-    open.values.sorted { ($0.adapter, $0.handle) < ($1.adapter, $1.handle) }
+    entries.sorted { ($0.adapter, $0.handle) < ($1.adapter, $1.handle) }
   }
 
   public func connection(adapter: UInt16, handle: UInt16) -> Connection? {
-    open[Key(adapter: adapter, handle: handle)]
+    slots[Key(adapter: adapter, handle: handle)].map { entries[$0] }
   }
+
+  func slot(_ key: Key) -> Int? { slots[key] }
 
   mutating func nextGeneration(_ key: Key) -> Int {
     let generation = (generations[key] ?? 0) + 1
     generations[key] = generation
     return generation
+  }
+
+  mutating func store(_ entry: Connection, _ key: Key) {
+    if let slot = slots[key] {
+      entries[slot] = entry
+    } else {
+      slots[key] = entries.count
+      entries.append(entry)
+    }
   }
 
   /// Records a new connection; a still-open one on the same handle is replaced (its
@@ -75,39 +89,60 @@ public struct ConnectionTable: Sendable {
     let key = Key(adapter: connection.adapter, handle: connection.handle)
     var entry = connection
     entry.generation = nextGeneration(key)
-    open[key] = entry
+    store(entry, key)
     return entry
+  }
+
+  /// The slot of the open connection on `handle`, creating an implicit entry when none was
+  /// seen opening.
+  mutating func slot(adapter: UInt16, handle: UInt16, isLE: Bool) -> (slot: Int, created: Bool) {
+    let key = Key(adapter: adapter, handle: handle)
+    if let slot = slots[key] { return (slot, false) }
+    let entry = Connection(
+      adapter: adapter, handle: handle, generation: nextGeneration(key), peer: nil, peerType: nil, role: nil,
+      interval: nil, latency: nil, supervisionTimeout: nil, openedInFrame: nil, isLE: isLE)
+    store(entry, key)
+    return (slots[key]!, true)
   }
 
   /// The open connection on `handle`, creating an implicit entry when none was seen opening.
   mutating func lookup(adapter: UInt16, handle: UInt16, isLE: Bool) -> (Connection, created: Bool) {
-    let key = Key(adapter: adapter, handle: handle)
-    if let existing = open[key] { return (existing, false) }
-    let entry = Connection(
-      adapter: adapter, handle: handle, generation: nextGeneration(key), peer: nil, peerType: nil, role: nil,
-      interval: nil, latency: nil, supervisionTimeout: nil, openedInFrame: nil, isLE: isLE)
-    open[key] = entry
-    return (entry, true)
+    let (slot, created) = slot(adapter: adapter, handle: handle, isLE: isLE)
+    return (entries[slot], created)
   }
 
   mutating func update(adapter: UInt16, handle: UInt16, interval: UInt16, latency: UInt16, supervisionTimeout: UInt16) -> Connection {
-    var (entry, _) = lookup(adapter: adapter, handle: handle, isLE: true)
-    entry.interval = interval
-    entry.latency = latency
-    entry.supervisionTimeout = supervisionTimeout
-    open[Key(adapter: adapter, handle: handle)] = entry
-    return entry
+    let (slot, _) = slot(adapter: adapter, handle: handle, isLE: true)
+    entries[slot].interval = interval
+    entries[slot].latency = latency
+    entries[slot].supervisionTimeout = supervisionTimeout
+    return entries[slot]
   }
 
   /// Removes the connection, returning it (or an implicit one for a handle never seen).
   mutating func close(adapter: UInt16, handle: UInt16) -> Connection {
-    let (entry, _) = lookup(adapter: adapter, handle: handle, isLE: true)
-    open[Key(adapter: adapter, handle: handle)] = nil
+    let key = Key(adapter: adapter, handle: handle)
+    let (slot, _) = slot(adapter: adapter, handle: handle, isLE: true)
+    let entry = entries[slot]
+    remove(slot: slot, key: key)
     return entry
+  }
+
+  mutating func remove(slot: Int, key: Key) {
+    slots[key] = nil
+    let last = entries.count - 1
+    if slot != last {
+      entries[slot] = entries[last]
+      slots[Key(adapter: entries[slot].adapter, handle: entries[slot].handle)] = slot
+    }
+    entries.removeLast()
   }
 
   /// Forgets every connection of a controller (index removed or reset).
   mutating func closeAll(adapter: UInt16) {
-    open = open.filter { $0.key.adapter != adapter }
+    for entry in entries where entry.adapter == adapter {
+      let key = Key(adapter: entry.adapter, handle: entry.handle)
+      if let slot = slots[key] { remove(slot: slot, key: key) }
+    }
   }
 }

@@ -125,14 +125,17 @@ final class RenderState<R: FrameRenderer>: @unchecked Sendable {
     while true {
       let batch = filled.take()
       if !outputClosed {
-        for index in 0..<batch.count {
-          if filtering && !filter.matches(batch.frames[index]) { continue }
-          renderer.render(batch.frames[index], to: &output.buffer)
-          if output.buffer.isClosed {
-            lock.lock()
-            closed = true
-            lock.unlock()
-            break
+        // Borrow the frames in place: copying one would retain every buffer it holds.
+        batch.frames.withUnsafeBufferPointer { frames in
+          for index in 0..<batch.count {
+            if filtering && !filter.matches(frames[index]) { continue }
+            renderer.render(frames[index], to: &output.buffer)
+            if output.buffer.isClosed {
+              lock.lock()
+              closed = true
+              lock.unlock()
+              break
+            }
           }
         }
       }
