@@ -6,6 +6,9 @@ public struct LinkState: Sendable {
   var channels = L2CAPChannels()
   /// ATT bearers: 4 for the fixed LE channel, a CID pair for each EATT channel.
   var bearers: [UInt32: ATTBearer] = [:]
+  /// Where this link's GATT databases are in `Dissector.databaseEntries` (found once per link).
+  var localDatabase: Int?
+  var peerDatabase: Int?
   public init() {}
 }
 
@@ -15,8 +18,7 @@ extension Dissector {
     let header = try HCIDataPacket.decodeACL(&reader, into: &frame)
     label(&frame, handle: header.handle, createIfMissing: true)
     let payload = reader.readRemaining()
-    let record = frame.record
-    guard let direction = record.direction else {
+    guard let direction = frame.record.direction else {
       frame.fields.bytes("data", "Data", payload)
       frame.diagnostics.append(Diagnostic(.note, .l2cap, "the capture does not say which way this ACL packet went; L2CAP is not decoded"))
       return
@@ -26,7 +28,7 @@ extension Dissector {
       frame.fields.bytes("data", "Data", payload)
       return
     }
-    let key = ConnectionTable.Key(adapter: record.adapter, handle: header.handle)
+    let key = ConnectionTable.Key(adapter: frame.record.adapter, handle: header.handle)
     let isStart = header.packetBoundary != 1
     // Fast path: a whole PDU in one packet with nothing pending is decoded in place.
     guard let slot = connections.slot(key) else { return }
@@ -205,20 +207,28 @@ extension Dissector {
 
   mutating func dissectATT(_ reader: inout ByteReader, slot: Int, bearerKey: UInt32, direction: Direction, into frame: inout DissectedFrame) throws(DecodeError) {
     // Whose attribute table the PDU is about: ours, or the peer's (by address when known).
-    let adapter = connections.entries[slot].adapter
-    let server: GATTServerIdentity
-    if ATTLayer.serverIsLocal(opcode: try reader.peekUInt8(), direction: direction) {
-      server = .local(adapter: adapter)
-    } else if let peer = connections.entries[slot].peer {
-      server = .peer(peer)
+    let local = ATTLayer.serverIsLocal(opcode: try reader.peekUInt8(), direction: direction)
+    let database: Int
+    if let known = local ? connections.entries[slot].link.localDatabase : connections.entries[slot].link.peerDatabase {
+      database = known
     } else {
-      server = .connection(adapter: adapter, handle: connections.entries[slot].handle, generation: connections.entries[slot].generation)
+      let connection = connections.entries[slot]
+      let server: GATTServerIdentity
+      if local {
+        server = .local(adapter: connection.adapter)
+      } else if let peer = connection.peer {
+        server = .peer(peer)
+      } else {
+        server = .connection(adapter: connection.adapter, handle: connection.handle, generation: connection.generation)
+      }
+      database = databaseSlot(server)
+      if local { connections.entries[slot].link.localDatabase = database } else { connections.entries[slot].link.peerDatabase = database }
     }
     let link = ATTLinkContext(frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction)
     // Both are modified in place: copying them out would copy their storage on every PDU.
     try ATTLayer.decode(
       &reader, bearer: &connections.entries[slot].link.bearers[bearerKey, default: ATTBearer()],
-      database: &databases[server, default: GATTDatabase()], link: link, frame: &frame)
+      database: &databaseEntries[database], link: link, frame: &frame)
   }
 
   /// Closes the `hci` group of an ACL frame whose PDU decodes: the upper layers say more, so

@@ -6,8 +6,20 @@ import BLECore
 /// bytes that do not decode become `frame.malformed`, and the next frame starts afresh.
 public struct Dissector: Sendable {
   public internal(set) var connections = ConnectionTable()
-  /// GATT databases learned from discovery, one per server (a peer by address, or the local device).
-  public internal(set) var databases: [GATTServerIdentity: GATTDatabase] = [:]
+  /// GATT databases learned from discovery, one per server (a peer by address, or the local
+  /// device), in slots that links remember so a PDU finds its database without hashing.
+  var databaseEntries: [GATTDatabase] = []
+  var databaseSlots: [GATTServerIdentity: Int] = [:]
+
+  /// The databases by server (tests, tools).
+  public var databases: [GATTServerIdentity: GATTDatabase] { databaseSlots.mapValues { databaseEntries[$0] } }
+
+  mutating func databaseSlot(_ server: GATTServerIdentity) -> Int {
+    if let slot = databaseSlots[server] { return slot }
+    databaseSlots[server] = databaseEntries.count
+    databaseEntries.append(GATTDatabase())
+    return databaseEntries.count - 1
+  }
 
   public init() {}
 

@@ -38,34 +38,43 @@ public struct GATTDatabase: Sendable {
   var characteristics: [Characteristic] = []  // sorted by declaration handle
   var types: [UInt16: BluetoothUUID] = [:]    // any handle's type from Find Information
   var cache: [UInt16: ResolvedHandle?] = [:]
+  /// The last handle resolved: notifications repeat one handle millions of times.
+  var lastHandle: UInt16?
+  var lastResolved: ResolvedHandle?
 
   public init() {}
+
+  /// Drops resolved handles after the table changed.
+  mutating func forget() {
+    cache.removeAll(keepingCapacity: true)
+    lastHandle = nil
+  }
 
   public var isEmpty: Bool { services.isEmpty && characteristics.isEmpty && types.isEmpty }
 
   public mutating func addService(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool) {
-    cache.removeAll(keepingCapacity: true)
+    forget()
     services.removeAll { $0.start == start }
     let index = services.firstIndex { $0.start > start } ?? services.count
     services.insert(Service(start: start, end: max(start, end), uuid: uuid, primary: primary), at: index)
   }
 
   public mutating func addCharacteristic(declaration: UInt16, valueHandle: UInt16, uuid: BluetoothUUID, properties: UInt8) {
-    cache.removeAll(keepingCapacity: true)
+    forget()
     characteristics.removeAll { $0.declaration == declaration }
     let index = characteristics.firstIndex { $0.declaration > declaration } ?? characteristics.count
     characteristics.insert(Characteristic(declaration: declaration, valueHandle: valueHandle, uuid: uuid, properties: properties), at: index)
   }
 
   public mutating func setType(_ uuid: BluetoothUUID, of handle: UInt16) {
-    cache.removeAll(keepingCapacity: true)
+    forget()
     types[handle] = uuid
   }
 
   /// Forgets everything in `start...end` (a Service Changed indication).
   public mutating func invalidate(_ start: UInt16, _ end: UInt16) {
     guard start <= end else { return }
-    cache.removeAll(keepingCapacity: true)
+    forget()
     services.removeAll { $0.start >= start && $0.start <= end }
     characteristics.removeAll { $0.declaration >= start && $0.declaration <= end }
     types = types.filter { $0.key < start || $0.key > end }
@@ -78,10 +87,17 @@ public struct GATTDatabase: Sendable {
 
   /// What `handle` is, or nil when discovery never covered it.
   public mutating func resolve(_ handle: UInt16) -> ResolvedHandle? {
-    if let cached = cache[handle] { return cached }
+    if handle == lastHandle { return lastResolved }
+    if let cached = cache[handle] {
+      lastHandle = handle
+      lastResolved = cached
+      return cached
+    }
     let resolved = lookUp(handle)
-    if cache.count > 4096 { cache.removeAll(keepingCapacity: true) }
+    if cache.count > 4096 { forget() }
     cache[handle] = resolved
+    lastHandle = handle
+    lastResolved = resolved
     return resolved
   }
 

@@ -65,7 +65,17 @@ public struct ConnectionTable: Sendable {
     slots[Key(adapter: adapter, handle: handle)].map { entries[$0] }
   }
 
-  func slot(_ key: Key) -> Int? { slots[key] }
+  /// The last key looked up and its slot: consecutive packets are usually on one link.
+  var lastKey: Key?
+  var lastSlot = 0
+
+  mutating func slot(_ key: Key) -> Int? {
+    if key == lastKey { return lastSlot }
+    guard let slot = slots[key] else { return nil }
+    lastKey = key
+    lastSlot = slot
+    return slot
+  }
 
   mutating func nextGeneration(_ key: Key) -> Int {
     let generation = (generations[key] ?? 0) + 1
@@ -74,6 +84,7 @@ public struct ConnectionTable: Sendable {
   }
 
   mutating func store(_ entry: Connection, _ key: Key) {
+    lastKey = nil
     if let slot = slots[key] {
       entries[slot] = entry
     } else {
@@ -129,6 +140,7 @@ public struct ConnectionTable: Sendable {
   }
 
   mutating func remove(slot: Int, key: Key) {
+    lastKey = nil
     slots[key] = nil
     let last = entries.count - 1
     if slot != last {

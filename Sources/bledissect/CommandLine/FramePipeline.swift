@@ -44,7 +44,7 @@ final class BatchQueue: @unchecked Sendable {
 /// threads, so a capture takes about as long as the slower of the two instead of their sum.
 /// Frames reach the output in capture order.
 struct FramePipeline<R: FrameRenderer> {
-  static var batchSize: Int { 256 }
+  static var batchSize: Int { 512 }
 
   /// Dissects every record of `reader` (at most `limit`) and renders the frames that pass
   /// `filter`; returns the capture error that ended the read, if any.
