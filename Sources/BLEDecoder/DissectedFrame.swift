@@ -133,6 +133,14 @@ public struct SummaryLine: Sendable, Sequence {
   }
 }
 
+/// A characteristic value whose (pure, stateless) decoding was left for later.
+public struct PendingValue: Sendable {
+  var decoder: CharacteristicDecoder
+  var value: ArraySlice<UInt8>
+  var context: ValueContext
+  var name: StaticString?
+}
+
 /// Everything decoded from one record. Reused across frames: `reset` keeps the buffers.
 public struct DissectedFrame: Sendable {
   /// 1-based, the same numbering as Wireshark.
@@ -162,6 +170,10 @@ public struct DissectedFrame: Sendable {
   /// Set when the bytes of some layer could not be decoded; the fields before it are kept.
   public var malformed: DecodeError?
   public var diagnostics: [Diagnostic] = []
+  /// When set (by a pipeline that renders on another thread), a frame's last value is not
+  /// decoded by the dissector; `completeDecoding()` does it where the frame is rendered.
+  public var defersValueDecoding = false
+  var pendingValue: PendingValue?
 
   public init() {}
 
@@ -179,6 +191,7 @@ public struct DissectedFrame: Sendable {
     connection = nil
     fields.removeAll()
     malformed = nil
+    pendingValue = nil
     if !diagnostics.isEmpty { diagnostics.removeAll(keepingCapacity: true) }
   }
 
@@ -187,5 +200,14 @@ public struct DissectedFrame: Sendable {
     var text = summary
     for part in summaryParts { text += part.text }
     return text
+  }
+
+  /// Decodes the value left pending by a dissector that defers value decoding (no-op otherwise).
+  public mutating func completeDecoding() {
+    guard let pending = pendingValue else { return }
+    pendingValue = nil
+    defersValueDecoding = false
+    defer { defersValueDecoding = true }
+    ATTLayer.decodeWith(pending.decoder, value: pending.value, context: pending.context, name: pending.name, &self, summary: true)
   }
 }

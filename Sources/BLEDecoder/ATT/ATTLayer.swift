@@ -562,6 +562,11 @@ enum ATTLayer {
   /// Runs a profile decoder inside `decoded.<key>`; a value that does not fit is flagged and its
   /// raw bytes stay in `att.value`.
   static func decodeWith(_ decoder: CharacteristicDecoder, value: ArraySlice<UInt8>, context: ValueContext, name: StaticString?, _ frame: inout DissectedFrame, summary: Bool) {
+    // A lone value at the top level may be decoded later, on the rendering thread (pure work).
+    if frame.defersValueDecoding && summary && frame.fields.depth == 0 {
+      frame.pendingValue = PendingValue(decoder: decoder, value: value, context: context, name: name)
+      return
+    }
     let depth = frame.fields.depth
     if summary { frame.summaryParts.append(.text(": ")) }
     let summaryStart = frame.summaryParts.count

@@ -12,9 +12,10 @@ final class FrameBatch: @unchecked Sendable {
   /// Set on the last batch of the capture.
   var isLast = false
 
-  init(capacity: Int, keepsVerbose: Bool) {
+  init(capacity: Int, keepsVerbose: Bool, defersValueDecoding: Bool) {
     var frame = DissectedFrame()
     frame.fields.keepsVerbose = keepsVerbose
+    frame.defersValueDecoding = defersValueDecoding
     frames = Array(repeating: frame, count: capacity)
   }
 }
@@ -47,13 +48,16 @@ struct FramePipeline<R: FrameRenderer> {
   static var batchSize: Int { 512 }
 
   /// Dissects every record of `reader` (at most `limit`) and renders the frames that pass
-  /// `filter`; returns the capture error that ended the read, if any.
+  /// `filter`; returns the capture error that ended the read, if any. `defersValueDecoding`
+  /// moves characteristic value decoding to the rendering thread (worth it when rendering is the
+  /// lighter side, as with text).
   static func run(
-    reader: any CaptureReaderLike, renderer: R, limit: Int, keepsVerbose: Bool, filter: FrameFilter, output: OutputSink
+    reader: any CaptureReaderLike, renderer: R, limit: Int, keepsVerbose: Bool, defersValueDecoding: Bool,
+    filter: FrameFilter, output: OutputSink
   ) -> Error? {
     let empty = BatchQueue()
     let filled = BatchQueue()
-    for _ in 0..<3 { empty.put(FrameBatch(capacity: batchSize, keepsVerbose: keepsVerbose)) }
+    for _ in 0..<3 { empty.put(FrameBatch(capacity: batchSize, keepsVerbose: keepsVerbose, defersValueDecoding: defersValueDecoding)) }
     let finished = DispatchSemaphore(value: 0)
     let state = RenderState(renderer: renderer, output: output, filter: filter)
     let thread = Thread {
@@ -126,9 +130,10 @@ final class RenderState<R: FrameRenderer>: @unchecked Sendable {
       let batch = filled.take()
       if !outputClosed {
         // Borrow the frames in place: copying one would retain every buffer it holds.
-        batch.frames.withUnsafeBufferPointer { frames in
+        batch.frames.withUnsafeMutableBufferPointer { frames in
           for index in 0..<batch.count {
             if filtering && !filter.matches(frames[index]) { continue }
+            frames[index].completeDecoding()
             renderer.render(frames[index], to: &output.buffer)
             if output.buffer.isClosed {
               lock.lock()

@@ -91,7 +91,7 @@ enum AnnotateCommand: CLICommand {
     let sink = OutputSink(context.stdout)
     let failure = FramePipeline<R>.run(
       reader: ReaderAdapter(reader: reader), renderer: renderer, limit: limit, keepsVerbose: verboseFields,
-      filter: filter, output: sink)
+      defersValueDecoding: R.self == TextRenderer.self, filter: filter, output: sink)
     context.stdout = sink.buffer
     if let error = failure as? CaptureError {
       context.stdout.flush()
