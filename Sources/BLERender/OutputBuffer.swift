@@ -245,12 +245,37 @@ public struct OutputBuffer {
     count = index
   }
 
+  /// A JSON number for a real value: integral values as `30.0`, others with up to nine
+  /// decimals, trailing zeros dropped (exact for the binary fractions decoders produce, such as
+  /// 1/1024 s in ms or 1.25 ms steps), without building a String.
   public mutating func double(_ value: Double) {
+    guard value.isFinite else {
+      append("null")
+      return
+    }
     if value == value.rounded(), abs(value) < 1e15 {
       decimal(Int64(value))
       append(".0")
-    } else {
+      return
+    }
+    guard abs(value) < 1e9 else {
       append(value.description)
+      return
+    }
+    let scaled = Int64((abs(value) * 1e9).rounded())
+    if value < 0 { byte(UInt8(ascii: "-")) }
+    decimal(UInt64(scaled / 1_000_000_000))
+    var fraction = scaled % 1_000_000_000
+    var digits = 9
+    while digits > 0 && fraction % 10 == 0 {
+      fraction /= 10
+      digits -= 1
+    }
+    if digits > 0 {
+      byte(UInt8(ascii: "."))
+      zeroPadded(UInt64(fraction), width: digits)
+    } else {
+      append(".0")
     }
   }
 
@@ -319,10 +344,27 @@ public struct OutputBuffer {
   }
 
   public mutating func jsonString(_ text: StaticString) {
-    if text.hasPointerRepresentation {
-      jsonString(utf8: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
-    } else {
+    guard text.hasPointerRepresentation else {
       jsonString(text.description)
+      return
+    }
+    // Names from our tables almost never need escaping: check with a plain loop, then copy.
+    let start = text.utf8Start
+    let length = text.utf8CodeUnitCount
+    var index = 0
+    while index < length {
+      let value = start[index]
+      if value < 0x20 || value == UInt8(ascii: "\"") || value == UInt8(ascii: "\\") || value == 0x7F { break }
+      index += 1
+    }
+    if index == length {
+      reserve(length + 2)
+      base[count] = UInt8(ascii: "\"")
+      (base + count + 1).update(from: start, count: length)
+      base[count + 1 + length] = UInt8(ascii: "\"")
+      count += length + 2
+    } else {
+      jsonString(utf8: UnsafeBufferPointer(start: start, count: length))
     }
   }
 }
