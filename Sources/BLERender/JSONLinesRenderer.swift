@@ -35,7 +35,7 @@ public struct JSONLinesRenderer: FrameRenderer {
     switch record.kind {
     case .note(let kind):
       out.append(",\"note_kind\":\"")
-      out.append(kind.rawValue)
+      out.append(string: kind.rawValue)
       out.byte(UInt8(ascii: "\""))
     case .other(let code), .control(let code):
       out.append(",\"code\":")
@@ -75,7 +75,7 @@ public struct JSONLinesRenderer: FrameRenderer {
     Self.writeFields(frame.fields, &out, leadingComma: true)
     if let error = frame.malformed {
       out.append(",\"malformed\":{\"layer\":\"")
-      out.append(error.layer.rawValue)
+      out.append(string: error.layer.rawValue)
       out.append("\",\"offset\":")
       out.decimal(error.offset)
       out.append(",\"message\":")
@@ -87,9 +87,9 @@ public struct JSONLinesRenderer: FrameRenderer {
       for (index, diagnostic) in frame.diagnostics.enumerated() {
         if index > 0 { out.byte(UInt8(ascii: ",")) }
         out.append("{\"severity\":\"")
-        out.append(diagnostic.severity.rawValue)
+        out.append(string: diagnostic.severity.rawValue)
         out.append("\",\"layer\":\"")
-        out.append(diagnostic.layer.rawValue)
+        out.append(string: diagnostic.layer.rawValue)
         out.append("\",\"message\":")
         out.jsonString(diagnostic.message)
         out.byte(UInt8(ascii: "}"))
@@ -103,20 +103,21 @@ public struct JSONLinesRenderer: FrameRenderer {
   /// Writes flat depth-tagged fields as the members of an already-open object; `leadingComma`
   /// when that object already has members.
   static func writeFields(_ fields: FieldList, _ out: inout OutputBuffer, leadingComma: Bool = false) {
-    // Open containers: true for arrays. The outermost object is already open.
-    var stack: [Bool] = []
+    // Open containers as bits (1 = array) by depth: no array to grow on the hot path.
+    // Nesting deeper than 64 levels does not occur (decoders nest a handful).
+    var arrays: UInt64 = 0
     var needsComma = leadingComma
     var depth = 0
     for index in 0..<fields.count {
       let field = fields.entry(at: index)
       let fieldDepth = Int(field.depth)
       while fieldDepth < depth {
-        out.byte(stack.removeLast() ? UInt8(ascii: "]") : UInt8(ascii: "}"))
         depth -= 1
+        out.byte(arrays & (1 << UInt64(depth & 63)) != 0 ? UInt8(ascii: "]") : UInt8(ascii: "}"))
         needsComma = true
       }
       if needsComma { out.byte(UInt8(ascii: ",")) }
-      let inArray = stack.last ?? false
+      let inArray = depth > 0 && arrays & (1 << UInt64((depth - 1) & 63)) != 0
       if !inArray {
         // Keys are our own snake_case literals: nothing to escape.
         out.byte(UInt8(ascii: "\""))
@@ -124,24 +125,23 @@ public struct JSONLinesRenderer: FrameRenderer {
         out.append("\":")
       }
       switch field.value {
-      case .object:
-        out.byte(UInt8(ascii: "{"))
-        stack.append(false)
+      case .object, .array:
+        let isArray: Bool
+        if case .array = field.value { isArray = true } else { isArray = false }
+        out.byte(isArray ? UInt8(ascii: "[") : UInt8(ascii: "{"))
+        let bit: UInt64 = 1 << UInt64(depth & 63)
+        arrays = isArray ? arrays | bit : arrays & ~bit
         depth += 1
         needsComma = false
-        continue
-      case .array:
-        out.byte(UInt8(ascii: "["))
-        stack.append(true)
-        depth += 1
-        needsComma = false
-        continue
       default:
         writeValue(field.value, key: field.key, inArray: inArray, fields, &out)
         needsComma = true
       }
     }
-    while let isArray = stack.popLast() { out.byte(isArray ? UInt8(ascii: "]") : UInt8(ascii: "}")) }
+    while depth > 0 {
+      depth -= 1
+      out.byte(arrays & (1 << UInt64(depth & 63)) != 0 ? UInt8(ascii: "]") : UInt8(ascii: "}"))
+    }
   }
 
   /// The value, then for codes and measures the companion `key_name` / `key_<unit>` member.

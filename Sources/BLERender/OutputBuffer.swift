@@ -92,7 +92,7 @@ public struct OutputBuffer {
     if text.hasPointerRepresentation {
       raw(text.utf8Start, text.utf8CodeUnitCount)
     } else {
-      append(text.description)
+      append(string: text.description)
     }
   }
 
@@ -102,7 +102,7 @@ public struct OutputBuffer {
     count += length
   }
 
-  public mutating func append(_ text: String) {
+  public mutating func append(string text: String) {
     var copy = text
     copy.withUTF8 { raw($0.baseAddress!, $0.count) }
   }
@@ -259,7 +259,7 @@ public struct OutputBuffer {
       return
     }
     guard abs(value) < 1e9 else {
-      append(value.description)
+      append(string: value.description)
       return
     }
     let scaled = Int64((abs(value) * 1e9).rounded())

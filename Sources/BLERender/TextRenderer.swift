@@ -115,7 +115,7 @@ public struct TextRenderer: FrameRenderer {
     style(Style.reset, &out)
     if !frame.summary.isEmpty || !frame.summaryParts.isEmpty {
       out.append(frame.summarySeparator)
-      if !frame.summary.isEmpty { out.append(frame.summary) }
+      if !frame.summary.isEmpty { out.append(string: frame.summary) }
       for index in 0..<frame.summaryParts.count { Self.writeSummaryPart(frame.summaryParts[index], &out) }
     }
     if frame.malformed != nil {
@@ -129,7 +129,7 @@ public struct TextRenderer: FrameRenderer {
       if let error = frame.malformed {
         style(Style.red, &out)
         out.append("    malformed: ")
-        out.append(error.description)
+        out.append(string: error.description)
         style(Style.reset, &out)
         out.byte(0x0A)
       }
@@ -138,7 +138,7 @@ public struct TextRenderer: FrameRenderer {
         style(diagnostic.severity == .warning ? Style.yellow : Style.dim, &out)
         out.append("    ")
         out.append(diagnostic.severity == .warning ? "warning: " : "note: ")
-        out.append(diagnostic.message)
+        out.append(string: diagnostic.message)
         style(Style.reset, &out)
         out.byte(0x0A)
       }
@@ -257,11 +257,11 @@ public struct TextRenderer: FrameRenderer {
         out.byte(UInt8(ascii: ")"))
       }
     case let .codeText(number, width, name):
-      out.append(name)
+      out.append(string: name)
       out.append(" (")
       out.hexPrefixed(number, width: Int(width))
       out.byte(UInt8(ascii: ")"))
-    case .text(let text): out.append(text)
+    case .text(let text): out.append(string: text)
     case .staticText(let text): out.append(text)
     case .bytes(let data):
       if data.isEmpty { out.append("(empty)") } else { out.hexBytes(data, separator: 0x20) }
@@ -325,7 +325,7 @@ public struct TextRenderer: FrameRenderer {
     case .number(let value): out.decimal(value)
     case let .real(value, places): out.real(value, places: places)
     case let .hex(value, width): out.hexPrefixed(value, width: Int(width))
-    case .string(let words): out.append(words)
+    case .string(let words): out.append(string: words)
     case .bytes(let data):
       out.hexBytes(data.prefix(SummaryPart.maximumBytes), separator: 0x20)
       if data.count > SummaryPart.maximumBytes { out.append(" …") }

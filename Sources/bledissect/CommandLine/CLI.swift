@@ -48,7 +48,7 @@ final class CLIContext {
 
   func error(_ message: String) {
     stderr.append("bledissect: ")
-    stderr.append(message)
+    stderr.append(string: message)
     stderr.byte(0x0A)
     stderr.flush()
   }
@@ -98,26 +98,26 @@ enum BLEDissectCLI {
   static func run(_ arguments: [String], _ context: CLIContext) -> Int32 {
     guard let first = arguments.first else {
       context.error("missing argument: a capture file (or '-' for standard input)")
-      context.stderr.append(overview)
+      context.stderr.append(string: overview)
       context.stderr.flush()
       return ExitStatus.usage
     }
     switch first {
     case "--version":
-      context.stdout.append("bledissect \(version)\n")
+      context.stdout.append(string: "bledissect \(version)\n")
       return ExitStatus.success
     case "-h", "--help":
-      context.stdout.append(overview)
+      context.stdout.append(string: overview)
       return ExitStatus.success
     case "help":
       guard arguments.count > 1 else {
-        context.stdout.append(overview)
+        context.stdout.append(string: overview)
         return ExitStatus.success
       }
       guard let command = commands.first(where: { $0.configuration.name == arguments[1] }) else {
         return usageError("unknown command '\(arguments[1])'", overview, context)
       }
-      context.stdout.append(ArgumentParser.help(for: command.configuration) + "\n" + exitStatusHelp + "\n")
+      context.stdout.append(string: ArgumentParser.help(for: command.configuration) + "\n" + exitStatusHelp + "\n")
       return ExitStatus.success
     default:
       break
@@ -131,7 +131,7 @@ enum BLEDissectCLI {
     do {
       let parsed = try ArgumentParser.parse(rest, for: command.configuration)
       if parsed.has("help") {
-        context.stdout.append(ArgumentParser.help(for: command.configuration) + "\n" + exitStatusHelp + "\n")
+        context.stdout.append(string: ArgumentParser.help(for: command.configuration) + "\n" + exitStatusHelp + "\n")
         return ExitStatus.success
       }
       return command.run(parsed, context)
@@ -142,7 +142,7 @@ enum BLEDissectCLI {
 
   static func usageError(_ message: String, _ help: String, _ context: CLIContext) -> Int32 {
     context.error(message)
-    context.stderr.append("\n" + help)
+    context.stderr.append(string: "\n" + help)
     context.stderr.flush()
     return ExitStatus.usage
   }

@@ -35,9 +35,9 @@ enum InfoCommand: CLICommand {
       damage = error.message
       status = error.exitStatus
     }
-    context.stdout.append("file:     \(path)\n")
-    context.stdout.append("format:   \(reader.format.name), \(reader.format.detail)\n")
-    context.stdout.append("frames:   \(frames)\n")
+    context.stdout.append(string: "file:     \(path)\n")
+    context.stdout.append(string: "format:   \(reader.format.name), \(reader.format.detail)\n")
+    context.stdout.append(string: "frames:   \(frames)\n")
     if let first {
       context.stdout.append("start:    ")
       context.stdout.utcDateTimeText(first)
@@ -46,7 +46,7 @@ enum InfoCommand: CLICommand {
       context.stdout.append(" s\n")
     }
     for (kind, count) in kinds.sorted(by: { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }) {
-      context.stdout.append("  \(kind): \(count)\n")
+      context.stdout.append(string: "  \(kind): \(count)\n")
     }
     if let damage {
       context.stdout.flush()
