@@ -58,6 +58,15 @@ public struct FieldList: Sendable {
     public var depth: Int32
     public var isVerbose: Bool
     public var isInline: Bool
+
+    @inlinable init(key: StaticString, label: StaticString, value: StoredValue, depth: Int32, isVerbose: Bool, isInline: Bool) {
+      self.key = key
+      self.label = label
+      self.value = value
+      self.depth = depth
+      self.isVerbose = isVerbose
+      self.isInline = isInline
+    }
   }
 
   /// `FieldValue` with strings and byte runs replaced by slots in the list's side arrays.
@@ -79,16 +88,20 @@ public struct FieldList: Sendable {
     case array
   }
 
-  var stored: [Stored] = []
-  var strings: [String] = []
-  var byteRuns: [ArraySlice<UInt8>] = []
-  public private(set) var depth = 0
+  @usableFromInline var stored: [Stored] = []
+  @usableFromInline var strings: [String] = []
+  @usableFromInline var byteRuns: [ArraySlice<UInt8>] = []
+  public internal(set) var depth: Int {
+    get { _depth }
+    set { _depth = newValue }
+  }
+  @usableFromInline var _depth = 0
   /// When false, `addVerbose` drops its field: a renderer that will not show them (plain text)
   /// saves building them. JSON keeps them.
   public var keepsVerbose = true
   /// Depth of a verbose group being dropped (when `keepsVerbose` is false): everything added
   /// inside it is dropped too, so plain text pays nothing for fields it will not show.
-  var droppingFrom: Int?
+  @usableFromInline var droppingFrom: Int?
 
   public init() { stored.reserveCapacity(64) }
 
@@ -138,7 +151,7 @@ public struct FieldList: Sendable {
     }
   }
 
-  mutating func store(_ value: FieldValue) -> StoredValue {
+  @inlinable mutating func store(_ value: FieldValue) -> StoredValue {
     switch value {
     case let .unsigned(value, style): return .unsigned(value, style)
     case .signed(let value): return .signed(value)
@@ -177,23 +190,23 @@ public struct FieldList: Sendable {
     if index < stored.count { stored.removeSubrange(index...) }
   }
 
-  public mutating func add(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
+  @inlinable public mutating func add(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
     if droppingFrom != nil { return }
     let value = store(value)
-    stored.append(Stored(key: key, label: label, value: value, depth: Int32(depth), isVerbose: false, isInline: false))
+    stored.append(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: false, isInline: false))
   }
 
   /// Opens a nested object. `inline`: text shows its members without a title line.
   /// `verbose`: text shows it (and all it holds) only with `-v`; JSON always has it.
-  public mutating func beginObject(_ key: StaticString, _ label: StaticString, inline: Bool = false, verbose: Bool = false) {
+  @inlinable public mutating func beginObject(_ key: StaticString, _ label: StaticString, inline: Bool = false, verbose: Bool = false) {
     if droppingFrom == nil {
       if verbose && !keepsVerbose {
-        droppingFrom = depth
+        droppingFrom = _depth
       } else {
-        stored.append(Stored(key: key, label: label, value: .object, depth: Int32(depth), isVerbose: verbose, isInline: inline))
+        stored.append(Stored(key: key, label: label, value: .object, depth: Int32(_depth), isVerbose: verbose, isInline: inline))
       }
     }
-    depth += 1
+    _depth += 1
   }
 
   /// Marks the field at `index` (an object opened earlier) verbose, once it is known that a
@@ -204,20 +217,20 @@ public struct FieldList: Sendable {
   }
 
   /// Adds a field that text output shows only when verbose (lengths, raw opcode parts).
-  public mutating func addVerbose(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
+  @inlinable public mutating func addVerbose(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
     guard keepsVerbose, droppingFrom == nil else { return }
     let value = store(value)
-    stored.append(Stored(key: key, label: label, value: value, depth: Int32(depth), isVerbose: true, isInline: false))
+    stored.append(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: true, isInline: false))
   }
 
-  public mutating func beginArray(_ key: StaticString, _ label: StaticString) {
+  @inlinable public mutating func beginArray(_ key: StaticString, _ label: StaticString) {
     add(key, label, .array)
-    depth += 1
+    _depth += 1
   }
 
-  public mutating func end() {
-    if depth > 0 { depth -= 1 }
-    if let from = droppingFrom, depth <= from { droppingFrom = nil }
+  @inlinable public mutating func end() {
+    if _depth > 0 { _depth -= 1 }
+    if let from = droppingFrom, _depth <= from { droppingFrom = nil }
   }
 
   /// Closes every open group (after a decode error left some open).
@@ -233,31 +246,31 @@ public struct FieldList: Sendable {
   }
 
   // Shorthands used by decoders.
-  public mutating func uint(_ key: StaticString, _ label: StaticString, _ value: some BinaryInteger) {
+  @inlinable public mutating func uint(_ key: StaticString, _ label: StaticString, _ value: some BinaryInteger) {
     add(key, label, .unsigned(UInt64(value), .decimal))
   }
-  public mutating func hex(_ key: StaticString, _ label: StaticString, _ value: some BinaryInteger, width: UInt8) {
+  @inlinable public mutating func hex(_ key: StaticString, _ label: StaticString, _ value: some BinaryInteger, width: UInt8) {
     add(key, label, .unsigned(UInt64(value), .hex(width)))
   }
-  public mutating func int(_ key: StaticString, _ label: StaticString, _ value: some BinaryInteger) {
+  @inlinable public mutating func int(_ key: StaticString, _ label: StaticString, _ value: some BinaryInteger) {
     add(key, label, .signed(Int64(value)))
   }
-  public mutating func code(_ key: StaticString, _ label: StaticString, _ value: some BinaryInteger, width: UInt8, name: StaticString?) {
+  @inlinable public mutating func code(_ key: StaticString, _ label: StaticString, _ value: some BinaryInteger, width: UInt8, name: StaticString?) {
     add(key, label, .code(UInt64(value), width: width, name: name))
   }
-  public mutating func bytes(_ key: StaticString, _ label: StaticString, _ value: ArraySlice<UInt8>) {
+  @inlinable public mutating func bytes(_ key: StaticString, _ label: StaticString, _ value: ArraySlice<UInt8>) {
     add(key, label, .bytes(value))
   }
-  public mutating func measure(_ key: StaticString, _ label: StaticString, _ raw: some BinaryInteger, scale: Double, unit: StaticString) {
+  @inlinable public mutating func measure(_ key: StaticString, _ label: StaticString, _ raw: some BinaryInteger, scale: Double, unit: StaticString) {
     add(key, label, .measure(Int64(raw), scale: scale, unit: unit))
   }
-  public mutating func flag(_ key: StaticString, _ label: StaticString, _ value: Bool) {
+  @inlinable public mutating func flag(_ key: StaticString, _ label: StaticString, _ value: Bool) {
     add(key, label, .bool(value))
   }
-  public mutating func real(_ key: StaticString, _ label: StaticString, _ value: Double, places: UInt8, unit: StaticString) {
+  @inlinable public mutating func real(_ key: StaticString, _ label: StaticString, _ value: Double, places: UInt8, unit: StaticString) {
     add(key, label, .real(value, places: places, unit: unit))
   }
-  public mutating func text(_ key: StaticString, _ label: StaticString, _ value: StaticString) {
+  @inlinable public mutating func text(_ key: StaticString, _ label: StaticString, _ value: StaticString) {
     add(key, label, .staticText(value))
   }
 }
