@@ -13,7 +13,8 @@ public enum TimeDisplay: String, Sendable, CaseIterable {
 
 /// Writes decoded frames to an output buffer in one format.
 public protocol FrameRenderer {
-  mutating func render(_ frame: DissectedFrame, to out: inout OutputBuffer)
+  /// Renderers do not change the frame: it is `inout` so it is passed by address, never copied.
+  mutating func render(_ frame: inout DissectedFrame, to out: inout OutputBuffer)
   /// Called once after the last frame.
   mutating func finish(to out: inout OutputBuffer)
 }

@@ -16,7 +16,7 @@ public struct JSONLinesRenderer: FrameRenderer {
     }
   }
 
-  public mutating func render(_ frame: DissectedFrame, to out: inout OutputBuffer) {
+  public mutating func render(_ frame: inout DissectedFrame, to out: inout OutputBuffer) {
     let record = frame.record
     out.append("{\"v\":")
     out.decimal(Self.schemaVersion)

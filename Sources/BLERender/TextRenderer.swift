@@ -53,7 +53,7 @@ public struct TextRenderer: FrameRenderer {
     }
   }
 
-  public mutating func render(_ frame: DissectedFrame, to out: inout OutputBuffer) {
+  public mutating func render(_ frame: inout DissectedFrame, to out: inout OutputBuffer) {
     let record = frame.record
     if firstAdapter == nil, record.kind.isHCIPacket { firstAdapter = record.adapter }
     if let firstAdapter, record.kind.isHCIPacket, record.adapter != firstAdapter { showAdapter = true }

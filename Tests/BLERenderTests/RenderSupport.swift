@@ -17,7 +17,7 @@ func render<R: FrameRenderer>(records: [CaptureRecord], with renderer: inout R) 
   var frame = DissectedFrame()
   for (index, record) in records.enumerated() {
     dissector.dissect(record, number: index + 1, into: &frame)
-    renderer.render(frame, to: &out)
+    renderer.render(&frame, to: &out)
   }
   renderer.finish(to: &out)
   return out.text

@@ -7,7 +7,9 @@ import BLERender
 /// A batch of dissected frames handed from the dissecting thread to the rendering one. The
 /// frames are reused batch after batch, so their buffers keep their capacity.
 final class FrameBatch: @unchecked Sendable {
-  var frames: [DissectedFrame]
+  /// The frames, in memory of their own: reached only through this pointer, never copied.
+  let frames: UnsafeMutablePointer<DissectedFrame>
+  let capacity: Int
   var count = 0
   /// Set on the last batch of the capture.
   var isLast = false
@@ -16,7 +18,14 @@ final class FrameBatch: @unchecked Sendable {
     var frame = DissectedFrame()
     frame.fields.keepsVerbose = keepsVerbose
     frame.defersValueDecoding = defersValueDecoding
-    frames = Array(repeating: frame, count: capacity)
+    self.capacity = capacity
+    frames = .allocate(capacity: capacity)
+    frames.initialize(repeating: frame, count: capacity)
+  }
+
+  deinit {
+    frames.deinitialize(count: capacity)
+    frames.deallocate()
   }
 }
 
@@ -137,13 +146,21 @@ final class RenderState<R: FrameRenderer>: @unchecked Sendable {
     while true {
       let batch = filled.take()
       if !outputClosed {
-        // Borrow the frames in place: copying one would retain every buffer it holds.
-        batch.frames.withUnsafeMutableBufferPointer { frames in
+        // Borrow the frames in place (copying one would retain every buffer it holds); the
+        // renderer and the output live in locals meanwhile, so no access can alias a frame.
+        var renderer = self.renderer
+        var buffer = output.buffer
+        defer {
+          self.renderer = renderer
+          output.buffer = buffer
+        }
+        do {
           for index in 0..<batch.count {
-            if filtering && !filter.matches(frames[index]) { continue }
-            frames[index].completeDecoding()
-            renderer.render(frames[index], to: &output.buffer)
-            if output.buffer.isClosed {
+            let frame = batch.frames + index
+            if filtering && !filter.matches(frame.pointee) { continue }
+            frame.pointee.completeDecoding()
+            renderer.render(&frame.pointee, to: &buffer)
+            if buffer.isClosed {
               lock.lock()
               closed = true
               lock.unlock()
