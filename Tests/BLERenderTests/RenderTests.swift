@@ -23,6 +23,22 @@ import BLERender
     assertSnapshot(jsonLines(records), named: "hr_strap_session.jsonl")
   }
 
+  /// Golden JSON Lines for every scenario capture: any change in what is decoded shows up here.
+  @Test(arguments: [
+    "hr_strap_peripheral.btsnoop", "two_straps.btsnoop", "reconnect_cached.btsnoop", "long_values.btsnoop",
+    "long_values_peripheral.btsnoop", "vendor_services.btsnoop", "le_coc.btsnoop", "eatt.btsnoop",
+  ])
+  func jsonGoldenOfEveryScenario(name: String) throws {
+    let records = try readAll(path: capturePath(name))
+    assertSnapshot(jsonLines(records), named: name.replacingOccurrences(of: ".btsnoop", with: ".jsonl"))
+  }
+
+  @Test func textGoldenOfLongValues() throws {
+    let records = try readAll(path: capturePath("long_values.btsnoop"))
+    var renderer = TextRenderer(time: .relative, color: false)
+    assertSnapshot(render(records: records, with: &renderer), named: "long_values.txt")
+  }
+
   @Test func everyJSONLineIsValidJSONWithTheRequiredKeys() throws {
     let records = try readAll(path: capturePath("hr_strap_session.btsnoop"))
     let lines = jsonLines(records).split(separator: "\n")
