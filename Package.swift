@@ -26,14 +26,14 @@ let package = Package(
     .target(name: "BLERender", dependencies: ["BLECore", "BLEDecoder"]),
     .executableTarget(name: "bledissect", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"]),
     // Shared by the tests only: seeded random numbers, hex literals.
-    .target(name: "BLETestSupport"),
+    .target(name: "BLETestSupport", dependencies: ["BLECore"]),
 
     .testTarget(name: "BLECoreTests", dependencies: ["BLECore"]),
     .testTarget(name: "BLECaptureTests", dependencies: ["BLECore", "BLECapture", "BLETestSupport"]),
     .testTarget(name: "BLEDecoderTests", dependencies: ["BLECore", "BLEDecoder", "BLETestSupport"]),
     .testTarget(
       name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"], exclude: ["Snapshots"]),
-    .testTarget(name: "bledissectTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "bledissect"]),
+    .testTarget(name: "bledissectTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "BLETestSupport", "bledissect"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -3,6 +3,7 @@ import Testing
 import BLECapture
 import BLECore
 import BLEDecoder
+import BLETestSupport
 
 /// End-to-end decoding of the Bumble-made captures (captures/README.md), in every container
 /// format: btsnoop as written, and pklg, pcap and pcapng written by our own writers.
@@ -163,92 +164,5 @@ import BLEDecoder
     // Heart-rate notifications 100…104 bpm arrive on the EATT bearer, not CID 4.
     let eatt = frames.filter { $0.fields.number("l2cap.cid") != 4 && $0.fields.number("decoded.heart_rate_measurement.bpm") != nil }
     #expect(Self.measurements(eatt).map(\.bpm) == Array(100...104))
-  }
-}
-
-extension FieldList {
-  /// The value at a dotted path of keys (array elements by index).
-  func lookup(_ path: String) -> FieldValue? {
-    let parts = path.split(separator: ".").map(String.init)
-    var depth = 0
-    var part = 0
-    var arrayElement: [Int: Int] = [:]
-    for (index, field) in fields.enumerated() {
-      if field.depth < depth { return nil }
-      guard field.depth == depth else { continue }
-      let parentIsArray: Bool = {
-        guard depth > 0 else { return false }
-        var cursor = index - 1
-        while cursor >= 0 {
-          if fields[cursor].depth == depth - 1 {
-            if case .array = fields[cursor].value { return true }
-            return false
-          }
-          cursor -= 1
-        }
-        return false
-      }()
-      let matches: Bool
-      if parentIsArray, let wanted = Int(parts[part]) {
-        let position = arrayElement[depth, default: 0]
-        arrayElement[depth] = position + 1
-        matches = position == wanted
-      } else {
-        matches = field.key.description == parts[part]
-      }
-      if matches {
-        part += 1
-        if part == parts.count { return field.value }
-        depth += 1
-      }
-    }
-    return nil
-  }
-
-  func number(_ path: String) -> UInt64? {
-    switch lookup(path) {
-    case .unsigned(let v, _)?: return v
-    case .code(let v, _, _)?: return v
-    case .measure(let v, _, _)?: return UInt64(exactly: v)
-    default: return nil
-    }
-  }
-
-  func string(_ path: String) -> String? {
-    switch lookup(path) {
-    case .text(let t)?: return t
-    case .staticText(let t)?: return t.description
-    case .bytes(let b)?: return Hex.string(b)
-    default: return nil
-    }
-  }
-
-  /// The numbers of an array of plain values (its direct members).
-  func numbers(_ path: String) -> [UInt64] {
-    let parts = path.split(separator: ".").map(String.init)
-    var level = 0
-    var part = 0
-    var found: Int?
-    for (index, field) in fields.enumerated() where field.depth == level && field.key.description == parts[part] {
-      part += 1
-      if part == parts.count {
-        found = index
-        break
-      }
-      level += 1
-    }
-    guard let found else { return [] }
-    let depth = fields[found].depth + 1
-    var result: [UInt64] = []
-    for field in fields[(found + 1)...] {
-      if field.depth < depth { break }
-      guard field.depth == depth else { continue }
-      switch field.value {
-      case .unsigned(let v, _): result.append(v)
-      case .measure(let v, _, _): result.append(UInt64(v))
-      default: break
-      }
-    }
-    return result
   }
 }

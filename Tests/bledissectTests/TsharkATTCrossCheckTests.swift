@@ -3,6 +3,7 @@ import Testing
 import BLECapture
 import BLECore
 import BLEDecoder
+import BLETestSupport
 
 /// Every ATT frame's opcode, handle and value must equal what Wireshark's dissector reports
 /// (`tshark -T fields -e btatt.opcode -e btatt.handle -e btatt.value`), except where tshark is
@@ -144,47 +145,5 @@ struct TsharkATTCrossCheckTests {
     let report = try Self.compare(corpusRoot!.appendingPathComponent(entry.path).path)
     #expect(report.disagreements.isEmpty, "\(entry.path): \(report.disagreements.count) disagreements, first: \(report.disagreements.prefix(5))")
     if !report.explained.isEmpty { print("\(entry.path): \(report.agreed)/\(report.compared) agree; tshark is wrong: \(report.explained)") }
-  }
-}
-
-extension FieldList {
-  /// Every unsigned number whose key is in `keys`, anywhere inside the top-level group `group`.
-  func allNumbers(named keys: Set<String>, under group: String) -> [UInt64] {
-    var result: [UInt64] = []
-    var inside = false
-    for field in fields {
-      if field.depth == 0 {
-        inside = field.key.description == group
-        continue
-      }
-      guard inside, keys.contains(field.key.description) else { continue }
-      if case .unsigned(let value, _) = field.value { result.append(value) }
-    }
-    return result
-  }
-
-  /// Every byte value whose key is `key` inside the top-level group `group`, as hex.
-  func allBytes(named key: String, under group: String) -> [String] {
-    var result: [String] = []
-    var inside = false
-    for field in fields {
-      if field.depth == 0 {
-        inside = field.key.description == group
-        continue
-      }
-      guard inside, field.depth > 1, field.key.description == key, case .bytes(let bytes) = field.value else { continue }
-      result.append(Hex.string(bytes))
-    }
-    return result
-  }
-
-  /// A UUID value as the little-endian bytes it was sent as (Find By Type Value).
-  func uuidBytes(_ path: String) -> String? {
-    guard case .uuid(let uuid, _)? = lookup(path) else { return nil }
-    if uuid.width == 2, let short = uuid.uuid16 { return Hex.string([UInt8(short & 0xFF), UInt8(short >> 8)]) }
-    var bytes: [UInt8] = []
-    for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: uuid.low >> UInt64(shift))) }
-    for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: uuid.high >> UInt64(shift))) }
-    return Hex.string(bytes)
   }
 }

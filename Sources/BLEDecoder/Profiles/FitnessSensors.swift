@@ -262,14 +262,7 @@ public struct SensorLocation: FieldWritable, Equatable {
   public static let decoder = ProfileSupport.decoder(SensorLocation.self, uuid16: 0x2A5D, key: "sensor_location")
 
   func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.code("location", "Location", location, width: 2, name: name)
-    if let name {
-      frame.summaryParts.append(.text(name))
-    } else {
-      frame.summaryParts.append(.text("reserved location "))
-      frame.summaryParts.append(.number(Int(location)))
-      ProfileSupport.warn(&frame, "sensor location \(location) is reserved")
-    }
+    ProfileSupport.writeLocation(location, name: name, what: "sensor location", to: &frame)
   }
 }
 

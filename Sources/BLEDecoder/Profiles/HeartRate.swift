@@ -189,14 +189,7 @@ public struct BodySensorLocation: FieldWritable, Equatable {
   public static let decoder = ProfileSupport.decoder(BodySensorLocation.self, uuid16: 0x2A38, key: "body_sensor_location")
 
   func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.code("location", "Location", location, width: 2, name: name)
-    if let name {
-      frame.summaryParts.append(.text(name))
-    } else {
-      frame.summaryParts.append(.text("reserved location "))
-      frame.summaryParts.append(.number(Int(location)))
-      ProfileSupport.warn(&frame, "body sensor location \(location) is reserved")
-    }
+    ProfileSupport.writeLocation(location, name: name, what: "body sensor location", to: &frame)
   }
 }
 

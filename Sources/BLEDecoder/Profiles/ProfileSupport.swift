@@ -47,6 +47,19 @@ enum ProfileSupport {
     }
   }
 
+  /// A one-byte location code (Body Sensor Location, Sensor Location): field, summary, and a
+  /// warning for reserved values.
+  static func writeLocation(_ location: UInt8, name: StaticString?, what: String, to frame: inout DissectedFrame) {
+    frame.fields.code("location", "Location", location, width: 2, name: name)
+    if let name {
+      frame.summaryParts.append(.text(name))
+    } else {
+      frame.summaryParts.append(.text("reserved location "))
+      frame.summaryParts.append(.number(Int(location)))
+      warn(&frame, "\(what) \(location) is reserved")
+    }
+  }
+
   static func warn(_ frame: inout DissectedFrame, _ message: String) {
     frame.diagnostics.append(Diagnostic(.warning, .profile, message))
   }
