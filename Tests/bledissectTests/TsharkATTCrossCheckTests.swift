@@ -108,7 +108,7 @@ struct TsharkATTCrossCheckTests {
         }
       }
       if !tshark.value.isEmpty {
-        let value = fields.string("att.part") ?? fields.string("att.value") ?? fields.uuidBytes("att.value") ?? ""
+        let value = fields.string("att.part") ?? fields.uuidBytes("att.value") ?? fields.string("att.value") ?? ""
         // Read By Type Response: tshark's first value is the first entry's.
         let entryValues = fields.allBytes(named: "value", under: "att")
         if value != tshark.value && !(value.isEmpty && entryValues.first == tshark.value) {
