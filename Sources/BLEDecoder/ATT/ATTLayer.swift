@@ -464,6 +464,9 @@ enum ATTLayer {
           let uuid = try item.readUUID16()
           frame.fields.add("uuid", "UUID", .uuid(uuid, name: GATTDatabase.name(uuid)))
           database.addService(start: start, end: end, uuid: uuid, primary: false)
+        } else {
+          // A 128-bit included service: the client reads its UUID at `start` next.
+          database.awaitIncludedService(start: start, end: end)
         }
         database.setType(BluetoothUUID(uuid16: 0x2802), of: handle)
       default:
@@ -545,12 +548,30 @@ enum ATTLayer {
         break
       }
     }
+    if operation == .read { learnDeclaration(handle: handle, value: value, resolved: resolved, &database, &frame) }
     if let decoder {
       decodeWith(decoder, value: value, context: context, name: resolved?.name, &frame, summary: true)
     } else if !value.isEmpty {
       summaryBytes(value, &frame)
     }
     return resolved
+  }
+
+  /// Read Responses on declaration handles teach the database too: a characteristic
+  /// declaration's properties, value handle and UUID; an included service's 128-bit UUID.
+  static func learnDeclaration(handle: UInt16, value: ArraySlice<UInt8>, resolved: ResolvedHandle?, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) {
+    if let end = database.includedServiceEnd(start: handle), let uuid = uuidValue(value) {
+      database.addService(start: handle, end: end, uuid: uuid, primary: false)
+      frame.summaryParts.append(.text(": included service "))
+      frame.summaryParts.append(.string(uuid.description))
+      return
+    }
+    guard resolved?.role == .characteristicDeclaration, value.count == 5 || value.count == 19 else { return }
+    var reader = ByteReader(value, layer: .gatt)
+    guard let properties = try? reader.readUInt8(), let valueHandle = try? reader.readUInt16LE(),
+      let uuid = reader.remaining == 16 ? try? reader.readUUID128() : try? reader.readUUID16()
+    else { return }
+    database.addCharacteristic(declaration: handle, valueHandle: valueHandle, uuid: uuid, properties: properties)
   }
 
   /// A value nothing decodes: its first bytes in the summary (all of them in `att.value`).

@@ -37,6 +37,8 @@ public struct GATTDatabase: Sendable {
   var services: [Service] = []         // sorted by start
   var characteristics: [Characteristic] = []  // sorted by declaration handle
   var types: [UInt16: BluetoothUUID] = [:]    // any handle's type from Find Information
+  /// Included services announced without a UUID (128-bit): start → end, until a read names them.
+  var pendingIncludes: [UInt16: UInt16] = [:]
   var cache: [UInt16: ResolvedHandle?] = [:]
   /// The last handle resolved: notifications repeat one handle millions of times.
   var lastHandle: UInt16?
@@ -69,6 +71,16 @@ public struct GATTDatabase: Sendable {
   public mutating func setType(_ uuid: BluetoothUUID, of handle: UInt16) {
     forget()
     types[handle] = uuid
+  }
+
+  /// Notes an included service whose UUID (128-bit) the client will read at `start`.
+  public mutating func awaitIncludedService(start: UInt16, end: UInt16) {
+    if pendingIncludes.count < 256 { pendingIncludes[start] = end }
+  }
+
+  /// The end of an included service announced at `start` and not yet named; forgets it.
+  public mutating func includedServiceEnd(start: UInt16) -> UInt16? {
+    pendingIncludes.removeValue(forKey: start)
   }
 
   /// Forgets everything in `start...end` (a Service Changed indication).
@@ -133,8 +145,15 @@ public struct GATTDatabase: Sendable {
     }
     if let ownType {
       // Known only from Find Information: a type without structure around it.
-      if ownType.uuid16 == 0x2802 {
+      switch ownType.uuid16 {
+      case 0x2802?:
         return ResolvedHandle(role: .includeDeclaration, service: service?.uuid, characteristic: nil, descriptor: ownType, name: Self.name(ownType), characteristicName: nil)
+      case 0x2803?:
+        return ResolvedHandle(role: .characteristicDeclaration, service: service?.uuid, characteristic: nil, descriptor: ownType, name: Self.name(ownType), characteristicName: nil)
+      case 0x2800?, 0x2801?:
+        return ResolvedHandle(role: .serviceDeclaration, service: service?.uuid, characteristic: nil, descriptor: ownType, name: Self.name(ownType), characteristicName: nil)
+      default:
+        break
       }
       return ResolvedHandle(role: ownType.uuid16.map { (0x2900...0x29FF).contains($0) } == true ? .descriptor : .characteristicValue,
         service: service?.uuid, characteristic: nil, descriptor: ownType, name: Self.name(ownType), characteristicName: nil)

@@ -211,4 +211,28 @@ import BLECore
     #expect(t.dissector.databases[.local(adapter: 0)] != nil)
     #expect(t.dissector.databases[.peer(BDAddr("C0:B1:ED:00:50:48")!)] == nil)
   }
+
+  @Test func readsOfDeclarationsTeachTheDatabase() {
+    var t = LinkTranscript()
+    _ = t.connect(handle: 0x40, peer: "D0:B1:ED:00:48:52")
+    // Primary service 0x0001–0x0010 includes a service at 0x0020–0x0025 whose UUID is 128-bit:
+    // the Read By Type (0x2802) entry has no UUID, so the client reads it at 0x0020.
+    _ = t.att(tx, [0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28])
+    _ = t.att(rx, [0x11, 0x06, 0x01, 0x00, 0x10, 0x00, 0x0D, 0x18])
+    _ = t.att(tx, [0x08, 0x01, 0x00, 0x10, 0x00, 0x02, 0x28])
+    _ = t.att(rx, [0x09, 0x06, 0x02, 0x00, 0x20, 0x00, 0x25, 0x00])
+    _ = t.att(tx, [0x0A, 0x20, 0x00])
+    // Nordic UART service UUID 6E400001-B5A3-F393-E0A9-E50E24DCCA9E, as sent (reversed).
+    let named = t.att(rx, [0x0B, 0x9E, 0xCA, 0xDC, 0x24, 0x0E, 0xE5, 0xA9, 0xE0, 0x93, 0xF3, 0xA3, 0xB5, 0x01, 0x00, 0x40, 0x6E])
+    #expect(named.summaryText.contains("included service 6e400001-b5a3-f393-e0a9-e50e24dcca9e"))
+    // Find Information says 0x0021 is a characteristic declaration; the client reads it directly
+    // (no Read By Type): properties notify, value handle 0x0022, UUID 0x2A19.
+    _ = t.att(tx, [0x04, 0x21, 0x00, 0x21, 0x00])
+    _ = t.att(rx, [0x05, 0x01, 0x21, 0x00, 0x03, 0x28])
+    _ = t.att(tx, [0x0A, 0x21, 0x00])
+    _ = t.att(rx, [0x0B, 0x10, 0x22, 0x00, 0x19, 0x2A])
+    let notification = t.att(rx, [0x1B, 0x22, 0x00, 0x40])
+    #expect(notification.fields.text("gatt.service") == "6e400001-b5a3-f393-e0a9-e50e24dcca9e")
+    #expect(notification.fields.uint("decoded.battery_level.percent") == 64)
+  }
 }
