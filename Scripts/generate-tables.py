@@ -446,7 +446,28 @@ def gen_uuids(ref, writer):
         fn = switch_function(fname, "_", "uuid", "UInt16", 16, short, doc=doc)
         writer.write(topic, extension_file(header([rel], attribution), [fn]))
 
-    # 128-bit UUIDs: first hit wins in the order services, characteristics, descriptors.
+    # Vendor and member UUIDs the Nordic database lacks, kept in this repository (facts from
+    # shared/reference/gatt-payloads.md): 16-bit member services, and more 128-bit entries.
+    vendor_rel = "Scripts/data/vendor_uuids.json"
+    with open(os.path.join(REPO, vendor_rel), encoding="utf-8") as handle:
+        vendor_entries = json.load(handle)["entries"]
+    vendor_short = {}
+    vendor_long = []
+    for i, entry in enumerate(vendor_entries):
+        uuid = entry["uuid"].strip()
+        name = clean_name(entry["name"], "%s entry %d" % (vendor_rel, i))
+        if HEX4.match(uuid):
+            add_unique(vendor_short, int(uuid, 16), name, vendor_rel, lambda k: "%04X" % k)
+        elif UUID128.match(uuid):
+            vendor_long.append((uuid.upper(), name))
+    doc = ["  /// SIG member (vendor) 16-bit service UUID from Scripts/data/vendor_uuids.json.",
+           "  /// - Returns: the name, or `nil` for a UUID not in the table."]
+    writer.write("VendorUUIDs", extension_file(
+        header([vendor_rel], "// Numbers and names transcribed from shared/reference/gatt-payloads.md (sources named there)."),
+        [switch_function("memberServiceName16", "_", "uuid", "UInt16", 16, vendor_short, doc=doc)]))
+    long_sources.append((vendor_rel, vendor_long))
+
+    # 128-bit UUIDs: first hit wins in the order services, characteristics, descriptors, vendor.
     table = {}
     for rel, long_ in long_sources:
         for uuid, name in long_:
@@ -485,6 +506,7 @@ def gen_uuids(ref, writer):
         "    if let name = serviceName16(uuid) { return name }",
         "    if let name = characteristicName16(uuid) { return name }",
         "    if let name = descriptorName16(uuid) { return name }",
+        "    if let name = memberServiceName16(uuid) { return name }",
         "    return nil",
         "  }",
     ]

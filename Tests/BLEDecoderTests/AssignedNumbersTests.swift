@@ -134,3 +134,16 @@ struct AssignedNumbersTests {
     #expect(AssignedNumbers.uuid128Name(high: 0x0000_180D_0000_1000, low: 0x8000_0080_5F9B_34FB) == nil)
   }
 }
+
+@Suite struct VendorUUIDNameTests {
+  @Test func vendorUUIDsFromTheReferenceHaveNames() {
+    // Polar PMD control point FB005C81-02E7-F387-1CAD-8ACD2D8DF0C8 (gatt-payloads.md §8.1).
+    #expect(AssignedNumbers.uuid128Name(high: 0xFB00_5C81_02E7_F387, low: 0x1CAD_8ACD_2D8D_F0C8)?.description == "Polar PMD Control Point")
+    // Huami auth 00000009-0000-3512-2118-0009AF100700 (gatt-payloads.md §9.1).
+    #expect(AssignedNumbers.uuid128Name(high: 0x0000_0009_0000_3512, low: 0x2118_0009_AF10_0700)?.description == "Huami Auth")
+    // Member service 0xFEE0 is named through the combined 16-bit lookup.
+    #expect(AssignedNumbers.uuid16Name(0xFEE0)?.description == "Anhui Huami Service 1")
+    // The Nordic database still wins where it has the UUID (Nordic UART).
+    #expect(AssignedNumbers.uuid128Name(high: 0x6E40_0001_B5A3_F393, low: 0xE0A9_E50E_24DC_CA9E) != nil)
+  }
+}

@@ -26,6 +26,61 @@ extension AssignedNumbers {
   /// - Returns: the name, or `nil` for a UUID not in the table.
   public static func uuid128Name(high: UInt64, low: UInt64) -> StaticString? {
     switch high {
+    case 0x0000000100003512:
+      switch low {
+      case 0x21180009AF100700: return "Huami Sensor Control"
+      default: return nil
+      }
+    case 0x0000000200003512:
+      switch low {
+      case 0x21180009AF100700: return "Huami Sensor Data"
+      default: return nil
+      }
+    case 0x0000000300003512:
+      switch low {
+      case 0x21180009AF100700: return "Huami Configuration"
+      default: return nil
+      }
+    case 0x0000000400003512:
+      switch low {
+      case 0x21180009AF100700: return "Huami Activity Control"
+      default: return nil
+      }
+    case 0x0000000500003512:
+      switch low {
+      case 0x21180009AF100700: return "Huami Activity Data"
+      default: return nil
+      }
+    case 0x0000000600003512:
+      switch low {
+      case 0x21180009AF100700: return "Huami Battery Info"
+      default: return nil
+      }
+    case 0x0000000700003512:
+      switch low {
+      case 0x21180009AF100700: return "Huami Realtime Steps"
+      default: return nil
+      }
+    case 0x0000000800003512:
+      switch low {
+      case 0x21180009AF100700: return "Huami User Settings"
+      default: return nil
+      }
+    case 0x0000000900003512:
+      switch low {
+      case 0x21180009AF100700: return "Huami Auth"
+      default: return nil
+      }
+    case 0x0000001000003512:
+      switch low {
+      case 0x21180009AF100700: return "Huami Device Event"
+      default: return nil
+      }
+    case 0x0000002000003512:
+      switch low {
+      case 0x21180009AF100700: return "Huami Chunked Transfer"
+      default: return nil
+      }
     case 0x000015231212EFDE:
       switch low {
       case 0x1523785FEABCD123: return "Nordic LED and Button Service"
@@ -1226,6 +1281,21 @@ extension AssignedNumbers {
       case 0x96C486125C8AC5DF: return "Sensor Hub Battery"
       default: return nil
       }
+    case 0xFB005C8002E7F387:
+      switch low {
+      case 0x1CAD8ACD2D8DF0C8: return "Polar PMD Service"
+      default: return nil
+      }
+    case 0xFB005C8102E7F387:
+      switch low {
+      case 0x1CAD8ACD2D8DF0C8: return "Polar PMD Control Point"
+      default: return nil
+      }
+    case 0xFB005C8202E7F387:
+      switch low {
+      case 0x1CAD8ACD2D8DF0C8: return "Polar PMD Data"
+      default: return nil
+      }
     case 0xFE2C123383664814:
       switch low {
       case 0x8EB001DE32100BEA: return "Fast Pair Model ID"
@@ -1263,6 +1333,7 @@ extension AssignedNumbers {
     if let name = serviceName16(uuid) { return name }
     if let name = characteristicName16(uuid) { return name }
     if let name = descriptorName16(uuid) { return name }
+    if let name = memberServiceName16(uuid) { return name }
     return nil
   }
 }
