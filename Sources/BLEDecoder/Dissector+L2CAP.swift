@@ -85,8 +85,9 @@ extension Dissector {
     frame.fields.addVerbose("length", "Length", .unsigned(UInt64(length), .decimal))
     frame.fields.addVerbose("cid", "Channel", .code(UInt64(cid), width: 4, name: Self.channelName(cid)))
     if let firstFrame {
-      frame.fields.uint("first_frame", "Reassembled from frame", firstFrame)
-      frame.fields.uint("fragments", "Fragments", fragments)
+      frame.fields.add("reassembled_from", "Reassembled from", .text("#\(firstFrame)–#\(frame.number) (\(fragments) fragments)"))
+      frame.fields.addVerbose("first_frame", "First fragment", .unsigned(UInt64(firstFrame), .decimal))
+      frame.fields.addVerbose("fragments", "Fragments", .unsigned(UInt64(fragments), .decimal))
     }
     var payload = try pdu.readReader(count: min(length, pdu.remaining), layer: .l2cap)
     switch cid {
