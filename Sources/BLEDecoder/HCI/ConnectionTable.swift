@@ -116,12 +116,6 @@ public struct ConnectionTable: Sendable {
     return (slots[key]!, true)
   }
 
-  /// The open connection on `handle`, creating an implicit entry when none was seen opening.
-  mutating func lookup(adapter: UInt16, handle: UInt16, isLE: Bool) -> (Connection, created: Bool) {
-    let (slot, created) = slot(adapter: adapter, handle: handle, isLE: isLE)
-    return (entries[slot], created)
-  }
-
   mutating func update(adapter: UInt16, handle: UInt16, interval: UInt16, latency: UInt16, supervisionTimeout: UInt16) -> Connection {
     let (slot, _) = slot(adapter: adapter, handle: handle, isLE: true)
     entries[slot].interval = interval

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import BLECapture
 import BLECore
 import BLEDecoder
 import BLERender
@@ -69,9 +70,9 @@ struct FramePipeline<R: FrameRenderer> {
   /// moves characteristic value decoding to the rendering thread (worth it when rendering is the
   /// lighter side, as with text).
   static func run(
-    reader: any CaptureReaderLike, renderer: R, limit: Int, keepsVerbose: Bool, defersValueDecoding: Bool,
+    reader: any CaptureReader, renderer: R, limit: Int, keepsVerbose: Bool, defersValueDecoding: Bool,
     filter: FrameFilter, output: OutputSink
-  ) -> Error? {
+  ) -> CaptureError? {
     let empty = BatchQueue()
     let filled = BatchQueue()
     for _ in 0..<3 { empty.put(FrameBatch(capacity: batchSize, keepsVerbose: keepsVerbose, defersValueDecoding: defersValueDecoding)) }
@@ -86,10 +87,10 @@ struct FramePipeline<R: FrameRenderer> {
 
     var dissector = Dissector()
     var number = 0
-    var failure: Error?
+    var failure: CaptureError?
     var batch = empty.take()
     do {
-      while number < limit, !state.outputClosed, let record = try reader.nextRecord() {
+      while number < limit, !state.outputClosed, let record = try reader.next() {
         number += 1
         dissector.dissect(record, number: number, into: &batch.frames[batch.count])
         batch.count += 1
@@ -107,11 +108,6 @@ struct FramePipeline<R: FrameRenderer> {
     finished.wait()
     return failure
   }
-}
-
-/// Reading records, as the pipeline needs it (a capture reader).
-protocol CaptureReaderLike {
-  func nextRecord() throws -> CaptureRecord?
 }
 
 /// Where rendered bytes go: the CLI context's standard output, owned by the render thread

@@ -90,10 +90,10 @@ enum AnnotateCommand: CLICommand {
     // Plain text hides verbose fields, so they need not be built at all.
     let sink = OutputSink(context.stdout)
     let failure = FramePipeline<R>.run(
-      reader: ReaderAdapter(reader: reader), renderer: renderer, limit: limit, keepsVerbose: verboseFields,
+      reader: reader, renderer: renderer, limit: limit, keepsVerbose: verboseFields,
       defersValueDecoding: R.self == TextRenderer.self, filter: filter, output: sink)
     context.stdout = sink.buffer
-    if let error = failure as? CaptureError {
+    if let error = failure {
       context.stdout.flush()
       context.error("\(path): \(error.message)")
       return error.exitStatus
@@ -136,10 +136,4 @@ enum AnnotateCommand: CLICommand {
     if text.lowercased().hasPrefix("0x") { return UInt32(text.dropFirst(2), radix: 16) }
     return UInt32(text)
   }
-}
-
-/// Lets the pipeline read any capture reader.
-struct ReaderAdapter: CaptureReaderLike {
-  let reader: any CaptureReader
-  func nextRecord() throws -> CaptureRecord? { try reader.next() }
 }
