@@ -38,7 +38,7 @@ enum CaptureFixtures {
     precondition(fd >= 0, "mkstemp failed")
     bytes.withUnsafeBufferPointer { _ = write(fd, $0.baseAddress, $0.count) }
     close(fd)
-    return String(cString: template)
+    return template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
   }
 
   /// Reads every record of `bytes` through a pipe, as standard input would be read.
@@ -47,7 +47,7 @@ enum CaptureFixtures {
     precondition(pipe(&fds) == 0)
     let writeEnd = fds[1]
     let copy = bytes
-    let writer = Thread { _ = copy.withUnsafeBufferPointer { buffer in
+    let writer = Thread { copy.withUnsafeBufferPointer { buffer in
       var offset = 0
       while offset < buffer.count {
         let n = write(writeEnd, buffer.baseAddress! + offset, buffer.count - offset)

@@ -32,7 +32,7 @@ func readAll(path: String) throws -> [CaptureRecord] {
 
 func readAll(bytes: [UInt8]) throws -> [CaptureRecord] {
   let path = NSTemporaryDirectory() + "bledissect-render-\(UUID().uuidString)"
-  FileManager.default.createFile(atPath: path, contents: Data(bytes))
+  _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
   defer { try? FileManager.default.removeItem(atPath: path) }
   return try readAll(path: path)
 }
