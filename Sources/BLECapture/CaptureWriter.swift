@@ -6,6 +6,8 @@ public enum CaptureWriteFormat: Sendable, Hashable {
   case packetLogger(bigEndian: Bool)
   /// Classic pcap, microsecond timestamps, link type 201 (H4 + direction) or 254 (monitor).
   case pcapH4WithDirection, pcapMonitor
+  /// Classic pcap, link type 187 (H4 without direction).
+  case pcapH4
   /// pcapng with one interface of link type 201.
   case pcapngH4WithDirection
 }
@@ -37,14 +39,14 @@ public struct CaptureWriter: Sendable {
       let datalink: BTSnoopFormat.Datalink = format == .btsnoopH1 ? .h1 : (format == .btsnoopH4 ? .h4 : .linuxMonitor)
       appendBE32(datalink.rawValue)
     case .packetLogger: break
-    case .pcapH4WithDirection, .pcapMonitor:
+    case .pcapH4WithDirection, .pcapMonitor, .pcapH4:
       appendLE32(0xA1B2_C3D4)
       appendLE16(2)
       appendLE16(4)
       appendLE32(0)  // thiszone
       appendLE32(0)  // sigfigs
       appendLE32(UInt32(CaptureFile.maximumPacketLength))
-      appendLE32(format == .pcapMonitor ? 254 : 201)
+      appendLE32(format == .pcapMonitor ? 254 : (format == .pcapH4 ? 187 : 201))
     case .pcapngH4WithDirection:
       // Section Header Block: type, length, byte-order magic, version 1.0, section length -1.
       appendLE32(0x0A0D_0D0A)
@@ -101,6 +103,9 @@ public struct CaptureWriter: Sendable {
       } else {
         pcapngRecord(record, packet: packet, extra: 5)
       }
+    case .pcapH4:
+      guard let indicator = record.kind.h4Indicator else { skipped += 1; return }
+      pcapRecord(record, packet: [indicator] + record.bytes, extra: 1)
     case .pcapMonitor:
       guard let opcode = MonitorOpcode.opcode(for: record.kind, direction: record.direction) else { skipped += 1; return }
       var packet: [UInt8] = [UInt8(record.adapter >> 8), UInt8(record.adapter & 0xFF), UInt8(opcode >> 8), UInt8(opcode & 0xFF)]

@@ -6,6 +6,8 @@ public struct LinkState: Sendable {
   var channels = L2CAPChannels()
   /// ATT bearers: 4 for the fixed LE channel, a CID pair for each EATT channel.
   var bearers: [UInt32: ATTBearer] = [:]
+  /// The direction of the last PDU start, for continuations in formats that do not say.
+  var lastStartDirection = Direction.controllerToHost
   /// Where this link's GATT databases are in `Dissector.databaseEntries` (found once per link).
   var localDatabase: Int?
   var peerDatabase: Int?
@@ -18,20 +20,29 @@ extension Dissector {
     let header = try HCIDataPacket.decodeACL(&reader, into: &frame)
     label(&frame, handle: header.handle, createIfMissing: true)
     let payload = reader.readRemaining()
-    guard let direction = frame.record.direction else {
-      frame.fields.bytes("data", "Data", payload)
-      frame.diagnostics.append(Diagnostic(.note, .l2cap, "the capture does not say which way this ACL packet went; L2CAP is not decoded"))
-      return
+    let key = ConnectionTable.Key(adapter: frame.record.adapter, handle: header.handle)
+    guard let slot = connections.slot(key) else { return }
+    // Formats without direction (pcap link type 187): LE hosts start PDUs with packet
+    // boundary 00 and controllers with 10, and a continuation follows its start.
+    let direction: Direction
+    if let known = frame.record.direction {
+      direction = known
+    } else {
+      switch header.packetBoundary {
+      case 0: direction = .hostToController
+      case 1: direction = connections.entries[slot].link.lastStartDirection
+      default: direction = .controllerToHost
+      }
+      frame.fields.addVerbose("inferred_direction", "Direction (inferred)", .staticText(direction == .hostToController ? "tx" : "rx"))
     }
+    if header.packetBoundary != 1 { connections.entries[slot].link.lastStartDirection = direction }
     if payload.count < header.length {
       // Android's filtered snoop cuts payloads: nothing above HCI can be trusted.
       frame.fields.bytes("data", "Data", payload)
       return
     }
-    let key = ConnectionTable.Key(adapter: frame.record.adapter, handle: header.handle)
     let isStart = header.packetBoundary != 1
     // Fast path: a whole PDU in one packet with nothing pending is decoded in place.
-    guard let slot = connections.slot(key) else { return }
     let pending = connections.entries[slot].link.reassemblers[direction].isInProgress
     if isStart && !pending && payload.count >= 4 {
       let length = Int(payload[payload.startIndex]) | Int(payload[payload.startIndex + 1]) << 8

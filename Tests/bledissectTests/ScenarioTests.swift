@@ -8,7 +8,8 @@ import BLETestSupport
 /// End-to-end decoding of the Bumble-made captures (captures/README.md), in every container
 /// format: btsnoop as written, and pklg, pcap and pcapng written by our own writers.
 @Suite struct ScenarioTests {
-  static let containers: [CaptureWriteFormat?] = [nil, .packetLogger(bigEndian: true), .pcapH4WithDirection, .pcapngH4WithDirection]
+  /// pcap link type 187 carries no direction: ACL direction is inferred from the packet boundary flags.
+  static let containers: [CaptureWriteFormat?] = [nil, .packetLogger(bigEndian: true), .pcapH4WithDirection, .pcapngH4WithDirection, .pcapH4]
 
   /// Every frame of a capture, dissected, after conversion to `container` (nil: as it is).
   static func frames(_ name: String, _ container: CaptureWriteFormat?) throws -> [DissectedFrame] {

@@ -18,6 +18,7 @@ enum ConvertCommand: CLICommand {
     ("pklg-le", .packetLogger(bigEndian: false), "Apple PacketLogger v2, little-endian"),
     ("pcap", .pcapH4WithDirection, "pcap, link type 201 (H4 with direction)"),
     ("pcap-monitor", .pcapMonitor, "pcap, link type 254 (Linux monitor)"),
+    ("pcap-h4", .pcapH4, "pcap, link type 187 (H4, no direction: ACL direction is lost)"),
     ("pcapng", .pcapngH4WithDirection, "pcapng, link type 201"),
   ]
 
