@@ -173,4 +173,30 @@ import Testing
       #expect(docs.contains("```\n" + help + "```"), "docs/cli.md is out of date for \(arguments)")
     }
   }
+
+  @Test func filtersChooseFramesInBothOutputs() throws {
+    let path = capturePath("two_straps.btsnoop")
+    let strapA = runCLI(["--json", "--peer", "d0:b1:ed:00:48:52", "--uuid", "2A37", path])
+    #expect(strapA.status == 0)
+    let lines = strapA.stdout.split(separator: "\n")
+    // Strap A: the CCCD write, its response and 21 notifications name the Heart Rate Measurement.
+    #expect(lines.filter { $0.contains("\"name\":\"Handle Value Notification\"") }.count == 21)
+    #expect(lines.allSatisfy { $0.contains("\"peer\":\"D0:B1:ED:00:48:52\"") })
+    #expect(lines.allSatisfy { $0.contains("\"2a37\"") })
+    let text = runCLI(["-1", "--conn", "2", "--handle", "0x0010", "--layer", "gatt", path])
+    let textLines = text.stdout.split(separator: "\n")
+    #expect(textLines.count >= 21)
+    #expect(textLines.allSatisfy { $0.contains("handle 2 D0:B1:ED:00:48:53") && $0.contains("0x0010") })
+    let hciOnly = runCLI(["-1", "--layer", "att", capturePath("hr_strap_session.btsnoop")])
+    #expect(!hciOnly.stdout.contains("Command Complete"))
+    #expect(hciOnly.stdout.contains("ATT Read By Group Type Request"))
+  }
+
+  @Test func badFilterValuesAreUsageErrors() {
+    for arguments in [["--conn", "x"], ["--peer", "nope"], ["--handle", "0x1ffff"], ["--uuid", "zz"], ["--layer", "phy"]] {
+      let result = runCLI(arguments + [capturePath("hr_strap_session.btsnoop")])
+      #expect(result.status == 64, "\(arguments)")
+      #expect(result.stdout.isEmpty)
+    }
+  }
 }
