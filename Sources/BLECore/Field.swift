@@ -88,7 +88,9 @@ public struct FieldList: Sendable {
     case array
   }
 
+  /// Fields in use are `stored[0..<used]`; clearing resets `used` (plain data), in O(1).
   @usableFromInline var stored: [Stored] = []
+  @usableFromInline var used = 0
   @usableFromInline var strings: [String] = []
   @usableFromInline var byteRuns: [ArraySlice<UInt8>] = []
   public internal(set) var depth: Int {
@@ -105,11 +107,16 @@ public struct FieldList: Sendable {
 
   public init() { stored.reserveCapacity(64) }
 
-  public var isEmpty: Bool { stored.isEmpty }
-  public var count: Int { stored.count }
+  public var isEmpty: Bool { used == 0 }
+  public var count: Int { used }
+
+  @inlinable @inline(__always) mutating func push(_ field: Stored) {
+    if used < stored.count { stored[used] = field } else { stored.append(field) }
+    used += 1
+  }
 
   /// Every field as a `Field` (tests and tools; renderers index the list instead).
-  public var fields: [Field] { (0..<stored.count).map { self[$0] } }
+  public var fields: [Field] { (0..<used).map { self[$0] } }
 
   public subscript(index: Int) -> Field {
     let field = stored[index]
@@ -178,7 +185,7 @@ public struct FieldList: Sendable {
   }
 
   public mutating func removeAll() {
-    stored.removeAll(keepingCapacity: true)
+    used = 0
     if !strings.isEmpty { strings.removeAll(keepingCapacity: true) }
     if !byteRuns.isEmpty { byteRuns.removeAll(keepingCapacity: true) }
     depth = 0
@@ -187,13 +194,13 @@ public struct FieldList: Sendable {
 
   /// Drops every field from `index` on (a layer a higher one makes redundant in plain text).
   public mutating func truncate(to index: Int) {
-    if index < stored.count { stored.removeSubrange(index...) }
+    if index < used { used = index }
   }
 
   @inlinable public mutating func add(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
     if droppingFrom != nil { return }
     let value = store(value)
-    stored.append(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: false, isInline: false))
+    push(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: false, isInline: false))
   }
 
   /// Opens a nested object. `inline`: text shows its members without a title line.
@@ -203,7 +210,7 @@ public struct FieldList: Sendable {
       if verbose && !keepsVerbose {
         droppingFrom = _depth
       } else {
-        stored.append(Stored(key: key, label: label, value: .object, depth: Int32(_depth), isVerbose: verbose, isInline: inline))
+        push(Stored(key: key, label: label, value: .object, depth: Int32(_depth), isVerbose: verbose, isInline: inline))
       }
     }
     _depth += 1
@@ -212,7 +219,7 @@ public struct FieldList: Sendable {
   /// Marks the field at `index` (an object opened earlier) verbose, once it is known that a
   /// higher layer says it better (an ACL header under a decoded ATT PDU).
   public mutating func markVerbose(at index: Int) {
-    guard index < stored.count else { return }
+    guard index < used else { return }
     stored[index].isVerbose = true
   }
 
@@ -220,7 +227,7 @@ public struct FieldList: Sendable {
   @inlinable public mutating func addVerbose(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
     guard keepsVerbose, droppingFrom == nil else { return }
     let value = store(value)
-    stored.append(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: true, isInline: false))
+    push(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: true, isInline: false))
   }
 
   @inlinable public mutating func beginArray(_ key: StaticString, _ label: StaticString) {

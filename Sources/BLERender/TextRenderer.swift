@@ -147,92 +147,97 @@ public struct TextRenderer: FrameRenderer {
   }
 
   func renderFields(_ fields: FieldList, _ out: inout OutputBuffer) {
-    // Groups whose title line is not printed (inline groups, array elements), by depth.
-    var hiddenDepths: [Int] = []
-    // Depths of open arrays, to recognise their element objects.
-    var arrayDepths: [Int] = []
+    // Open groups by depth, as bits: groups whose title line is not printed (inline groups,
+    // array elements), and open arrays (to recognise their elements). No allocation per frame;
+    // decoders nest far less than 64 levels.
+    var hiddenBits: UInt64 = 0
+    var arrayBits: UInt64 = 0
     var skipDeeperThan = Int.max
     var dashNext = false
     for index in 0..<fields.count {
-      if fields.depth(at: index) > skipDeeperThan { continue }
-      let field = fields[index]
+      let entry = fields.entry(at: index)
+      let depth = Int(entry.depth) & 63
+      if depth > skipDeeperThan { continue }
       skipDeeperThan = Int.max
-      while let last = hiddenDepths.last, last >= field.depth { hiddenDepths.removeLast() }
-      while let last = arrayDepths.last, last >= field.depth { arrayDepths.removeLast() }
-      if field.isVerbose && !verbose {
-        skipDeeperThan = field.depth
+      // Groups at this depth or deeper have ended.
+      let below: UInt64 = depth == 0 ? 0 : (UInt64.max >> UInt64(64 - depth))
+      hiddenBits &= below
+      arrayBits &= below
+      if entry.isVerbose && !verbose {
+        skipDeeperThan = depth
         continue
       }
-      let isElement = arrayDepths.last == field.depth - 1
-      switch field.value {
-      case .object, .array:
+      let isElement = depth > 0 && arrayBits & (1 << UInt64(depth - 1)) != 0
+      var isGroup = false
+      var isArray = false
+      switch entry.value {
+      case .object: isGroup = true
+      case .array:
+        isGroup = true
+        isArray = true
+      default: break
+      }
+      if isGroup {
         // An empty group shows nothing.
-        let hasMembers = index + 1 < fields.count && fields.depth(at: index + 1) > field.depth
+        let hasMembers = index + 1 < fields.count && fields.depth(at: index + 1) > depth
         if !hasMembers { continue }
-        if case .object = field.value, isElement {
+        if !isArray && isElement {
           // An array element: no title; its first member follows a "- " at the element's level.
           dashNext = true
           continue
         }
-        if field.isInline {
-          hiddenDepths.append(field.depth)
+        if entry.isInline {
+          hiddenBits |= 1 << UInt64(depth)
           continue
         }
-        if case .array = field.value {
+        if isArray {
           // An array of plain values reads best on one line: "RR intervals: 812.5 ms, 820.3 ms".
           var end = index + 1
           var scalars = true
-          while end < fields.count, fields.depth(at: end) > field.depth {
+          while end < fields.count, fields.depth(at: end) > depth {
             if fields.isGroup(at: end) { scalars = false }
             end += 1
           }
           if scalars {
-            out.spaces(4 + 2 * (field.depth - hiddenDepths.count))
-            out.append(field.label)
+            out.spaces(4 + 2 * (depth - hiddenBits.nonzeroBitCount))
+            out.append(entry.label)
             out.append(": ")
             for element in (index + 1)..<end {
               if element > index + 1 { out.append(", ") }
-              Self.writeValue(fields[element].value, &out)
+              Self.writeValue(fields.value(fields.entry(at: element).value), &out)
             }
             out.byte(0x0A)
-            skipDeeperThan = field.depth
+            skipDeeperThan = depth
             continue
           }
-          arrayDepths.append(field.depth)
+          arrayBits |= 1 << UInt64(depth)
         }
-      default: break
       }
-      var depth = field.depth - hiddenDepths.count
+      var shown = depth - hiddenBits.nonzeroBitCount
       if dashNext {
         // Print "- " in place of the last two spaces of the member's indent.
-        out.spaces(4 + 2 * (depth - 1))
+        out.spaces(4 + 2 * (shown - 1))
         out.append("- ")
         dashNext = false
-        depth = -1
+        shown = -1
       } else if isElement {
         // A scalar array element: a dash and the value, no label.
-        out.spaces(4 + 2 * depth)
+        out.spaces(4 + 2 * shown)
         out.append("- ")
-        Self.writeValue(field.value, &out)
+        Self.writeValue(fields.value(entry.value), &out)
         out.byte(0x0A)
         continue
       }
-      renderField(field, depth: depth, &out)
-    }
-  }
-
-  func renderField(_ field: Field, depth: Int, _ out: inout OutputBuffer) {
-    if depth >= 0 { out.spaces(4 + 2 * depth) }
-    out.append(field.label)
-    switch field.value {
-    case .object, .array:
-      out.append(":\n")
-      return
-    default:
+      if shown >= 0 { out.spaces(4 + 2 * shown) }
+      out.append(entry.label)
+      if isGroup {
+        out.append(":\n")
+        continue
+      }
       out.append(": ")
+      Self.writeValue(fields.value(entry.value), &out)
+      out.byte(0x0A)
     }
-    Self.writeValue(field.value, &out)
-    out.byte(0x0A)
   }
 
   /// The text form of a value (shared with summaries and tests).
