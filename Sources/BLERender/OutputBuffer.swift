@@ -98,7 +98,16 @@ public struct OutputBuffer {
 
   @inline(__always) mutating func raw(_ source: UnsafePointer<UInt8>, _ length: Int) {
     reserve(length)
-    (base + count).update(from: source, count: length)
+    if length <= 16 {
+      // Short keys and names: a loop beats a call to memcpy.
+      var offset = 0
+      while offset < length {
+        base[count + offset] = source[offset]
+        offset += 1
+      }
+    } else {
+      (base + count).update(from: source, count: length)
+    }
     count += length
   }
 
@@ -114,24 +123,47 @@ public struct OutputBuffer {
     count += number
   }
 
+  /// "00" through "99", for writing two digits per division.
+  static let digitPairs: [UInt8] = {
+    var pairs: [UInt8] = []
+    for value in 0..<100 {
+      pairs.append(0x30 + UInt8(value / 10))
+      pairs.append(0x30 + UInt8(value % 10))
+    }
+    return pairs
+  }()
+
   public mutating func decimal(_ value: UInt64) {
     if value < 10 {
       byte(0x30 + UInt8(value))
       return
     }
-    var digits = 0
-    var rest = value
-    while rest > 0 {
+    var digits = 1
+    var probe = value
+    while probe >= 10 {
       digits += 1
-      rest /= 10
+      probe /= 10
     }
     reserve(digits)
-    rest = value
-    var index = count + digits - 1
-    while rest > 0 {
-      base[index] = 0x30 + UInt8(rest % 10)
-      rest /= 10
-      index -= 1
+    var rest = value
+    var index = count + digits
+    Self.digitPairs.withUnsafeBufferPointer { pairs in
+      while rest >= 100 {
+        let pair = Int(rest % 100) * 2
+        rest /= 100
+        index -= 2
+        base[index] = pairs[pair]
+        base[index + 1] = pairs[pair + 1]
+      }
+      if rest >= 10 {
+        let pair = Int(rest) * 2
+        index -= 2
+        base[index] = pairs[pair]
+        base[index + 1] = pairs[pair + 1]
+      } else {
+        index -= 1
+        base[index] = 0x30 + UInt8(rest)
+      }
     }
     count += digits
   }
@@ -348,10 +380,24 @@ public struct OutputBuffer {
       jsonString(text.description)
       return
     }
-    // Names from our tables almost never need escaping: check with a plain loop, then copy.
+    // Names from our tables almost never need escaping: check eight bytes at a time for a
+    // control character, a quote or a backslash (SWAR), then copy.
     let start = text.utf8Start
     let length = text.utf8CodeUnitCount
     var index = 0
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    while index + 8 <= length {
+      let word = UnsafeRawPointer(start + index).loadUnaligned(as: UInt64.self)
+      // A byte b < 0x20: (b - 0x20) borrows into its high bit while b's own high bit is clear.
+      let control = (word &- ones &* 0x20) & ~word & highs
+      let quote = word ^ (ones &* 0x22)
+      let backslash = word ^ (ones &* 0x5C)
+      let hasQuote = (quote &- ones) & ~quote & highs
+      let hasBackslash = (backslash &- ones) & ~backslash & highs
+      if control | hasQuote | hasBackslash != 0 { break }
+      index += 8
+    }
     while index < length {
       let value = start[index]
       if value < 0x20 || value == UInt8(ascii: "\"") || value == UInt8(ascii: "\\") || value == 0x7F { break }

@@ -1,0 +1,48 @@
+import Testing
+import BLECore
+import BLERender
+import BLETestSupport
+
+@Suite struct OutputBufferTests {
+  @Test func staticNamesAreEscapedWhereverTheSpecialByteFalls() {
+    // The fast path checks eight bytes at a time: put the special byte in every lane and the tail.
+    let cases: [(StaticString, String)] = [
+      ("plain name of twenty", #""plain name of twenty""#),
+      ("01234567\"abc", #""01234567\"abc""#),
+      ("0123456\"", #""0123456\"""#),
+      ("\"", #""\"""#),
+      ("abcdefg\\h", #""abcdefg\\h""#),
+      ("abcdefghijklmno\u{01}", #""abcdefghijklmno\u0001""#),
+      ("tab\tin the middle", #""tab\tin the middle""#),
+      ("NetEase（Hangzhou）Network", "\"NetEase（Hangzhou）Network\""),
+    ]
+    for (name, expected) in cases {
+      var out = OutputBuffer(fd: nil)
+      out.jsonString(name)
+      #expect(out.text == expected, "\(name)")
+    }
+  }
+
+  @Test func decimalsMatchTheStandardLibrary() {
+    var generator = SeededGenerator(seed: 0xD1617)
+    var values: [UInt64] = [0, 9, 10, 99, 100, 101, 999, 1000, 65535, UInt64.max, UInt64.max - 1]
+    for _ in 0..<2000 { values.append(UInt64.random(in: 0...UInt64.max, using: &generator) >> UInt64.random(in: 0..<64, using: &generator)) }
+    for value in values {
+      var out = OutputBuffer(fd: nil)
+      out.decimal(value)
+      #expect(out.text == String(value))
+    }
+    var negative = OutputBuffer(fd: nil)
+    negative.decimal(Int64.min)
+    #expect(negative.text == String(Int64.min))
+  }
+
+  @Test func realsAreWrittenExactlyEnough() {
+    let cases: [(Double, String)] = [(30, "30.0"), (812.5, "812.5"), (820.3125, "820.3125"), (0.625, "0.625"), (-1.25, "-1.25"), (.nan, "null")]
+    for (value, expected) in cases {
+      var out = OutputBuffer(fd: nil)
+      out.double(value)
+      #expect(out.text == expected)
+    }
+  }
+}
