@@ -141,6 +141,31 @@ public struct SummaryLine: Sendable, Sequence {
   }
 }
 
+/// A list of plain values reused frame after frame: clearing resets a count (O(1)) instead of
+/// going through `Array.removeAll`, which costs more than the frame's own decoding of it.
+public struct ReusableList<Element: Sendable>: Sendable, Sequence {
+  var storage: [Element] = []
+  var used = 0
+
+  public init() {}
+
+  public var count: Int { used }
+  public var isEmpty: Bool { used == 0 }
+
+  public mutating func append(_ element: Element) {
+    if used < storage.count { storage[used] = element } else { storage.append(element) }
+    used += 1
+  }
+
+  public mutating func removeAll() { used = 0 }
+
+  public subscript(index: Int) -> Element { storage[index] }
+
+  public func makeIterator() -> ArraySlice<Element>.Iterator { storage[0..<used].makeIterator() }
+
+  public var array: [Element] { Array(storage[0..<used]) }
+}
+
 /// A characteristic value whose (pure, stateless) decoding was left for later.
 public struct PendingValue: Sendable {
   var decoder: CharacteristicDecoder
@@ -162,8 +187,8 @@ public struct DissectedFrame: Sendable {
   public var deepestLayer: ProtocolLayer = .hci
   /// Attribute handles the frame names (for `--handle`), and the services and characteristics
   /// they belong to (for `--uuid`).
-  public var attributeHandles: [UInt16] = []
-  public var gattUUIDs: [BluetoothUUID] = []
+  public var attributeHandles = ReusableList<UInt16>()
+  public var gattUUIDs = ReusableList<BluetoothUUID>()
   /// Short extra words for the header line ("enabled", "reason Remote User Terminated Connection").
   public var summary = ""
   /// More words after `summary`, kept as parts so the frequent frames (ACL data, completed
@@ -191,8 +216,8 @@ public struct DissectedFrame: Sendable {
     title = ""
     layerLabel = ""
     deepestLayer = record.kind.isHCIPacket ? .hci : .note
-    if !attributeHandles.isEmpty { attributeHandles.removeAll(keepingCapacity: true) }
-    if !gattUUIDs.isEmpty { gattUUIDs.removeAll(keepingCapacity: true) }
+    attributeHandles.removeAll()
+    gattUUIDs.removeAll()
     summary = ""
     if !summaryParts.isEmpty { summaryParts.removeAll(keepingCapacity: true) }
     summarySeparator = ": "

@@ -137,7 +137,7 @@ import BLECore
     let notification = t.att(rx, [0x23, 0x10, 0x00, 0x02, 0x00, 0x00, 0x50, 0x18, 0x00, 0x01, 0x00, 0x32])
     #expect(notification.fields.uint("att.values.0.decoded.heart_rate_measurement.bpm") == 80)
     #expect(notification.fields.uint("att.values.1.decoded.battery_level.percent") == 50)
-    #expect(notification.attributeHandles == [0x10, 0x18])
+    #expect(notification.attributeHandles.array == [0x10, 0x18])
   }
 
   @Test func indicationAndConfirmationPair() {
