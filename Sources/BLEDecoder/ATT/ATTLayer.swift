@@ -438,7 +438,13 @@ enum ATTLayer {
     guard length >= 2 else {
       throw DecodeError(.invalidValue(field: "attribute data length", value: UInt64(length)), layer: .att, offset: r.offset - 1)
     }
-    let kind = type?.uuid16
+    var kind = type?.uuid16
+    if type == nil, (length == 7 || length == 21), looksLikeCharacteristicDeclarations(r, length: length) {
+      // The request was not captured (the capture starts mid-discovery, or lost it), but every
+      // entry is a characteristic declaration whose value handle follows it: learn them.
+      kind = 0x2803
+      frame.diagnostics.append(Diagnostic(.note, .att, "no request for this response; its entries read as characteristic declarations"))
+    }
     frame.fields.beginArray("attributes", kind == 0x2803 ? "Characteristics" : (kind == 0x2802 ? "Includes" : "Attributes"))
     var count = 0
     while !r.isAtEnd {
@@ -485,6 +491,18 @@ enum ATTLayer {
       frame.summaryParts.append(.number(count))
       frame.summaryParts.append(.text(kind == 0x2803 ? (count == 1 ? " characteristic" : " characteristics") : (count == 1 ? " attribute" : " attributes")))
     }
+  }
+
+  /// Whether every `length`-byte entry left in `reader` is `handle, properties, handle + 1, UUID`.
+  static func looksLikeCharacteristicDeclarations(_ reader: ByteReader, length: Int) -> Bool {
+    guard reader.remaining > 0, reader.remaining % length == 0 else { return false }
+    var copy = reader
+    while !copy.isAtEnd {
+      guard var entry = try? copy.readReader(count: length), let handle = try? entry.readUInt16LE(),
+        (try? entry.readUInt8()) != nil, let valueHandle = try? entry.readUInt16LE(), valueHandle == handle &+ 1
+      else { return false }
+    }
+    return true
   }
 
   static func propertiesText(_ properties: UInt8) -> String {

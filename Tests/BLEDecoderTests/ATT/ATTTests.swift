@@ -235,4 +235,17 @@ import BLECore
     #expect(notification.fields.text("gatt.service") == "6e400001-b5a3-f393-e0a9-e50e24dcca9e")
     #expect(notification.fields.uint("decoded.battery_level.percent") == 64)
   }
+
+  @Test func characteristicDeclarationsAreLearnedWithoutTheirRequest() {
+    var t = LinkTranscript()
+    _ = t.connect(handle: 0x40, peer: "D0:B1:ED:00:48:52")
+    // The capture lost the Read By Type Request: the response alone (entries of 7 bytes whose
+    // value handle follows the declaration) still reads as characteristic declarations.
+    let response = t.att(rx, [0x09, 0x07, 0x0F, 0x00, 0x10, 0x10, 0x00, 0x37, 0x2A])
+    #expect(response.diagnostics.contains { $0.message.contains("read as characteristic declarations") })
+    #expect(t.att(rx, [0x1B, 0x10, 0x00, 0x00, 0x48]).fields.uint("decoded.heart_rate_measurement.bpm") == 72)
+    // Entries that do not look like declarations teach nothing.
+    _ = t.att(rx, [0x09, 0x04, 0x20, 0x00, 0x55, 0x66])
+    #expect(t.att(rx, [0x1B, 0x20, 0x00, 0x01]).fields.value("decoded") == nil)
+  }
 }
