@@ -28,16 +28,6 @@ public struct BDAddr: Hashable, Sendable, Comparable, CustomStringConvertible {
     return text
   }
 
-  /// Writes `AA:BB:CC:DD:EE:FF` into a byte buffer without building a String.
-  public func write(into buffer: inout [UInt8]) {
-    for index in stride(from: 5, through: 0, by: -1) {
-      let byte = UInt8(truncatingIfNeeded: rawValue >> (8 * UInt64(index)))
-      buffer.append(Hex.upper[Int(byte >> 4)])
-      buffer.append(Hex.upper[Int(byte & 0x0F)])
-      if index > 0 { buffer.append(UInt8(ascii: ":")) }
-    }
-  }
-
   public static func < (a: BDAddr, b: BDAddr) -> Bool { a.rawValue < b.rawValue }
 }
 

@@ -239,8 +239,6 @@ public struct DissectedFrame: Sendable {
   public mutating func completeDecoding() {
     guard let pending = pendingValue else { return }
     pendingValue = nil
-    defersValueDecoding = false
-    defer { defersValueDecoding = true }
-    ATTLayer.decodeWith(pending.decoder, value: pending.value, context: pending.context, name: pending.name, &self, summary: true)
+    ATTLayer.decodeNow(pending.decoder, value: pending.value, context: pending.context, name: pending.name, &self, summary: true)
   }
 }

@@ -21,7 +21,10 @@ extension Dissector {
     label(&frame, handle: header.handle, createIfMissing: true)
     let payload = reader.readRemaining()
     let key = ConnectionTable.Key(adapter: frame.record.adapter, handle: header.handle)
-    guard let slot = connections.slot(key) else { return }
+    guard let slot = connections.slot(key) else {
+      HCIDataPacket.summarize(header, &frame)
+      return
+    }
     // Formats without direction (pcap link type 187): LE hosts start PDUs with packet
     // boundary 00 and controllers with 10, and a continuation follows its start.
     let direction: Direction
@@ -39,6 +42,7 @@ extension Dissector {
     if payload.count < header.length {
       // Android's filtered snoop cuts payloads: nothing above HCI can be trusted.
       frame.fields.bytes("data", "Data", payload)
+      HCIDataPacket.summarize(header, &frame)
       return
     }
     let isStart = header.packetBoundary != 1
@@ -57,6 +61,7 @@ extension Dissector {
     switch outcome {
     case .dropped:
       frame.fields.bytes("data", "Data", payload)
+      HCIDataPacket.summarize(header, &frame)
       frame.summaryParts.append(.text(", not part of any PDU"))
     case let .incomplete(have, expected, firstFrame):
       frame.fields.bytes("data", "Data", payload)
@@ -68,6 +73,7 @@ extension Dissector {
       frame.fields.uint("have", "Bytes so far", have)
       if let expected { frame.fields.uint("expected", "PDU length", expected) }
       frame.fields.end()
+      HCIDataPacket.summarize(header, &frame)
       frame.summaryParts.append(.text(" (L2CAP fragment: "))
       frame.summaryParts.append(.number(have))
       if let expected {
@@ -88,8 +94,6 @@ extension Dissector {
     into frame: inout DissectedFrame
   ) throws(DecodeError) {
     frame.deepestLayer = .l2cap
-    frame.summary = ""
-    frame.summaryParts.removeAll(keepingCapacity: true)
     let length = Int(try pdu.readUInt16LE())
     let cid = try pdu.readUInt16LE()
     frame.fields.beginObject("l2cap", "L2CAP", inline: true)

@@ -47,7 +47,7 @@ enum UTCDate {
 
 extension OutputBuffer {
   /// Unix microseconds as `seconds.micros` (JSON `ts`).
-  mutating func unixSeconds(_ micros: Int64) {
+  public mutating func unixSeconds(_ micros: Int64) {
     var seconds = micros / 1_000_000
     var fraction = micros % 1_000_000
     if fraction < 0 {
@@ -60,7 +60,7 @@ extension OutputBuffer {
   }
 
   /// A signed span of microseconds as seconds with six decimals.
-  mutating func seconds(_ micros: Int64) {
+  public mutating func seconds(_ micros: Int64) {
     if micros < 0 { byte(UInt8(ascii: "-")) }
     let magnitude = micros.magnitude
     decimal(magnitude / 1_000_000)
@@ -68,7 +68,7 @@ extension OutputBuffer {
     zeroPadded(magnitude % 1_000_000, width: 6)
   }
 
-  mutating func utcDateTime(_ micros: Int64) {
+  public mutating func utcDateTime(_ micros: Int64) {
     var seconds = micros / 1_000_000
     var fraction = micros % 1_000_000
     if fraction < 0 {
@@ -92,9 +92,3 @@ extension OutputBuffer {
   }
 }
 
-extension OutputBuffer {
-  /// UTC `YYYY-MM-DD HH:MM:SS.micros` for Unix microseconds.
-  public mutating func utcDateTimeText(_ micros: Int64) { utcDateTime(micros) }
-  /// Seconds with six decimals for a span of microseconds.
-  public mutating func secondsText(_ micros: Int64) { seconds(micros) }
-}

@@ -170,10 +170,4 @@ extension FieldList {
     for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: uuid.high >> UInt64(shift))) }
     return Hex.string(bytes)
   }
-
-  /// Whether the value at `path` is JSON null.
-  public func isNullValue(_ path: String) -> Bool {
-    if case .null? = value(path) { return true }
-    return false
-  }
 }

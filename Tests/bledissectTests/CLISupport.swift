@@ -39,7 +39,7 @@ func binaryPath() -> String? {
 
 func temporaryFile(_ bytes: [UInt8]) -> String {
   let path = NSTemporaryDirectory() + "bledissect-cli-\(UUID().uuidString)"
-  FileManager.default.createFile(atPath: path, contents: Data(bytes))
+  _ = FileManager.default.createFile(atPath: path, contents: Data(bytes))
   return path
 }
 

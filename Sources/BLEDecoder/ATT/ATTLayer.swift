@@ -606,6 +606,11 @@ enum ATTLayer {
       frame.pendingValue = PendingValue(decoder: decoder, value: value, context: context, name: name)
       return
     }
+    decodeNow(decoder, value: value, context: context, name: name, &frame, summary: summary)
+  }
+
+  /// Runs the decoder now, inside `decoded.<key>`.
+  static func decodeNow(_ decoder: CharacteristicDecoder, value: ArraySlice<UInt8>, context: ValueContext, name: StaticString?, _ frame: inout DissectedFrame, summary: Bool) {
     let depth = frame.fields.depth
     if summary { frame.summaryParts.append(.text(": ")) }
     let summaryStart = frame.summaryParts.count

@@ -19,6 +19,13 @@ enum HCIDataPacket {
     var length: Int
   }
 
+  /// The header line of an ACL packet that no upper layer describes: "start, 27 bytes".
+  static func summarize(_ header: ACLHeader, _ frame: inout DissectedFrame) {
+    frame.summaryParts.append(.text(header.packetBoundary == 1 ? "continuation, " : "start, "))
+    frame.summaryParts.append(.number(header.length))
+    frame.summaryParts.append(.text(" bytes"))
+  }
+
   /// Decodes an ACL header; the payload stays in `reader` (at most the declared length).
   static func decodeACL(_ reader: inout ByteReader, into frame: inout DissectedFrame) throws(DecodeError) -> ACLHeader {
     let word = try reader.readUInt16LE()
@@ -38,9 +45,6 @@ enum HCIDataPacket {
       frame.diagnostics.append(Diagnostic(.warning, .hci, "\(present - length) bytes beyond the data length"))
       reader = try reader.readReader(count: length)
     }
-    frame.summaryParts.append(.text(pb == 1 ? "continuation, " : "start, "))
-    frame.summaryParts.append(.number(length))
-    frame.summaryParts.append(.text(" bytes"))
     return ACLHeader(handle: handle, packetBoundary: pb, length: length)
   }
 

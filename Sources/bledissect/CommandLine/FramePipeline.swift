@@ -78,8 +78,10 @@ struct FramePipeline<R: FrameRenderer> {
     for _ in 0..<3 { empty.put(FrameBatch(capacity: batchSize, keepsVerbose: keepsVerbose, defersValueDecoding: defersValueDecoding)) }
     let finished = DispatchSemaphore(value: 0)
     let state = RenderState(renderer: renderer, output: output, filter: filter)
+    // The thread sees the renderer through a non-generic protocol: nothing generic crosses threads.
+    let worker: any BatchRendering = state
     let thread = Thread {
-      state.renderBatches(from: filled, returningTo: empty)
+      worker.renderBatches(from: filled, returningTo: empty)
       finished.signal()
     }
     thread.stackSize = 1 << 20
@@ -117,8 +119,13 @@ final class OutputSink: @unchecked Sendable {
   init(_ buffer: OutputBuffer) { self.buffer = buffer }
 }
 
+/// What the render thread runs.
+protocol BatchRendering: AnyObject, Sendable {
+  func renderBatches(from filled: BatchQueue, returningTo empty: BatchQueue)
+}
+
 /// The render thread's side.
-final class RenderState<R: FrameRenderer>: @unchecked Sendable {
+final class RenderState<R: FrameRenderer>: BatchRendering, @unchecked Sendable {
   var renderer: R
   let output: OutputSink
   let filter: FrameFilter

@@ -21,7 +21,8 @@ enum InfoCommand: CLICommand {
     var frames = 0
     var first: Int64?
     var last: Int64 = 0
-    var kinds: [String: Int] = [:]
+    // Counted by kind (no String per record), named once at the end.
+    var counts: [PacketKind: Int] = [:]
     var status = ExitStatus.success
     var damage: String?
     do {
@@ -29,7 +30,7 @@ enum InfoCommand: CLICommand {
         frames += 1
         if first == nil { first = record.timestamp }
         last = record.timestamp
-        kinds[record.kind.jsonName.description, default: 0] += 1
+        counts[record.kind, default: 0] += 1
       }
     } catch {
       damage = error.message
@@ -40,11 +41,13 @@ enum InfoCommand: CLICommand {
     context.stdout.append(string: "frames:   \(frames)\n")
     if let first {
       context.stdout.append("start:    ")
-      context.stdout.utcDateTimeText(first)
+      context.stdout.utcDateTime(first)
       context.stdout.append(" UTC\nduration: ")
-      context.stdout.secondsText(last - first)
+      context.stdout.seconds(last - first)
       context.stdout.append(" s\n")
     }
+    var kinds: [String: Int] = [:]
+    for (kind, count) in counts { kinds[kind.jsonName.description, default: 0] += count }
     for (kind, count) in kinds.sorted(by: { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }) {
       context.stdout.append(string: "  \(kind): \(count)\n")
     }
