@@ -28,7 +28,7 @@ let package = Package(
     // Shared by the tests only: seeded random numbers, hex literals.
     .target(name: "BLETestSupport", dependencies: ["BLECore"]),
 
-    .testTarget(name: "BLECoreTests", dependencies: ["BLECore"]),
+    .testTarget(name: "BLECoreTests", dependencies: ["BLECore", "BLETestSupport"]),
     .testTarget(name: "BLECaptureTests", dependencies: ["BLECore", "BLECapture", "BLETestSupport"]),
     .testTarget(name: "BLEDecoderTests", dependencies: ["BLECore", "BLEDecoder", "BLETestSupport"]),
     .testTarget(

@@ -1,11 +1,85 @@
+/// A run of captured bytes the reader does not own: a pointer and absolute offsets.
+///
+/// Views exist only while the bytes they point into are pinned (`ByteReader.reading`), so a
+/// view is never stored: whatever outlives the decoding of a frame copies its bytes
+/// (`Array(view)`, `FieldList.bytes`, `SummaryLine.appendBytes`). Passing views around costs no
+/// reference counting, which is what makes them cheaper than array slices on the hot path.
+public struct ByteView: RandomAccessCollection, @unchecked Sendable {
+  /// The byte at absolute offset 0 of the pinned buffer.
+  @usableFromInline let base: UnsafePointer<UInt8>
+  public let startIndex: Int
+  public let endIndex: Int
+
+  @inlinable init(base: UnsafePointer<UInt8>, startIndex: Int, endIndex: Int) {
+    self.base = base
+    self.startIndex = startIndex
+    self.endIndex = endIndex
+  }
+
+  @inlinable public subscript(position: Int) -> UInt8 {
+    precondition(position >= startIndex && position < endIndex, "ByteView index out of range")
+    return base[position]
+  }
+
+  @inlinable public subscript(bounds: Range<Int>) -> ByteView {
+    precondition(bounds.lowerBound >= startIndex && bounds.upperBound <= endIndex, "ByteView range out of bounds")
+    return ByteView(base: base, startIndex: bounds.lowerBound, endIndex: bounds.upperBound)
+  }
+
+  @inlinable public var count: Int { endIndex - startIndex }
+  @inlinable public var isEmpty: Bool { endIndex == startIndex }
+  @inlinable public func index(after i: Int) -> Int { i + 1 }
+  @inlinable public func index(before i: Int) -> Int { i - 1 }
+
+  /// The bytes as a buffer (for copying them out).
+  @inlinable public var buffer: UnsafeBufferPointer<UInt8> {
+    UnsafeBufferPointer(start: base + startIndex, count: count)
+  }
+
+  /// An owned copy.
+  @inlinable public var array: [UInt8] { Array(buffer) }
+
+  @inlinable public func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+    try body(buffer)
+  }
+
+  /// Pins `bytes` and hands `body` a view of them, 0-based.
+  @inlinable public static func pinning<R, E: Error>(_ bytes: [UInt8], _ body: (ByteView) throws(E) -> R) throws(E) -> R {
+    let result: Result<R, E> = bytes.withUnsafeBufferPointer { buffer in
+      let view = ByteView(base: buffer.baseAddress ?? ByteView.emptyBase, startIndex: 0, endIndex: buffer.count)
+      do throws(E) { return .success(try body(view)) } catch { return .failure(error) }
+    }
+    return try result.get()
+  }
+
+  /// Pins `bytes` (a slice) and hands `body` a view of them, 0-based.
+  @inlinable public static func pinning<R, E: Error>(_ bytes: ArraySlice<UInt8>, _ body: (ByteView) throws(E) -> R) throws(E) -> R {
+    let result: Result<R, E> = bytes.withUnsafeBufferPointer { buffer in
+      let view = ByteView(base: buffer.baseAddress ?? ByteView.emptyBase, startIndex: 0, endIndex: buffer.count)
+      do throws(E) { return .success(try body(view)) } catch { return .failure(error) }
+    }
+    return try result.get()
+  }
+
+  /// A view of memory the caller keeps alive and unchanged for as long as the view is used.
+  public static func pinned(_ buffer: UnsafeBufferPointer<UInt8>, count: Int) -> ByteView {
+    ByteView(base: buffer.baseAddress ?? emptyBase, startIndex: 0, endIndex: Swift.min(count, buffer.count))
+  }
+
+  /// Where empty views point (an empty array may have no storage); never read, since every
+  /// read is checked against the view's bounds first.
+  @inlinable static var emptyBase: UnsafePointer<UInt8> { UnsafePointer(bitPattern: 1)! }
+}
+
 /// A bounds-checked cursor over captured bytes.
 ///
 /// Every read checks what remains first and throws a `DecodeError` carrying the layer and the
-/// offset instead of trapping. Sub-readers share the storage (arrays are copy-on-write and
-/// never mutated here), so splitting a record into layers copies nothing.
-public struct ByteReader: Sendable {
-  @usableFromInline let storage: ArraySlice<UInt8>
-  /// Absolute offset into `storage` of the next byte to read.
+/// offset instead of trapping. The reader does not own its bytes: it reads a `ByteView`, so
+/// splitting a record into layers copies nothing and costs no reference counting. Readers are
+/// made over pinned bytes (`ByteReader.reading`, or from a view) and never stored.
+public struct ByteReader: @unchecked Sendable {
+  @usableFromInline let base: UnsafePointer<UInt8>
+  /// Absolute offset of the next byte to read.
   public var offset: Int { _offset }
   @usableFromInline var _offset: Int
   /// Absolute offset one past the last byte this reader may read.
@@ -13,26 +87,35 @@ public struct ByteReader: Sendable {
   /// The layer named in errors.
   public var layer: ProtocolLayer
 
-  public init(_ bytes: [UInt8], layer: ProtocolLayer) {
-    self.storage = bytes[...]
-    self._offset = 0
-    self.endOffset = bytes.count
+  /// A reader over a view; offsets are the view's own indices.
+  @inlinable public init(_ view: ByteView, layer: ProtocolLayer) {
+    self.base = view.base
+    self._offset = view.startIndex
+    self.endOffset = view.endIndex
     self.layer = layer
   }
 
-  /// A reader over a slice, sharing its storage; offsets are the slice's own indices.
-  public init(_ slice: ArraySlice<UInt8>, layer: ProtocolLayer) {
-    self.storage = slice
-    self._offset = slice.startIndex
-    self.endOffset = slice.endIndex
-    self.layer = layer
-  }
-
-  init(storage: ArraySlice<UInt8>, offset: Int, endOffset: Int, layer: ProtocolLayer) {
-    self.storage = storage
+  @inlinable init(base: UnsafePointer<UInt8>, offset: Int, endOffset: Int, layer: ProtocolLayer) {
+    self.base = base
     self._offset = offset
     self.endOffset = endOffset
     self.layer = layer
+  }
+
+  /// Pins `bytes` and runs `body` with a reader over them (offsets from 0).
+  @inlinable public static func reading<R, E: Error>(_ bytes: [UInt8], layer: ProtocolLayer, _ body: (inout ByteReader) throws(E) -> R) throws(E) -> R {
+    try ByteView.pinning(bytes) { (view: ByteView) throws(E) -> R in
+      var reader = ByteReader(view, layer: layer)
+      return try body(&reader)
+    }
+  }
+
+  /// Pins `bytes` (a slice) and runs `body` with a reader over them (offsets from 0).
+  @inlinable public static func reading<R, E: Error>(_ bytes: ArraySlice<UInt8>, layer: ProtocolLayer, _ body: (inout ByteReader) throws(E) -> R) throws(E) -> R {
+    try ByteView.pinning(bytes) { (view: ByteView) throws(E) -> R in
+      var reader = ByteReader(view, layer: layer)
+      return try body(&reader)
+    }
   }
 
   @inlinable public var remaining: Int { endOffset - offset }
@@ -48,7 +131,7 @@ public struct ByteReader: Sendable {
   @inlinable public mutating func readUInt8() throws(DecodeError) -> UInt8 {
     try require(1)
     defer { _offset += 1 }
-    return storage[offset]
+    return base[offset]
   }
 
   @inlinable public mutating func readInt8() throws(DecodeError) -> Int8 {
@@ -58,33 +141,33 @@ public struct ByteReader: Sendable {
   @inlinable public mutating func readUInt16LE() throws(DecodeError) -> UInt16 {
     try require(2)
     defer { _offset += 2 }
-    return UInt16(storage[offset]) | UInt16(storage[offset + 1]) << 8
+    return UInt16(base[offset]) | UInt16(base[offset + 1]) << 8
   }
 
   @inlinable public mutating func readUInt16BE() throws(DecodeError) -> UInt16 {
     try require(2)
     defer { _offset += 2 }
-    return UInt16(storage[offset]) << 8 | UInt16(storage[offset + 1])
+    return UInt16(base[offset]) << 8 | UInt16(base[offset + 1])
   }
 
   @inlinable public mutating func readUInt24LE() throws(DecodeError) -> UInt32 {
     try require(3)
     defer { _offset += 3 }
-    return UInt32(storage[offset]) | UInt32(storage[offset + 1]) << 8 | UInt32(storage[offset + 2]) << 16
+    return UInt32(base[offset]) | UInt32(base[offset + 1]) << 8 | UInt32(base[offset + 2]) << 16
   }
 
   @inlinable public mutating func readUInt32LE() throws(DecodeError) -> UInt32 {
     try require(4)
     defer { _offset += 4 }
-    return UInt32(storage[offset]) | UInt32(storage[offset + 1]) << 8
-      | UInt32(storage[offset + 2]) << 16 | UInt32(storage[offset + 3]) << 24
+    return UInt32(base[offset]) | UInt32(base[offset + 1]) << 8
+      | UInt32(base[offset + 2]) << 16 | UInt32(base[offset + 3]) << 24
   }
 
   @inlinable public mutating func readUInt32BE() throws(DecodeError) -> UInt32 {
     try require(4)
     defer { _offset += 4 }
-    return UInt32(storage[offset]) << 24 | UInt32(storage[offset + 1]) << 16
-      | UInt32(storage[offset + 2]) << 8 | UInt32(storage[offset + 3])
+    return UInt32(base[offset]) << 24 | UInt32(base[offset + 1]) << 16
+      | UInt32(base[offset + 2]) << 8 | UInt32(base[offset + 3])
   }
 
   @inlinable public mutating func readUInt64LE() throws(DecodeError) -> UInt64 {
@@ -98,7 +181,7 @@ public struct ByteReader: Sendable {
     try require(6)
     defer { _offset += 6 }
     var value: UInt64 = 0
-    for index in 0..<6 { value |= UInt64(storage[offset + index]) << (8 * UInt64(index)) }
+    for index in 0..<6 { value |= UInt64(base[offset + index]) << (8 * UInt64(index)) }
     return BDAddr(rawValue: value)
   }
 
@@ -117,34 +200,37 @@ public struct ByteReader: Sendable {
     return BluetoothUUID(high: high, low: low)
   }
 
-  /// The next `count` bytes, sharing storage.
-  public mutating func readBytes(count: Int) throws(DecodeError) -> ArraySlice<UInt8> {
+  /// The next `count` bytes (a view: copy what must outlive the frame).
+  @inlinable public mutating func readBytes(count: Int) throws(DecodeError) -> ByteView {
     try require(count)
     defer { _offset += count }
-    return storage[offset..<(offset + count)]
+    return ByteView(base: base, startIndex: offset, endIndex: offset + count)
   }
 
   /// Everything left; never throws.
-  public mutating func readRemaining() -> ArraySlice<UInt8> {
+  @inlinable public mutating func readRemaining() -> ByteView {
     defer { _offset = endOffset }
-    return storage[offset..<endOffset]
+    return ByteView(base: base, startIndex: offset, endIndex: endOffset)
   }
 
-  public func peekUInt8() throws(DecodeError) -> UInt8 {
+  /// What is left, without reading it.
+  @inlinable public var rest: ByteView { ByteView(base: base, startIndex: offset, endIndex: endOffset) }
+
+  @inlinable public func peekUInt8() throws(DecodeError) -> UInt8 {
     try require(1)
-    return storage[offset]
+    return base[offset]
   }
 
-  public mutating func skip(_ count: Int) throws(DecodeError) {
+  @inlinable public mutating func skip(_ count: Int) throws(DecodeError) {
     try require(count)
     _offset += count
   }
 
   /// Splits off the next `count` bytes as a bounded reader, so a child cannot read past its part.
-  public mutating func readReader(count: Int, layer: ProtocolLayer? = nil) throws(DecodeError) -> ByteReader {
+  @inlinable public mutating func readReader(count: Int, layer: ProtocolLayer? = nil) throws(DecodeError) -> ByteReader {
     try require(count)
     defer { _offset += count }
-    return ByteReader(storage: storage, offset: offset, endOffset: offset + count, layer: layer ?? self.layer)
+    return ByteReader(base: base, offset: offset, endOffset: offset + count, layer: layer ?? self.layer)
   }
 
   /// Runs `body` on a copy and keeps its progress only if it succeeds.

@@ -92,7 +92,10 @@ public struct FieldList: Sendable {
   @usableFromInline var stored: [Stored] = []
   @usableFromInline var used = 0
   @usableFromInline var strings: [String] = []
-  @usableFromInline var byteRuns: [ArraySlice<UInt8>] = []
+  /// Byte runs, copied out of the frame's bytes: `byteArena[byteRuns[slot]]`. The arena keeps
+  /// its capacity frame after frame, so copying a value costs a memcpy, not an allocation.
+  @usableFromInline var byteArena: [UInt8] = []
+  @usableFromInline var byteRuns: [Range<Int>] = []
   public internal(set) var depth: Int {
     get { _depth }
     set { _depth = newValue }
@@ -126,7 +129,12 @@ public struct FieldList: Sendable {
   /// The stored field at `index`, without materializing strings or bytes (renderers' hot path).
   @inline(__always) public func entry(at index: Int) -> Stored { stored[index] }
   @inline(__always) public func string(slot: Int) -> String { strings[slot] }
-  @inline(__always) public func bytes(slot: Int) -> ArraySlice<UInt8> { byteRuns[slot] }
+  @inline(__always) public func bytes(slot: Int) -> ArraySlice<UInt8> { byteArena[byteRuns[slot]] }
+  /// The bytes of `slot` without a copy or a retain (renderers' hot path).
+  @inline(__always) public func withBytes<R>(slot: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    let range = byteRuns[slot]
+    return byteArena.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
+  }
 
   /// The depth of field `index` (renderers' hot path: no copy of the value).
   @inline(__always) public func depth(at index: Int) -> Int { Int(stored[index].depth) }
@@ -147,7 +155,7 @@ public struct FieldList: Sendable {
     case let .codeText(value, width, slot): return .codeText(value, width: width, name: strings[slot])
     case .text(let slot): return .text(strings[slot])
     case .staticText(let text): return .staticText(text)
-    case .bytes(let slot): return .bytes(byteRuns[slot])
+    case .bytes(let slot): return .bytes(byteArena[byteRuns[slot]])
     case let .address(address, type): return .address(address, type)
     case let .uuid(uuid, name): return .uuid(uuid, name: name)
     case let .measure(raw, scale, unit): return .measure(raw, scale: scale, unit: unit)
@@ -172,8 +180,7 @@ public struct FieldList: Sendable {
       return .text(slot: strings.count - 1)
     case .staticText(let text): return .staticText(text)
     case .bytes(let data):
-      byteRuns.append(data)
-      return .bytes(slot: byteRuns.count - 1)
+      return .bytes(slot: keep(data))
     case let .address(address, type): return .address(address, type)
     case let .uuid(uuid, name): return .uuid(uuid, name: name)
     case let .measure(raw, scale, unit): return .measure(raw, scale: scale, unit: unit)
@@ -184,10 +191,28 @@ public struct FieldList: Sendable {
     }
   }
 
+  /// Copies bytes into the arena; returns their slot.
+  @inlinable mutating func keep(_ data: some Collection<UInt8>) -> Int {
+    let start = byteArena.count
+    byteArena.append(contentsOf: data)
+    byteRuns.append(start..<byteArena.count)
+    return byteRuns.count - 1
+  }
+
+  @inlinable mutating func keep(_ view: ByteView) -> Int {
+    let start = byteArena.count
+    byteArena.append(contentsOf: view.buffer)
+    byteRuns.append(start..<byteArena.count)
+    return byteRuns.count - 1
+  }
+
   public mutating func removeAll() {
     used = 0
     if !strings.isEmpty { strings.removeAll(keepingCapacity: true) }
-    if !byteRuns.isEmpty { byteRuns.removeAll(keepingCapacity: true) }
+    if !byteRuns.isEmpty {
+      byteRuns.removeAll(keepingCapacity: true)
+      byteArena.removeAll(keepingCapacity: true)
+    }
     depth = 0
     droppingFrom = nil
   }
@@ -267,6 +292,16 @@ public struct FieldList: Sendable {
   }
   @inlinable public mutating func bytes(_ key: StaticString, _ label: StaticString, _ value: ArraySlice<UInt8>) {
     add(key, label, .bytes(value))
+  }
+  /// Bytes from a view, copied into the list (views do not outlive decoding).
+  @inlinable public mutating func bytes(_ key: StaticString, _ label: StaticString, _ view: ByteView) {
+    if droppingFrom != nil { return }
+    push(Stored(key: key, label: label, value: .bytes(slot: keep(view)), depth: Int32(_depth), isVerbose: false, isInline: false))
+  }
+  /// Bytes text shows only when verbose (raw values under a decoded one).
+  @inlinable public mutating func verboseBytes(_ key: StaticString, _ label: StaticString, _ view: ByteView) {
+    guard keepsVerbose, droppingFrom == nil else { return }
+    push(Stored(key: key, label: label, value: .bytes(slot: keep(view)), depth: Int32(_depth), isVerbose: true, isInline: false))
   }
   @inlinable public mutating func measure(_ key: StaticString, _ label: StaticString, _ raw: some BinaryInteger, scale: Double, unit: StaticString) {
     add(key, label, .measure(Int64(raw), scale: scale, unit: unit))

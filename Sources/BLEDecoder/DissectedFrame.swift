@@ -87,7 +87,9 @@ public struct SummaryLine: Sendable, Sequence {
   var stored: [Stored] = []
   var used = 0
   var strings: [String] = []
-  var byteRuns: [ArraySlice<UInt8>] = []
+  /// Byte runs copied out of the frame (`byteArena[byteRuns[slot]]`), capacity kept.
+  var byteArena: [UInt8] = []
+  var byteRuns: [Range<Int>] = []
 
   public init() {}
 
@@ -109,15 +111,34 @@ public struct SummaryLine: Sendable, Sequence {
       push(.string(strings.count))
       strings.append(words)
     case .bytes(let data):
+      let start = byteArena.count
+      byteArena.append(contentsOf: data)
       push(.bytes(byteRuns.count))
-      byteRuns.append(data)
+      byteRuns.append(start..<byteArena.count)
     }
+  }
+
+  /// Bytes shown as hex, copied from a view (views do not outlive decoding).
+  public mutating func appendBytes(_ view: ByteView) {
+    let start = byteArena.count
+    byteArena.append(contentsOf: view.buffer)
+    push(.bytes(byteRuns.count))
+    byteRuns.append(start..<byteArena.count)
+  }
+
+  /// The bytes of a `.bytes` part without a copy (renderers).
+  @inline(__always) public func withBytes<R>(slot: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    let range = byteRuns[slot]
+    return byteArena.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
   }
 
   public mutating func removeAll(keepingCapacity: Bool = true) {
     used = 0
     if !strings.isEmpty { strings.removeAll(keepingCapacity: keepingCapacity) }
-    if !byteRuns.isEmpty { byteRuns.removeAll(keepingCapacity: keepingCapacity) }
+    if !byteRuns.isEmpty {
+      byteRuns.removeAll(keepingCapacity: keepingCapacity)
+      byteArena.removeAll(keepingCapacity: keepingCapacity)
+    }
   }
 
   /// Drops the parts from `range.lowerBound` on (their strings stay until the next reset).
@@ -132,7 +153,7 @@ public struct SummaryLine: Sendable, Sequence {
     case let .real(value, places): return .real(value, places: places)
     case let .hex(value, width): return .hex(value, width: width)
     case .string(let slot): return .string(strings[slot])
-    case .bytes(let slot): return .bytes(byteRuns[slot])
+    case .bytes(let slot): return .bytes(byteArena[byteRuns[slot]])
     }
   }
 
@@ -166,10 +187,10 @@ public struct ReusableList<Element: Sendable>: Sendable, Sequence {
   public var array: [Element] { Array(storage[0..<used]) }
 }
 
-/// A characteristic value whose (pure, stateless) decoding was left for later.
+/// A characteristic value whose (pure, stateless) decoding was left for later; its bytes are
+/// in the frame's `pendingBytes`.
 public struct PendingValue: Sendable {
   var decoder: CharacteristicDecoder
-  var value: ArraySlice<UInt8>
   var context: ValueContext
   var name: StaticString?
 }
@@ -207,6 +228,9 @@ public struct DissectedFrame: Sendable {
   /// decoded by the dissector; `completeDecoding()` does it where the frame is rendered.
   public var defersValueDecoding = false
   var pendingValue: PendingValue?
+  /// The pending value's bytes (a copy: the record's bytes are only pinned while dissecting);
+  /// the buffer keeps its capacity frame after frame.
+  var pendingBytes: [UInt8] = []
 
   public init() {}
 
@@ -239,6 +263,12 @@ public struct DissectedFrame: Sendable {
   public mutating func completeDecoding() {
     guard let pending = pendingValue else { return }
     pendingValue = nil
-    ATTLayer.decodeNow(pending.decoder, value: pending.value, context: pending.context, name: pending.name, &self, summary: true)
+    // Moved out while decoding (the decoder mutates the frame), and back after: no copy.
+    var bytes: [UInt8] = []
+    swap(&bytes, &pendingBytes)
+    ByteView.pinning(bytes) { view in
+      ATTLayer.decodeNow(pending.decoder, value: view, context: pending.context, name: pending.name, &self, summary: true)
+    }
+    swap(&bytes, &pendingBytes)
   }
 }

@@ -83,8 +83,9 @@ extension Dissector {
       frame.summaryParts.append(.text(" bytes)"))
     case let .complete(bytes, firstFrame, fragments):
       Self.hideHCIGroup(&frame)
-      var pdu = ByteReader(bytes, layer: .l2cap)
-      try dissectL2CAP(&pdu, slot: slot, direction: direction, firstFrame: fragments > 1 ? firstFrame : nil, fragments: fragments, into: &frame)
+      try ByteReader.reading(bytes, layer: .l2cap) { (pdu: inout ByteReader) throws(DecodeError) in
+        try dissectL2CAP(&pdu, slot: slot, direction: direction, firstFrame: fragments > 1 ? firstFrame : nil, fragments: fragments, into: &frame)
+      }
     }
   }
 
@@ -198,11 +199,12 @@ extension Dissector {
         }
         if let bearer = channel.bearerKey {
           frame.fields.end()
-          var reader = ByteReader(sdu, layer: .att)
           if connections.entries[slot].link.bearers[bearer] == nil {
             connections.entries[slot].link.bearers[bearer] = ATTBearer(mtu: Int(channel.mtu))
           }
-          try dissectATT(&reader, slot: slot, bearerKey: bearer, direction: direction, into: &frame)
+          try ByteReader.reading(sdu, layer: .att) { (reader: inout ByteReader) throws(DecodeError) in
+            try dissectATT(&reader, slot: slot, bearerKey: bearer, direction: direction, into: &frame)
+          }
           return
         }
         frame.fields.bytes("sdu", "SDU", sdu[...])

@@ -26,7 +26,14 @@ public struct Dissector: Sendable {
   /// Decodes `record` into `frame` (whose buffers are reused), as frame `number`.
   public mutating func dissect(_ record: CaptureRecord, number: Int, into frame: inout DissectedFrame) {
     frame.reset(number: number, record: record)
-    var reader = ByteReader(record.bytes, layer: .hci)
+    // The record's bytes are pinned while its layers are decoded: readers and views point into them.
+    ByteView.pinning(record.bytes) { bytes in
+      var reader = ByteReader(bytes, layer: .hci)
+      dissect(&reader, record: record, into: &frame)
+    }
+  }
+
+  mutating func dissect(_ reader: inout ByteReader, record: CaptureRecord, into frame: inout DissectedFrame) {
     // Each layer's fields are one top-level group: JSON keys `hci`/`info`, `l2cap`, `att`, ...
     if record.kind.isHCIPacket {
       frame.fields.beginObject("hci", "HCI", inline: true)

@@ -27,3 +27,16 @@ public func hexBytes(_ text: String) -> [UInt8] {
   }
   return stride(from: 0, to: digits.count, by: 2).map { nibble(digits[$0]) << 4 | nibble(digits[$0 + 1]) }
 }
+
+import BLECore
+
+extension ByteReader {
+  /// A reader over a copy of `bytes` kept for the rest of the process (tests only: readers
+  /// point into bytes they do not own, and a test's reader must stay valid wherever the test
+  /// takes it, closures included). The tool itself pins bytes with `ByteReader.reading`.
+  public init(testBytes bytes: [UInt8], layer: ProtocolLayer) {
+    let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(bytes.count, 1))
+    _ = copy.initialize(from: bytes)
+    self.init(ByteView.pinned(UnsafeBufferPointer(copy), count: bytes.count), layer: layer)
+  }
+}

@@ -19,7 +19,7 @@ private struct Decoded {
 
 private func decode(_ opcode: UInt16, _ bytes: [UInt8]) throws(DecodeError) -> Decoded {
   var result = Decoded()
-  var reader = ByteReader(bytes, layer: .hci)
+  var reader = ByteReader(testBytes: bytes, layer: .hci)
   result.known = try HCICommand.decodeParameters(opcode: opcode, &reader, into: &result.fields, summary: &result.summary, context: &result.context)
   result.remaining = reader.remaining
   return result
@@ -34,7 +34,7 @@ private struct DecodedReturn {
 
 private func decodeReturn(_ opcode: UInt16, _ bytes: [UInt8]) throws(DecodeError) -> DecodedReturn {
   var result = DecodedReturn()
-  var reader = ByteReader(bytes, layer: .hci)
+  var reader = ByteReader(testBytes: bytes, layer: .hci)
   result.known = try HCICommand.decodeReturnParameters(opcode: opcode, &reader, into: &result.fields, handle: &result.handle)
   result.remaining = reader.remaining
   return result

@@ -16,7 +16,7 @@ private struct Decoded {
 
 private func decode(_ bytes: [UInt8], isLE: Bool) throws(DecodeError) -> Decoded {
   var result = Decoded()
-  var reader = ByteReader(bytes, layer: .hci)
+  var reader = ByteReader(testBytes: bytes, layer: .hci)
   result.commands = try L2CAPSignaling.decode(&reader, isLE: isLE, into: &result.fields, summary: &result.summary)
   #expect(reader.isAtEnd)
   #expect(result.fields.depth == 0)
@@ -28,7 +28,7 @@ private func failure(_ bytes: [UInt8], isLE: Bool) -> (error: DecodeError, field
   var fields = FieldList()
   var summary = ""
   var commands: [SignalingCommand] = []
-  var reader = ByteReader(bytes, layer: .l2cap)
+  var reader = ByteReader(testBytes: bytes, layer: .l2cap)
   do {
     try L2CAPSignaling.decode(&reader, isLE: isLE, into: &fields, summary: &summary, commands: &commands)
     return nil
@@ -289,7 +289,7 @@ struct L2CAPSignalingTests {
       for isLE in [true, false] {
         var fields = FieldList()
         var summary = ""
-        var reader = ByteReader(bytes, layer: .l2cap)
+        var reader = ByteReader(testBytes: bytes, layer: .l2cap)
         do {
           _ = try L2CAPSignaling.decode(&reader, isLE: isLE, into: &fields, summary: &summary)
         } catch {

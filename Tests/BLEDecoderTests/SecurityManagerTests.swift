@@ -14,7 +14,7 @@ private struct Decoded {
 
 private func decode(_ bytes: [UInt8]) throws(DecodeError) -> Decoded {
   var result = Decoded()
-  var reader = ByteReader(bytes, layer: .hci)
+  var reader = ByteReader(testBytes: bytes, layer: .hci)
   try SecurityManager.decode(&reader, into: &result.fields, summary: &result.summary)
   #expect(reader.isAtEnd)
   #expect(result.fields.depth == 0)
@@ -24,7 +24,7 @@ private func decode(_ bytes: [UInt8]) throws(DecodeError) -> Decoded {
 private func failure(_ bytes: [UInt8]) -> (error: DecodeError, fields: FieldList)? {
   var fields = FieldList()
   var summary = ""
-  var reader = ByteReader(bytes, layer: .l2cap)
+  var reader = ByteReader(testBytes: bytes, layer: .l2cap)
   do {
     try SecurityManager.decode(&reader, into: &fields, summary: &summary)
     return nil
@@ -242,7 +242,7 @@ struct SecurityManagerTests {
       if count > 0 { bytes[0] = UInt8.random(in: 0...0x10, using: &generator) }
       var fields = FieldList()
       var summary = ""
-      var reader = ByteReader(bytes, layer: .l2cap)
+      var reader = ByteReader(testBytes: bytes, layer: .l2cap)
       do {
         try SecurityManager.decode(&reader, into: &fields, summary: &summary)
       } catch {

@@ -37,7 +37,9 @@ enum ATTLayer {
     frame.fields.beginObject("att", "ATT", inline: true)
     let attDepth = frame.fields.depth
     // A PDU about one attribute gets its `gatt` and `decoded` groups at the top level, after `att`.
-    var single: (handle: UInt16, value: ArraySlice<UInt8>?, operation: GATTOperation)?
+    var single: (handle: UInt16, value: ByteView?, operation: GATTOperation)?
+    // A reassembled long value (owned: it is not in the record's bytes).
+    var longValue: [UInt8]?
     frame.fields.addVerbose("opcode", "Opcode", .unsigned(UInt64(opcode), .hex(2)))
     frame.fields.addVerbose("op", "PDU", .staticText(frame.title))
     if size > bearer.mtu {
@@ -100,7 +102,8 @@ enum ATTLayer {
       // A long read ends with Attribute Not Long / Invalid Offset: the value is complete.
       if let pending = request, pending.opcode == 0x0C, let long = bearer.longRead[link.direction.opposite], long.handle == pending.handle {
         bearer.longRead[link.direction.opposite] = nil
-        single = completeLongRead(long, &frame)
+        longValue = completeLongRead(long, &frame)
+        single = (long.handle, nil, .read)
       }
     case 0x02, 0x03:  // Exchange MTU
       let mtu = try r.readUInt16LE()
@@ -221,15 +224,15 @@ enum ATTLayer {
     case 0x0B:  // Read Response
       let value = r.readRemaining()
       guard let handle = request?.handle else {
-        frame.fields.addVerbose("value", "Value", .bytes(value))
+        frame.fields.verboseBytes("value", "Value", value)
         summaryBytes(value, &frame)
         break
       }
       frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
-      frame.fields.addVerbose("value", "Value", .bytes(value))
+      frame.fields.verboseBytes("value", "Value", value)
       if value.count == bearer.mtu - 1 {
         // The value fills the PDU: Read Blob requests may follow; decode once it is whole.
-        frame.fields.addVerbose("part", "Part", .bytes(value))
+        frame.fields.verboseBytes("part", "Part", value)
         bearer.longRead[link.direction.opposite] = LongRead(handle: handle, value: Array(value), firstFrame: link.frameNumber)
         describeHandle(handle, &database, &frame)
         frame.summaryParts.append(.text(": first "))
@@ -241,8 +244,8 @@ enum ATTLayer {
     case 0x0D:  // Read Blob Response
       let part = r.readRemaining()
       guard let pending = request, let handle = pending.handle else {
-        frame.fields.addVerbose("value", "Value", .bytes(part))
-        frame.fields.addVerbose("part", "Part", .bytes(part))
+        frame.fields.verboseBytes("value", "Value", part)
+        frame.fields.verboseBytes("part", "Part", part)
         summaryBytes(part, &frame)
         break
       }
@@ -255,8 +258,8 @@ enum ATTLayer {
       }
       long.value.append(contentsOf: part)
       if part.count == bearer.mtu - 1 {
-        frame.fields.addVerbose("value", "Value", .bytes(part))
-        frame.fields.addVerbose("part", "Part", .bytes(part))
+        frame.fields.verboseBytes("value", "Value", part)
+        frame.fields.verboseBytes("part", "Part", part)
         bearer.longRead[link.direction.opposite] = long
         describeHandle(handle, &database, &frame)
         frame.summaryParts.append(.text(": "))
@@ -264,8 +267,9 @@ enum ATTLayer {
         frame.summaryParts.append(.text(" bytes so far"))
       } else {
         bearer.longRead[link.direction.opposite] = nil
-        frame.fields.addVerbose("part", "Part", .bytes(part))
-        single = completeLongRead(long, &frame)
+        frame.fields.verboseBytes("part", "Part", part)
+        longValue = completeLongRead(long, &frame)
+        single = (long.handle, nil, .read)
       }
     case 0x0E, 0x20:  // Read Multiple (Variable) Request
       frame.fields.beginArray("handles", "Handles")
@@ -280,7 +284,7 @@ enum ATTLayer {
       frame.summaryParts.append(.text(" handles"))
     case 0x0F:  // Read Multiple Response: values back to back, lengths only known for fixed formats
       let values = r.readRemaining()
-      frame.fields.addVerbose("value", "Values", .bytes(values))
+      frame.fields.verboseBytes("value", "Values", values)
       readMultiple(values, handles: request?.handles ?? [], &database, &frame)
     case 0x21:  // Read Multiple Variable Response: length + value per handle
       frame.fields.beginArray("values", "Values")
@@ -295,7 +299,7 @@ enum ATTLayer {
           if index > 0 { frame.summaryParts.append(.text("; ")) }
           describeValue(handle: handles[index], value: value, operation: .read, &database, &frame)
         }
-        frame.fields.addVerbose("value", "Value", .bytes(value))
+        frame.fields.verboseBytes("value", "Value", value)
         frame.fields.end()
         index += 1
       }
@@ -312,7 +316,7 @@ enum ATTLayer {
         frame.fields.bytes("signature", "Signature", value.suffix(12))
         value = value.dropLast(12)
       }
-      frame.fields.addVerbose("value", "Value", .bytes(value))
+      frame.fields.verboseBytes("value", "Value", value)
       single = (handle, value, opcode == 0x12 ? .write : .writeWithoutResponse)
     case 0x13:  // Write Response
       if let handle = request?.handle {
@@ -325,7 +329,7 @@ enum ATTLayer {
       let part = r.readRemaining()
       frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
       frame.fields.uint("offset", "Offset", offset)
-      frame.fields.addVerbose("value", "Part", .bytes(part))
+      frame.fields.verboseBytes("value", "Part", part)
       describeHandle(handle, &database, &frame)
       frame.summaryParts.append(.text(", "))
       frame.summaryParts.append(.number(part.count))
@@ -359,7 +363,7 @@ enum ATTLayer {
       let handle = try r.readUInt16LE()
       let value = r.readRemaining()
       frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
-      frame.fields.addVerbose("value", "Value", .bytes(value))
+      frame.fields.verboseBytes("value", "Value", value)
       if opcode == 0x1D {
         if let earlier = bearer.pendingIndication[link.direction] {
           frame.diagnostics.append(Diagnostic(.warning, .att, "indication sent while #\(earlier.frame) is not confirmed"))
@@ -379,7 +383,7 @@ enum ATTLayer {
         let value = try r.readBytes(count: length)
         frame.fields.beginObject("", "Value")
         frame.fields.hex("handle", "Handle", handle, width: 4)
-        frame.fields.addVerbose("value", "Value", .bytes(value))
+        frame.fields.verboseBytes("value", "Value", value)
         if !first { frame.summaryParts.append(.text("; ")) }
         describeValue(handle: handle, value: value, operation: .notification, &database, &frame)
         frame.fields.end()
@@ -395,18 +399,27 @@ enum ATTLayer {
     }
     frame.fields.close(toDepth: attDepth - 1)
     if let single {
-      if let value = single.value {
-        let resolved = describeValue(handle: single.handle, value: value, operation: single.operation, &database, &frame)
-        // Service Changed: the server's attributes in the range are no longer known.
-        if single.operation == .indication, resolved?.characteristic?.uuid16 == 0x2A05, value.count == 4 {
-          let start = UInt16(value[value.startIndex]) | UInt16(value[value.startIndex + 1]) << 8
-          let end = UInt16(value[value.startIndex + 2]) | UInt16(value[value.startIndex + 3]) << 8
-          database.invalidate(start, end)
-          frame.diagnostics.append(Diagnostic(.note, .gatt, "Service Changed: handles \(Hex.prefixed(UInt64(start), width: 4))–\(Hex.prefixed(UInt64(end), width: 4)) forgotten until rediscovered"))
+      if let longValue {
+        ByteView.pinning(longValue) { value in
+          describeSingle(handle: single.handle, value: value, operation: single.operation, &database, &frame)
         }
+      } else if let value = single.value {
+        describeSingle(handle: single.handle, value: value, operation: single.operation, &database, &frame)
       } else {
         describeHandle(single.handle, &database, &frame)
       }
+    }
+  }
+
+  /// The value of the one attribute a PDU is about, described after `att`.
+  static func describeSingle(handle: UInt16, value: ByteView, operation: GATTOperation, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) {
+    let resolved = describeValue(handle: handle, value: value, operation: operation, &database, &frame)
+    // Service Changed: the server's attributes in the range are no longer known.
+    if operation == .indication, resolved?.characteristic?.uuid16 == 0x2A05, value.count == 4 {
+      let start = UInt16(value[value.startIndex]) | UInt16(value[value.startIndex + 1]) << 8
+      let end = UInt16(value[value.startIndex + 2]) | UInt16(value[value.startIndex + 3]) << 8
+      database.invalidate(start, end)
+      frame.diagnostics.append(Diagnostic(.note, .gatt, "Service Changed: handles \(Hex.prefixed(UInt64(start), width: 4))–\(Hex.prefixed(UInt64(end), width: 4)) forgotten until rediscovered"))
     }
   }
 
@@ -423,14 +436,22 @@ enum ATTLayer {
   }
 
   /// A UUID spelled as an attribute value (2 or 16 bytes, little-endian).
-  static func uuidValue(_ bytes: ArraySlice<UInt8>) -> BluetoothUUID? {
-    var reader = ByteReader(bytes, layer: .att)
+  static func uuidValue<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> BluetoothUUID? {
     switch bytes.count {
-    case 2: return try? reader.readUUID16()
-    case 16: return try? reader.readUUID128()
+    case 2:
+      var iterator = bytes.makeIterator()
+      return BluetoothUUID(uuid16: UInt16(iterator.next()!) | UInt16(iterator.next()!) << 8)
+    case 16:
+      var low: UInt64 = 0
+      var high: UInt64 = 0
+      for (index, byte) in bytes.enumerated() {
+        if index < 8 { low |= UInt64(byte) << (8 * UInt64(index)) } else { high |= UInt64(byte) << (8 * UInt64(index - 8)) }
+      }
+      return BluetoothUUID(high: high, low: low)
     default: return nil
     }
   }
+
 
   static func readByTypeResponse(_ r: inout ByteReader, type: BluetoothUUID?, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) throws(DecodeError) {
     let length = Int(try r.readUInt8())
@@ -477,7 +498,7 @@ enum ATTLayer {
         database.setType(BluetoothUUID(uuid16: 0x2802), of: handle)
       default:
         let value = item.readRemaining()
-        frame.fields.addVerbose("value", "Value", .bytes(value))
+        frame.fields.verboseBytes("value", "Value", value)
         if let type, let decoder = ProfileRegistry.decoder(for: type) {
           database.setType(type, of: handle)
           decodeWith(decoder, value: value, context: ValueContext(operation: .read, uuid: type), name: GATTDatabase.name(type), &frame, summary: count == 0)
@@ -546,7 +567,7 @@ enum ATTLayer {
 
   /// Names the handle and decodes its value with the characteristic's (or descriptor's) decoder.
   @discardableResult
-  static func describeValue(handle: UInt16, value: ArraySlice<UInt8>, operation: GATTOperation, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) -> ResolvedHandle? {
+  static func describeValue(handle: UInt16, value: ByteView, operation: GATTOperation, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) -> ResolvedHandle? {
     let resolved = describeHandle(handle, &database, &frame)
     var decoder: CharacteristicDecoder?
     var context = ValueContext(operation: operation, uuid: BluetoothUUID(uuid16: 0))
@@ -577,7 +598,7 @@ enum ATTLayer {
 
   /// Read Responses on declaration handles teach the database too: a characteristic
   /// declaration's properties, value handle and UUID; an included service's 128-bit UUID.
-  static func learnDeclaration(handle: UInt16, value: ArraySlice<UInt8>, resolved: ResolvedHandle?, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) {
+  static func learnDeclaration(handle: UInt16, value: ByteView, resolved: ResolvedHandle?, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) {
     if let end = database.includedServiceEnd(start: handle), let uuid = uuidValue(value) {
       database.addService(start: handle, end: end, uuid: uuid, primary: false)
       frame.summaryParts.append(.text(": included service "))
@@ -593,24 +614,26 @@ enum ATTLayer {
   }
 
   /// A value nothing decodes: its first bytes in the summary (all of them in `att.value`).
-  static func summaryBytes(_ value: ArraySlice<UInt8>, _ frame: inout DissectedFrame) {
+  static func summaryBytes(_ value: ByteView, _ frame: inout DissectedFrame) {
     if !frame.summaryParts.isEmpty { frame.summaryParts.append(.text(": ")) }
-    frame.summaryParts.append(.bytes(value))
+    frame.summaryParts.appendBytes(value)
   }
 
   /// Runs a profile decoder inside `decoded.<key>`; a value that does not fit is flagged and its
   /// raw bytes stay in `att.value`.
-  static func decodeWith(_ decoder: CharacteristicDecoder, value: ArraySlice<UInt8>, context: ValueContext, name: StaticString?, _ frame: inout DissectedFrame, summary: Bool) {
+  static func decodeWith(_ decoder: CharacteristicDecoder, value: ByteView, context: ValueContext, name: StaticString?, _ frame: inout DissectedFrame, summary: Bool) {
     // A lone value at the top level may be decoded later, on the rendering thread (pure work).
     if frame.defersValueDecoding && summary && frame.fields.depth == 0 {
-      frame.pendingValue = PendingValue(decoder: decoder, value: value, context: context, name: name)
+      frame.pendingValue = PendingValue(decoder: decoder, context: context, name: name)
+      frame.pendingBytes.removeAll(keepingCapacity: true)
+      frame.pendingBytes.append(contentsOf: value.buffer)
       return
     }
     decodeNow(decoder, value: value, context: context, name: name, &frame, summary: summary)
   }
 
   /// Runs the decoder now, inside `decoded.<key>`.
-  static func decodeNow(_ decoder: CharacteristicDecoder, value: ArraySlice<UInt8>, context: ValueContext, name: StaticString?, _ frame: inout DissectedFrame, summary: Bool) {
+  static func decodeNow(_ decoder: CharacteristicDecoder, value: ByteView, context: ValueContext, name: StaticString?, _ frame: inout DissectedFrame, summary: Bool) {
     let depth = frame.fields.depth
     if summary { frame.summaryParts.append(.text(": ")) }
     let summaryStart = frame.summaryParts.count
@@ -626,18 +649,18 @@ enum ATTLayer {
       if frame.malformed == nil { frame.malformed = error }
       if frame.summaryParts.count > summaryStart { frame.summaryParts.removeSubrange(summaryStart...) }
       frame.summaryParts.append(.text("malformed value "))
-      frame.summaryParts.append(.bytes(value))
+      frame.summaryParts.appendBytes(value)
     }
     if !summary, frame.summaryParts.count > summaryStart { frame.summaryParts.removeSubrange(summaryStart...) }
     frame.fields.close(toDepth: depth)
   }
 
   /// The whole value of a long read: `att.value`, with where it started; described after `att`.
-  static func completeLongRead(_ long: LongRead, _ frame: inout DissectedFrame) -> (handle: UInt16, value: ArraySlice<UInt8>?, operation: GATTOperation) {
+  static func completeLongRead(_ long: LongRead, _ frame: inout DissectedFrame) -> [UInt8] {
     frame.fields.addVerbose("value", "Value", .bytes(long.value[...]))
     frame.fields.uint("long_value_first_frame", "Long value from frame", long.firstFrame)
     frame.fields.uint("long_value_length", "Long value length", long.value.count)
-    return (long.handle, long.value[...], .read)
+    return long.value
   }
 
   static func executePreparedWrites(_ queue: [PreparedWrite], _ database: inout GATTDatabase, _ frame: inout DissectedFrame) {
@@ -660,7 +683,9 @@ enum ATTLayer {
       frame.fields.uint("length", "Length", value.count)
       frame.fields.addVerbose("value", "Value", .bytes(value[...]))
       if index > 0 { frame.summaryParts.append(.text("; ")) }
-      describeValue(handle: handle, value: value[...], operation: .write, &database, &frame)
+      ByteView.pinning(value) { view in
+        _ = describeValue(handle: handle, value: view, operation: .write, &database, &frame)
+      }
       frame.fields.end()
     }
     frame.fields.end()
@@ -669,9 +694,9 @@ enum ATTLayer {
 
   /// Read Multiple Response: splits the values where the lengths are known (fixed-size
   /// characteristics); the last value takes what remains.
-  static func readMultiple(_ values: ArraySlice<UInt8>, handles: [UInt16], _ database: inout GATTDatabase, _ frame: inout DissectedFrame) {
+  static func readMultiple(_ values: ByteView, handles: [UInt16], _ database: inout GATTDatabase, _ frame: inout DissectedFrame) {
     var rest = values
-    var split: [(UInt16, ArraySlice<UInt8>)] = []
+    var split: [(UInt16, ByteView)] = []
     for (index, handle) in handles.enumerated() {
       if index == handles.count - 1 {
         split.append((handle, rest))
@@ -693,7 +718,7 @@ enum ATTLayer {
     for (index, (handle, value)) in split.enumerated() {
       frame.fields.beginObject("", "Value")
       frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
-      frame.fields.addVerbose("value", "Value", .bytes(value))
+      frame.fields.verboseBytes("value", "Value", value)
       if index > 0 { frame.summaryParts.append(.text("; ")) }
       describeValue(handle: handle, value: value, operation: .read, &database, &frame)
       frame.fields.end()

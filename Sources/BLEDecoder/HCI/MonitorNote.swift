@@ -23,7 +23,7 @@ enum MonitorNote {
   }
 
   /// Text up to the first NUL, with trailing whitespace dropped.
-  static func text(_ bytes: ArraySlice<UInt8>) -> String {
+  static func text(_ bytes: ByteView) -> String {
     var end = bytes.firstIndex(of: 0) ?? bytes.endIndex
     while end > bytes.startIndex, let last = Optional(bytes[end - 1]), last == 0x0A || last == 0x0D || last == 0x20 || last == 0x09 {
       end -= 1
@@ -36,7 +36,7 @@ enum MonitorNote {
     let end = rest.firstIndex(of: 0) ?? rest.endIndex
     let value = String(decoding: rest[rest.startIndex..<end], as: UTF8.self)
     let consumed = end < rest.endIndex ? end - rest.startIndex + 1 : rest.count
-    reader = ByteReader(Array(rest.dropFirst(consumed)), layer: .note)
+    reader = ByteReader(rest.dropFirst(consumed), layer: .note)
     return value
   }
 

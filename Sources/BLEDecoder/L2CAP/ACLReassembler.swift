@@ -52,7 +52,7 @@ public struct ACLReassembler: Sendable {
 
   /// Adds the payload of one ACL packet. Diagnostics go to `diagnostics`.
   public mutating func append(
-    _ payload: ArraySlice<UInt8>, isStart: Bool, frame: Int, diagnostics: inout [Diagnostic]
+    _ payload: ByteView, isStart: Bool, frame: Int, diagnostics: inout [Diagnostic]
   ) -> Outcome {
     if isStart {
       if isInProgress {

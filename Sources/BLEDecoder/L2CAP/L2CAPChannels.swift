@@ -28,7 +28,7 @@ struct SDUReassembler: Sendable {
     case incomplete(have: Int, expected: Int)
   }
 
-  mutating func append(_ payload: ArraySlice<UInt8>, frame: Int, mtu: Int?, diagnostics: inout [Diagnostic]) -> Outcome? {
+  mutating func append(_ payload: ByteView, frame: Int, mtu: Int?, diagnostics: inout [Diagnostic]) -> Outcome? {
     if buffer.isEmpty && frames == 0 {
       guard payload.count >= 2 else {
         diagnostics.append(Diagnostic(.warning, .l2cap, "first K-frame of an SDU is \(payload.count) bytes, too short for the SDU length"))

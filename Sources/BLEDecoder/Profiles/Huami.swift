@@ -28,7 +28,7 @@ public enum Huami {
     frame.fields.measure("percent", "Battery level", level, scale: 1, unit: "%")
     let status = try reader.readUInt8()
     frame.fields.code("status", "Status", status, width: 2, name: status == 0 ? "normal" : (status == 1 ? "charging" : nil))
-    if !reader.isAtEnd { frame.fields.addVerbose("rest", "Rest", .bytes(reader.readRemaining())) }
+    if !reader.isAtEnd { frame.fields.verboseBytes("rest", "Rest", reader.readRemaining()) }
     frame.summaryParts.append(.number(Int(level)))
     frame.summaryParts.append(.text(status == 1 ? " %, charging" : " %"))
     if level > 100 { ProfileSupport.warn(&frame, "battery level \(level) % is above 100 %") }
@@ -40,7 +40,7 @@ public enum Huami {
     frame.fields.addVerbose("unknown", "Byte 0", .unsigned(UInt64(try reader.readUInt8()), .hex(2)))
     let steps = try reader.readUInt16LE()
     frame.fields.uint("steps", "Steps", steps)
-    if !reader.isAtEnd { frame.fields.addVerbose("rest", "Rest", .bytes(reader.readRemaining())) }
+    if !reader.isAtEnd { frame.fields.verboseBytes("rest", "Rest", reader.readRemaining()) }
     frame.summaryParts.append(.number(Int(steps)))
     frame.summaryParts.append(.text(" steps"))
   }

@@ -13,9 +13,11 @@ extension CharacteristicValue {
   /// Parses a complete value: throws `.truncated` when bytes are missing and
   /// `.lengthMismatch` when bytes are left over.
   public init(bytes: [UInt8]) throws(DecodeError) {
-    var reader = ByteReader(bytes, layer: .profile)
-    try self.init(parsing: &reader)
-    try ProfileSupport.requireEnd(reader, start: 0)
+    self = try ByteReader.reading(bytes, layer: .profile) { (reader: inout ByteReader) throws(DecodeError) -> Self in
+      let value = try Self(parsing: &reader)
+      try ProfileSupport.requireEnd(reader, start: 0)
+      return value
+    }
   }
 }
 
@@ -78,7 +80,7 @@ enum ProfileSupport {
 
   /// UTF-8 text: the bytes up to the end, trailing NUL padding dropped (with a note), invalid
   /// sequences replaced (with a warning).
-  static func utf8(_ bytes: ArraySlice<UInt8>, _ frame: inout DissectedFrame) -> String {
+  static func utf8(_ bytes: ByteView, _ frame: inout DissectedFrame) -> String {
     var end = bytes.endIndex
     while end > bytes.startIndex, bytes[end - 1] == 0 { end -= 1 }
     let body = bytes[bytes.startIndex..<end]

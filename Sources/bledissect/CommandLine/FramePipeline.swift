@@ -92,7 +92,7 @@ struct FramePipeline<R: FrameRenderer> {
     var failure: CaptureError?
     var batch = empty.take()
     do {
-      while number < limit, !state.outputClosed, let record = try reader.next() {
+      while number < limit, let record = try reader.next() {
         number += 1
         dissector.dissect(record, number: number, into: &batch.frames[batch.count])
         batch.count += 1
@@ -100,6 +100,8 @@ struct FramePipeline<R: FrameRenderer> {
           filled.put(batch)
           batch = empty.take()
           batch.count = 0
+          // A closed output (`| head`) is noticed once per batch: a lock per record costs more.
+          if state.outputClosed { break }
         }
       }
     } catch {

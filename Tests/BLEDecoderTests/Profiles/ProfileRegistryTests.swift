@@ -1,3 +1,4 @@
+import BLETestSupport
 import BLECore
 import Testing
 
@@ -46,14 +47,14 @@ import Testing
   @Test func decodersRunOnSubReadersAtAnOffset() throws {
     // The GATT layer hands over a reader positioned inside the ATT PDU: a notification
     // 1b 1000 <value> with the reader at offset 3, bounded at the end of the value.
-    var outer = ByteReader([0x1B, 0x10, 0x00, 0x16, 0x4A, 0x3E, 0x03], layer: .att)
+    var outer = ByteReader(testBytes: [0x1B, 0x10, 0x00, 0x16, 0x4A, 0x3E, 0x03], layer: .att)
     try outer.skip(3)
     var value = try outer.readReader(count: 4)
     var frame = DissectedFrame()
     try HeartRateMeasurement.decoder.decode(&value, ValueContext(operation: .notification, uuid: BluetoothUUID(uuid16: 0x2A37)), &frame)
     #expect(frame.summaryText == "74 bpm, contact detected, RR 810.5 ms")
     // A fixed-format value with trailing bytes reports its own length, not the PDU's.
-    var pdu = ByteReader([0x0B, 0x57, 0x00], layer: .att)
+    var pdu = ByteReader(testBytes: [0x0B, 0x57, 0x00], layer: .att)
     try pdu.skip(1)
     var battery = try pdu.readReader(count: 2)
     var other = DissectedFrame()

@@ -1,3 +1,4 @@
+import BLETestSupport
 import BLECore
 import Testing
 
@@ -14,7 +15,7 @@ func decodeProfile(
   guard let decoder = ProfileRegistry.decoder(for: uuid) else { throw NoDecoder() }
   var frame = DissectedFrame()
   frame.fields.keepsVerbose = keepsVerbose
-  var reader = ByteReader(bytes, layer: .profile)
+  var reader = ByteReader(testBytes: bytes, layer: .profile)
   try decoder.decode(
     &reader, ValueContext(operation: operation, uuid: uuid, characteristic: characteristic, characteristicName: characteristicName), &frame)
   return frame
@@ -28,7 +29,7 @@ func decodeProfile(_ uuid16: UInt16, _ bytes: [UInt8], operation: GATTOperation 
 func profileError(_ uuid16: UInt16, _ bytes: [UInt8]) -> DecodeError? {
   guard let decoder = ProfileRegistry.decoder(for: BluetoothUUID(uuid16: uuid16)) else { return nil }
   var frame = DissectedFrame()
-  var reader = ByteReader(bytes, layer: .profile)
+  var reader = ByteReader(testBytes: bytes, layer: .profile)
   do {
     try decoder.decode(&reader, ValueContext(operation: .read, uuid: BluetoothUUID(uuid16: uuid16)), &frame)
     return nil
