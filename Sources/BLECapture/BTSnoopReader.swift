@@ -48,9 +48,14 @@ public final class BTSnoopReader: CaptureReader {
   }
 
   public func next() throws(CaptureError) -> CaptureRecord? {
+    var record = CaptureRecord(timestamp: 0, direction: nil, kind: .other(0), bytes: [])
+    return try next(into: &record) ? record : nil
+  }
+
+  public func next(into record: inout CaptureRecord) throws(CaptureError) -> Bool {
     let recordOffset = input.position
     let have = try input.fill(BTSnoopFormat.recordHeaderSize)
-    if have == 0 { return nil }
+    if have == 0 { return false }
     let frame = frames + 1
     guard have >= BTSnoopFormat.recordHeaderSize else {
       throw .damaged(frame: frame, offset: recordOffset, reason: "truncated record header (\(have) of 24 bytes)")
@@ -69,42 +74,39 @@ public final class BTSnoopReader: CaptureReader {
       throw .damaged(frame: frame, offset: recordOffset, reason: "truncated record: needs \(length) bytes of packet data, only \(got - BTSnoopFormat.recordHeaderSize) remain")
     }
     frames = frame
-    let timestamp = rawTime &- BTSnoopFormat.unixEpochOffset
-    var record: CaptureRecord
+    record.timestamp = rawTime &- BTSnoopFormat.unixEpochOffset
+    record.fileOffset = recordOffset
+    record.adapter = 0
     switch datalink {
     case .h4:
-      let direction: Direction = flags & 1 == 0 ? .hostToController : .controllerToHost
+      record.direction = flags & 1 == 0 ? .hostToController : .controllerToHost
       if length == 0 {
-        record = CaptureRecord(timestamp: timestamp, direction: direction, kind: .other(0xFFFF), bytes: [])
+        record.kind = .other(0xFFFF)
+        record.bytes.removeAll(keepingCapacity: true)
       } else {
         let kind = PacketKind(h4Indicator: input.peek(BTSnoopFormat.recordHeaderSize))
         // H4 packets of a known kind drop their indicator; unknown ones keep every byte.
         let skip = kind.isHCIPacket ? 1 : 0
-        record = CaptureRecord(
-          timestamp: timestamp, direction: direction, kind: kind,
-          bytes: input.copy(from: BTSnoopFormat.recordHeaderSize + skip, count: length - skip))
+        record.kind = kind
+        input.copy(from: BTSnoopFormat.recordHeaderSize + skip, count: length - skip, into: &record.bytes)
       }
       record.originalLength = max(Int(originalLength) - 1, 0)
     case .h1:
-      let kind: PacketKind
-      let direction: Direction
       switch flags & 3 {
-      case 2: (kind, direction) = (.command, .hostToController)
-      case 3: (kind, direction) = (.event, .controllerToHost)
-      case 0: (kind, direction) = (.acl, .hostToController)
-      default: (kind, direction) = (.acl, .controllerToHost)
+      case 2: (record.kind, record.direction) = (.command, .hostToController)
+      case 3: (record.kind, record.direction) = (.event, .controllerToHost)
+      case 0: (record.kind, record.direction) = (.acl, .hostToController)
+      default: (record.kind, record.direction) = (.acl, .controllerToHost)
       }
-      record = CaptureRecord(
-        timestamp: timestamp, direction: direction, kind: kind,
-        bytes: input.copy(from: BTSnoopFormat.recordHeaderSize, count: length), originalLength: Int(originalLength))
+      input.copy(from: BTSnoopFormat.recordHeaderSize, count: length, into: &record.bytes)
+      record.originalLength = Int(originalLength)
     default:
-      let (kind, direction) = MonitorOpcode.kind(UInt16(truncatingIfNeeded: flags))
-      record = CaptureRecord(
-        timestamp: timestamp, adapter: UInt16(truncatingIfNeeded: flags >> 16), direction: direction, kind: kind,
-        bytes: input.copy(from: BTSnoopFormat.recordHeaderSize, count: length), originalLength: Int(originalLength))
+      (record.kind, record.direction) = MonitorOpcode.kind(UInt16(truncatingIfNeeded: flags))
+      record.adapter = UInt16(truncatingIfNeeded: flags >> 16)
+      input.copy(from: BTSnoopFormat.recordHeaderSize, count: length, into: &record.bytes)
+      record.originalLength = Int(originalLength)
     }
-    record.fileOffset = recordOffset
     input.consume(total)
-    return record
+    return true
   }
 }

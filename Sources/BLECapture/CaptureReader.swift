@@ -14,6 +14,16 @@ public protocol CaptureReader: AnyObject {
   /// The next record, or nil at the clean end of the capture.
   /// - Throws: `CaptureError.damaged` when the rest of the file cannot be read.
   func next() throws(CaptureError) -> CaptureRecord?
+  /// Reads the next record into `record`, reusing its byte buffer; false at the clean end.
+  func next(into record: inout CaptureRecord) throws(CaptureError) -> Bool
+}
+
+extension CaptureReader {
+  public func next(into record: inout CaptureRecord) throws(CaptureError) -> Bool {
+    guard let next = try next() else { return false }
+    record = next
+    return true
+  }
 }
 
 /// Opens captures, choosing the reader from the content, never from the file name.

@@ -123,6 +123,16 @@ public final class InputSource: @unchecked Sendable {
     return Array(buffer[from..<(from + count)])
   }
 
+  /// Replaces `destination`'s contents with `count` filled bytes from `offset` past the read
+  /// position, keeping its capacity (no allocation once it is large enough).
+  public func copy(from offset: Int, count: Int, into destination: inout [UInt8]) {
+    destination.removeAll(keepingCapacity: true)
+    let from = start + offset
+    buffer.withUnsafeBufferPointer { source in
+      destination.append(contentsOf: UnsafeBufferPointer(rebasing: source[from..<(from + count)]))
+    }
+  }
+
   public func consume(_ count: Int) {
     start += count
     position += Int64(count)

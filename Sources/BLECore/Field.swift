@@ -113,7 +113,18 @@ public struct FieldList: Sendable {
   public var isEmpty: Bool { used == 0 }
   public var count: Int { used }
 
+  /// How many fields in use are values rather than groups: with none, text has nothing to show.
+  public internal(set) var leafCount: Int {
+    get { _leafCount }
+    set { _leafCount = newValue }
+  }
+  @usableFromInline var _leafCount = 0
+
   @inlinable @inline(__always) mutating func push(_ field: Stored) {
+    switch field.value {
+    case .object, .array: break
+    default: _leafCount += 1
+    }
     if used < stored.count { stored[used] = field } else { stored.append(field) }
     used += 1
   }
@@ -208,6 +219,7 @@ public struct FieldList: Sendable {
 
   public mutating func removeAll() {
     used = 0
+    _leafCount = 0
     if !strings.isEmpty { strings.removeAll(keepingCapacity: true) }
     if !byteRuns.isEmpty {
       byteRuns.removeAll(keepingCapacity: true)
@@ -219,7 +231,10 @@ public struct FieldList: Sendable {
 
   /// Drops every field from `index` on (a layer a higher one makes redundant in plain text).
   public mutating func truncate(to index: Int) {
-    if index < used { used = index }
+    guard index < used else { return }
+    used = index
+    _leafCount = 0
+    for position in 0..<used where !isGroup(at: position) { _leafCount += 1 }
   }
 
   @inlinable public mutating func add(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {

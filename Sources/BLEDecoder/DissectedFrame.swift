@@ -74,7 +74,8 @@ public enum SummaryPart: Sendable, Equatable {
 /// A frame's summary as parts, stored without reference counting: strings and byte runs live
 /// in side arrays, so appending and clearing the parts (millions of times) costs no retains.
 public struct SummaryLine: Sendable, Sequence {
-  enum Stored: Sendable {
+  /// A part as stored (renderers read these; strings and bytes by slot).
+  public enum Stored: Sendable {
     case text(StaticString)
     case number(Int)
     case real(Double, places: UInt8)
@@ -145,6 +146,10 @@ public struct SummaryLine: Sendable, Sequence {
   public mutating func removeSubrange(_ range: PartialRangeFrom<Int>) {
     used = Swift.min(used, range.lowerBound)
   }
+
+  /// The stored part at `index`, without materializing strings or bytes (renderers' hot path).
+  @inline(__always) public func entry(at index: Int) -> Stored { stored[index] }
+  @inline(__always) public func string(slot: Int) -> String { strings[slot] }
 
   public subscript(index: Int) -> SummaryPart {
     switch stored[index] {
@@ -234,9 +239,18 @@ public struct DissectedFrame: Sendable {
 
   public init() {}
 
+  /// How many bytes the record holds (its bytes are away while they are being dissected).
+  public internal(set) var capturedLength = 0
+
   public mutating func reset(number: Int, record: CaptureRecord) {
-    self.number = number
     self.record = record
+    reset(number: number)
+  }
+
+  /// Clears what was decoded, for the record already in `record`.
+  public mutating func reset(number: Int) {
+    self.number = number
+    capturedLength = record.bytes.count
     title = ""
     layerLabel = ""
     deepestLayer = record.kind.isHCIPacket ? .hci : .note

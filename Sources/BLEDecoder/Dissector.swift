@@ -25,30 +25,42 @@ public struct Dissector: Sendable {
 
   /// Decodes `record` into `frame` (whose buffers are reused), as frame `number`.
   public mutating func dissect(_ record: CaptureRecord, number: Int, into frame: inout DissectedFrame) {
-    frame.reset(number: number, record: record)
-    // The record's bytes are pinned while its layers are decoded: readers and views point into them.
-    ByteView.pinning(record.bytes) { bytes in
-      var reader = ByteReader(bytes, layer: .hci)
-      dissect(&reader, record: record, into: &frame)
-    }
+    frame.record = record
+    dissect(number: number, into: &frame)
   }
 
-  mutating func dissect(_ reader: inout ByteReader, record: CaptureRecord, into frame: inout DissectedFrame) {
+  /// Decodes the record already in `frame.record` (a reader filled it in place), as frame `number`.
+  public mutating func dissect(number: Int, into frame: inout DissectedFrame) {
+    frame.reset(number: number)
+    // The record's bytes are moved out (the frame is modified meanwhile) and pinned while its
+    // layers are decoded: readers and views point into them. Then they go back, buffer intact.
+    var bytes: [UInt8] = []
+    swap(&bytes, &frame.record.bytes)
+    let kind = frame.record.kind
+    let adapter = frame.record.adapter
+    ByteView.pinning(bytes) { view in
+      var reader = ByteReader(view, layer: .hci)
+      dissect(&reader, kind: kind, adapter: adapter, into: &frame)
+    }
+    swap(&bytes, &frame.record.bytes)
+  }
+
+  mutating func dissect(_ reader: inout ByteReader, kind: PacketKind, adapter: UInt16, into frame: inout DissectedFrame) {
     // Each layer's fields are one top-level group: JSON keys `hci`/`info`, `l2cap`, `att`, ...
-    if record.kind.isHCIPacket {
+    if kind.isHCIPacket {
       frame.fields.beginObject("hci", "HCI", inline: true)
     } else {
       frame.fields.beginObject("info", "Record", inline: true)
     }
     do {
-      switch record.kind {
+      switch kind {
       case .command:
         var context = HCICommand.Context()
         try HCICommand.decode(&reader, into: &frame, context: &context)
         if let handle = context.handle { label(&frame, handle: handle, createIfMissing: false) }
       case .event:
         var context = HCIEvent.Context()
-        context.adapter = record.adapter
+        context.adapter = adapter
         defer { apply(context, to: &frame) }
         try HCIEvent.decode(&reader, into: &frame, context: &context)
       case .acl:
@@ -60,15 +72,15 @@ public struct Dissector: Sendable {
         let handle = try HCIDataPacket.decodeISO(&reader, into: &frame)
         label(&frame, handle: handle, createIfMissing: false)
       case .indexRemoved:
-        connections.closeAll(adapter: record.adapter)
-        try MonitorNote.decode(&reader, kind: record.kind, into: &frame)
+        connections.closeAll(adapter: adapter)
+        try MonitorNote.decode(&reader, kind: kind, into: &frame)
       case .other(let code):
         frame.title = "Unknown Record"
         frame.summary = "type " + Hex.prefixed(UInt64(code), width: code > 0xFF ? 4 : 2)
         frame.fields.bytes("data", "Data", reader.readRemaining())
       default:
         reader.layer = .note
-        try MonitorNote.decode(&reader, kind: record.kind, into: &frame)
+        try MonitorNote.decode(&reader, kind: kind, into: &frame)
       }
     } catch {
       frame.malformed = error

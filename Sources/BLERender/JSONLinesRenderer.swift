@@ -160,7 +160,7 @@ public struct JSONLinesRenderer: FrameRenderer {
     case .staticText(let text): out.jsonString(text)
     case .bytes(let slot):
       out.byte(UInt8(ascii: "\""))
-      out.hexBytes(fields.bytes(slot: slot))
+      fields.withBytes(slot: slot) { out.hexBytes($0) }
       out.byte(UInt8(ascii: "\""))
     case let .address(address, type):
       out.byte(UInt8(ascii: "\""))

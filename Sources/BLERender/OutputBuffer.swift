@@ -212,19 +212,21 @@ public struct OutputBuffer {
 
   /// Lowercase hex of `data`, optionally with a separator between bytes.
   public mutating func hexBytes(_ data: ArraySlice<UInt8>, separator: UInt8? = nil) {
-    guard !data.isEmpty else { return }
-    reserve(data.count * 3)
+    data.withUnsafeBufferPointer { hexBytes($0, separator: separator) }
+  }
+
+  public mutating func hexBytes(_ source: UnsafeBufferPointer<UInt8>, separator: UInt8? = nil) {
+    guard !source.isEmpty else { return }
+    reserve(source.count * 3)
     var index = count
-    data.withUnsafeBufferPointer { source in
-      for (position, value) in source.enumerated() {
-        if let separator, position > 0 {
-          base[index] = separator
-          index += 1
-        }
-        base[index] = Self.hexDigit(value >> 4)
-        base[index + 1] = Self.hexDigit(value & 0x0F)
-        index += 2
+    for (position, value) in source.enumerated() {
+      if let separator, position > 0 {
+        base[index] = separator
+        index += 1
       }
+      base[index] = Self.hexDigit(value >> 4)
+      base[index + 1] = Self.hexDigit(value & 0x0F)
+      index += 2
     }
     count = index
   }

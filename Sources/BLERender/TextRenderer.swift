@@ -116,7 +116,7 @@ public struct TextRenderer: FrameRenderer {
     if !frame.summary.isEmpty || !frame.summaryParts.isEmpty {
       out.append(frame.summarySeparator)
       if !frame.summary.isEmpty { out.append(string: frame.summary) }
-      for index in 0..<frame.summaryParts.count { Self.writeSummaryPart(frame.summaryParts[index], &out) }
+      Self.writeSummary(frame.summaryParts, &out)
     }
     if frame.malformed != nil {
       style(Style.red, &out)
@@ -147,6 +147,8 @@ public struct TextRenderer: FrameRenderer {
   }
 
   func renderFields(_ fields: FieldList, _ out: inout OutputBuffer) {
+    // Groups without values show nothing: frames whose fields are all hidden cost no walk.
+    if fields.leafCount == 0 { return }
     // Open groups by depth, as bits: groups whose title line is not printed (inline groups,
     // array elements), and open arrays (to recognise their elements). No allocation per frame;
     // decoders nest far less than 64 levels.
@@ -324,16 +326,21 @@ public struct TextRenderer: FrameRenderer {
     }
   }
 
-  static func writeSummaryPart(_ part: SummaryPart, _ out: inout OutputBuffer) {
-    switch part {
-    case .text(let words): out.append(words)
-    case .number(let value): out.decimal(value)
-    case let .real(value, places): out.real(value, places: places)
-    case let .hex(value, width): out.hexPrefixed(value, width: Int(width))
-    case .string(let words): out.append(string: words)
-    case .bytes(let data):
-      out.hexBytes(data.prefix(SummaryPart.maximumBytes), separator: 0x20)
-      if data.count > SummaryPart.maximumBytes { out.append(" …") }
+  /// The parts as stored: no part is materialized, no string or byte run retained.
+  static func writeSummary(_ parts: SummaryLine, _ out: inout OutputBuffer) {
+    for index in 0..<parts.count {
+      switch parts.entry(at: index) {
+      case .text(let words): out.append(words)
+      case .number(let value): out.decimal(value)
+      case let .real(value, places): out.real(value, places: places)
+      case let .hex(value, width): out.hexPrefixed(value, width: Int(width))
+      case .string(let slot): out.append(string: parts.string(slot: slot))
+      case .bytes(let slot):
+        parts.withBytes(slot: slot) { data in
+          out.hexBytes(UnsafeBufferPointer(rebasing: data.prefix(SummaryPart.maximumBytes)), separator: 0x20)
+          if data.count > SummaryPart.maximumBytes { out.append(" …") }
+        }
+      }
     }
   }
 }

@@ -84,7 +84,7 @@ enum HCIDataPacket {
       frame.fields.code("packet_status", "Packet status", status, width: 1, name: status == 0 ? "valid" : (status == 1 ? "possibly invalid" : (status == 2 ? "lost" : nil)))
     }
     frame.fields.bytes("data", "Data", load.readRemaining())
-    if length > frame.record.bytes.count - 4 { truncated(length, frame.record.bytes.count - 4, &frame) }
+    if length > frame.capturedLength - 4 { truncated(length, frame.capturedLength - 4, &frame) }
     frame.summary = "handle \(handle) dlen \(length)"
     return handle
   }
@@ -101,7 +101,7 @@ enum HCIDataPacket {
   }
 
   static func truncated(_ declared: Int, _ present: Int, _ frame: inout DissectedFrame) {
-    if frame.record.originalLength > frame.record.bytes.count {
+    if frame.record.originalLength > frame.capturedLength {
       // The capture writer cut the packet (Android filtered snoop, snap length): not malformed.
       frame.diagnostics.append(Diagnostic(.note, .hci, "capture holds \(present) of \(declared) data bytes (the writer truncated the packet)"))
     } else {

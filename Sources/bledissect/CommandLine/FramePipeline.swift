@@ -92,9 +92,10 @@ struct FramePipeline<R: FrameRenderer> {
     var failure: CaptureError?
     var batch = empty.take()
     do {
-      while number < limit, let record = try reader.next() {
+      // Records are read straight into the frames, whose byte buffers are reused.
+      while number < limit, try reader.next(into: &batch.frames[batch.count].record) {
         number += 1
-        dissector.dissect(record, number: number, into: &batch.frames[batch.count])
+        dissector.dissect(number: number, into: &batch.frames[batch.count])
         batch.count += 1
         if batch.count == batchSize {
           filled.put(batch)
