@@ -413,9 +413,9 @@ enum ATTLayer {
 
   /// The value of the one attribute a PDU is about, described after `att`.
   static func describeSingle(handle: UInt16, value: ByteView, operation: GATTOperation, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) {
-    let resolved = describeValue(handle: handle, value: value, operation: operation, &database, &frame)
+    let characteristic = describeValue(handle: handle, value: value, operation: operation, &database, &frame)
     // Service Changed: the server's attributes in the range are no longer known.
-    if operation == .indication, resolved?.characteristic?.uuid16 == 0x2A05, value.count == 4 {
+    if operation == .indication, characteristic == 0x2A05, value.count == 4 {
       let start = UInt16(value[value.startIndex]) | UInt16(value[value.startIndex + 1]) << 8
       let end = UInt16(value[value.startIndex + 2]) | UInt16(value[value.startIndex + 3]) << 8
       database.invalidate(start, end)
@@ -533,13 +533,18 @@ enum ATTLayer {
 
   /// Names the handle in the summary and the `gatt` group, without a value.
   @discardableResult
-  static func describeHandle(_ handle: UInt16, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) -> ResolvedHandle? {
+  static func describeHandle(_ handle: UInt16, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) -> Int? {
     frame.attributeHandles.append(handle)
     // "Read Request 0x0010 Heart Rate Measurement": the handle continues the title.
     if frame.summaryParts.isEmpty { frame.summarySeparator = " " }
     frame.summaryParts.append(.hex(UInt64(handle), width: 4))
-    let resolved = database.resolve(handle)
-    guard let resolved else { return nil }
+    guard let index = database.locate(handle) else { return nil }
+    describeResolved(database.resolved[index], &frame)
+    return index
+  }
+
+  /// The summary words, filter UUIDs and `gatt` group of a resolved handle.
+  static func describeResolved(_ resolved: ResolvedHandle, _ frame: inout DissectedFrame) {
     frame.deepestLayer = .gatt
     if let name = resolved.name {
       frame.summaryParts.append(.text(" "))
@@ -562,50 +567,53 @@ enum ATTLayer {
       if let name = resolved.name { frame.fields.add("name", "Name", .staticText(name)) }
       frame.fields.end()
     }
-    return resolved
   }
 
   /// Names the handle and decodes its value with the characteristic's (or descriptor's) decoder.
   @discardableResult
-  static func describeValue(handle: UInt16, value: ByteView, operation: GATTOperation, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) -> ResolvedHandle? {
-    let resolved = describeHandle(handle, &database, &frame)
+  /// Returns the characteristic's 16-bit UUID, when it has one.
+  static func describeValue(handle: UInt16, value: ByteView, operation: GATTOperation, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) -> UInt16? {
+    let index = describeHandle(handle, &database, &frame)
     var decoder: CharacteristicDecoder?
     var context = ValueContext(operation: operation, uuid: BluetoothUUID(uuid16: 0))
-    if let resolved {
-      switch resolved.role {
-      case .characteristicValue:
-        if let uuid = resolved.characteristic ?? resolved.descriptor {
-          context.uuid = uuid
-          decoder = ProfileRegistry.decoder(for: uuid)
+    var name: StaticString?
+    var characteristic16: UInt16?
+    var role: ResolvedHandle.Role?
+    if let index {
+      // Read in place: the table entry is not copied.
+      role = database.resolved[index].role
+      name = database.resolved[index].name
+      characteristic16 = database.resolved[index].characteristic?.uuid16
+      decoder = database.decoders[index]
+      if decoder != nil {
+        if role == .descriptor {
+          context = ValueContext(operation: operation, uuid: database.resolved[index].descriptor ?? context.uuid,
+            characteristic: database.resolved[index].characteristic, characteristicName: database.resolved[index].characteristicName)
+        } else {
+          context.uuid = database.resolved[index].characteristic ?? database.resolved[index].descriptor ?? context.uuid
         }
-      case .descriptor:
-        if let uuid = resolved.descriptor {
-          context = ValueContext(operation: operation, uuid: uuid, characteristic: resolved.characteristic, characteristicName: resolved.characteristicName)
-          decoder = ProfileRegistry.decoder(for: uuid)
-        }
-      case .serviceDeclaration, .characteristicDeclaration, .includeDeclaration:
-        break
       }
     }
-    if operation == .read { learnDeclaration(handle: handle, value: value, resolved: resolved, &database, &frame) }
+    // Learning may change the table (and its indices): everything needed was read above.
+    if operation == .read { learnDeclaration(handle: handle, value: value, role: role, &database, &frame) }
     if let decoder {
-      decodeWith(decoder, value: value, context: context, name: resolved?.name, &frame, summary: true)
+      decodeWith(decoder, value: value, context: context, name: name, &frame, summary: true)
     } else if !value.isEmpty {
       summaryBytes(value, &frame)
     }
-    return resolved
+    return characteristic16
   }
 
   /// Read Responses on declaration handles teach the database too: a characteristic
   /// declaration's properties, value handle and UUID; an included service's 128-bit UUID.
-  static func learnDeclaration(handle: UInt16, value: ByteView, resolved: ResolvedHandle?, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) {
+  static func learnDeclaration(handle: UInt16, value: ByteView, role: ResolvedHandle.Role?, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) {
     if let end = database.includedServiceEnd(start: handle), let uuid = uuidValue(value) {
       database.addService(start: handle, end: end, uuid: uuid, primary: false)
       frame.summaryParts.append(.text(": included service "))
       frame.summaryParts.append(.string(uuid.description))
       return
     }
-    guard resolved?.role == .characteristicDeclaration, value.count == 5 || value.count == 19 else { return }
+    guard role == .characteristicDeclaration, value.count == 5 || value.count == 19 else { return }
     var reader = ByteReader(value, layer: .gatt)
     guard let properties = try? reader.readUInt8(), let valueHandle = try? reader.readUInt16LE(),
       let uuid = reader.remaining == 16 ? try? reader.readUUID128() : try? reader.readUUID16()

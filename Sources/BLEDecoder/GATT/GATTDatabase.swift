@@ -39,16 +39,23 @@ public struct GATTDatabase: Sendable {
   var types: [UInt16: BluetoothUUID] = [:]    // any handle's type from Find Information
   /// Included services announced without a UUID (128-bit): start → end, until a read names them.
   var pendingIncludes: [UInt16: UInt16] = [:]
-  var cache: [UInt16: ResolvedHandle?] = [:]
+  /// Handles resolved so far: handle → index in `resolved` (-1: not known). Decoders read
+  /// entries in place (`resolved[i].name`) rather than copying them.
+  var cache: [UInt16: Int32] = [:]
+  var resolved: [ResolvedHandle] = []
+  /// The value decoder of each entry of `resolved`, looked up once.
+  var decoders: [CharacteristicDecoder?] = []
   /// The last handle resolved: notifications repeat one handle millions of times.
   var lastHandle: UInt16?
-  var lastResolved: ResolvedHandle?
+  var lastIndex: Int32 = -1
 
   public init() {}
 
   /// Drops resolved handles after the table changed.
   mutating func forget() {
     cache.removeAll(keepingCapacity: true)
+    resolved.removeAll(keepingCapacity: true)
+    decoders.removeAll(keepingCapacity: true)
     lastHandle = nil
   }
 
@@ -99,18 +106,42 @@ public struct GATTDatabase: Sendable {
 
   /// What `handle` is, or nil when discovery never covered it.
   public mutating func resolve(_ handle: UInt16) -> ResolvedHandle? {
-    if handle == lastHandle { return lastResolved }
+    locate(handle).map { resolved[$0] }
+  }
+
+  /// Where `handle`'s meaning is in `resolved`, or nil when discovery never covered it. The
+  /// index is valid until the table next changes.
+  mutating func locate(_ handle: UInt16) -> Int? {
+    if handle == lastHandle { return lastIndex < 0 ? nil : Int(lastIndex) }
+    let index: Int32
     if let cached = cache[handle] {
-      lastHandle = handle
-      lastResolved = cached
-      return cached
+      index = cached
+    } else {
+      if cache.count > 4096 { forget() }
+      if let found = lookUp(handle) {
+        resolved.append(found)
+        decoders.append(Self.decoder(for: found))
+        index = Int32(resolved.count - 1)
+      } else {
+        index = -1
+      }
+      cache[handle] = index
     }
-    let resolved = lookUp(handle)
-    if cache.count > 4096 { forget() }
-    cache[handle] = resolved
     lastHandle = handle
-    lastResolved = resolved
-    return resolved
+    lastIndex = index
+    return index < 0 ? nil : Int(index)
+  }
+
+  /// The decoder for the value at a resolved handle: its characteristic's, or its descriptor's.
+  static func decoder(for resolved: ResolvedHandle) -> CharacteristicDecoder? {
+    switch resolved.role {
+    case .characteristicValue:
+      return (resolved.characteristic ?? resolved.descriptor).flatMap(ProfileRegistry.decoder(for:))
+    case .descriptor:
+      return resolved.descriptor.flatMap(ProfileRegistry.decoder(for:))
+    case .serviceDeclaration, .characteristicDeclaration, .includeDeclaration:
+      return nil
+    }
   }
 
   func lookUp(_ handle: UInt16) -> ResolvedHandle? {
