@@ -137,12 +137,18 @@ public struct FieldList: Sendable {
     return Field(key: field.key, label: field.label, value: value(field.value), depth: Int(field.depth), isVerbose: field.isVerbose, isInline: field.isInline)
   }
 
+  /// The fields in use, read in place (renderers' hot path: copying a stored field onto the
+  /// stack and reading it back costs more than reading it where it is).
+  @inlinable @inline(__always) public func withStoredFields<R>(_ body: (UnsafeBufferPointer<Stored>) -> R) -> R {
+    stored.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<used])) }
+  }
+
   /// The stored field at `index`, without materializing strings or bytes (renderers' hot path).
   @inline(__always) public func entry(at index: Int) -> Stored { stored[index] }
   @inline(__always) public func string(slot: Int) -> String { strings[slot] }
   @inline(__always) public func bytes(slot: Int) -> ArraySlice<UInt8> { byteArena[byteRuns[slot]] }
   /// The bytes of `slot` without a copy or a retain (renderers' hot path).
-  @inline(__always) public func withBytes<R>(slot: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+  @inlinable @inline(__always) public func withBytes<R>(slot: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
     let range = byteRuns[slot]
     return byteArena.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
   }
@@ -177,7 +183,7 @@ public struct FieldList: Sendable {
     }
   }
 
-  @inlinable mutating func store(_ value: FieldValue) -> StoredValue {
+  @inlinable @inline(__always) mutating func store(_ value: FieldValue) -> StoredValue {
     switch value {
     case let .unsigned(value, style): return .unsigned(value, style)
     case .signed(let value): return .signed(value)
@@ -237,7 +243,7 @@ public struct FieldList: Sendable {
     for position in 0..<used where !isGroup(at: position) { _leafCount += 1 }
   }
 
-  @inlinable public mutating func add(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
+  @inlinable @inline(__always) public mutating func add(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
     if droppingFrom != nil { return }
     let value = store(value)
     push(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: false, isInline: false))
@@ -264,7 +270,7 @@ public struct FieldList: Sendable {
   }
 
   /// Adds a field that text output shows only when verbose (lengths, raw opcode parts).
-  @inlinable public mutating func addVerbose(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
+  @inlinable @inline(__always) public mutating func addVerbose(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
     guard keepsVerbose, droppingFrom == nil else { return }
     let value = store(value)
     push(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: true, isInline: false))

@@ -87,10 +87,12 @@ public struct SummaryLine: Sendable, Sequence {
   /// data), so a frame's summary is emptied in O(1), millions of times.
   var stored: [Stored] = []
   var used = 0
+  /// When false, parts are not kept: an output without summaries (JSON Lines) saves building them.
+  public var isRecording = true
   var strings: [String] = []
   /// Byte runs copied out of the frame (`byteArena[byteRuns[slot]]`), capacity kept.
-  var byteArena: [UInt8] = []
-  var byteRuns: [Range<Int>] = []
+  @usableFromInline var byteArena: [UInt8] = []
+  @usableFromInline var byteRuns: [Range<Int>] = []
 
   public init() {}
 
@@ -98,6 +100,7 @@ public struct SummaryLine: Sendable, Sequence {
   public var count: Int { used }
 
   @inline(__always) mutating func push(_ part: Stored) {
+    guard isRecording else { return }
     if used < stored.count { stored[used] = part } else { stored.append(part) }
     used += 1
   }
@@ -109,9 +112,11 @@ public struct SummaryLine: Sendable, Sequence {
     case let .real(value, places): push(.real(value, places: places))
     case let .hex(value, width): push(.hex(value, width: width))
     case .string(let words):
+      guard isRecording else { return }
       push(.string(strings.count))
       strings.append(words)
     case .bytes(let data):
+      guard isRecording else { return }
       let start = byteArena.count
       byteArena.append(contentsOf: data)
       push(.bytes(byteRuns.count))
@@ -121,6 +126,7 @@ public struct SummaryLine: Sendable, Sequence {
 
   /// Bytes shown as hex, copied from a view (views do not outlive decoding).
   public mutating func appendBytes(_ view: ByteView) {
+    guard isRecording else { return }
     let start = byteArena.count
     byteArena.append(contentsOf: view.buffer)
     push(.bytes(byteRuns.count))
@@ -128,7 +134,7 @@ public struct SummaryLine: Sendable, Sequence {
   }
 
   /// The bytes of a `.bytes` part without a copy (renderers).
-  @inline(__always) public func withBytes<R>(slot: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+  @inlinable @inline(__always) public func withBytes<R>(slot: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
     let range = byteRuns[slot]
     return byteArena.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
   }

@@ -108,9 +108,10 @@ public struct JSONLinesRenderer: FrameRenderer {
     var arrays: UInt64 = 0
     var needsComma = leadingComma
     var depth = 0
-    for index in 0..<fields.count {
-      let field = fields.entry(at: index)
-      let fieldDepth = Int(field.depth)
+    fields.withStoredFields { entries in
+    for index in 0..<entries.count {
+      let field = entries.baseAddress! + index
+      let fieldDepth = Int(field.pointee.depth)
       while fieldDepth < depth {
         depth -= 1
         out.byte(arrays & (1 << UInt64(depth & 63)) != 0 ? UInt8(ascii: "]") : UInt8(ascii: "}"))
@@ -121,22 +122,25 @@ public struct JSONLinesRenderer: FrameRenderer {
       if !inArray {
         // Keys are our own snake_case literals: nothing to escape.
         out.byte(UInt8(ascii: "\""))
-        out.append(field.key)
+        out.append(field.pointee.key)
         out.append("\":")
       }
-      switch field.value {
-      case .object, .array:
-        let isArray: Bool
-        if case .array = field.value { isArray = true } else { isArray = false }
-        out.byte(isArray ? UInt8(ascii: "[") : UInt8(ascii: "{"))
-        let bit: UInt64 = 1 << UInt64(depth & 63)
-        arrays = isArray ? arrays | bit : arrays & ~bit
+      switch field.pointee.value {
+      case .object:
+        out.byte(UInt8(ascii: "{"))
+        arrays &= ~(1 << UInt64(depth & 63))
+        depth += 1
+        needsComma = false
+      case .array:
+        out.byte(UInt8(ascii: "["))
+        arrays |= 1 << UInt64(depth & 63)
         depth += 1
         needsComma = false
       default:
-        writeValue(field.value, key: field.key, inArray: inArray, fields, &out)
+        writeValue(field, inArray: inArray, fields, &out)
         needsComma = true
       }
+    }
     }
     while depth > 0 {
       depth -= 1
@@ -145,8 +149,9 @@ public struct JSONLinesRenderer: FrameRenderer {
   }
 
   /// The value, then for codes and measures the companion `key_name` / `key_<unit>` member.
-  static func writeValue(_ value: FieldList.StoredValue, key: StaticString, inArray: Bool, _ fields: FieldList, _ out: inout OutputBuffer) {
-    switch value {
+  static func writeValue(_ field: UnsafePointer<FieldList.Stored>, inArray: Bool, _ fields: FieldList, _ out: inout OutputBuffer) {
+    let key = field.pointee.key
+    switch field.pointee.value {
     case .unsigned(let number, _): out.decimal(number)
     case .signed(let number): out.decimal(number)
     case .bool(let flag): out.append(flag ? "true" : "false")

@@ -15,10 +15,11 @@ final class FrameBatch: @unchecked Sendable {
   /// Set on the last batch of the capture.
   var isLast = false
 
-  init(capacity: Int, keepsVerbose: Bool, defersValueDecoding: Bool) {
+  init(capacity: Int, keepsVerbose: Bool, keepsSummaries: Bool, defersValueDecoding: Bool) {
     var frame = DissectedFrame()
     frame.fields.keepsVerbose = keepsVerbose
     frame.defersValueDecoding = defersValueDecoding
+    frame.summaryParts.isRecording = keepsSummaries
     self.capacity = capacity
     frames = .allocate(capacity: capacity)
     frames.initialize(repeating: frame, count: capacity)
@@ -66,16 +67,17 @@ struct FramePipeline<R: FrameRenderer> {
   static var batchSize: Int { 512 }
 
   /// Dissects every record of `reader` (at most `limit`) and renders the frames that pass
-  /// `filter`; returns the capture error that ended the read, if any. `defersValueDecoding`
+  /// `filter`; returns the capture error that ended the read, if any. `keepsSummaries` is off
+  /// for outputs that show no summary line (JSON Lines). `defersValueDecoding`
   /// moves characteristic value decoding to the rendering thread (worth it when rendering is the
   /// lighter side, as with text).
   static func run(
-    reader: any CaptureReader, renderer: R, limit: Int, keepsVerbose: Bool, defersValueDecoding: Bool,
+    reader: any CaptureReader, renderer: R, limit: Int, keepsVerbose: Bool, keepsSummaries: Bool, defersValueDecoding: Bool,
     filter: FrameFilter, output: OutputSink
   ) -> CaptureError? {
     let empty = BatchQueue()
     let filled = BatchQueue()
-    for _ in 0..<3 { empty.put(FrameBatch(capacity: batchSize, keepsVerbose: keepsVerbose, defersValueDecoding: defersValueDecoding)) }
+    for _ in 0..<3 { empty.put(FrameBatch(capacity: batchSize, keepsVerbose: keepsVerbose, keepsSummaries: keepsSummaries, defersValueDecoding: defersValueDecoding)) }
     let finished = DispatchSemaphore(value: 0)
     let state = RenderState(renderer: renderer, output: output, filter: filter)
     // The thread sees the renderer through a non-generic protocol: nothing generic crosses threads.

@@ -90,7 +90,7 @@ enum AnnotateCommand: CLICommand {
     // Plain text hides verbose fields, so they need not be built at all.
     let sink = OutputSink(context.stdout)
     let failure = FramePipeline<R>.run(
-      reader: reader, renderer: renderer, limit: limit, keepsVerbose: verboseFields,
+      reader: reader, renderer: renderer, limit: limit, keepsVerbose: verboseFields, keepsSummaries: R.self == TextRenderer.self,
       defersValueDecoding: R.self == TextRenderer.self, filter: filter, output: sink)
     context.stdout = sink.buffer
     if let error = failure {
