@@ -201,7 +201,8 @@ public struct ReusableList<Element: Sendable>: Sendable, Sequence {
 /// A characteristic value whose (pure, stateless) decoding was left for later; its bytes are
 /// in the frame's `pendingBytes`.
 public struct PendingValue: Sendable {
-  var decoder: CharacteristicDecoder
+  /// Index in `ProfileRegistry.all` (plain data: nothing to retain).
+  var decoder: Int
   var context: ValueContext
   var name: StaticString?
 }
@@ -287,7 +288,7 @@ public struct DissectedFrame: Sendable {
     var bytes: [UInt8] = []
     swap(&bytes, &pendingBytes)
     ByteView.pinning(bytes) { view in
-      ATTLayer.decodeNow(pending.decoder, value: view, context: pending.context, name: pending.name, &self, summary: true)
+      ATTLayer.decodeNow(ProfileRegistry.all[pending.decoder], value: view, context: pending.context, name: pending.name, &self, summary: true)
     }
     swap(&bytes, &pendingBytes)
   }

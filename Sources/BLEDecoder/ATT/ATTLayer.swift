@@ -499,7 +499,7 @@ enum ATTLayer {
       default:
         let value = item.readRemaining()
         frame.fields.verboseBytes("value", "Value", value)
-        if let type, let decoder = ProfileRegistry.decoder(for: type) {
+        if let type, let decoder = ProfileRegistry.index(for: type) {
           database.setType(type, of: handle)
           decodeWith(decoder, value: value, context: ValueContext(operation: .read, uuid: type), name: GATTDatabase.name(type), &frame, summary: count == 0)
         }
@@ -574,7 +574,7 @@ enum ATTLayer {
   /// Returns the characteristic's 16-bit UUID, when it has one.
   static func describeValue(handle: UInt16, value: ByteView, operation: GATTOperation, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) -> UInt16? {
     let index = describeHandle(handle, &database, &frame)
-    var decoder: CharacteristicDecoder?
+    var decoder = -1
     var context = ValueContext(operation: operation, uuid: BluetoothUUID(uuid16: 0))
     var name: StaticString?
     var characteristic16: UInt16?
@@ -584,8 +584,8 @@ enum ATTLayer {
       role = database.resolved[index].role
       name = database.resolved[index].name
       characteristic16 = database.resolved[index].characteristic?.uuid16
-      decoder = database.decoders[index]
-      if decoder != nil {
+      decoder = Int(database.decoders[index])
+      if decoder >= 0 {
         if role == .descriptor {
           context = ValueContext(operation: operation, uuid: database.resolved[index].descriptor ?? context.uuid,
             characteristic: database.resolved[index].characteristic, characteristicName: database.resolved[index].characteristicName)
@@ -596,7 +596,7 @@ enum ATTLayer {
     }
     // Learning may change the table (and its indices): everything needed was read above.
     if operation == .read { learnDeclaration(handle: handle, value: value, role: role, &database, &frame) }
-    if let decoder {
+    if decoder >= 0 {
       decodeWith(decoder, value: value, context: context, name: name, &frame, summary: true)
     } else if !value.isEmpty {
       summaryBytes(value, &frame)
@@ -629,7 +629,7 @@ enum ATTLayer {
 
   /// Runs a profile decoder inside `decoded.<key>`; a value that does not fit is flagged and its
   /// raw bytes stay in `att.value`.
-  static func decodeWith(_ decoder: CharacteristicDecoder, value: ByteView, context: ValueContext, name: StaticString?, _ frame: inout DissectedFrame, summary: Bool) {
+  static func decodeWith(_ decoder: Int, value: ByteView, context: ValueContext, name: StaticString?, _ frame: inout DissectedFrame, summary: Bool) {
     // A lone value at the top level may be decoded later, on the rendering thread (pure work).
     if frame.defersValueDecoding && summary && frame.fields.depth == 0 {
       frame.pendingValue = PendingValue(decoder: decoder, context: context, name: name)
@@ -637,7 +637,7 @@ enum ATTLayer {
       frame.pendingBytes.append(contentsOf: value.buffer)
       return
     }
-    decodeNow(decoder, value: value, context: context, name: name, &frame, summary: summary)
+    decodeNow(ProfileRegistry.all[decoder], value: value, context: context, name: name, &frame, summary: summary)
   }
 
   /// Runs the decoder now, inside `decoded.<key>`.

@@ -43,8 +43,9 @@ public struct GATTDatabase: Sendable {
   /// entries in place (`resolved[i].name`) rather than copying them.
   var cache: [UInt16: Int32] = [:]
   var resolved: [ResolvedHandle] = []
-  /// The value decoder of each entry of `resolved`, looked up once.
-  var decoders: [CharacteristicDecoder?] = []
+  /// The value decoder of each entry of `resolved` (index in `ProfileRegistry.all`, -1 for
+  /// none), looked up once.
+  var decoders: [Int32] = []
   /// The last handle resolved: notifications repeat one handle millions of times.
   var lastHandle: UInt16?
   var lastIndex: Int32 = -1
@@ -120,7 +121,7 @@ public struct GATTDatabase: Sendable {
       if cache.count > 4096 { forget() }
       if let found = lookUp(handle) {
         resolved.append(found)
-        decoders.append(Self.decoder(for: found))
+        decoders.append(Int32(Self.decoderIndex(for: found) ?? -1))
         index = Int32(resolved.count - 1)
       } else {
         index = -1
@@ -133,12 +134,12 @@ public struct GATTDatabase: Sendable {
   }
 
   /// The decoder for the value at a resolved handle: its characteristic's, or its descriptor's.
-  static func decoder(for resolved: ResolvedHandle) -> CharacteristicDecoder? {
+  static func decoderIndex(for resolved: ResolvedHandle) -> Int? {
     switch resolved.role {
     case .characteristicValue:
-      return (resolved.characteristic ?? resolved.descriptor).flatMap(ProfileRegistry.decoder(for:))
+      return (resolved.characteristic ?? resolved.descriptor).flatMap(ProfileRegistry.index(for:))
     case .descriptor:
-      return resolved.descriptor.flatMap(ProfileRegistry.decoder(for:))
+      return resolved.descriptor.flatMap(ProfileRegistry.index(for:))
     case .serviceDeclaration, .characteristicDeclaration, .includeDeclaration:
       return nil
     }

@@ -82,7 +82,15 @@ public enum ProfileRegistry {
     return nil
   }
 
-  /// Every registered decoder (tests, documentation).
+  /// Where the decoder for `uuid` is in `all`: frames and databases keep this plain index
+  /// instead of the decoder (a closure, reference-counted on every copy).
+  public static func index(for uuid: BluetoothUUID) -> Int? {
+    guard let decoder = decoder(for: uuid) else { return nil }
+    let key = decoder.key.description
+    return all.firstIndex { $0.key.description == key }
+  }
+
+  /// Every registered decoder (tests, documentation); keys are unique.
   public static let all: [CharacteristicDecoder] = [
     HeartRateMeasurement.decoder, BodySensorLocation.decoder, HeartRateControlPoint.decoder,
     BatteryLevel.decoder, BatteryLevelStatus.decoder,
