@@ -85,8 +85,8 @@ public struct SummaryLine: Sendable, Sequence {
   }
   /// Parts in use are `stored[0..<used]`; clearing only resets `used` (the parts are plain
   /// data), so a frame's summary is emptied in O(1), millions of times.
-  var stored: [Stored] = []
-  var used = 0
+  @usableFromInline var stored: [Stored] = []
+  @usableFromInline var used = 0
   /// When false, parts are not kept: an output without summaries (JSON Lines) saves building them.
   public var isRecording = true
   var strings: [String] = []
@@ -156,6 +156,10 @@ public struct SummaryLine: Sendable, Sequence {
   /// The stored part at `index`, without materializing strings or bytes (renderers' hot path).
   @inline(__always) public func entry(at index: Int) -> Stored { stored[index] }
   @inline(__always) public func string(slot: Int) -> String { strings[slot] }
+  /// The parts in use, read in place (renderers' hot path).
+  @inlinable @inline(__always) public func withStoredParts<R>(_ body: (UnsafeBufferPointer<Stored>) -> R) -> R {
+    stored.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<used])) }
+  }
 
   public subscript(index: Int) -> SummaryPart {
     switch stored[index] {

@@ -4,7 +4,10 @@ import BLECore
 public struct LinkState: Sendable {
   var reassemblers = DirectionalPair(ACLReassembler())
   var channels = L2CAPChannels()
-  /// ATT bearers: 4 for the fixed LE channel, a CID pair for each EATT channel.
+  /// The ATT bearer of the fixed channel (CID 4): outside the dictionary, since nearly every
+  /// PDU uses it.
+  var fixedBearer = ATTBearer()
+  /// Other ATT bearers: a CID pair for each EATT channel, and BR/EDR ATT channels.
   var bearers: [UInt32: ATTBearer] = [:]
   /// The direction of the last PDU start, for continuations in formats that do not say.
   var lastStartDirection = Direction.controllerToHost
@@ -244,9 +247,15 @@ extension Dissector {
     }
     let link = ATTLinkContext(frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction)
     // Both are modified in place: copying them out would copy their storage on every PDU.
-    try ATTLayer.decode(
-      &reader, bearer: &connections.entries[slot].link.bearers[bearerKey, default: ATTBearer()],
-      database: &databaseEntries[database], link: link, frame: &frame)
+    if bearerKey == 4 {
+      try ATTLayer.decode(
+        &reader, bearer: &connections.entries[slot].link.fixedBearer,
+        database: &databaseEntries[database], link: link, frame: &frame)
+    } else {
+      try ATTLayer.decode(
+        &reader, bearer: &connections.entries[slot].link.bearers[bearerKey, default: ATTBearer()],
+        database: &databaseEntries[database], link: link, frame: &frame)
+    }
   }
 
   /// Closes the `hci` group of an ACL frame whose PDU decodes: the upper layers say more, so

@@ -123,47 +123,49 @@ public struct OutputBuffer {
     count += number
   }
 
-  /// "00" through "99", for writing two digits per division.
-  static let digitPairs: [UInt8] = {
-    var pairs: [UInt8] = []
-    for value in 0..<100 {
-      pairs.append(0x30 + UInt8(value / 10))
-      pairs.append(0x30 + UInt8(value % 10))
-    }
-    return pairs
-  }()
+  /// "00" through "99" back to back: a literal, so reading it needs no lazy initialization.
+  @inline(__always) static var digitPairs: UnsafePointer<UInt8> {
+    let pairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+    return pairs.utf8Start
+  }
+
+  /// How many decimal digits `value` has (comparisons and a few divisions, no loop per digit).
+  @inline(__always) static func digitCount(_ value: UInt64) -> Int {
+    var count = 1
+    var rest = value
+    if rest >= 10_000_000_000_000_000 { count += 16; rest /= 10_000_000_000_000_000 }
+    if rest >= 100_000_000 { count += 8; rest /= 100_000_000 }
+    if rest >= 10_000 { count += 4; rest /= 10_000 }
+    if rest >= 100 { count += 2; rest /= 100 }
+    if rest >= 10 { count += 1 }
+    return count
+  }
 
   public mutating func decimal(_ value: UInt64) {
     if value < 10 {
       byte(0x30 + UInt8(value))
       return
     }
-    var digits = 1
-    var probe = value
-    while probe >= 10 {
-      digits += 1
-      probe /= 10
-    }
+    let digits = Self.digitCount(value)
     reserve(digits)
+    let pairs = Self.digitPairs
     var rest = value
     var index = count + digits
-    Self.digitPairs.withUnsafeBufferPointer { pairs in
-      while rest >= 100 {
-        let pair = Int(rest % 100) * 2
-        rest /= 100
-        index -= 2
-        base[index] = pairs[pair]
-        base[index + 1] = pairs[pair + 1]
-      }
-      if rest >= 10 {
-        let pair = Int(rest) * 2
-        index -= 2
-        base[index] = pairs[pair]
-        base[index + 1] = pairs[pair + 1]
-      } else {
-        index -= 1
-        base[index] = 0x30 + UInt8(rest)
-      }
+    while rest >= 100 {
+      let pair = Int(rest % 100) &* 2
+      rest /= 100
+      index -= 2
+      base[index] = pairs[pair]
+      base[index + 1] = pairs[pair + 1]
+    }
+    if rest >= 10 {
+      let pair = Int(rest) &* 2
+      index -= 2
+      base[index] = pairs[pair]
+      base[index + 1] = pairs[pair + 1]
+    } else {
+      index -= 1
+      base[index] = 0x30 + UInt8(rest)
     }
     count += digits
   }
@@ -263,6 +265,33 @@ public struct OutputBuffer {
   }
 
   /// `AA:BB:CC:DD:EE:FF`, most significant byte first.
+  /// An address's text, kept to be written again.
+  public static func addressText(_ address: BDAddr) -> PackedText {
+    var text = PackedText()
+    text.count = 17
+    withUnsafeMutableBytes(of: &text.bytes) { bytes in
+      var index = 0
+      for position in stride(from: 5, through: 0, by: -1) {
+        let value = UInt8(truncatingIfNeeded: address.rawValue >> (8 * UInt64(position)))
+        bytes[index] = hexDigit(value >> 4, upper: true)
+        bytes[index + 1] = hexDigit(value & 0x0F, upper: true)
+        index += 2
+        if position > 0 {
+          bytes[index] = UInt8(ascii: ":")
+          index += 1
+        }
+      }
+    }
+    return text
+  }
+
+  /// Writes text kept in a `PackedText`.
+  @inline(__always) public mutating func append(_ text: PackedText) {
+    var copy = text
+    withUnsafeBytes(of: &copy.bytes) { raw(
+      $0.baseAddress!.assumingMemoryBound(to: UInt8.self), text.count) }
+  }
+
   public mutating func address(_ address: BDAddr) {
     reserve(17)
     var index = count
@@ -415,4 +444,12 @@ public struct OutputBuffer {
       jsonString(utf8: UnsafeBufferPointer(start: start, count: length))
     }
   }
+}
+
+/// Up to 24 bytes of text held inline (no heap, nothing to retain): cached renderings such as a
+/// device address.
+public struct PackedText: Sendable {
+  var bytes: (UInt64, UInt64, UInt64) = (0, 0, 0)
+  var count = 0
+  public init() {}
 }

@@ -15,6 +15,8 @@ public struct TextRenderer: FrameRenderer {
   var previousTimestamp: Int64?
   var firstAdapter: UInt16?
   var showAdapter = false
+  /// The last peer address written, and its text.
+  var peerText = (address: BDAddr(rawValue: UInt64.max), text: PackedText())
 
   public init(time: TimeDisplay = .relative, color: Bool = false, details: Bool = true, verbose: Bool = false) {
     self.time = time
@@ -101,7 +103,9 @@ public struct TextRenderer: FrameRenderer {
       out.decimal(Int(connection.handle))
       if let peer = connection.peer {
         out.byte(0x20)
-        out.address(peer)
+        // Frames of one link repeat its address: format it once.
+        if peer != peerText.address { peerText = (peer, OutputBuffer.addressText(peer)) }
+        out.append(peerText.text)
       }
       style(Style.reset, &out)
       out.append("  ")
@@ -328,8 +332,9 @@ public struct TextRenderer: FrameRenderer {
 
   /// The parts as stored: no part is materialized, no string or byte run retained.
   static func writeSummary(_ parts: SummaryLine, _ out: inout OutputBuffer) {
-    for index in 0..<parts.count {
-      switch parts.entry(at: index) {
+    parts.withStoredParts { stored in
+    for index in 0..<stored.count {
+      switch stored[index] {
       case .text(let words): out.append(words)
       case .number(let value): out.decimal(value)
       case let .real(value, places): out.real(value, places: places)
@@ -341,6 +346,7 @@ public struct TextRenderer: FrameRenderer {
           if data.count > SummaryPart.maximumBytes { out.append(" …") }
         }
       }
+    }
     }
   }
 }

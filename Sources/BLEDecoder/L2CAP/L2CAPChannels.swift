@@ -123,7 +123,8 @@ struct L2CAPChannels: Sendable {
       }
       // Frames from the requester travel the way the request did, to the responder's CID.
       var toResponder = DynamicChannel(psm: request.psm, mtu: mtu, mps: mps, basic: request.basic)
-      if request.psm == 0x0027 || (request.basic && request.psm == 0x001F) {
+      // Key 4 is the fixed channel's bearer: a (hostile) source CID 0 never makes one.
+      if request.psm == 0x0027 || (request.basic && request.psm == 0x001F), source != 0 {
         let key = UInt32(source) << 16 | UInt32(destination)
         toResponder.bearerKey = key
         channels[toRequester]?.bearerKey = key
