@@ -98,15 +98,22 @@ public struct OutputBuffer {
 
   @inline(__always) mutating func raw(_ source: UnsafePointer<UInt8>, _ length: Int) {
     reserve(length)
-    if length <= 16 {
-      // Short keys and names: a loop beats a call to memcpy.
-      var offset = 0
-      while offset < length {
-        base[count + offset] = source[offset]
-        offset += 1
-      }
-    } else {
-      (base + count).update(from: source, count: length)
+    let target = UnsafeMutableRawPointer(base + count)
+    let from = UnsafeRawPointer(source)
+    // Short keys and names (most of what is written): two overlapping word copies beat both a
+    // byte loop and a call to memcpy.
+    if length >= 8 && length <= 16 {
+      target.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
+      (target + (length - 8)).storeBytes(of: (from + (length - 8)).loadUnaligned(as: UInt64.self), as: UInt64.self)
+    } else if length >= 4 && length < 8 {
+      target.storeBytes(of: from.loadUnaligned(as: UInt32.self), as: UInt32.self)
+      (target + (length - 4)).storeBytes(of: (from + (length - 4)).loadUnaligned(as: UInt32.self), as: UInt32.self)
+    } else if length > 0 && length < 4 {
+      base[count] = source[0]
+      base[count + length / 2] = source[length / 2]
+      base[count + length - 1] = source[length - 1]
+    } else if length > 16 {
+      target.copyMemory(from: from, byteCount: length)
     }
     count += length
   }
