@@ -23,6 +23,22 @@ import BLETestSupport
     }
   }
 
+  @Test func copiesOfEveryShortLengthAreExact() {
+    // Short copies move overlapping words: check every length around the word sizes, after
+    // every starting offset, against the text itself.
+    let source = Array("abcdefghijklmnopqrstuvwxyz0123456789ABCD")
+    for lead in 0..<3 {
+      for length in 0...source.count {
+        var out = OutputBuffer(fd: nil)
+        for _ in 0..<lead { out.byte(UInt8(ascii: "-")) }
+        let text = String(source[0..<length])
+        out.append(string: text)
+        out.byte(UInt8(ascii: "|"))
+        #expect(out.text == String(repeating: "-", count: lead) + text + "|", "lead \(lead) length \(length)")
+      }
+    }
+  }
+
   @Test func decimalsMatchTheStandardLibrary() {
     var generator = SeededGenerator(seed: 0xD1617)
     var values: [UInt64] = [0, 9, 10, 99, 100, 101, 999, 1000, 65535, UInt64.max, UInt64.max - 1]
