@@ -52,12 +52,14 @@ public struct Field: Sendable {
 public struct FieldList: Sendable {
   /// A field as stored: plain data only (renderers read these; strings and bytes by slot).
   public struct Stored: Sendable {
+    // Declaration order is memory order: what JSON reads (key, value, depth) comes first and
+    // the text-only label last, so a frame's fields span fewer cache lines for JSON.
     public var key: StaticString
-    public var label: StaticString
     public var value: StoredValue
     public var depth: Int32
     public var isVerbose: Bool
     public var isInline: Bool
+    public var label: StaticString
 
     @inlinable init(key: StaticString, label: StaticString, value: StoredValue, depth: Int32, isVerbose: Bool, isInline: Bool) {
       self.key = key

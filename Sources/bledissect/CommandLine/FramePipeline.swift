@@ -45,13 +45,16 @@ final class BatchQueue: @unchecked Sendable {
   }
 
   func take() -> FrameBatch {
-    // The other thread usually hands a batch over within microseconds: look a while before
-    // sleeping, since waking a sleeping thread costs more than the look.
-    for _ in 0..<20_000 {
+    // The other thread usually hands a batch over within microseconds: look a few times, then
+    // give the processor away a few times, before sleeping (waking a sleeping thread costs
+    // more). Looking long would steal the time the other thread needs when the two share a
+    // processor.
+    for attempt in 0..<200 {
       lock.lock()
       let ready = !items.isEmpty
       lock.unlock()
       if ready { break }
+      if attempt >= 100 { sched_yield() }
     }
     available.wait()
     lock.lock()
