@@ -6,6 +6,9 @@ public struct JSONLinesRenderer: FrameRenderer {
   /// The schema version written as `"v"` on every line.
   public static let schemaVersion = 2
 
+  /// The last peer address written, and its text.
+  var peerText = (address: BDAddr(rawValue: UInt64.max), text: PackedText())
+
   public init() {}
 
   static func direction(_ direction: Direction?) -> StaticString? {
@@ -61,7 +64,8 @@ public struct JSONLinesRenderer: FrameRenderer {
       }
       if let peer = connection.peer {
         out.append(",\"peer\":\"")
-        out.address(peer)
+        if peer != peerText.address { peerText = (peer, OutputBuffer.addressText(peer)) }
+        out.append(peerText.text)
         out.byte(UInt8(ascii: "\""))
         if let type = connection.peerType {
           out.append(",\"peer_type\":")
@@ -112,27 +116,30 @@ public struct JSONLinesRenderer: FrameRenderer {
     for index in 0..<entries.count {
       let field = entries.baseAddress! + index
       let fieldDepth = Int(field.pointee.depth)
+      // Room for the closing brackets, the comma, the quoted key and an opening bracket.
+      out.reserve(depth &+ field.pointee.key.utf8CodeUnitCount &+ 8)
       while fieldDepth < depth {
         depth -= 1
-        out.byte(arrays & (1 << UInt64(depth & 63)) != 0 ? UInt8(ascii: "]") : UInt8(ascii: "}"))
+        out.uncheckedByte(arrays & (1 << UInt64(depth & 63)) != 0 ? UInt8(ascii: "]") : UInt8(ascii: "}"))
         needsComma = true
       }
-      if needsComma { out.byte(UInt8(ascii: ",")) }
+      if needsComma { out.uncheckedByte(UInt8(ascii: ",")) }
       let inArray = depth > 0 && arrays & (1 << UInt64((depth - 1) & 63)) != 0
       if !inArray {
         // Keys are our own snake_case literals: nothing to escape.
-        out.byte(UInt8(ascii: "\""))
-        out.append(field.pointee.key)
-        out.append("\":")
+        out.uncheckedByte(UInt8(ascii: "\""))
+        out.uncheckedAppend(field.pointee.key)
+        out.uncheckedByte(UInt8(ascii: "\""))
+        out.uncheckedByte(UInt8(ascii: ":"))
       }
       switch field.pointee.value {
       case .object:
-        out.byte(UInt8(ascii: "{"))
+        out.uncheckedByte(UInt8(ascii: "{"))
         arrays &= ~(1 << UInt64(depth & 63))
         depth += 1
         needsComma = false
       case .array:
-        out.byte(UInt8(ascii: "["))
+        out.uncheckedByte(UInt8(ascii: "["))
         arrays |= 1 << UInt64(depth & 63)
         depth += 1
         needsComma = false
@@ -194,9 +201,12 @@ public struct JSONLinesRenderer: FrameRenderer {
   }
 
   static func companion(_ key: StaticString, _ suffix: StaticString, _ out: inout OutputBuffer) {
-    out.append(",\"")
-    out.append(key)
-    out.append(suffix)
-    out.append("\":")
+    out.reserve(key.utf8CodeUnitCount &+ suffix.utf8CodeUnitCount &+ 4)
+    out.uncheckedByte(UInt8(ascii: ","))
+    out.uncheckedByte(UInt8(ascii: "\""))
+    out.uncheckedAppend(key)
+    out.uncheckedAppend(suffix)
+    out.uncheckedByte(UInt8(ascii: "\""))
+    out.uncheckedByte(UInt8(ascii: ":"))
   }
 }

@@ -44,11 +44,11 @@ public struct OutputBuffer {
   public var text: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
 
   /// Makes room for `extra` more bytes.
-  @inline(__always) mutating func reserve(_ extra: Int) {
-    if count + extra > capacity { grow(count + extra) }
+  @inline(__always) public mutating func reserve(_ extra: Int) {
+    if count &+ extra > capacity { grow(count &+ extra) }
   }
 
-  mutating func grow(_ needed: Int) {
+  @inline(never) mutating func grow(_ needed: Int) {
     var newCapacity = capacity * 2
     while newCapacity < needed { newCapacity *= 2 }
     let fresh = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
@@ -98,6 +98,27 @@ public struct OutputBuffer {
 
   @inline(__always) mutating func raw(_ source: UnsafePointer<UInt8>, _ length: Int) {
     reserve(length)
+    uncheckedRaw(source, length)
+  }
+
+  // Unchecked appends: the caller has reserved room (`reserve`) for everything it writes with
+  // them. They spare the hottest writer (JSON members) a capacity check per piece.
+
+  @inline(__always) public mutating func uncheckedByte(_ value: UInt8) {
+    base[count] = value
+    count &+= 1
+  }
+
+  /// Static text of our own (keys, punctuation); the caller reserved its length.
+  @inline(__always) public mutating func uncheckedAppend(_ text: StaticString) {
+    if text.hasPointerRepresentation {
+      uncheckedRaw(text.utf8Start, text.utf8CodeUnitCount)
+    } else {
+      append(string: text.description)
+    }
+  }
+
+  @inline(__always) mutating func uncheckedRaw(_ source: UnsafePointer<UInt8>, _ length: Int) {
     let target = UnsafeMutableRawPointer(base + count)
     let from = UnsafeRawPointer(source)
     // Short keys and names (most of what is written): two overlapping word copies beat both a
@@ -115,7 +136,7 @@ public struct OutputBuffer {
     } else if length > 16 {
       target.copyMemory(from: from, byteCount: length)
     }
-    count += length
+    count &+= length
   }
 
   public mutating func append(string text: String) {
@@ -191,13 +212,18 @@ public struct OutputBuffer {
   /// Exactly `width` digits, zero-padded (fractions of seconds).
   public mutating func zeroPadded(_ value: UInt64, width: Int) {
     reserve(width)
+    let pairs = Self.digitPairs
     var rest = value
-    var index = count + width - 1
-    while index >= count {
-      base[index] = 0x30 + UInt8(rest % 10)
-      rest /= 10
-      index -= 1
+    var index = count + width
+    // Two digits per division, then the odd one.
+    while index - count >= 2 {
+      let pair = Int(rest % 100) &* 2
+      rest /= 100
+      index -= 2
+      base[index] = pairs[pair]
+      base[index + 1] = pairs[pair + 1]
     }
+    if index > count { base[count] = 0x30 + UInt8(rest % 10) }
     count += width
   }
 
@@ -436,17 +462,28 @@ public struct OutputBuffer {
       if control | hasQuote | hasBackslash != 0 { break }
       index += 8
     }
+    if index < length && length >= 8 {
+      // The tail: the last eight bytes, overlapping what was checked.
+      let word = UnsafeRawPointer(start + (length - 8)).loadUnaligned(as: UInt64.self)
+      let control = (word &- ones &* 0x20) & ~word & highs
+      let quote = word ^ (ones &* 0x22)
+      let backslash = word ^ (ones &* 0x5C)
+      let hasQuote = (quote &- ones) & ~quote & highs
+      let hasBackslash = (backslash &- ones) & ~backslash & highs
+      if control | hasQuote | hasBackslash == 0 { index = length }
+    }
     while index < length {
       let value = start[index]
-      if value < 0x20 || value == UInt8(ascii: "\"") || value == UInt8(ascii: "\\") || value == 0x7F { break }
+      if value < 0x20 || value == UInt8(ascii: "\"") || value == UInt8(ascii: "\\") { break }
       index += 1
     }
     if index == length {
       reserve(length + 2)
       base[count] = UInt8(ascii: "\"")
-      (base + count + 1).update(from: start, count: length)
-      base[count + 1 + length] = UInt8(ascii: "\"")
-      count += length + 2
+      count += 1
+      raw(start, length)
+      base[count] = UInt8(ascii: "\"")
+      count += 1
     } else {
       jsonString(utf8: UnsafeBufferPointer(start: start, count: length))
     }
