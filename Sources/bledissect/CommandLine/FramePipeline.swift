@@ -36,6 +36,9 @@ final class BatchQueue: @unchecked Sendable {
   private var items: [FrameBatch] = []
   private let lock = NSLock()
   private let available = DispatchSemaphore(value: 0)
+  /// Whether a `take` found the queue empty since the last `tookWaited()`: the taking thread
+  /// is the faster one.
+  private var waited = false
 
   func put(_ batch: FrameBatch) {
     lock.lock()
@@ -52,6 +55,7 @@ final class BatchQueue: @unchecked Sendable {
     for attempt in 0..<200 {
       lock.lock()
       let ready = !items.isEmpty
+      if !ready { waited = true }
       lock.unlock()
       if ready { break }
       if attempt >= 100 { sched_yield() }
@@ -61,19 +65,29 @@ final class BatchQueue: @unchecked Sendable {
     defer { lock.unlock() }
     return items.removeFirst()
   }
+
+  /// Whether a taker had to wait since the last call; clears the mark.
+  func tookWaited() -> Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    let result = waited
+    waited = false
+    return result
+  }
 }
 
 /// Dissecting is sequential (connection and GATT state), rendering is not: the two run on two
 /// threads, so a capture takes about as long as the slower of the two instead of their sum.
-/// Frames reach the output in capture order.
+/// Characteristic values (pure work) are decoded on either side: the dissecting thread leaves
+/// a share of them to the rendering thread, adjusted batch by batch toward the share that
+/// keeps both threads equally busy. Frames reach the output in capture order.
 struct FramePipeline<R: FrameRenderer> {
   static var batchSize: Int { 512 }
 
   /// Dissects every record of `reader` (at most `limit`) and renders the frames that pass
   /// `filter`; returns the capture error that ended the read, if any. `keepsSummaries` is off
-  /// for outputs that show no summary line (JSON Lines). `defersValueDecoding`
-  /// moves characteristic value decoding to the rendering thread (worth it when rendering is the
-  /// lighter side, as with text).
+  /// for outputs that show no summary line (JSON Lines). `defersValueDecoding` is where the
+  /// share of values decoded on the rendering thread starts (text renders lightly: all of them).
   static func run(
     reader: any CaptureReader, renderer: R, limit: Int, keepsVerbose: Bool, keepsSummaries: Bool, defersValueDecoding: Bool,
     filter: FrameFilter, output: OutputSink
@@ -95,17 +109,24 @@ struct FramePipeline<R: FrameRenderer> {
     var dissector = Dissector()
     var number = 0
     var failure: CaptureError?
+    // Eighths of the frames whose value the rendering thread decodes.
+    var deferredEighths = defersValueDecoding ? 8 : 0
     var batch = empty.take()
     do {
       // Records are read straight into the frames, whose byte buffers are reused.
       while number < limit, try reader.next(into: &batch.frames[batch.count].record) {
         number += 1
+        batch.frames[batch.count].defersValueDecoding = number & 7 < deferredEighths
         dissector.dissect(number: number, into: &batch.frames[batch.count])
         batch.count += 1
         if batch.count == batchSize {
           filled.put(batch)
           batch = empty.take()
           batch.count = 0
+          // This thread waited for an empty batch: rendering is behind, decode more here.
+          // The rendering thread waited for a full one: this thread is behind, leave it more.
+          if empty.tookWaited() { deferredEighths = max(deferredEighths - 1, 0) }
+          if filled.tookWaited() { deferredEighths = min(deferredEighths + 1, 8) }
           // A closed output (`| head`) is noticed once per batch: a lock per record costs more.
           if state.outputClosed { break }
         }
