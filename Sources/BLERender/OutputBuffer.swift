@@ -451,6 +451,7 @@ public struct OutputBuffer {
     var index = 0
     let ones: UInt64 = 0x0101_0101_0101_0101
     let highs: UInt64 = 0x8080_8080_8080_8080
+    var sawSpecial = false
     while index + 8 <= length {
       let word = UnsafeRawPointer(start + index).loadUnaligned(as: UInt64.self)
       // A byte b < 0x20: (b - 0x20) borrows into its high bit while b's own high bit is clear.
@@ -459,10 +460,13 @@ public struct OutputBuffer {
       let backslash = word ^ (ones &* 0x5C)
       let hasQuote = (quote &- ones) & ~quote & highs
       let hasBackslash = (backslash &- ones) & ~backslash & highs
-      if control | hasQuote | hasBackslash != 0 { break }
+      if control | hasQuote | hasBackslash != 0 {
+        sawSpecial = true
+        break
+      }
       index += 8
     }
-    if index < length && length >= 8 {
+    if !sawSpecial && index < length && length >= 8 {
       // The tail: the last eight bytes, overlapping what was checked.
       let word = UnsafeRawPointer(start + (length - 8)).loadUnaligned(as: UInt64.self)
       let control = (word &- ones &* 0x20) & ~word & highs
