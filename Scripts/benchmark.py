@@ -5,8 +5,9 @@ Usage: Scripts/benchmark.py [CAPTURE] [--runs N]
 
 CAPTURE defaults to bench/hr_1_5M.btsnoop, made on first use with
 Scripts/captures/make_bench_capture.py (a real Bumble heart-rate session, 1.5 M records).
-Each tool reads the same file with its output sent to /dev/null; the best of --runs wall times
-is reported (the machine is shared), with the peak resident set size of that run (wait4 rusage).
+Each tool reads the same file with its output sent to /dev/null, the tools taking turns round
+after round; the best of --runs wall times is reported (the machine is shared), with the peak
+resident set size of that run (GNU time).
 Figures go to stdout as a Markdown table, ready for docs/performance.md.
 """
 import argparse
@@ -110,14 +111,18 @@ def main():
     print("| tool | wall s | frames/s | peak RSS MiB | exit | note |")
     print("|---|---:|---:|---:|---:|---|")
     results = {}
-    for name, argv in tools:
-        runs = 1 if name.startswith("tshark") else args.runs
-        best = None
-        for _ in range(runs):
+    # Round robin: every tool runs once per round, so a slow spell of the shared machine
+    # falls on all of them alike, and each keeps its best round. tshark runs once (minutes).
+    best = {}
+    for round_index in range(args.runs):
+        for name, argv in tools:
+            if name.startswith("tshark") and round_index > 0:
+                continue
             result = measure(argv)
-            if best is None or result[0] < best[0]:
-                best = result
-        seconds, rss, code = best
+            if name not in best or result[0] < best[name][0]:
+                best[name] = result
+    for name, argv in tools:
+        seconds, rss, code = best[name]
         note = ""
         if code < 0 or code >= 128:
             signal_number = -code if code < 0 else code - 128
