@@ -20,22 +20,28 @@ public struct JSONLinesRenderer: FrameRenderer {
   }
 
   public mutating func render(_ frame: inout DissectedFrame, to out: inout OutputBuffer) {
-    let record = frame.record
+    // Read through the frame, not a copy of the record: copying it would retain its bytes,
+    // whose reference count lives on the dissecting thread's cache line.
+    let timestamp = frame.record.timestamp
+    let direction = frame.record.direction
+    let kind = frame.record.kind
+    let adapter = frame.record.adapter
+    let originalLength = frame.record.originalLength
     out.append("{\"v\":")
     out.decimal(Self.schemaVersion)
     out.append(",\"frame\":")
     out.decimal(frame.number)
     out.append(",\"ts\":")
-    out.unixSeconds(record.timestamp)
-    if let dir = Self.direction(record.direction) {
+    out.unixSeconds(timestamp)
+    if let dir = Self.direction(direction) {
       out.append(",\"dir\":\"")
       out.append(dir)
       out.byte(UInt8(ascii: "\""))
     }
     out.append(",\"type\":\"")
-    out.append(record.kind.jsonName)
+    out.append(kind.jsonName)
     out.byte(UInt8(ascii: "\""))
-    switch record.kind {
+    switch kind {
     case .note(let kind):
       out.append(",\"note_kind\":\"")
       out.append(string: kind.rawValue)
@@ -45,15 +51,15 @@ public struct JSONLinesRenderer: FrameRenderer {
       out.decimal(Int(code))
     default: break
     }
-    if record.adapter != CaptureRecord.noController {
+    if adapter != CaptureRecord.noController {
       out.append(",\"index\":")
-      out.decimal(Int(record.adapter))
+      out.decimal(Int(adapter))
     }
     out.append(",\"len\":")
-    out.decimal(record.bytes.count)
-    if record.originalLength > record.bytes.count {
+    out.decimal(frame.capturedLength)
+    if originalLength > frame.capturedLength {
       out.append(",\"orig_len\":")
-      out.decimal(record.originalLength)
+      out.decimal(originalLength)
     }
     if let connection = frame.connection {
       out.append(",\"conn\":")

@@ -56,9 +56,14 @@ public struct TextRenderer: FrameRenderer {
   }
 
   public mutating func render(_ frame: inout DissectedFrame, to out: inout OutputBuffer) {
-    let record = frame.record
-    if firstAdapter == nil, record.kind.isHCIPacket { firstAdapter = record.adapter }
-    if let firstAdapter, record.kind.isHCIPacket, record.adapter != firstAdapter { showAdapter = true }
+    // Read through the frame, not a copy of the record: copying it would retain its bytes,
+    // whose reference count lives on the dissecting thread's cache line.
+    let timestamp = frame.record.timestamp
+    let kind = frame.record.kind
+    let adapter = frame.record.adapter
+    let direction = frame.record.direction
+    if firstAdapter == nil, kind.isHCIPacket { firstAdapter = adapter }
+    if let firstAdapter, kind.isHCIPacket, adapter != firstAdapter { showAdapter = true }
 
     style(Style.dim, &out)
     out.byte(UInt8(ascii: "#"))
@@ -68,17 +73,17 @@ public struct TextRenderer: FrameRenderer {
     out.byte(0x20)
     switch time {
     case .relative:
-      if firstTimestamp == nil { firstTimestamp = record.timestamp }
-      out.seconds(record.timestamp &- firstTimestamp!)
+      if firstTimestamp == nil { firstTimestamp = timestamp }
+      out.seconds(timestamp &- firstTimestamp!)
     case .delta:
-      out.seconds(record.timestamp &- (previousTimestamp ?? record.timestamp))
+      out.seconds(timestamp &- (previousTimestamp ?? timestamp))
     case .absolute:
-      out.utcDateTime(record.timestamp)
+      out.utcDateTime(timestamp)
     }
-    previousTimestamp = record.timestamp
+    previousTimestamp = timestamp
     style(Style.reset, &out)
     out.append("  ")
-    switch record.direction {
+    switch direction {
     case .hostToController?:
       style(Style.blue, &out)
       out.append("tx")
@@ -90,12 +95,12 @@ public struct TextRenderer: FrameRenderer {
     }
     style(Style.reset, &out)
     out.append("  ")
-    if showAdapter, record.adapter != CaptureRecord.noController {
+    if showAdapter, adapter != CaptureRecord.noController {
       out.append("[hci")
-      out.decimal(Int(record.adapter))
+      out.decimal(Int(adapter))
       out.append("] ")
     }
-    out.append(Self.kindLabel(record.kind))
+    out.append(Self.kindLabel(kind))
     out.append("  ")
     if let connection = frame.connection {
       style(Style.cyan, &out)
