@@ -14,7 +14,10 @@ import BLECore
 public final class InputSource: @unchecked Sendable {
   let fd: Int32
   let ownsDescriptor: Bool
-  var buffer: [UInt8]
+  /// The buffer, managed by hand: reading it involves no array (no exclusivity tracking or
+  /// uniqueness checks on the per-record path).
+  var buffer: UnsafeMutablePointer<UInt8>
+  var bufferSize: Int
   /// Next unread byte in `buffer`.
   var start = 0
   /// One past the last valid byte in `buffer`.
@@ -43,7 +46,8 @@ public final class InputSource: @unchecked Sendable {
       fd = opened
       ownsDescriptor = true
     }
-    buffer = [UInt8](repeating: 0, count: Self.chunkSize)
+    buffer = .allocate(capacity: Self.chunkSize)
+    bufferSize = Self.chunkSize
   }
 
   /// Wraps an already-open descriptor (tests, live feeds).
@@ -51,10 +55,14 @@ public final class InputSource: @unchecked Sendable {
     fd = descriptor
     ownsDescriptor = owns
     self.name = name
-    buffer = [UInt8](repeating: 0, count: Self.chunkSize)
+    buffer = .allocate(capacity: Self.chunkSize)
+    bufferSize = Self.chunkSize
   }
 
-  deinit { if ownsDescriptor { close(fd) } }
+  deinit {
+    if ownsDescriptor { close(fd) }
+    buffer.deallocate()
+  }
 
   public var available: Int { end - start }
 
@@ -62,29 +70,24 @@ public final class InputSource: @unchecked Sendable {
   @discardableResult
   public func fill(_ count: Int) throws(CaptureError) -> Int {
     if end - start >= count || reachedEOF { return end - start }
-    if start + count > buffer.count {
+    if start + count > bufferSize {
       // Move the unread bytes to the front; grow only when one request is larger than the buffer.
       let unread = end - start
-      if count > buffer.count {
-        var grown = [UInt8](repeating: 0, count: max(count, buffer.count * 2))
-        grown.withUnsafeMutableBufferPointer { dst in
-          buffer.withUnsafeBufferPointer { src in
-            _ = memcpy(dst.baseAddress!, src.baseAddress! + start, unread)
-          }
-        }
+      if count > bufferSize {
+        let grownSize = max(count, bufferSize * 2)
+        let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: grownSize)
+        grown.update(from: buffer + start, count: unread)
+        buffer.deallocate()
         buffer = grown
+        bufferSize = grownSize
       } else if unread > 0 {
-        buffer.withUnsafeMutableBufferPointer { buf in
-          _ = memmove(buf.baseAddress!, buf.baseAddress! + start, unread)
-        }
+        _ = memmove(buffer, buffer + start, unread)
       }
       start = 0
       end = unread
     }
     while end - start < count {
-      let got = buffer.withUnsafeMutableBufferPointer { buf in
-        read(fd, buf.baseAddress! + end, buf.count - end)
-      }
+      let got = read(fd, buffer + end, bufferSize - end)
       if got < 0 {
         if errno == EINTR { continue }
         throw .readFailed(String(cString: strerror(errno)))
@@ -101,7 +104,7 @@ public final class InputSource: @unchecked Sendable {
   /// The byte at `index` past the read position; the caller has filled that far.
   @inline(__always) public func peek(_ index: Int) -> UInt8 { buffer[start + index] }
 
-  public func peekBytes(_ count: Int) -> [UInt8] { Array(buffer[start..<(start + min(count, available))]) }
+  public func peekBytes(_ count: Int) -> [UInt8] { Array(UnsafeBufferPointer(start: buffer + start, count: min(count, available))) }
 
   @inline(__always) public func peekUInt32BE(_ index: Int) -> UInt32 {
     let i = start + index
@@ -120,7 +123,7 @@ public final class InputSource: @unchecked Sendable {
   /// Copies `count` filled bytes starting `offset` past the read position.
   public func copy(from offset: Int, count: Int) -> [UInt8] {
     let from = start + offset
-    return Array(buffer[from..<(from + count)])
+    return Array(UnsafeBufferPointer(start: buffer + from, count: count))
   }
 
   /// Replaces `destination`'s contents with `count` filled bytes from `offset` past the read
@@ -128,9 +131,7 @@ public final class InputSource: @unchecked Sendable {
   public func copy(from offset: Int, count: Int, into destination: inout [UInt8]) {
     destination.removeAll(keepingCapacity: true)
     let from = start + offset
-    buffer.withUnsafeBufferPointer { source in
-      destination.append(contentsOf: UnsafeBufferPointer(rebasing: source[from..<(from + count)]))
-    }
+    destination.append(contentsOf: UnsafeBufferPointer(start: buffer + from, count: count))
   }
 
   public func consume(_ count: Int) {
@@ -142,7 +143,7 @@ public final class InputSource: @unchecked Sendable {
   func drain(into destination: UnsafeMutableRawPointer, max: Int) -> Int {
     let count = min(max, available)
     if count > 0 {
-      buffer.withUnsafeBufferPointer { src in _ = memcpy(destination, src.baseAddress! + start, count) }
+      _ = memcpy(destination, buffer + start, count)
       consume(count)
     }
     return count
