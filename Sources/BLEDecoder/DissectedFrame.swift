@@ -105,12 +105,22 @@ public struct SummaryLine: Sendable, Sequence {
     used += 1
   }
 
-  public mutating func append(_ part: SummaryPart) {
+  /// Inlined, so a part spelled at the call site becomes a stored part directly (the enum is
+  /// never built and passed by address).
+  @inline(__always) public mutating func append(_ part: SummaryPart) {
     switch part {
     case .text(let words): push(.text(words))
     case .number(let value): push(.number(value))
     case let .real(value, places): push(.real(value, places: places))
     case let .hex(value, width): push(.hex(value, width: width))
+    case .string, .bytes: appendOwned(part)
+    }
+  }
+
+  /// Parts whose text or bytes are kept in the side arrays.
+  @inline(never) mutating func appendOwned(_ part: SummaryPart) {
+    switch part {
+    case .text, .number, .real, .hex: break
     case .string(let words):
       guard isRecording else { return }
       push(.string(strings.count))
