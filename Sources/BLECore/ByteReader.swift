@@ -122,13 +122,16 @@ public struct ByteReader: @unchecked Sendable {
   @inlinable public var isAtEnd: Bool { offset >= endOffset }
 
   /// Throws unless `count` more bytes can be read. Compares with `remaining`, never `offset + count`.
-  @inlinable public func require(_ count: Int) throws(DecodeError) {
-    guard count >= 0, count <= remaining else {
-      throw DecodeError(.truncated(needed: count, available: remaining), layer: layer, offset: offset)
-    }
+  @inlinable @inline(__always) public func require(_ count: Int) throws(DecodeError) {
+    guard count >= 0, count <= remaining else { throw truncation(count) }
   }
 
-  @inlinable public mutating func readUInt8() throws(DecodeError) -> UInt8 {
+  /// The error for a read past the end (out of line: reads are inlined everywhere).
+  @inlinable @inline(never) func truncation(_ count: Int) -> DecodeError {
+    DecodeError(.truncated(needed: count, available: remaining), layer: layer, offset: offset)
+  }
+
+  @inlinable @inline(__always) public mutating func readUInt8() throws(DecodeError) -> UInt8 {
     try require(1)
     defer { _offset += 1 }
     return base[offset]
@@ -138,32 +141,32 @@ public struct ByteReader: @unchecked Sendable {
     Int8(bitPattern: try readUInt8())
   }
 
-  @inlinable public mutating func readUInt16LE() throws(DecodeError) -> UInt16 {
+  @inlinable @inline(__always) public mutating func readUInt16LE() throws(DecodeError) -> UInt16 {
     try require(2)
     defer { _offset += 2 }
     return UInt16(base[offset]) | UInt16(base[offset + 1]) << 8
   }
 
-  @inlinable public mutating func readUInt16BE() throws(DecodeError) -> UInt16 {
+  @inlinable @inline(__always) public mutating func readUInt16BE() throws(DecodeError) -> UInt16 {
     try require(2)
     defer { _offset += 2 }
     return UInt16(base[offset]) << 8 | UInt16(base[offset + 1])
   }
 
-  @inlinable public mutating func readUInt24LE() throws(DecodeError) -> UInt32 {
+  @inlinable @inline(__always) public mutating func readUInt24LE() throws(DecodeError) -> UInt32 {
     try require(3)
     defer { _offset += 3 }
     return UInt32(base[offset]) | UInt32(base[offset + 1]) << 8 | UInt32(base[offset + 2]) << 16
   }
 
-  @inlinable public mutating func readUInt32LE() throws(DecodeError) -> UInt32 {
+  @inlinable @inline(__always) public mutating func readUInt32LE() throws(DecodeError) -> UInt32 {
     try require(4)
     defer { _offset += 4 }
     return UInt32(base[offset]) | UInt32(base[offset + 1]) << 8
       | UInt32(base[offset + 2]) << 16 | UInt32(base[offset + 3]) << 24
   }
 
-  @inlinable public mutating func readUInt32BE() throws(DecodeError) -> UInt32 {
+  @inlinable @inline(__always) public mutating func readUInt32BE() throws(DecodeError) -> UInt32 {
     try require(4)
     defer { _offset += 4 }
     return UInt32(base[offset]) << 24 | UInt32(base[offset + 1]) << 16
