@@ -10,8 +10,19 @@ import BLECore
 /// Owns the memory of an `OutputBuffer` (freed when the last copy goes away).
 final class OutputStorage: @unchecked Sendable {
   var pointer: UnsafeMutablePointer<UInt8>
-  init(capacity: Int) { pointer = .allocate(capacity: capacity) }
-  deinit { pointer.deallocate() }
+  /// Static names already found to need no JSON escaping, by address and length: a small
+  /// direct-mapped cache, since the same few names are written on every frame.
+  let plainNames: UnsafeMutablePointer<UInt>
+  static let plainNameSlots = 64
+  init(capacity: Int) {
+    pointer = .allocate(capacity: capacity)
+    plainNames = .allocate(capacity: Self.plainNameSlots)
+    plainNames.initialize(repeating: 0, count: Self.plainNameSlots)
+  }
+  deinit {
+    pointer.deallocate()
+    plainNames.deallocate()
+  }
 }
 
 /// The one buffered writer all output goes through: bytes are appended to a block of memory and
@@ -21,6 +32,7 @@ final class OutputStorage: @unchecked Sendable {
 /// A closed pipe (`bledissect FILE | head`) sets `isClosed` instead of failing.
 public struct OutputBuffer {
   let storage: OutputStorage
+  let plainNames: UnsafeMutablePointer<UInt>
   @usableFromInline var base: UnsafeMutablePointer<UInt8>
   @usableFromInline var capacity: Int
   /// Bytes appended and not yet written.
@@ -37,6 +49,7 @@ public struct OutputBuffer {
     capacity = flushThreshold + 64 * 1024
     storage = OutputStorage(capacity: capacity)
     base = storage.pointer
+    plainNames = storage.plainNames
   }
 
   /// Everything appended and not yet flushed.
@@ -448,6 +461,17 @@ public struct OutputBuffer {
     // control character, a quote or a backslash (SWAR), then copy.
     let start = text.utf8Start
     let length = text.utf8CodeUnitCount
+    // A name checked before (same address and length: static text never changes) is copied
+    // at once.
+    let identity = UInt(bitPattern: start) ^ (UInt(truncatingIfNeeded: length) << 48)
+    let slot = Int(truncatingIfNeeded: (identity ^ (identity >> 7) ^ (identity >> 13)) & UInt(OutputStorage.plainNameSlots - 1))
+    if plainNames[slot] == identity {
+      reserve(length &+ 2)
+      uncheckedByte(UInt8(ascii: "\""))
+      uncheckedRaw(start, length)
+      uncheckedByte(UInt8(ascii: "\""))
+      return
+    }
     var index = 0
     let ones: UInt64 = 0x0101_0101_0101_0101
     let highs: UInt64 = 0x8080_8080_8080_8080
@@ -482,12 +506,11 @@ public struct OutputBuffer {
       index += 1
     }
     if index == length {
-      reserve(length + 2)
-      base[count] = UInt8(ascii: "\"")
-      count += 1
-      raw(start, length)
-      base[count] = UInt8(ascii: "\"")
-      count += 1
+      plainNames[slot] = identity
+      reserve(length &+ 2)
+      uncheckedByte(UInt8(ascii: "\""))
+      uncheckedRaw(start, length)
+      uncheckedByte(UInt8(ascii: "\""))
     } else {
       jsonString(utf8: UnsafeBufferPointer(start: start, count: length))
     }

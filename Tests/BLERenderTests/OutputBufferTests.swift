@@ -21,6 +21,11 @@ import BLETestSupport
       out.jsonString(name)
       #expect(out.text == expected, "\(name)")
     }
+    // Names found plain are remembered; the second time they are copied at once. Every case
+    // twice in one buffer, the remembered and the escaped alike.
+    var out = OutputBuffer(fd: nil)
+    for (name, _) in cases + cases { out.jsonString(name) }
+    #expect(out.text == (cases + cases).map(\.1).joined())
   }
 
   @Test func copiesOfEveryShortLengthAreExact() {
