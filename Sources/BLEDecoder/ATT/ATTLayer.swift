@@ -632,9 +632,15 @@ enum ATTLayer {
   static func decodeWith(_ decoder: Int, value: ByteView, context: ValueContext, name: StaticString?, _ frame: inout DissectedFrame, summary: Bool) {
     // A lone value at the top level may be decoded later, on the rendering thread (pure work).
     if frame.defersValueDecoding && summary && frame.fields.depth == 0 {
-      frame.pendingValue = PendingValue(decoder: decoder, context: context, name: name)
-      frame.pendingBytes.removeAll(keepingCapacity: true)
-      frame.pendingBytes.append(contentsOf: value.buffer)
+      var pending = PendingValue(decoder: decoder, context: context, name: name)
+      if value.count <= PendingValue.inlineCapacity {
+        pending.inlineCount = value.count
+        withUnsafeMutableBytes(of: &pending.inlineBytes) { $0.copyMemory(from: UnsafeRawBufferPointer(value.buffer)) }
+      } else {
+        frame.pendingBytes.removeAll(keepingCapacity: true)
+        frame.pendingBytes.append(contentsOf: value.buffer)
+      }
+      frame.pendingValue = pending
       return
     }
     decodeNow(ProfileRegistry.all[decoder], value: value, context: context, name: name, &frame, summary: summary)
