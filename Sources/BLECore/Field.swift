@@ -110,7 +110,7 @@ public struct FieldList: Sendable {
   /// inside it is dropped too, so plain text pays nothing for fields it will not show.
   @usableFromInline var droppingFrom: Int?
 
-  public init() { stored.reserveCapacity(64) }
+  public init() {}
 
   public var isEmpty: Bool { used == 0 }
   public var count: Int { used }
