@@ -212,13 +212,12 @@ public struct ReusableList<Element: Sendable>: Sendable, Sequence {
   public var array: [Element] { Array(storage[0..<used]) }
 }
 
-/// A characteristic value whose (pure, stateless) decoding was left for later. Its bytes are
-/// kept inline when they fit (most values: the rendering thread then finds them beside the rest
-/// of the frame instead of in a buffer of their own), else in the frame's `pendingBytes`.
+/// A characteristic value whose (pure, stateless) decoding was left for later. Its bytes are in
+/// the frame: inline when they fit (most values: the rendering thread then finds them beside the
+/// rest of the frame instead of in a buffer of their own), else in `pendingBytes`.
 public struct PendingValue: Sendable {
   static let inlineCapacity = 32
-  var inlineBytes: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-  /// How many bytes are inline; -1 when they are in `pendingBytes`.
+  /// How many bytes are in the frame's `pendingInline`; -1 when they are in `pendingBytes`.
   var inlineCount = -1
   /// Index in `ProfileRegistry.all` (plain data: nothing to retain).
   var decoder: Int
@@ -262,6 +261,7 @@ public struct DissectedFrame: Sendable {
   /// The pending value's bytes (a copy: the record's bytes are only pinned while dissecting);
   /// the buffer keeps its capacity frame after frame.
   var pendingBytes: [UInt8] = []
+  var pendingInline: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 
   public init() {}
 
@@ -301,11 +301,12 @@ public struct DissectedFrame: Sendable {
 
   /// Decodes the value left pending by a dissector that defers value decoding (no-op otherwise).
   public mutating func completeDecoding() {
-    guard var pending = pendingValue else { return }
+    guard let pending = pendingValue else { return }
     pendingValue = nil
     if pending.inlineCount >= 0 {
       let count = pending.inlineCount
-      withUnsafeBytes(of: &pending.inlineBytes) { raw in
+      var bytes = pendingInline
+      withUnsafeBytes(of: &bytes) { raw in
         let view = ByteView.pinned(raw.bindMemory(to: UInt8.self), count: count)
         ATTLayer.decodeNow(ProfileRegistry.all[pending.decoder], value: view, context: pending.context, name: pending.name, &self, summary: true)
       }

@@ -635,7 +635,7 @@ enum ATTLayer {
       var pending = PendingValue(decoder: decoder, context: context, name: name)
       if value.count <= PendingValue.inlineCapacity {
         pending.inlineCount = value.count
-        withUnsafeMutableBytes(of: &pending.inlineBytes) { $0.copyMemory(from: UnsafeRawBufferPointer(value.buffer)) }
+        withUnsafeMutableBytes(of: &frame.pendingInline) { $0.copyMemory(from: UnsafeRawBufferPointer(value.buffer)) }
       } else {
         frame.pendingBytes.removeAll(keepingCapacity: true)
         frame.pendingBytes.append(contentsOf: value.buffer)
