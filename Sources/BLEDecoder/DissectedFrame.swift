@@ -163,8 +163,7 @@ public struct SummaryLine: Sendable, Sequence {
     used = Swift.min(used, range.lowerBound)
   }
 
-  /// The stored part at `index`, without materializing strings or bytes (renderers' hot path).
-  @inline(__always) public func entry(at index: Int) -> Stored { stored[index] }
+  /// The text of a `.string` part (renderers).
   @inline(__always) public func string(slot: Int) -> String { strings[slot] }
   /// The parts in use, read in place (renderers' hot path).
   @inlinable @inline(__always) public func withStoredParts<R>(_ body: (UnsafeBufferPointer<Stored>) -> R) -> R {
