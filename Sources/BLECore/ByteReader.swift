@@ -36,33 +36,22 @@ public struct ByteView: RandomAccessCollection, @unchecked Sendable {
     UnsafeBufferPointer(start: base + startIndex, count: count)
   }
 
-  /// An owned copy.
-  @inlinable public var array: [UInt8] { Array(buffer) }
-
   @inlinable public func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
     try body(buffer)
   }
 
   /// Pins `bytes` and hands `body` a view of them, 0-based.
   @inlinable public static func pinning<R, E: Error>(_ bytes: [UInt8], _ body: (ByteView) throws(E) -> R) throws(E) -> R {
-    let result: Result<R, E> = bytes.withUnsafeBufferPointer { buffer in
-      let view = ByteView(base: buffer.baseAddress ?? ByteView.emptyBase, startIndex: 0, endIndex: buffer.count)
-      do throws(E) { return .success(try body(view)) } catch { return .failure(error) }
-    }
-    return try result.get()
+    try bytes.withUnsafeBufferPointer { (buffer) throws(E) -> R in try body(pinned(buffer, count: buffer.count)) }
   }
 
   /// Pins `bytes` (a slice) and hands `body` a view of them, 0-based.
   @inlinable public static func pinning<R, E: Error>(_ bytes: ArraySlice<UInt8>, _ body: (ByteView) throws(E) -> R) throws(E) -> R {
-    let result: Result<R, E> = bytes.withUnsafeBufferPointer { buffer in
-      let view = ByteView(base: buffer.baseAddress ?? ByteView.emptyBase, startIndex: 0, endIndex: buffer.count)
-      do throws(E) { return .success(try body(view)) } catch { return .failure(error) }
-    }
-    return try result.get()
+    try bytes.withUnsafeBufferPointer { (buffer) throws(E) -> R in try body(pinned(buffer, count: buffer.count)) }
   }
 
   /// A view of memory the caller keeps alive and unchanged for as long as the view is used.
-  public static func pinned(_ buffer: UnsafeBufferPointer<UInt8>, count: Int) -> ByteView {
+  @inlinable public static func pinned(_ buffer: UnsafeBufferPointer<UInt8>, count: Int) -> ByteView {
     ByteView(base: buffer.baseAddress ?? emptyBase, startIndex: 0, endIndex: Swift.min(count, buffer.count))
   }
 
@@ -215,9 +204,6 @@ public struct ByteReader: @unchecked Sendable {
     defer { _offset = endOffset }
     return ByteView(base: base, startIndex: offset, endIndex: endOffset)
   }
-
-  /// What is left, without reading it.
-  @inlinable public var rest: ByteView { ByteView(base: base, startIndex: offset, endIndex: endOffset) }
 
   @inlinable public func peekUInt8() throws(DecodeError) -> UInt8 {
     try require(1)

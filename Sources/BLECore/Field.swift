@@ -116,10 +116,7 @@ public struct FieldList: Sendable {
   public var count: Int { used }
 
   /// How many fields in use are values rather than groups: with none, text has nothing to show.
-  public internal(set) var leafCount: Int {
-    get { _leafCount }
-    set { _leafCount = newValue }
-  }
+  public var leafCount: Int { _leafCount }
   @usableFromInline var _leafCount = 0
 
   @inlinable @inline(__always) mutating func push(_ field: Stored) {
@@ -218,12 +215,7 @@ public struct FieldList: Sendable {
     return byteRuns.count - 1
   }
 
-  @inlinable mutating func keep(_ view: ByteView) -> Int {
-    let start = byteArena.count
-    byteArena.append(contentsOf: view.buffer)
-    byteRuns.append(start..<byteArena.count)
-    return byteRuns.count - 1
-  }
+  @inlinable mutating func keep(_ view: ByteView) -> Int { keep(view.buffer) }
 
   public mutating func removeAll() {
     used = 0

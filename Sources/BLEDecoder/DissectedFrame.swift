@@ -126,19 +126,18 @@ public struct SummaryLine: Sendable, Sequence {
       push(.string(strings.count))
       strings.append(words)
     case .bytes(let data):
-      guard isRecording else { return }
-      let start = byteArena.count
-      byteArena.append(contentsOf: data)
-      push(.bytes(byteRuns.count))
-      byteRuns.append(start..<byteArena.count)
+      keepBytes(data)
     }
   }
 
   /// Bytes shown as hex, copied from a view (views do not outlive decoding).
-  public mutating func appendBytes(_ view: ByteView) {
+  public mutating func appendBytes(_ view: ByteView) { keepBytes(view.buffer) }
+
+  /// Copies bytes into the arena and adds a part showing them.
+  mutating func keepBytes(_ data: some Collection<UInt8>) {
     guard isRecording else { return }
     let start = byteArena.count
-    byteArena.append(contentsOf: view.buffer)
+    byteArena.append(contentsOf: data)
     push(.bytes(byteRuns.count))
     byteRuns.append(start..<byteArena.count)
   }
@@ -298,25 +297,36 @@ public struct DissectedFrame: Sendable {
     return text
   }
 
+  /// Leaves a value's decoding for `completeDecoding`, with a copy of its bytes (the record's
+  /// bytes are pinned only while dissecting).
+  mutating func deferDecoding(_ decoder: Int, value: ByteView, context: ValueContext, name: StaticString?) {
+    var pending = PendingValue(decoder: decoder, context: context, name: name)
+    if value.count <= PendingValue.inlineCapacity {
+      pending.inlineCount = value.count
+      withUnsafeMutableBytes(of: &pendingInline) { $0.copyMemory(from: UnsafeRawBufferPointer(value.buffer)) }
+    } else {
+      pendingBytes.removeAll(keepingCapacity: true)
+      pendingBytes.append(contentsOf: value.buffer)
+    }
+    pendingValue = pending
+  }
+
   /// Decodes the value left pending by a dissector that defers value decoding (no-op otherwise).
   public mutating func completeDecoding() {
     guard let pending = pendingValue else { return }
     pendingValue = nil
-    if pending.inlineCount >= 0 {
-      let count = pending.inlineCount
-      var bytes = pendingInline
-      withUnsafeBytes(of: &bytes) { raw in
-        let view = ByteView.pinned(raw.bindMemory(to: UInt8.self), count: count)
-        ATTLayer.decodeNow(ProfileRegistry.all[pending.decoder], value: view, context: pending.context, name: pending.name, &self, summary: true)
-      }
-      return
-    }
-    // Moved out while decoding (the decoder mutates the frame), and back after: no copy.
-    var bytes: [UInt8] = []
-    swap(&bytes, &pendingBytes)
-    ByteView.pinning(bytes) { view in
+    func decode(_ view: ByteView) {
       ATTLayer.decodeNow(ProfileRegistry.all[pending.decoder], value: view, context: pending.context, name: pending.name, &self, summary: true)
     }
-    swap(&bytes, &pendingBytes)
+    if pending.inlineCount >= 0 {
+      var bytes = pendingInline
+      withUnsafeBytes(of: &bytes) { decode(ByteView.pinned($0.bindMemory(to: UInt8.self), count: pending.inlineCount)) }
+    } else {
+      // Moved out while decoding (the decoder mutates the frame), and back after: no copy.
+      var bytes: [UInt8] = []
+      swap(&bytes, &pendingBytes)
+      ByteView.pinning(bytes, decode)
+      swap(&bytes, &pendingBytes)
+    }
   }
 }

@@ -9,6 +9,14 @@ public struct LinkState: Sendable {
   var fixedBearer = ATTBearer()
   /// Other ATT bearers: a CID pair for each EATT channel, and BR/EDR ATT channels.
   var bearers: [UInt32: ATTBearer] = [:]
+
+  /// The ATT bearer with `key` (4: the fixed channel), modified in place.
+  subscript(bearer key: UInt32) -> ATTBearer {
+    get { key == 4 ? fixedBearer : bearers[key, default: ATTBearer()] }
+    _modify {
+      if key == 4 { yield &fixedBearer } else { yield &bearers[key, default: ATTBearer()] }
+    }
+  }
   /// The direction of the last PDU start, for continuations in formats that do not say.
   var lastStartDirection = Direction.controllerToHost
   /// Where this link's GATT databases are in `Dissector.databaseEntries` (found once per link).
@@ -247,15 +255,9 @@ extension Dissector {
     }
     let link = ATTLinkContext(frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction)
     // Both are modified in place: copying them out would copy their storage on every PDU.
-    if bearerKey == 4 {
-      try ATTLayer.decode(
-        &reader, bearer: &connections.entries[slot].link.fixedBearer,
-        database: &databaseEntries[database], link: link, frame: &frame)
-    } else {
-      try ATTLayer.decode(
-        &reader, bearer: &connections.entries[slot].link.bearers[bearerKey, default: ATTBearer()],
-        database: &databaseEntries[database], link: link, frame: &frame)
-    }
+    try ATTLayer.decode(
+      &reader, bearer: &connections.entries[slot].link[bearer: bearerKey],
+      database: &databaseEntries[database], link: link, frame: &frame)
   }
 
   /// Closes the `hci` group of an ACL frame whose PDU decodes: the upper layers say more, so

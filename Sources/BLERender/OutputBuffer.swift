@@ -310,8 +310,8 @@ public struct OutputBuffer {
     count = index
   }
 
-  /// `AA:BB:CC:DD:EE:FF`, most significant byte first.
-  /// An address's text, kept to be written again.
+  /// An address's text, `AA:BB:CC:DD:EE:FF` (most significant byte first), kept to be written
+  /// again.
   public static func addressText(_ address: BDAddr) -> PackedText {
     var text = PackedText()
     text.count = 17
@@ -338,21 +338,8 @@ public struct OutputBuffer {
       $0.baseAddress!.assumingMemoryBound(to: UInt8.self), text.count) }
   }
 
-  public mutating func address(_ address: BDAddr) {
-    reserve(17)
-    var index = count
-    for position in stride(from: 5, through: 0, by: -1) {
-      let value = UInt8(truncatingIfNeeded: address.rawValue >> (8 * UInt64(position)))
-      base[index] = Self.hexDigit(value >> 4, upper: true)
-      base[index + 1] = Self.hexDigit(value & 0x0F, upper: true)
-      index += 2
-      if position > 0 {
-        base[index] = UInt8(ascii: ":")
-        index += 1
-      }
-    }
-    count = index
-  }
+  /// `AA:BB:CC:DD:EE:FF`, most significant byte first.
+  public mutating func address(_ address: BDAddr) { append(Self.addressText(address)) }
 
   /// A JSON number for a real value: integral values as `30.0`, others with up to nine
   /// decimals, trailing zeros dropped (exact for the binary fractions decoders produce, such as

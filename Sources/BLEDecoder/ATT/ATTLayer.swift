@@ -158,7 +158,7 @@ enum ATTLayer {
       }
     case 0x07:  // Find By Type Value Response
       frame.fields.beginArray("handles", "Found")
-      let serviceUUID = request.flatMap { [0x2800, 0x2801].contains($0.type?.uuid16 ?? 0) ? uuidValue($0.findValue[...]) : nil }
+      let serviceUUID = request.flatMap { [0x2800, 0x2801].contains($0.type?.uuid16 ?? 0) ? ByteView.pinning($0.findValue) { uuidValue($0) } : nil }
       while !r.isAtEnd {
         let found = try r.readUInt16LE()
         let end = try r.readUInt16LE()
@@ -436,22 +436,14 @@ enum ATTLayer {
   }
 
   /// A UUID spelled as an attribute value (2 or 16 bytes, little-endian).
-  static func uuidValue<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> BluetoothUUID? {
+  static func uuidValue(_ bytes: ByteView) -> BluetoothUUID? {
+    var reader = ByteReader(bytes, layer: .att)
     switch bytes.count {
-    case 2:
-      var iterator = bytes.makeIterator()
-      return BluetoothUUID(uuid16: UInt16(iterator.next()!) | UInt16(iterator.next()!) << 8)
-    case 16:
-      var low: UInt64 = 0
-      var high: UInt64 = 0
-      for (index, byte) in bytes.enumerated() {
-        if index < 8 { low |= UInt64(byte) << (8 * UInt64(index)) } else { high |= UInt64(byte) << (8 * UInt64(index - 8)) }
-      }
-      return BluetoothUUID(high: high, low: low)
+    case 2: return try? reader.readUUID16()
+    case 16: return try? reader.readUUID128()
     default: return nil
     }
   }
-
 
   static func readByTypeResponse(_ r: inout ByteReader, type: BluetoothUUID?, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) throws(DecodeError) {
     let length = Int(try r.readUInt8())
@@ -632,15 +624,7 @@ enum ATTLayer {
   static func decodeWith(_ decoder: Int, value: ByteView, context: ValueContext, name: StaticString?, _ frame: inout DissectedFrame, summary: Bool) {
     // A lone value at the top level may be decoded later, on the rendering thread (pure work).
     if frame.defersValueDecoding && summary && frame.fields.depth == 0 {
-      var pending = PendingValue(decoder: decoder, context: context, name: name)
-      if value.count <= PendingValue.inlineCapacity {
-        pending.inlineCount = value.count
-        withUnsafeMutableBytes(of: &frame.pendingInline) { $0.copyMemory(from: UnsafeRawBufferPointer(value.buffer)) }
-      } else {
-        frame.pendingBytes.removeAll(keepingCapacity: true)
-        frame.pendingBytes.append(contentsOf: value.buffer)
-      }
-      frame.pendingValue = pending
+      frame.deferDecoding(decoder, value: value, context: context, name: name)
       return
     }
     decodeNow(ProfileRegistry.all[decoder], value: value, context: context, name: name, &frame, summary: summary)

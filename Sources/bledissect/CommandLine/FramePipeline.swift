@@ -15,10 +15,9 @@ final class FrameBatch: @unchecked Sendable {
   /// Set on the last batch of the capture.
   var isLast = false
 
-  init(capacity: Int, keepsVerbose: Bool, keepsSummaries: Bool, defersValueDecoding: Bool) {
+  init(capacity: Int, keepsVerbose: Bool, keepsSummaries: Bool) {
     var frame = DissectedFrame()
     frame.fields.keepsVerbose = keepsVerbose
-    frame.defersValueDecoding = defersValueDecoding
     frame.summaryParts.isRecording = keepsSummaries
     self.capacity = capacity
     frames = .allocate(capacity: capacity)
@@ -94,7 +93,7 @@ struct FramePipeline<R: FrameRenderer> {
   ) -> CaptureError? {
     let empty = BatchQueue()
     let filled = BatchQueue()
-    for _ in 0..<3 { empty.put(FrameBatch(capacity: batchSize, keepsVerbose: keepsVerbose, keepsSummaries: keepsSummaries, defersValueDecoding: defersValueDecoding)) }
+    for _ in 0..<3 { empty.put(FrameBatch(capacity: batchSize, keepsVerbose: keepsVerbose, keepsSummaries: keepsSummaries)) }
     let finished = DispatchSemaphore(value: 0)
     let state = RenderState(renderer: renderer, output: output, filter: filter)
     // The thread sees the renderer through a non-generic protocol: nothing generic crosses threads.
