@@ -439,6 +439,27 @@ public struct OutputBuffer {
     count = index + 1
   }
 
+  /// Whether any of eight bytes is a control character, a quote or a backslash (SWAR).
+  @inline(__always) static func needsEscaping(_ word: UInt64) -> Bool {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    // A byte b < 0x20: (b - 0x20) borrows into its high bit while b's own high bit is clear.
+    let control = (word &- ones &* 0x20) & ~word & highs
+    let quote = word ^ (ones &* 0x22)
+    let backslash = word ^ (ones &* 0x5C)
+    let hasQuote = (quote &- ones) & ~quote & highs
+    let hasBackslash = (backslash &- ones) & ~backslash & highs
+    return control | hasQuote | hasBackslash != 0
+  }
+
+  /// `"text"`, for text known to need no escaping.
+  @inline(__always) mutating func quoted(_ start: UnsafePointer<UInt8>, _ length: Int) {
+    reserve(length &+ 2)
+    uncheckedByte(UInt8(ascii: "\""))
+    uncheckedRaw(start, length)
+    uncheckedByte(UInt8(ascii: "\""))
+  }
+
   public mutating func jsonString(_ text: StaticString) {
     guard text.hasPointerRepresentation else {
       jsonString(text.description)
@@ -453,39 +474,23 @@ public struct OutputBuffer {
     let identity = UInt(bitPattern: start) ^ (UInt(truncatingIfNeeded: length) << 48)
     let slot = Int(truncatingIfNeeded: (identity ^ (identity >> 7) ^ (identity >> 13)) & UInt(OutputStorage.plainNameSlots - 1))
     if plainNames[slot] == identity {
-      reserve(length &+ 2)
-      uncheckedByte(UInt8(ascii: "\""))
-      uncheckedRaw(start, length)
-      uncheckedByte(UInt8(ascii: "\""))
+      quoted(start, length)
       return
     }
     var index = 0
-    let ones: UInt64 = 0x0101_0101_0101_0101
-    let highs: UInt64 = 0x8080_8080_8080_8080
     var sawSpecial = false
     while index + 8 <= length {
-      let word = UnsafeRawPointer(start + index).loadUnaligned(as: UInt64.self)
-      // A byte b < 0x20: (b - 0x20) borrows into its high bit while b's own high bit is clear.
-      let control = (word &- ones &* 0x20) & ~word & highs
-      let quote = word ^ (ones &* 0x22)
-      let backslash = word ^ (ones &* 0x5C)
-      let hasQuote = (quote &- ones) & ~quote & highs
-      let hasBackslash = (backslash &- ones) & ~backslash & highs
-      if control | hasQuote | hasBackslash != 0 {
+      if Self.needsEscaping(UnsafeRawPointer(start + index).loadUnaligned(as: UInt64.self)) {
         sawSpecial = true
         break
       }
       index += 8
     }
-    if !sawSpecial && index < length && length >= 8 {
-      // The tail: the last eight bytes, overlapping what was checked.
-      let word = UnsafeRawPointer(start + (length - 8)).loadUnaligned(as: UInt64.self)
-      let control = (word &- ones &* 0x20) & ~word & highs
-      let quote = word ^ (ones &* 0x22)
-      let backslash = word ^ (ones &* 0x5C)
-      let hasQuote = (quote &- ones) & ~quote & highs
-      let hasBackslash = (backslash &- ones) & ~backslash & highs
-      if control | hasQuote | hasBackslash == 0 { index = length }
+    // The tail: the last eight bytes, overlapping what was checked.
+    if !sawSpecial && index < length && length >= 8,
+      !Self.needsEscaping(UnsafeRawPointer(start + (length - 8)).loadUnaligned(as: UInt64.self))
+    {
+      index = length
     }
     while index < length {
       let value = start[index]
@@ -494,10 +499,7 @@ public struct OutputBuffer {
     }
     if index == length {
       plainNames[slot] = identity
-      reserve(length &+ 2)
-      uncheckedByte(UInt8(ascii: "\""))
-      uncheckedRaw(start, length)
-      uncheckedByte(UInt8(ascii: "\""))
+      quoted(start, length)
     } else {
       jsonString(utf8: UnsafeBufferPointer(start: start, count: length))
     }
