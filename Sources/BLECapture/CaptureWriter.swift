@@ -88,9 +88,10 @@ public struct CaptureWriter: Sendable {
       btsnoopRecord(record, prefix: [], flags: UInt32(record.adapter) << 16 | UInt32(opcode))
     case .packetLogger(let bigEndian):
       guard let type = Self.packetLoggerType(record) else { skipped += 1; return }
-      let length = UInt32(9 + record.bytes.count)
-      let seconds = UInt32(truncatingIfNeeded: record.timestamp / 1_000_000)
-      let micros = UInt32(truncatingIfNeeded: record.timestamp % 1_000_000)
+      let length = UInt32(clamping: 9 + record.bytes.count)
+      let time = Timestamp.split(record.timestamp)
+      let seconds = UInt32(truncatingIfNeeded: time.seconds)
+      let micros = UInt32(truncatingIfNeeded: time.micros)
       for value in [length, seconds, micros] { bigEndian ? appendBE32(value) : appendLE32(value) }
       output.append(type)
       output += record.bytes
@@ -136,8 +137,8 @@ public struct CaptureWriter: Sendable {
   }
 
   mutating func btsnoopRecord(_ record: CaptureRecord, prefix: [UInt8], flags: UInt32) {
-    let included = UInt32(prefix.count + record.bytes.count)
-    appendBE32(UInt32(prefix.count + max(record.originalLength, record.bytes.count)))
+    let included = UInt32(clamping: prefix.count + record.bytes.count)
+    appendBE32(Self.originalLength(record, extra: prefix.count))
     appendBE32(included)
     appendBE32(flags)
     appendBE32(0)
@@ -149,27 +150,34 @@ public struct CaptureWriter: Sendable {
   }
 
   mutating func pcapRecord(_ record: CaptureRecord, packet: [UInt8], extra: Int) {
-    appendLE32(UInt32(truncatingIfNeeded: record.timestamp / 1_000_000))
-    appendLE32(UInt32(truncatingIfNeeded: record.timestamp % 1_000_000))
-    appendLE32(UInt32(packet.count))
-    appendLE32(UInt32(extra + max(record.originalLength, record.bytes.count)))
+    let time = Timestamp.split(record.timestamp)
+    appendLE32(UInt32(truncatingIfNeeded: time.seconds))
+    appendLE32(UInt32(truncatingIfNeeded: time.micros))
+    appendLE32(UInt32(clamping: packet.count))
+    appendLE32(Self.originalLength(record, extra: extra))
     output += packet
   }
 
   mutating func pcapngRecord(_ record: CaptureRecord, packet: [UInt8], extra: Int) {
     let padded = (packet.count + 3) & ~3
-    let blockLength = UInt32(32 + padded)
+    let blockLength = UInt32(clamping: 32 + padded)
     appendLE32(6)
     appendLE32(blockLength)
     appendLE32(0)  // interface id
     let time = UInt64(bitPattern: record.timestamp)
     appendLE32(UInt32(truncatingIfNeeded: time >> 32))
     appendLE32(UInt32(truncatingIfNeeded: time))
-    appendLE32(UInt32(packet.count))
-    appendLE32(UInt32(extra + max(record.originalLength, record.bytes.count)))
+    appendLE32(UInt32(clamping: packet.count))
+    appendLE32(Self.originalLength(record, extra: extra))
     output += packet
     output += [UInt8](repeating: 0, count: padded - packet.count)
     appendLE32(blockLength)
+  }
+
+  /// The length the packet had on the wire, with the format's own prefix: never less than what
+  /// is written, and clamped to 32 bits (a record read from a hostile file may claim 0xFFFFFFFF).
+  static func originalLength(_ record: CaptureRecord, extra: Int) -> UInt32 {
+    UInt32(clamping: max(record.originalLength, record.bytes.count).saturatingAdd(extra))
   }
 
   mutating func appendBE32(_ value: UInt32) {

@@ -84,8 +84,9 @@ public final class PcapReader: CaptureReader {
       }
       frames = frame
       let captured = Int(header.caplen)
-      nextOffset += 16 + Int64(captured)
-      let timestamp = Int64(header.ts.tv_sec) * 1_000_000 + Int64(header.ts.tv_usec)
+      nextOffset = nextOffset.saturatingAdd(16 + Int64(captured))
+      // pcapng carries 64-bit timestamps in any unit: seconds far out of range must clamp, not trap.
+      let timestamp = Timestamp.microseconds(seconds: Int64(header.ts.tv_sec), micros: Int64(header.ts.tv_usec))
       let bytes = UnsafeBufferPointer(start: data, count: captured)
       return record(bytes, timestamp: timestamp, originalLength: Int(header.len), offset: recordOffset)
     }

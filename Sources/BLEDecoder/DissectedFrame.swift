@@ -52,20 +52,11 @@ public enum SummaryPart: Sendable, Equatable {
 
   /// `value` rounded to `places` decimals, without trailing zeros.
   public static func formatReal(_ value: Double, places: UInt8) -> String {
-    var scale = 1.0
-    for _ in 0..<places { scale *= 10 }
-    let scaled = Int64((abs(value) * scale).rounded())
-    let whole = scaled / Int64(scale)
-    var fraction = scaled % Int64(scale)
-    var digits = Int(places)
-    while digits > 0 && fraction % 10 == 0 {
-      fraction /= 10
-      digits -= 1
-    }
-    var text = (value < 0 && scaled != 0 ? "-" : "") + String(whole)
-    if digits > 0 {
-      let fractionText = String(fraction)
-      text += "." + String(repeating: "0", count: digits - fractionText.count) + fractionText
+    guard let fixed = FixedDecimal(value, places: places) else { return value.description }
+    var text = (fixed.negative ? "-" : "") + String(fixed.whole)
+    if fixed.digits > 0 {
+      let fractionText = String(fixed.fraction)
+      text += "." + String(repeating: "0", count: fixed.digits - fractionText.count) + fractionText
     }
     return text
   }

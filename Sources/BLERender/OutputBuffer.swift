@@ -377,31 +377,30 @@ public struct OutputBuffer {
 
   /// `value` rounded to `places` decimals, trailing zeros dropped (`812.5`, `72`).
   public mutating func real(_ value: Double, places: UInt8) {
-    var scale: Int64 = 1
-    for _ in 0..<places { scale *= 10 }
-    let scaled = Int64((abs(value) * Double(scale)).rounded())
-    if value < 0 && scaled != 0 { byte(UInt8(ascii: "-")) }
-    decimal(UInt64(scaled / scale))
-    var fraction = scaled % scale
-    var digits = Int(places)
-    while digits > 0 && fraction % 10 == 0 {
-      fraction /= 10
-      digits -= 1
+    guard let fixed = FixedDecimal(value, places: places) else {
+      append(string: value.description)  // 1e+20, inf, nan: too large for fixed decimals
+      return
     }
-    if digits > 0 {
+    if fixed.negative { byte(UInt8(ascii: "-")) }
+    decimal(fixed.whole)
+    if fixed.digits > 0 {
       byte(UInt8(ascii: "."))
-      zeroPadded(UInt64(fraction), width: digits)
+      zeroPadded(fixed.fraction, width: fixed.digits)
     }
   }
 
   /// `value` with exactly two decimals.
   public mutating func fixed2(_ value: Double) {
-    let hundredths = Int64((value * 100).rounded())
-    if hundredths < 0 { byte(UInt8(ascii: "-")) }
-    let magnitude = hundredths.magnitude
-    decimal(magnitude / 100)
+    guard let fixed = FixedDecimal(value, places: 2) else {
+      append(string: value.description)
+      return
+    }
+    if fixed.negative { byte(UInt8(ascii: "-")) }
+    decimal(fixed.whole)
     byte(UInt8(ascii: "."))
-    zeroPadded(magnitude % 100, width: 2)
+    var hundredths = fixed.fraction
+    for _ in fixed.digits..<2 { hundredths &*= 10 }
+    zeroPadded(hundredths, width: 2)
   }
 
   /// A JSON string literal: quotes, backslashes and control characters escaped.

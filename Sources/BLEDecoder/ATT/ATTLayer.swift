@@ -58,7 +58,7 @@ enum ATTLayer {
           frame.diagnostics.append(Diagnostic(.warning, .att, "\(opName(opcode)) does not answer the pending \(opName(pending.opcode)) (#\(pending.frame))"))
         }
         frame.fields.uint("request_frame", "Answers frame", pending.frame)
-        frame.fields.real("latency_ms", "Latency", Double(link.timestamp - pending.timestamp) / 1000, places: 3, unit: "ms")
+        latency(from: pending, link, &frame)
       } else {
         frame.diagnostics.append(Diagnostic(.warning, .att, "\(opName(opcode)) without a pending request"))
       }
@@ -67,7 +67,7 @@ enum ATTLayer {
       bearer.pendingIndication[link.direction.opposite] = nil
       if let pending = request {
         frame.fields.uint("request_frame", "Confirms frame", pending.frame)
-        frame.fields.real("latency_ms", "Latency", Double(link.timestamp - pending.timestamp) / 1000, places: 3, unit: "ms")
+        latency(from: pending, link, &frame)
         if let handle = pending.handle { frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4))) }
       } else {
         frame.diagnostics.append(Diagnostic(.warning, .att, "Handle Value Confirmation without a pending indication"))
@@ -421,6 +421,17 @@ enum ATTLayer {
       database.invalidate(start, end)
       frame.diagnostics.append(Diagnostic(.note, .gatt, "Service Changed: handles \(Hex.prefixed(UInt64(start), width: 4))–\(Hex.prefixed(UInt64(end), width: 4)) forgotten until rediscovered"))
     }
+  }
+
+  /// The time from a request (or indication) to what answers it. Timestamps come from the file:
+  /// their difference is clamped, and one that runs backwards is said, not shown as a latency.
+  static func latency(from pending: PendingRequest, _ link: ATTLinkContext, _ frame: inout DissectedFrame) {
+    let elapsed = Timestamp.elapsed(from: pending.timestamp, to: link.timestamp)
+    if elapsed < 0 {
+      frame.diagnostics.append(Diagnostic(.warning, .att, "timestamp precedes that of frame #\(pending.frame): no latency"))
+      return
+    }
+    frame.fields.real("latency_ms", "Latency", Double(elapsed) / 1000, places: 3, unit: "ms")
   }
 
   /// Start and end handle of a range request.

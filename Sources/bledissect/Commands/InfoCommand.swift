@@ -43,7 +43,7 @@ enum InfoCommand: CLICommand {
       context.stdout.append("start:    ")
       context.stdout.utcDateTime(first)
       context.stdout.append(" UTC\nduration: ")
-      context.stdout.seconds(last - first)
+      context.stdout.seconds(Timestamp.elapsed(from: first, to: last))
       context.stdout.append(" s\n")
     }
     var kinds: [String: Int] = [:]

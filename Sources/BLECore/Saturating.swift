@@ -1,0 +1,75 @@
+/// Arithmetic on values that came from a capture: clamped to the type's range instead of
+/// trapping. A hostile file can put any number in a length, count or timestamp, so plain `+`,
+/// `-` and `*` on such values are not used (a test reads the sources for timestamp arithmetic).
+extension FixedWidthInteger {
+  /// `self + other`, or the nearest bound when the sum does not fit.
+  @inlinable public func saturatingAdd(_ other: Self) -> Self {
+    let (sum, overflow) = addingReportingOverflow(other)
+    guard overflow else { return sum }
+    return other < 0 ? .min : .max
+  }
+
+  /// `self - other`, or the nearest bound when the difference does not fit.
+  @inlinable public func saturatingSubtract(_ other: Self) -> Self {
+    let (difference, overflow) = subtractingReportingOverflow(other)
+    guard overflow else { return difference }
+    return other < 0 ? .max : .min
+  }
+
+  /// `self * other`, or the nearest bound when the product does not fit.
+  @inlinable public func saturatingMultiply(_ other: Self) -> Self {
+    let (product, overflow) = multipliedReportingOverflow(by: other)
+    guard overflow else { return product }
+    return (self < 0) != (other < 0) ? .min : .max
+  }
+}
+
+/// Capture timestamps: signed microseconds since 1970-01-01 UTC.
+public enum Timestamp {
+  /// `seconds` and `micros` (either may be out of range in a hostile file) as one count.
+  @inlinable public static func microseconds(seconds: Int64, micros: Int64) -> Int64 {
+    seconds.saturatingMultiply(1_000_000).saturatingAdd(micros)
+  }
+
+  /// Microseconds from `start` to `end`; clamped, never trapping, negative when the clock went back.
+  @inlinable public static func elapsed(from start: Int64, to end: Int64) -> Int64 {
+    end.saturatingSubtract(start)
+  }
+
+  /// Whole seconds and the microseconds within them (0...999_999), also for times before 1970.
+  @inlinable public static func split(_ timestamp: Int64) -> (seconds: Int64, micros: Int64) {
+    let (q, r) = timestamp.quotientAndRemainder(dividingBy: 1_000_000)
+    return r < 0 ? (q - 1, r + 1_000_000) : (q, r)
+  }
+}
+
+/// A real number cut to a fixed number of decimals, for text. Values from the wire can be
+/// anything (an IEEE-11073 FLOAT of 1e20, a latency of years, NaN), so the scaled value is
+/// only formed when it fits; otherwise `fixed` is nil and callers print `value.description`.
+public struct FixedDecimal: Sendable, Equatable {
+  public var negative: Bool
+  public var whole: UInt64
+  /// The decimals, without trailing zeros: `fraction` has `digits` digits (0 when none).
+  public var fraction: UInt64
+  public var digits: Int
+
+  /// `value` rounded to `places` decimals (at most 9); nil when it is not finite or too large.
+  @inlinable public init?(_ value: Double, places: UInt8) {
+    guard value.isFinite else { return nil }
+    let places = Int(min(places, 9))
+    var scale: UInt64 = 1
+    for _ in 0..<places { scale &*= 10 }
+    let scaled = (abs(value) * Double(scale)).rounded()
+    // 2^63: beyond it UInt64(scaled) would trap or lose the integer part's exactness anyway.
+    guard scaled < 9.2e18 else { return nil }
+    let units = UInt64(scaled)
+    negative = value < 0 && units != 0
+    whole = units / scale
+    fraction = units % scale
+    digits = places
+    while digits > 0 && fraction % 10 == 0 {
+      fraction /= 10
+      digits -= 1
+    }
+  }
+}
