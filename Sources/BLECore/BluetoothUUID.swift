@@ -54,7 +54,7 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
     var body = Substring(text.lowercased())
     if body.hasPrefix("0x") { body = body.dropFirst(2) }
     let hex = body.filter { $0 != "-" }
-    guard hex.allSatisfy(\.isHexDigit) else { return nil }
+    guard hex.allSatisfy({ $0.isASCII && $0.isHexDigit }) else { return nil }
     switch hex.count {
     case 4: self.init(uuid16: UInt16(hex, radix: 16)!)
     case 8: self.init(uuid32: UInt32(hex, radix: 16)!)

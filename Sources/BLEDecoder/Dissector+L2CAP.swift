@@ -7,8 +7,9 @@ public struct LinkState: Sendable {
   /// The ATT bearer of the fixed channel (CID 4): outside the dictionary, since nearly every
   /// PDU uses it.
   var fixedBearer = ATTBearer()
-  /// Other ATT bearers: a CID pair for each EATT channel, and BR/EDR ATT channels.
-  var bearers: [UInt32: ATTBearer] = [:]
+  /// Other ATT bearers: a CID pair for each EATT channel, and BR/EDR ATT channels. LE has 64
+  /// dynamic CIDs per side; older bearers are forgotten past that.
+  var bearers = BoundedDictionary<UInt32, ATTBearer>(capacity: 64)
 
   /// The ATT bearer with `key` (4: the fixed channel), modified in place.
   subscript(bearer key: UInt32) -> ATTBearer {
@@ -19,9 +20,27 @@ public struct LinkState: Sendable {
   }
   /// The direction of the last PDU start, for continuations in formats that do not say.
   var lastStartDirection = Direction.controllerToHost
-  /// Where this link's GATT databases are in `Dissector.databaseEntries` (found once per link).
-  var localDatabase: Int?
-  var peerDatabase: Int?
+  /// Bytes held by incomplete PDUs: ACL reassembly and channel SDUs (capacity, not count).
+  var reassemblyBytes: Int {
+    var bytes = reassemblers.hostToController.buffer.capacity + reassemblers.controllerToHost.buffer.capacity
+    for channel in channels.channels.storage.values { bytes += channel.sdu.buffer.capacity }
+    return bytes
+  }
+
+  /// Forgets every incomplete PDU of the link; returns how many there were.
+  mutating func dropIncompletePDUs() -> Int {
+    var dropped = 0
+    for direction in [Direction.hostToController, .controllerToHost] where reassemblers[direction].reset() != nil { dropped += 1 }
+    for key in Array(channels.channels.keys) where channels.channels[key]?.sdu.isInProgress == true {
+      channels.channels[key, default: DynamicChannel(psm: 0, mtu: 0, mps: 0)].sdu = SDUReassembler()
+      dropped += 1
+    }
+    return dropped
+  }
+
+  /// Where this link's GATT databases are in `Dissector.gattDatabases` (found once per link).
+  var localDatabase: GATTDatabaseReference?
+  var peerDatabase: GATTDatabaseReference?
   public init() {}
 }
 
@@ -75,6 +94,7 @@ extension Dissector {
       HCIDataPacket.summarize(header, &frame)
       frame.summaryParts.append(.text(", not part of any PDU"))
     case let .incomplete(have, expected, firstFrame):
+      reassemblyGrew(by: payload.count, slot: slot, &frame)
       frame.fields.bytes("data", "Data", payload)
       frame.fields.end()  // hci
       frame.deepestLayer = .l2cap
@@ -144,7 +164,8 @@ extension Dissector {
       Self.dropRepeatedTitle(&frame)
     default:
       let channelKey = L2CAPChannels.Key(direction: direction, cid: cid)
-      guard var channel = connections.entries[slot].link.channels.channels[channelKey] else {
+      // A copy without the SDU buffer: the buffer is then grown in place, not copied per K-frame.
+      guard let channel = connections.entries[slot].link.channels.channels[channelKey].map(DynamicChannel.Settings.init) else {
         frame.fields.bytes("payload", "Payload", payload.readRemaining())
         frame.fields.end()
         frame.layerLabel = "L2CAP"
@@ -183,8 +204,8 @@ extension Dissector {
       if bytes.count > Int(channel.mps) {
         frame.diagnostics.append(Diagnostic(.warning, .l2cap, "K-frame of \(bytes.count) bytes exceeds the MPS \(channel.mps)"))
       }
-      let outcome = channel.sdu.append(bytes, frame: frame.number, mtu: Int(channel.mtu), diagnostics: &frame.diagnostics)
-      connections.entries[slot].link.channels.channels[channelKey] = channel
+      let outcome = connections.entries[slot].link.channels.channels[channelKey, default: DynamicChannel(channel)].sdu.append(
+        bytes, frame: frame.number, mtu: Int(channel.mtu), diagnostics: &frame.diagnostics)
       frame.layerLabel = "L2CAP"
       switch outcome {
       case nil:
@@ -192,6 +213,7 @@ extension Dissector {
         frame.fields.end()
         frame.title = "K-frame"
       case let .incomplete(have, expected)?:
+        reassemblyGrew(by: bytes.count, slot: slot, &frame)
         frame.fields.bytes("payload", "Payload", bytes)
         frame.fields.uint("sdu_have", "SDU bytes so far", have)
         frame.fields.uint("sdu_length", "SDU length", expected)
@@ -238,7 +260,7 @@ extension Dissector {
     // Whose attribute table the PDU is about: ours, or the peer's (by address when known).
     let local = ATTLayer.serverIsLocal(opcode: try reader.peekUInt8(), direction: direction)
     let database: Int
-    if let known = local ? connections.entries[slot].link.localDatabase : connections.entries[slot].link.peerDatabase {
+    if let known = gattDatabases.slot(local ? connections.entries[slot].link.localDatabase : connections.entries[slot].link.peerDatabase) {
       database = known
     } else {
       let connection = connections.entries[slot]
@@ -250,14 +272,17 @@ extension Dissector {
       } else {
         server = .connection(adapter: connection.adapter, handle: connection.handle, generation: connection.generation)
       }
-      database = databaseSlot(server)
-      if local { connections.entries[slot].link.localDatabase = database } else { connections.entries[slot].link.peerDatabase = database }
+      let reference = gattDatabases.reference(for: server, diagnostics: &frame.diagnostics)
+      database = reference.slot
+      if local { connections.entries[slot].link.localDatabase = reference } else { connections.entries[slot].link.peerDatabase = reference }
     }
     let link = ATTLinkContext(frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction)
+    let footprint = gattDatabases.databases[database].footprint
+    defer { gattDatabases.settle(database, footprintBefore: footprint, diagnostics: &frame.diagnostics) }
     // Both are modified in place: copying them out would copy their storage on every PDU.
     try ATTLayer.decode(
       &reader, bearer: &connections.entries[slot].link[bearer: bearerKey],
-      database: &databaseEntries[database], link: link, frame: &frame)
+      database: &gattDatabases.databases[database], link: link, frame: &frame)
   }
 
   /// Closes the `hci` group of an ACL frame whose PDU decodes: the upper layers say more, so

@@ -8,20 +8,34 @@ public struct Dissector: Sendable {
   public internal(set) var connections = ConnectionTable()
   /// GATT databases learned from discovery, one per server (a peer by address, or the local
   /// device), in slots that links remember so a PDU finds its database without hashing.
-  var databaseEntries: [GATTDatabase] = []
-  var databaseSlots: [GATTServerIdentity: Int] = [:]
+  var gattDatabases = GATTDatabaseTable()
 
   /// The databases by server (tests, tools).
-  public var databases: [GATTServerIdentity: GATTDatabase] { databaseSlots.mapValues { databaseEntries[$0] } }
+  public var databases: [GATTServerIdentity: GATTDatabase] { gattDatabases.byServer }
 
-  mutating func databaseSlot(_ server: GATTServerIdentity) -> Int {
-    if let slot = databaseSlots[server] { return slot }
-    databaseSlots[server] = databaseEntries.count
-    databaseEntries.append(GATTDatabase())
-    return databaseEntries.count - 1
-  }
+  /// Bytes put into reassembly buffers (ACL and SDU) since their total was last measured.
+  var reassemblyGrowth = 0
+  /// What incomplete PDUs may hold in all, and how often (in bytes added) that is checked.
+  static let reassemblyBudget = 16 << 20
+  static let reassemblyCheckInterval = 4 << 20
 
   public init() {}
+
+  /// Counts bytes an incomplete PDU now holds; every few MiB, measures all links, and when they
+  /// hold more than the budget, drops the incomplete PDUs of every link but `slot`.
+  mutating func reassemblyGrew(by bytes: Int, slot: Int, _ frame: inout DissectedFrame) {
+    reassemblyGrowth += bytes
+    guard reassemblyGrowth >= Self.reassemblyCheckInterval else { return }
+    reassemblyGrowth = 0
+    var held = 0
+    for entry in connections.entries { held += entry.link.reassemblyBytes }
+    guard held > Self.reassemblyBudget else { return }
+    var dropped = 0
+    for other in connections.entries.indices where other != slot {
+      dropped += connections.entries[other].link.dropIncompletePDUs()
+    }
+    frame.diagnostics.append(Diagnostic(.warning, .l2cap, "incomplete PDUs held \(held) bytes: \(dropped) of them on other links dropped"))
+  }
 
   /// Decodes `record` into `frame` (whose buffers are reused), as frame `number`.
   public mutating func dissect(_ record: CaptureRecord, number: Int, into frame: inout DissectedFrame) {
@@ -84,6 +98,11 @@ public struct Dissector: Sendable {
       }
     } catch {
       frame.malformed = error
+    }
+    if !connections.evicted.isEmpty {
+      for label in connections.takeEvicted() {
+        frame.diagnostics.append(Diagnostic(.note, .hci, "connection handle \(label.handle) of hci\(label.adapter) forgotten: more than \(ConnectionTable.maximumOpen) connections open at once"))
+      }
     }
     frame.fields.closeAll()
   }

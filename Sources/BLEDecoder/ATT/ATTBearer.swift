@@ -53,6 +53,35 @@ struct PreparedWrite: Sendable {
   var frame: Int
 }
 
+/// The Prepare Write requests a client queued and has not executed yet, bounded: an attribute
+/// value is at most 512 bytes (Core Vol 3 Part F 3.2.9) and servers answer Prepare Queue Full
+/// long before these limits, so parts beyond them are counted, not kept.
+struct PrepareQueue: Sendable {
+  static let maximumParts = 1024
+  static let maximumBytes = 65_536
+  var parts: [PreparedWrite] = []
+  var bytes = 0
+  /// Parts not kept because the queue was full.
+  var dropped = 0
+  /// The latest request, kept or not, which its response should echo.
+  var latest: PreparedWrite?
+
+  var isEmpty: Bool { parts.isEmpty && dropped == 0 }
+  var count: Int { parts.count + dropped }
+
+  /// Queues `part`; false when the queue is full and the part was only counted.
+  mutating func append(_ part: PreparedWrite) -> Bool {
+    latest = part
+    guard parts.count < Self.maximumParts, part.part.count <= Self.maximumBytes - bytes else {
+      dropped += 1
+      return false
+    }
+    parts.append(part)
+    bytes += part.part.count
+    return true
+  }
+}
+
 /// State of one ATT bearer (the LE fixed channel 0x0004, or one EATT channel).
 ///
 /// ATT is sequential per bearer: one outstanding request per client direction, one outstanding
@@ -64,7 +93,7 @@ public struct ATTBearer: Sendable {
   var pending = DirectionalPair<PendingRequest?>(nil)
   var pendingIndication = DirectionalPair<PendingRequest?>(nil)
   var longRead = DirectionalPair<LongRead?>(nil)
-  var prepared = DirectionalPair<[PreparedWrite]>([])
+  var prepared = DirectionalPair(PrepareQueue())
 
   public init(mtu: Int = 23) { self.mtu = mtu }
 }

@@ -53,7 +53,7 @@ enum ATTLayer {
       request = bearer.pending[link.direction.opposite]
       bearer.pending[link.direction.opposite] = nil
       if let pending = request {
-        let answers = opcode == 0x01 || opcode == pending.opcode + 1
+        let answers = opcode == 0x01 || opcode == pending.opcode &+ 1
         if !answers {
           frame.diagnostics.append(Diagnostic(.warning, .att, "\(opName(opcode)) does not answer the pending \(opName(pending.opcode)) (#\(pending.frame))"))
         }
@@ -338,24 +338,30 @@ enum ATTLayer {
       if opcode == 0x16 {
         newRequest.handle = handle
         newRequest.offset = offset
-        bearer.prepared[link.direction].append(PreparedWrite(handle: handle, offset: offset, part: Array(part), frame: link.frameNumber))
-      } else if let queued = bearer.prepared[link.direction.opposite].last, queued.handle != handle || queued.offset != offset || !queued.part.elementsEqual(part) {
+        let queued = bearer.prepared[link.direction].append(PreparedWrite(handle: handle, offset: offset, part: Array(part), frame: link.frameNumber))
+        if !queued, bearer.prepared[link.direction].dropped == 1 {
+          frame.diagnostics.append(Diagnostic(.warning, .att, "prepare queue holds \(PrepareQueue.maximumParts) parts or \(PrepareQueue.maximumBytes) bytes: this part and later ones are counted, not kept"))
+        }
+      } else if let queued = bearer.prepared[link.direction.opposite].latest, queued.handle != handle || queued.offset != offset || !queued.part.elementsEqual(part) {
         frame.diagnostics.append(Diagnostic(.warning, .att, "Prepare Write Response differs from the request (#\(queued.frame))"))
       }
     case 0x18:  // Execute Write Request
       let flags = try r.readUInt8()
       frame.fields.code("flags", "Flags", flags, width: 2, name: flags == 0 ? "cancel all prepared writes" : (flags == 1 ? "write all prepared values" : nil))
       let queue = bearer.prepared[link.direction]
-      bearer.prepared[link.direction] = []
+      bearer.prepared[link.direction] = PrepareQueue()
       if flags == 0 {
         frame.summaryParts.append(.text("cancel "))
         frame.summaryParts.append(.number(queue.count))
         frame.summaryParts.append(.text(queue.count == 1 ? " prepared write" : " prepared writes"))
-        if !queue.isEmpty {
-          frame.diagnostics.append(Diagnostic(.note, .att, "prepared write queue of \(queue.count) part\(queue.count == 1 ? "" : "s") cancelled (from #\(queue[0].frame))"))
+        if let first = queue.parts.first {
+          frame.diagnostics.append(Diagnostic(.note, .att, "prepared write queue of \(queue.count) part\(queue.count == 1 ? "" : "s") cancelled (from #\(first.frame))"))
         }
       } else {
-        executePreparedWrites(queue, &database, &frame)
+        if queue.dropped > 0 {
+          frame.diagnostics.append(Diagnostic(.warning, .att, "\(queue.dropped) prepared part\(queue.dropped == 1 ? "" : "s") beyond the queue's limit not included in the written values"))
+        }
+        executePreparedWrites(queue.parts, &database, &frame)
       }
     case 0x19:  // Execute Write Response
       break
@@ -678,7 +684,8 @@ enum ATTLayer {
     var values: [UInt16: [UInt8]] = [:]
     for part in queue {
       if values[part.handle] == nil { order.append(part.handle) }
-      var value = values[part.handle] ?? []
+      // Moved out of the dictionary (not copied), grown in place, put back.
+      var value = values.removeValue(forKey: part.handle) ?? []
       let end = Int(part.offset) + part.part.count
       if value.count < end { value.append(contentsOf: repeatElement(0, count: end - value.count)) }
       value.replaceSubrange(Int(part.offset)..<end, with: part.part)

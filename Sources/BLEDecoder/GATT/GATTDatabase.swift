@@ -34,9 +34,9 @@ public struct GATTDatabase: Sendable {
   struct Service: Sendable { var start: UInt16; var end: UInt16; var uuid: BluetoothUUID; var primary: Bool }
   struct Characteristic: Sendable { var declaration: UInt16; var valueHandle: UInt16; var uuid: BluetoothUUID; var properties: UInt8 }
 
-  var services: [Service] = []         // sorted by start
-  var characteristics: [Characteristic] = []  // sorted by declaration handle
-  var types: [UInt16: BluetoothUUID] = [:]    // any handle's type from Find Information
+  var services = HandleMap<Service>()                // by start handle
+  var characteristics = HandleMap<Characteristic>()  // by declaration handle
+  var types = HandleMap<BluetoothUUID>()             // any handle's type from Find Information
   /// Included services announced without a UUID (128-bit): start → end, until a read names them.
   var pendingIncludes: [UInt16: UInt16] = [:]
   /// Handles resolved so far: handle → index in `resolved` (-1: not known). Decoders read
@@ -60,20 +60,21 @@ public struct GATTDatabase: Sendable {
     lastHandle = nil
   }
 
+  /// How many entries the table holds, learned and cached: what `GATTDatabaseTable` bounds.
+  var footprint: Int {
+    services.count + characteristics.count + types.count + resolved.count + pendingIncludes.count
+  }
+
   public var isEmpty: Bool { services.isEmpty && characteristics.isEmpty && types.isEmpty }
 
   public mutating func addService(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool) {
     forget()
-    services.removeAll { $0.start == start }
-    let index = services.firstIndex { $0.start > start } ?? services.count
-    services.insert(Service(start: start, end: max(start, end), uuid: uuid, primary: primary), at: index)
+    services[start] = Service(start: start, end: max(start, end), uuid: uuid, primary: primary)
   }
 
   public mutating func addCharacteristic(declaration: UInt16, valueHandle: UInt16, uuid: BluetoothUUID, properties: UInt8) {
     forget()
-    characteristics.removeAll { $0.declaration == declaration }
-    let index = characteristics.firstIndex { $0.declaration > declaration } ?? characteristics.count
-    characteristics.insert(Characteristic(declaration: declaration, valueHandle: valueHandle, uuid: uuid, properties: properties), at: index)
+    characteristics[declaration] = Characteristic(declaration: declaration, valueHandle: valueHandle, uuid: uuid, properties: properties)
   }
 
   public mutating func setType(_ uuid: BluetoothUUID, of handle: UInt16) {
@@ -95,14 +96,9 @@ public struct GATTDatabase: Sendable {
   public mutating func invalidate(_ start: UInt16, _ end: UInt16) {
     guard start <= end else { return }
     forget()
-    services.removeAll { $0.start >= start && $0.start <= end }
-    characteristics.removeAll { $0.declaration >= start && $0.declaration <= end }
-    types = types.filter { $0.key < start || $0.key > end }
-  }
-
-  /// The properties byte of the characteristic whose value handle is `handle`.
-  public func properties(ofValue handle: UInt16) -> UInt8? {
-    characteristics.first { $0.valueHandle == handle }?.properties
+    services.removeAll(in: start...end)
+    characteristics.removeAll(in: start...end)
+    types.removeAll(in: start...end)
   }
 
   /// What `handle` is, or nil when discovery never covered it.
@@ -146,7 +142,8 @@ public struct GATTDatabase: Sendable {
   }
 
   func lookUp(_ handle: UInt16) -> ResolvedHandle? {
-    let service = services.last { $0.start <= handle && handle <= $0.end }
+    // Services do not overlap: the one starting last at or before the handle is the only candidate.
+    let service = services.atOrBefore(handle).map(\.value).flatMap { handle <= $0.end ? $0 : nil }
     let ownType = types[handle]
     if let service, service.start == handle {
       return ResolvedHandle(role: .serviceDeclaration, service: service.uuid, characteristic: nil,
@@ -154,10 +151,11 @@ public struct GATTDatabase: Sendable {
     }
     // The characteristic whose declaration precedes the handle, within the same service (a
     // characteristic's descriptors never run past the end of its service).
-    let characteristic = characteristics.last { candidate in
-      guard candidate.declaration <= handle else { return false }
-      if let service { return candidate.declaration >= service.start }
-      return !services.contains { $0.start <= candidate.declaration && candidate.declaration <= $0.end }
+    let characteristic = characteristics.atOrBefore(handle).map(\.value).flatMap { candidate -> Characteristic? in
+      if let service { return candidate.declaration >= service.start ? candidate : nil }
+      // Outside every service: so must the characteristic be.
+      if let around = services.atOrBefore(candidate.declaration)?.value, candidate.declaration <= around.end { return nil }
+      return candidate
     }
     if let characteristic {
       let name = Self.name(characteristic.uuid)

@@ -31,6 +31,8 @@ public struct Connection: Sendable, Equatable {
   public var isLE: Bool
   /// L2CAP reassembly, channels and ATT bearers of this link.
   var link = LinkState()
+  /// Used since the table's eviction hand last passed (see `ConnectionTable.maximumOpen`).
+  var recentlyUsed = true
 
   public var label: ConnectionLabel {
     ConnectionLabel(adapter: adapter, handle: handle, generation: generation, peer: peer, peerType: peerType)
@@ -47,13 +49,24 @@ enum ConnectionChange: Sendable {
 /// Open connections keyed by controller index and connection handle.
 ///
 /// Handles are reused after a disconnect, so each (controller, handle) pair counts generations.
+/// The table is bounded: a capture may show data on every handle of thousands of controllers
+/// without a single disconnect, so past `maximumOpen` the least recently used connection is
+/// forgotten (clock order), and the frame that caused it says so.
 public struct ConnectionTable: Sendable {
+  /// Far more than controllers hold at once (a few dozen links each).
+  public static let maximumOpen = 1024
+  /// Generation counters kept for handles not open now, before the oldest are dropped.
+  static let maximumGenerations = 65_536
   struct Key: Hashable { var adapter: UInt16; var handle: UInt16 }
   /// Open connections in no particular order; `slots` finds them. Layers reach a connection's
   /// state through its slot (`entries[slot]`), so nothing is copied on the per-packet path.
   var entries: [Connection] = []
   var slots: [Key: Int] = [:]
   var generations: [Key: Int] = [:]
+  /// The eviction hand over `entries`.
+  var hand = 0
+  /// Connections forgotten to make room, not yet reported by the dissector.
+  var evicted: [ConnectionLabel] = []
 
   public init() {}
 
@@ -72,13 +85,19 @@ public struct ConnectionTable: Sendable {
   mutating func slot(_ key: Key) -> Int? {
     if key == lastKey { return lastSlot }
     guard let slot = slots[key] else { return nil }
+    // Set on the uncached path only: the hand moves only in `store`, which clears `lastKey`.
+    entries[slot].recentlyUsed = true
     lastKey = key
     lastSlot = slot
     return slot
   }
 
   mutating func nextGeneration(_ key: Key) -> Int {
-    let generation = (generations[key] ?? 0) + 1
+    if generations.count >= Self.maximumGenerations, generations[key] == nil {
+      // Counters of handles that are not open go; a reused handle then counts from 1 again.
+      generations = generations.filter { slots[$0.key] != nil }
+    }
+    let generation = (generations[key] ?? 0) &+ 1
     generations[key] = generation
     return generation
   }
@@ -88,9 +107,31 @@ public struct ConnectionTable: Sendable {
     if let slot = slots[key] {
       entries[slot] = entry
     } else {
+      if entries.count >= Self.maximumOpen { evictOne() }
       slots[key] = entries.count
       entries.append(entry)
     }
+  }
+
+  /// Forgets the least recently used connection: a used one gets a second turn.
+  mutating func evictOne() {
+    while true {
+      if hand >= entries.count { hand = 0 }
+      if entries[hand].recentlyUsed {
+        entries[hand].recentlyUsed = false
+        hand += 1
+        continue
+      }
+      evicted.append(entries[hand].label)
+      remove(slot: hand, key: Key(adapter: entries[hand].adapter, handle: entries[hand].handle))
+      return
+    }
+  }
+
+  /// The connections forgotten since the last call.
+  mutating func takeEvicted() -> [ConnectionLabel] {
+    defer { evicted.removeAll() }
+    return evicted
   }
 
   /// Records a new connection; a still-open one on the same handle is replaced (its

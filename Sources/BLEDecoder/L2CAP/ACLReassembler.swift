@@ -12,8 +12,9 @@ public struct DirectionalPair<Value: Sendable>: Sendable {
 
   public subscript(direction: Direction) -> Value {
     get { direction == .hostToController ? hostToController : controllerToHost }
-    set {
-      if direction == .hostToController { hostToController = newValue } else { controllerToHost = newValue }
+    // In place: a get-then-set would copy a queue held here on every append (quadratic).
+    _modify {
+      if direction == .hostToController { yield &hostToController } else { yield &controllerToHost }
     }
   }
 }

@@ -12,6 +12,26 @@ struct DynamicChannel: Sendable {
   /// BR/EDR basic mode: each PDU's payload is the upper layer's PDU, with no SDU length.
   var basic = false
   var sdu = SDUReassembler()
+
+  /// Everything but the reassembly state.
+  struct Settings: Sendable {
+    var psm: UInt16
+    var mtu: UInt16
+    var mps: UInt16
+    var bearerKey: UInt32?
+    var basic: Bool
+    init(_ channel: DynamicChannel) {
+      (psm, mtu, mps, bearerKey, basic) = (channel.psm, channel.mtu, channel.mps, channel.bearerKey, channel.basic)
+    }
+  }
+
+  init(psm: UInt16, mtu: UInt16, mps: UInt16, bearerKey: UInt32? = nil, basic: Bool = false) {
+    (self.psm, self.mtu, self.mps, self.bearerKey, self.basic) = (psm, mtu, mps, bearerKey, basic)
+  }
+
+  init(_ settings: Settings) {
+    self.init(psm: settings.psm, mtu: settings.mtu, mps: settings.mps, bearerKey: settings.bearerKey, basic: settings.basic)
+  }
 }
 
 /// Rebuilds SDUs from K-frames: the first carries the SDU length, the rest only data.
@@ -27,6 +47,8 @@ struct SDUReassembler: Sendable {
     case complete([UInt8], firstFrame: Int, frames: Int)
     case incomplete(have: Int, expected: Int)
   }
+
+  var isInProgress: Bool { frames > 0 }
 
   mutating func append(_ payload: ByteView, frame: Int, mtu: Int?, diagnostics: inout [Diagnostic]) -> Outcome? {
     if buffer.isEmpty && frames == 0 {
@@ -68,9 +90,11 @@ struct L2CAPChannels: Sendable {
     var mps: UInt16
     var basic = false
   }
-  var channels: [Key: DynamicChannel] = [:]
-  /// Connection requests by (direction they travelled, identifier).
-  var pending: [Key: PendingConnect] = [:]
+  /// Channels by the direction frames travel and their destination CID; a link has a few, a
+  /// hostile capture may open thousands (the oldest are then forgotten).
+  var channels = BoundedDictionary<Key, DynamicChannel>(capacity: 256)
+  /// Connection requests by (direction they travelled, identifier): at most 256 identifiers.
+  var pending = BoundedDictionary<Key, PendingConnect>(capacity: 512)
 
   /// Learns dynamic channels from signaling commands that travelled in `direction`.
   mutating func learn(_ commands: [SignalingCommand], direction: Direction) -> [UInt32] {
