@@ -12,8 +12,9 @@ struct GATTDatabaseReference: Sendable, Equatable {
 ///
 /// A hostile capture can show a million peers, or fill each database with 65 535 handles; a real
 /// one shows at most a few thousand devices with a few hundred attributes each. Past either
-/// limit the least recently used database (clock order: a slot used since the hand last passed
-/// gets another turn) is forgotten, and the frame that caused it says so.
+/// limit the least recently used database is forgotten, and the frame that caused it says so.
+/// Clock order: a slot used since the hand last passed gets another turn; a new one starts
+/// without that turn, so a device seen once goes before one in use.
 public struct GATTDatabaseTable: Sendable {
   public static let maximumDatabases = 4096
   /// Services, characteristics, typed handles and resolved handles, summed over all databases.
@@ -59,7 +60,8 @@ public struct GATTDatabaseTable: Sendable {
       databases.append(GATTDatabase())
       servers.append(server)
       generations.append(0)
-      recentlyUsed.append(true)
+      // New entries start cold: a device seen once goes before one that keeps being used.
+      recentlyUsed.append(false)
     } else {
       slot = evictOne(sparing: nil, diagnostics: &diagnostics)
       servers[slot] = server
@@ -92,7 +94,6 @@ public struct GATTDatabaseTable: Sendable {
       footprint -= databases[slot].footprint
       databases[slot] = GATTDatabase()
       generations[slot] &+= 1
-      recentlyUsed[slot] = true
       return slot
     }
   }

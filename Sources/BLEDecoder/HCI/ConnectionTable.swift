@@ -31,8 +31,9 @@ public struct Connection: Sendable, Equatable {
   public var isLE: Bool
   /// L2CAP reassembly, channels and ATT bearers of this link.
   var link = LinkState()
-  /// Used since the table's eviction hand last passed (see `ConnectionTable.maximumOpen`).
-  var recentlyUsed = true
+  /// Used since the table's eviction hand last passed (see `ConnectionTable.maximumOpen`); a
+  /// new connection starts without it, so one seen once goes before one in use.
+  var recentlyUsed = false
 
   public var label: ConnectionLabel {
     ConnectionLabel(adapter: adapter, handle: handle, generation: generation, peer: peer, peerType: peerType)
