@@ -20,6 +20,9 @@ public struct LinkState: Sendable {
   }
   /// The direction of the last PDU start, for continuations in formats that do not say.
   var lastStartDirection = Direction.controllerToHost
+  /// Whether the capturing host is the GATT client on the fixed bearer, once a request in a
+  /// known direction showed it (direction inference uses it before the connection role).
+  var localIsClient: Bool?
   /// Bytes held by incomplete PDUs: ACL reassembly and channel SDUs (capacity, not count).
   var reassemblyBytes: Int {
     var bytes = reassemblers.hostToController.buffer.capacity + reassemblers.controllerToHost.buffer.capacity
@@ -55,17 +58,11 @@ extension Dissector {
       HCIDataPacket.summarize(header, &frame)
       return
     }
-    // Formats without direction (pcap link type 187): LE hosts start PDUs with packet
-    // boundary 00 and controllers with 10, and a continuation follows its start.
     let direction: Direction
     if let known = frame.record.direction {
       direction = known
     } else {
-      switch header.packetBoundary {
-      case 0: direction = .hostToController
-      case 1: direction = connections.entries[slot].link.lastStartDirection
-      default: direction = .controllerToHost
-      }
+      direction = inferDirection(packetBoundary: header.packetBoundary, payload: payload, slot: slot)
       frame.fields.addVerbose("inferred_direction", "Direction (inferred)", .staticText(direction == .hostToController ? "tx" : "rx"))
     }
     if header.packetBoundary != 1 { connections.entries[slot].link.lastStartDirection = direction }
@@ -118,6 +115,48 @@ extension Dissector {
         try dissectL2CAP(&pdu, slot: slot, direction: direction, firstFrame: fragments > 1 ? firstFrame : nil, fragments: fragments, into: &frame)
       }
     }
+  }
+
+  /// The direction of an ACL packet in a format that does not say (pcap link type 187).
+  ///
+  /// LE hosts should start PDUs with packet boundary 00 and controllers with 10, and a
+  /// continuation follows its start; but some hosts send 10 too. So a 10 that starts an ATT PDU
+  /// is placed by what ATT allows: a response or confirmation travels against the request or
+  /// indication pending on the bearer; requests and commands come from the client, notifications
+  /// and indications from the server, and the client is the central unless the capture showed
+  /// otherwise.
+  mutating func inferDirection(packetBoundary: UInt16, payload: ByteView, slot: Int) -> Direction {
+    if packetBoundary == 1 { return connections.entries[slot].link.lastStartDirection }
+    guard payload.count >= 5, payload[payload.startIndex + 2] == 0x04, payload[payload.startIndex + 3] == 0x00 else {
+      return packetBoundary == 0 ? .hostToController : .controllerToHost
+    }
+    let kind = ATTMethodKind(opcode: payload[payload.startIndex + 4])
+    if packetBoundary == 0 {
+      // Only a host sends 00: a request it sends shows which side the client is.
+      if kind == .request { connections.entries[slot].link.localIsClient = true }
+      if kind == .response { connections.entries[slot].link.localIsClient = false }
+      return .hostToController
+    }
+    let bearer = connections.entries[slot].link.fixedBearer
+    func against(_ pending: DirectionalPair<PendingRequest?>) -> Direction? {
+      switch (pending.hostToController != nil, pending.controllerToHost != nil) {
+      case (true, false): return .controllerToHost
+      case (false, true): return .hostToController
+      default: return nil
+      }
+    }
+    let localIsClient = connections.entries[slot].link.localIsClient ?? (connections.entries[slot].role != .peripheral)
+    switch kind {
+    case .response:
+      if let direction = against(bearer.pending) { return direction }
+    case .confirmation:
+      if let direction = against(bearer.pendingIndication) { return direction }
+    case .unknown:
+      return .controllerToHost
+    default:
+      break
+    }
+    return kind.isClientToServer == localIsClient ? .hostToController : .controllerToHost
   }
 
   /// One complete L2CAP PDU: basic header, then the channel's protocol.
@@ -259,6 +298,9 @@ extension Dissector {
   mutating func dissectATT(_ reader: inout ByteReader, slot: Int, bearerKey: UInt32, direction: Direction, into frame: inout DissectedFrame) throws(DecodeError) {
     // Whose attribute table the PDU is about: ours, or the peer's (by address when known).
     let local = ATTLayer.serverIsLocal(opcode: try reader.peekUInt8(), direction: direction)
+    if bearerKey == 4, frame.record.direction != nil, ATTMethodKind(opcode: try reader.peekUInt8()) == .request {
+      connections.entries[slot].link.localIsClient = !local
+    }
     let database: Int
     if let known = gattDatabases.slot(local ? connections.entries[slot].link.localDatabase : connections.entries[slot].link.peerDatabase) {
       database = known

@@ -167,3 +167,47 @@ import BLETestSupport
     #expect(Self.measurements(eatt).map(\.bpm) == Array(100...104))
   }
 }
+
+/// pcap link type 187 from a host that starts its ACL PDUs with packet boundary 10, as
+/// controllers do: ATT semantics and the link's role place each PDU (issue 7).
+@Suite struct DirectionInferenceTests {
+  /// The records of `name` with every host ACL start marked 10, and no direction.
+  static func hostStartsMarkedAsController(_ name: String) throws -> [CaptureRecord] {
+    try ScenarioTests.readRecords(capturePath(name)).map { record in
+      var copy = record
+      if record.kind == .acl, record.direction == .hostToController, record.bytes.count >= 2, record.bytes[1] & 0x30 == 0x00 {
+        copy.bytes[1] |= 0x20
+      }
+      return copy
+    }
+  }
+
+  @Test(arguments: ["hr_strap_session.btsnoop", "two_straps.btsnoop", "reconnect_cached.btsnoop", "long_values.btsnoop"])
+  func attDirectionsAreRecoveredWhenTheHostMarksStartsAsTheController(name: String) throws {
+    let original = try ScenarioTests.frames(name, nil)
+    var writer = CaptureWriter(format: .pcapH4)
+    for record in try Self.hostStartsMarkedAsController(name) { writer.write(record) }
+    let path = temporaryFile(writer.output)
+    defer { unlink(path) }
+    let reader = try CaptureFile.open(path: path)
+    var dissector = Dissector()
+    var inferred: [DissectedFrame] = []
+    while let record = try reader.next() {
+      var frame = DissectedFrame()
+      dissector.dissect(record, number: inferred.count + 1, into: &frame)
+      inferred.append(frame)
+    }
+    #expect(inferred.count == original.count)
+    var attFrames = 0
+    for (before, after) in zip(original, inferred) where before.fields.string("att.op") != nil || before.layerLabel.description == "ATT" {
+      attFrames += 1
+      #expect(after.fields.string("inferred_direction") == (before.record.direction == .hostToController ? "tx" : "rx"), "\(name) #\(before.number)")
+      #expect(after.summaryText == before.summaryText, "\(name) #\(before.number)")
+    }
+    #expect(attFrames > 20)
+    #expect(!inferred.contains { frame in frame.diagnostics.contains { $0.message.contains("without a pending request") } })
+    if name == "hr_strap_session.btsnoop" {
+      #expect(ScenarioTests.measurements(inferred) == ScenarioTests.strapSession)
+    }
+  }
+}
