@@ -18,7 +18,7 @@ enum ExitStatus {
   static let damaged: Int32 = 1
   /// The input cannot be read at all.
   static let unreadable: Int32 = 2
-  /// Bad command line (EX_USAGE).
+  /// Bad command line (EX_USAGE), also convert's output naming its input.
   static let usage: Int32 = 64
 }
 
@@ -72,7 +72,7 @@ enum BLEDissectCLI {
       1   the capture is damaged (truncated or corrupt record); frames before the damage were
           printed, then one line on stderr names the frame number and byte offset
       2   unreadable: missing or empty file, not a capture, unsupported format or link type
-      64  usage error
+      64  usage error (one line on stderr says what is wrong)
     """
 
   static var overview: String {

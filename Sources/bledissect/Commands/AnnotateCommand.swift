@@ -12,13 +12,17 @@ enum AnnotateCommand: CLICommand {
     discussion: """
       Reads btsnoop (datalinks 1001, 1002, 2001), Apple PacketLogger (.pklg, both byte orders),
       pcap and pcapng (link types 187, 201, 254). Use '-' to read standard input.
-      Each frame gets a header line (number, time, direction, kind, connection, summary) and
-      indented detail lines; --json writes one JSON object per frame (docs/json.md).
+      Each frame gets a header line (number, time, direction, protocol, connection, summary)
+      and indented detail lines; --json writes one JSON object per frame (docs/json.md).
+      With -1 on a terminal, a line wider than the terminal is cut and ends in '…'.
+      Filters: a filter given twice shows frames matching either value; different filters
+      must all match. Times do not change with filters: hidden frames still count.
+      Short options bundle: -1v, -c5, -tabs.
       """,
     options: [
       OptionSpec(name: "json", short: "j", kind: .flag, help: "Write JSON Lines, one object per frame."),
       OptionSpec(name: "format", short: nil, kind: .value(valueName: "text|json"), help: "Output format (default text)."),
-      OptionSpec(name: "time", short: "t", kind: .value(valueName: "rel|abs|delta"), help: "Time column: since the first frame (default), UTC, or since the previous frame."),
+      OptionSpec(name: "time", short: "t", kind: .value(valueName: "rel|abs|delta"), help: "Time column: seconds since the capture's first frame (default), UTC, or since the previous frame."),
       OptionSpec(name: "color", short: nil, kind: .value(valueName: "auto|always|never"), help: "Colour the text output (default auto: only on a terminal, never with NO_COLOR)."),
       OptionSpec(name: "oneline", short: "1", kind: .flag, help: "Text: only the header line of each frame."),
       OptionSpec(name: "verbose", short: "v", kind: .flag, help: "Text: also show lengths, opcode parts and other low-level fields."),
@@ -27,7 +31,7 @@ enum AnnotateCommand: CLICommand {
       OptionSpec(name: "peer", short: nil, kind: .value(valueName: "address"), help: "Only frames of connections to this device (AA:BB:CC:DD:EE:FF)."),
       OptionSpec(name: "handle", short: nil, kind: .value(valueName: "h"), help: "Only ATT frames naming this attribute handle (decimal or 0x hex)."),
       OptionSpec(name: "uuid", short: nil, kind: .value(valueName: "uuid"), help: "Only ATT frames about this service or characteristic (180d, 0x2a37, 128-bit)."),
-      OptionSpec(name: "layer", short: nil, kind: .value(valueName: "hci|l2cap|att|gatt"), help: "Only frames decoded up to this layer or beyond."),
+      OptionSpec(name: "layer", short: nil, kind: .value(valueName: "hci|l2cap|att|gatt"), help: "Only frames decoded at least this deep (any case: ATT or att)."),
     ],
     minimumPositionals: 1,
     maximumPositionals: 1)

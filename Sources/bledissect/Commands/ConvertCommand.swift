@@ -27,7 +27,10 @@ enum ConvertCommand: CLICommand {
     abstract: "Write a capture in another format (btsnoop, pklg, pcap, pcapng).",
     usage: "convert --to <format> <input> <output>",
     discussion: "Formats:\n" + formats.map { "  \($0.0)" + String(repeating: " ", count: 17 - $0.0.count) + $0.2 }.joined(separator: "\n")
-      + "\nRecords the target cannot carry (notes in btsnoop H4, SCO in H1) are skipped and counted on stderr.\nThe output may be '-' for standard output.",
+      + "\nRecords the target cannot carry (notes in btsnoop H4, SCO in H1) are skipped and counted on stderr."
+      + "\nThe output may be '-' for standard output. A file is written under a temporary name beside it and"
+      + "\nrenamed at the end, so a failed convert leaves the output as it was; an output that is the input"
+      + "\n(the same file by any name or link) is refused with status 64.",
     options: [
       OptionSpec(name: "to", short: nil, kind: .value(valueName: "format"), help: "Output format (see above).")
     ],
