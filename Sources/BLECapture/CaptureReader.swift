@@ -35,6 +35,11 @@ public enum CaptureFile {
     try open(InputSource(path: path))
   }
 
+  /// Opens a file named by raw bytes (a file name need not be UTF-8); `name` is for messages.
+  public static func open(pathBytes: [UInt8], name: String) throws(CaptureError) -> any CaptureReader {
+    try open(InputSource(pathBytes: pathBytes, name: name))
+  }
+
   public static func open(_ input: InputSource) throws(CaptureError) -> any CaptureReader {
     let have = try input.fill(16)
     if have == 0 { throw .emptyFile }

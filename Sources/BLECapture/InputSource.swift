@@ -30,13 +30,22 @@ public final class InputSource: @unchecked Sendable {
   static let chunkSize = 256 * 1024
 
   /// Opens `path`, or standard input for `-`.
-  public init(path: String) throws(CaptureError) {
-    self.name = path
-    if path == "-" {
+  public convenience init(path: String) throws(CaptureError) {
+    try self.init(pathBytes: Array(path.utf8), name: path)
+  }
+
+  /// Opens the file named by `pathBytes` exactly as the system spells it (file names need not
+  /// be UTF-8), or standard input for `-`; `name` is how messages show it.
+  public init(pathBytes: [UInt8], name: String) throws(CaptureError) {
+    self.name = name
+    if pathBytes == [UInt8(ascii: "-")] {
       fd = 0
       ownsDescriptor = false
     } else {
-      let opened = open(path, O_RDONLY)
+      guard !pathBytes.contains(0) else { throw .cannotOpen("file name holds a NUL byte") }
+      let opened = (pathBytes + [0]).withUnsafeBufferPointer { bytes in
+        bytes.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_RDONLY) }
+      }
       guard opened >= 0 else { throw .cannotOpen(String(cString: strerror(errno))) }
       var info = stat()
       if fstat(opened, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {

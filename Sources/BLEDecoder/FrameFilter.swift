@@ -2,18 +2,20 @@ import BLECore
 
 /// Which frames to show (`--conn`, `--peer`, `--handle`, `--uuid`, `--layer`). Every frame is
 /// still dissected, so state (connections, GATT databases) stays right; only output is filtered.
+/// Values of one kind are alternatives (a frame about any of them passes); kinds combine (a
+/// frame must pass every kind given).
 public struct FrameFilter: Sendable {
-  public var connectionHandle: UInt16?
-  public var peer: BDAddr?
-  public var attributeHandle: UInt16?
-  public var uuid: BluetoothUUID?
-  /// Only frames decoded at least this deep: `.hci`, `.l2cap`, `.att` or `.gatt`.
-  public var layer: ProtocolLayer?
+  public var connectionHandles: [UInt16] = []
+  public var peers: [BDAddr] = []
+  public var attributeHandles: [UInt16] = []
+  public var uuids: [BluetoothUUID] = []
+  /// Frames decoded at least as deep as one of these: `.hci`, `.l2cap`, `.att` or `.gatt`.
+  public var layers: [ProtocolLayer] = []
 
   public init() {}
 
   public var isEmpty: Bool {
-    connectionHandle == nil && peer == nil && attributeHandle == nil && uuid == nil && layer == nil
+    connectionHandles.isEmpty && peers.isEmpty && attributeHandles.isEmpty && uuids.isEmpty && layers.isEmpty
   }
 
   static func rank(_ layer: ProtocolLayer) -> Int {
@@ -27,11 +29,20 @@ public struct FrameFilter: Sendable {
   }
 
   public func matches(_ frame: DissectedFrame) -> Bool {
-    if let connectionHandle, frame.connection?.handle != connectionHandle { return false }
-    if let peer, frame.connection?.peer != peer { return false }
-    if let attributeHandle, !frame.attributeHandles.contains(attributeHandle) { return false }
-    if let uuid, !frame.gattUUIDs.contains(where: { $0.high == uuid.high && $0.low == uuid.low }) { return false }
-    if let layer, Self.rank(frame.deepestLayer) < Self.rank(layer) { return false }
+    if !connectionHandles.isEmpty {
+      guard let handle = frame.connection?.handle, connectionHandles.contains(handle) else { return false }
+    }
+    if !peers.isEmpty {
+      guard let peer = frame.connection?.peer, peers.contains(peer) else { return false }
+    }
+    if !attributeHandles.isEmpty, !frame.attributeHandles.contains(where: { attributeHandles.contains($0) }) { return false }
+    if !uuids.isEmpty, !frame.gattUUIDs.contains(where: { seen in uuids.contains { $0.high == seen.high && $0.low == seen.low } }) {
+      return false
+    }
+    if !layers.isEmpty {
+      let depth = Self.rank(frame.deepestLayer)
+      if !layers.contains(where: { depth >= Self.rank($0) }) { return false }
+    }
     return true
   }
 }

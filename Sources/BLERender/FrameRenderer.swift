@@ -3,11 +3,11 @@ import BLEDecoder
 
 /// How the time column of the text output reads.
 public enum TimeDisplay: String, Sendable, CaseIterable {
-  /// Seconds since the first frame.
+  /// Seconds since the capture's first frame (shown or not).
   case relative = "rel"
   /// UTC date and time.
   case absolute = "abs"
-  /// Seconds since the previous frame.
+  /// Seconds since the previous frame of the capture (shown or not).
   case delta
 }
 
@@ -15,11 +15,14 @@ public enum TimeDisplay: String, Sendable, CaseIterable {
 public protocol FrameRenderer {
   /// Renderers do not change the frame: it is `inout` so it is passed by address, never copied.
   mutating func render(_ frame: inout DissectedFrame, to out: inout OutputBuffer)
+  /// Takes note of a frame the filter does not show (times stay relative to the capture).
+  mutating func skip(_ frame: inout DissectedFrame)
   /// Called once after the last frame.
   mutating func finish(to out: inout OutputBuffer)
 }
 
 extension FrameRenderer {
+  public mutating func skip(_ frame: inout DissectedFrame) {}
   public mutating func finish(to out: inout OutputBuffer) {}
 }
 

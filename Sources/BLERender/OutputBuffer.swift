@@ -164,6 +164,49 @@ public struct OutputBuffer {
     count += number
   }
 
+  /// Right-aligns what was appended since `start` in `width` columns (ASCII), moving it right
+  /// and filling with spaces; longer text is left as it is.
+  public mutating func alignRight(from start: Int, width: Int) {
+    let length = count &- start
+    guard start >= 0, length >= 0, length < width else { return }
+    let pad = width - length
+    reserve(pad)
+    (base + start + pad).update(from: base + start, count: length)
+    (base + start).update(repeating: 0x20, count: pad)
+    count += pad
+  }
+
+  /// Shortens the line appended since `start` to at most `columns` columns, its end replaced by
+  /// "…". Columns are counted as Unicode scalars (what the text renderer writes is not wide);
+  /// SGR colour sequences (`ESC [ ... m`) take none and are kept whole.
+  public mutating func clipLine(from start: Int, columns: Int, resetColour: Bool) {
+    guard columns > 1, start >= 0, start <= count else { return }
+    var index = start
+    var used = 0
+    // Where the line is cut if it is too long: after `columns - 1` columns, room for "…".
+    var cut: Int?
+    while index < count {
+      let byte = base[index]
+      if byte == 0x1B {
+        // A colour sequence: skip to its final byte.
+        index += 1
+        while index < count, !(0x40...0x7E).contains(base[index]) || base[index] == UInt8(ascii: "[") { index += 1 }
+        index += 1
+        continue
+      }
+      if byte & 0xC0 != 0x80 {
+        if used == columns - 1 { cut = index }
+        used += 1
+        if used > columns { break }
+      }
+      index += 1
+    }
+    guard used > columns, let cut else { return }
+    count = cut
+    if resetColour { append("\u{1B}[0m") }
+    append("…")
+  }
+
   /// "00" through "99" back to back: a literal, so reading it needs no lazy initialization.
   @inline(__always) static var digitPairs: UnsafePointer<UInt8> {
     let pairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"

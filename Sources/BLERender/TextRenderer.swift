@@ -3,7 +3,7 @@ import BLEDecoder
 
 /// Human-readable output: one header line per frame, then indented detail lines.
 ///
-/// `#12  0.012345  tx  ACL    handle 64 C0:FF:EE:00:00:01  ACL Data: handle 64 start dlen 7`
+/// `#12        0.012345 tx ACL   conn 64 C0:FF:EE:00:00:01 ACL Data: handle 64 start dlen 7`
 public struct TextRenderer: FrameRenderer {
   public var time: TimeDisplay
   public var color: Bool
@@ -11,6 +11,8 @@ public struct TextRenderer: FrameRenderer {
   public var details: Bool
   /// Also show fields marked verbose (lengths, opcode parts).
   public var verbose: Bool
+  /// Header lines longer than this many columns end in "…" (`-1` on a terminal); nil: never.
+  public var lineWidth: Int?
   var firstTimestamp: Int64?
   var previousTimestamp: Int64?
   var firstAdapter: UInt16?
@@ -18,11 +20,12 @@ public struct TextRenderer: FrameRenderer {
   /// The last peer address written, and its text.
   var peerText = (address: BDAddr(rawValue: UInt64.max), text: PackedText())
 
-  public init(time: TimeDisplay = .relative, color: Bool = false, details: Bool = true, verbose: Bool = false) {
+  public init(time: TimeDisplay = .relative, color: Bool = false, details: Bool = true, verbose: Bool = false, lineWidth: Int? = nil) {
     self.time = time
     self.color = color
     self.details = details
     self.verbose = verbose
+    self.lineWidth = lineWidth
   }
 
   enum Style {
@@ -41,48 +44,76 @@ public struct TextRenderer: FrameRenderer {
     if color { out.append(code) }
   }
 
-  static func kindLabel(_ kind: PacketKind) -> StaticString {
-    switch kind {
-    case .command: return "Command"
-    case .event: return "Event  "
-    case .acl: return "ACL    "
-    case .sco: return "SCO    "
-    case .iso: return "ISO    "
-    case .note: return "Note   "
-    case .indexAdded, .indexRemoved, .indexOpened, .indexClosed, .indexInfo: return "Index  "
-    case .control: return "Control"
-    case .other: return "Other  "
+  /// The protocol column: the highest layer decoded above HCI, else the kind of record.
+  static func protocolLabel(_ frame: DissectedFrame) -> StaticString {
+    if frame.layerLabel.utf8CodeUnitCount > 0 { return frame.layerLabel }
+    switch frame.record.kind {
+    case .command: return "CMD"
+    case .event: return "EVT"
+    case .acl: return "ACL"
+    case .sco: return "SCO"
+    case .iso: return "ISO"
+    case .note: return "NOTE"
+    case .indexAdded, .indexRemoved, .indexOpened, .indexClosed, .indexInfo: return "INDEX"
+    case .control: return "CTRL"
+    case .other: return "OTHER"
     }
+  }
+
+  /// Column widths of the header line: frame numbers up to 99999, times up to 99999.999999 s
+  /// (or -9999.999999 s) and UTC times stay in their columns, so lines do not drift.
+  static let numberWidth = 6
+  static let secondsWidth = 12
+  static let dateTimeWidth = 26
+  static let protocolWidth = 5
+
+  /// Takes note of a frame the filter hides: times stay relative to the capture's first frame
+  /// and deltas to the previous frame captured, shown or not (Wireshark's "delta", not "delta
+  /// displayed").
+  public mutating func skip(_ frame: inout DissectedFrame) {
+    let timestamp = frame.record.timestamp
+    if firstTimestamp == nil { firstTimestamp = timestamp }
+    previousTimestamp = timestamp
+    noteAdapter(frame.record.kind, frame.record.adapter)
+  }
+
+  @inline(__always) mutating func noteAdapter(_ kind: PacketKind, _ adapter: UInt16) {
+    guard kind.isHCIPacket else { return }
+    if firstAdapter == nil { firstAdapter = adapter }
+    if adapter != firstAdapter { showAdapter = true }
   }
 
   public mutating func render(_ frame: inout DissectedFrame, to out: inout OutputBuffer) {
     // Read through the frame, not a copy of the record: copying it would retain its bytes,
     // whose reference count lives on the dissecting thread's cache line.
     let timestamp = frame.record.timestamp
-    let kind = frame.record.kind
     let adapter = frame.record.adapter
     let direction = frame.record.direction
-    if firstAdapter == nil, kind.isHCIPacket { firstAdapter = adapter }
-    if let firstAdapter, kind.isHCIPacket, adapter != firstAdapter { showAdapter = true }
+    noteAdapter(frame.record.kind, adapter)
+    let lineStart = out.count
 
     style(Style.dim, &out)
-    out.byte(UInt8(ascii: "#"))
     let numberStart = out.count
+    out.byte(UInt8(ascii: "#"))
     out.decimal(frame.number)
-    out.spaces(6 - (out.count - numberStart))
+    out.spaces(Self.numberWidth - (out.count - numberStart))
     out.byte(0x20)
+    let timeStart = out.count
+    if firstTimestamp == nil { firstTimestamp = timestamp }
     switch time {
     case .relative:
-      if firstTimestamp == nil { firstTimestamp = timestamp }
       out.seconds(timestamp &- firstTimestamp!)
+      out.alignRight(from: timeStart, width: Self.secondsWidth)
     case .delta:
       out.seconds(timestamp &- (previousTimestamp ?? timestamp))
+      out.alignRight(from: timeStart, width: Self.secondsWidth)
     case .absolute:
       out.utcDateTime(timestamp)
+      out.alignRight(from: timeStart, width: Self.dateTimeWidth)
     }
     previousTimestamp = timestamp
     style(Style.reset, &out)
-    out.append("  ")
+    out.byte(0x20)
     switch direction {
     case .hostToController?:
       style(Style.blue, &out)
@@ -94,17 +125,19 @@ public struct TextRenderer: FrameRenderer {
       out.append("  ")
     }
     style(Style.reset, &out)
-    out.append("  ")
+    out.byte(0x20)
+    let label = Self.protocolLabel(frame)
+    out.append(label)
+    out.spaces(Self.protocolWidth - label.utf8CodeUnitCount)
+    out.byte(0x20)
     if showAdapter, adapter != CaptureRecord.noController {
       out.append("[hci")
       out.decimal(Int(adapter))
       out.append("] ")
     }
-    out.append(Self.kindLabel(kind))
-    out.append("  ")
     if let connection = frame.connection {
       style(Style.cyan, &out)
-      out.append("handle ")
+      out.append("conn ")
       out.decimal(Int(connection.handle))
       if let peer = connection.peer {
         out.byte(0x20)
@@ -113,13 +146,9 @@ public struct TextRenderer: FrameRenderer {
         out.append(peerText.text)
       }
       style(Style.reset, &out)
-      out.append("  ")
-    }
-    style(Style.bold, &out)
-    if frame.layerLabel.utf8CodeUnitCount > 0 {
-      out.append(frame.layerLabel)
       out.byte(0x20)
     }
+    style(Style.bold, &out)
     out.append(frame.title)
     style(Style.reset, &out)
     if !frame.summary.isEmpty || !frame.summaryParts.isEmpty {
@@ -127,6 +156,8 @@ public struct TextRenderer: FrameRenderer {
       if !frame.summary.isEmpty { out.append(string: frame.summary) }
       Self.writeSummary(frame.summaryParts, &out)
     }
+    // Clipped before the mark, so a long malformed line keeps it.
+    if let lineWidth { out.clipLine(from: lineStart, columns: lineWidth - (frame.malformed == nil ? 0 : 13), resetColour: color) }
     if frame.malformed != nil {
       style(Style.red, &out)
       out.append("  [malformed]")

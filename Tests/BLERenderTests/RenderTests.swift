@@ -118,7 +118,7 @@ import BLERender
     let text = render(records: records, with: &renderer)
     #expect(text.contains("    Connection interval: 50.00 ms (40)\n"))
     #expect(text.contains("    Supervision timeout: 4000.00 ms (400)\n"))
-    #expect(text.contains("#2      0.001000  rx  Event    Disconnect Complete  [malformed]\n"))
+    #expect(text.contains("#2         0.001000 rx EVT   Disconnect Complete  [malformed]\n"))
     #expect(text.contains("    malformed: hci: parameter length says 4 bytes but 1 are present (byte 1)\n"))
   }
 
@@ -127,6 +127,6 @@ import BLERender
     let record = CaptureRecord(timestamp: 1_764_480_000_000_001, direction: .hostToController, kind: .command, bytes: [0x03, 0x0C, 0x00])
     var renderer = TextRenderer(time: .absolute)
     let text = render(records: [record], with: &renderer)
-    #expect(text.hasPrefix("#1      2025-11-30 05:20:00.000001  tx  Command  Reset\n"))
+    #expect(text.hasPrefix("#1     2025-11-30 05:20:00.000001 tx CMD   Reset\n"))
   }
 }

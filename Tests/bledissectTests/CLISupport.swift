@@ -19,9 +19,15 @@ struct CLIResult {
 }
 
 /// Runs the command line in-process with captured output.
-func runCLI(_ arguments: [String], environment: [String: String] = [:], terminal: Bool = false) -> CLIResult {
-  let context = CLIContext(stdout: OutputBuffer(fd: nil), stderr: OutputBuffer(fd: nil), environment: environment, stdoutIsTerminal: terminal)
-  let status = BLEDissectCLI.run(arguments, context)
+func runCLI(_ arguments: [String], environment: [String: String] = [:], terminal: Bool = false, columns: Int? = nil) -> CLIResult {
+  runCLI(words: arguments.map { Argument($0) }, environment: environment, terminal: terminal, columns: columns)
+}
+
+/// Runs the command line in-process with words given as bytes (file names need not be UTF-8).
+func runCLI(words: [Argument], environment: [String: String] = [:], terminal: Bool = false, columns: Int? = nil) -> CLIResult {
+  let context = CLIContext(
+    stdout: OutputBuffer(fd: nil), stderr: OutputBuffer(fd: nil), environment: environment, stdoutIsTerminal: terminal, terminalColumns: columns)
+  let status = BLEDissectCLI.run(arguments: words, context)
   return CLIResult(status: status, stdout: context.stdout.text, stderr: context.stderr.text)
 }
 

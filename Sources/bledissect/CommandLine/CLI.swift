@@ -18,7 +18,7 @@ enum ExitStatus {
   static let damaged: Int32 = 1
   /// The input cannot be read at all.
   static let unreadable: Int32 = 2
-  /// Bad command line (EX_USAGE).
+  /// Bad command line (EX_USAGE), also convert's output naming its input.
   static let usage: Int32 = 64
 }
 
@@ -28,20 +28,23 @@ final class CLIContext {
   var stderr: OutputBuffer
   let environment: [String: String]
   let stdoutIsTerminal: Bool
+  /// The terminal's width when standard output is one and its width is known.
+  let terminalColumns: Int?
 
-  init(stdout: OutputBuffer, stderr: OutputBuffer, environment: [String: String], stdoutIsTerminal: Bool) {
+  init(stdout: OutputBuffer, stderr: OutputBuffer, environment: [String: String], stdoutIsTerminal: Bool, terminalColumns: Int? = nil) {
     self.stdout = stdout
     self.stderr = stderr
     self.environment = environment
     self.stdoutIsTerminal = stdoutIsTerminal
+    self.terminalColumns = stdoutIsTerminal ? terminalColumns : nil
   }
 
   /// Opens a capture; on failure prints the one-line error and returns the exit status instead.
-  func openCapture(_ path: String) -> Result<any CaptureReader, ExitCode> {
+  func openCapture(_ path: Argument) -> Result<any CaptureReader, ExitCode> {
     do {
-      return .success(try CaptureFile.open(path: path))
+      return .success(try CaptureFile.open(pathBytes: path.bytes, name: path.display))
     } catch {
-      self.error("\(path): \(error.message)")
+      self.error("\(path.display): \(error.message)")
       return .failure(ExitCode(status: error.exitStatus))
     }
   }
@@ -69,7 +72,7 @@ enum BLEDissectCLI {
       1   the capture is damaged (truncated or corrupt record); frames before the damage were
           printed, then one line on stderr names the frame number and byte offset
       2   unreadable: missing or empty file, not a capture, unsupported format or link type
-      64  usage error
+      64  usage error (one line on stderr says what is wrong)
     """
 
   static var overview: String {
@@ -94,13 +97,15 @@ enum BLEDissectCLI {
     return text
   }
 
-  /// Runs one invocation; returns the exit status.
+  /// Runs one invocation given as text (tests); returns the exit status.
   static func run(_ arguments: [String], _ context: CLIContext) -> Int32 {
-    guard let first = arguments.first else {
-      context.error("missing argument: a capture file (or '-' for standard input)")
-      context.stderr.append(string: overview)
-      context.stderr.flush()
-      return ExitStatus.usage
+    run(arguments: arguments.map { Argument($0) }, context)
+  }
+
+  /// Runs one invocation; returns the exit status.
+  static func run(arguments: [Argument], _ context: CLIContext) -> Int32 {
+    guard let first = arguments.first?.text else {
+      return usageError("missing argument: a capture file (or '-' for standard input)", command: nil, context)
     }
     switch first {
     case "--version":
@@ -110,14 +115,15 @@ enum BLEDissectCLI {
       context.stdout.append(string: overview)
       return ExitStatus.success
     case "help":
-      guard arguments.count > 1 else {
+      guard arguments.count > 1, arguments[1].text != "help" else {
         context.stdout.append(string: overview)
         return ExitStatus.success
       }
-      guard let command = commands.first(where: { $0.configuration.name == arguments[1] }) else {
-        return usageError("unknown command '\(arguments[1])'", overview, context)
+      let name = arguments[1].text
+      guard let command = commands.first(where: { $0.configuration.name == name }) else {
+        return usageError("unknown command '\(arguments[1].display)'" + ArgumentParser.suggestion(name, among: commandNames), command: nil, context)
       }
-      context.stdout.append(string: ArgumentParser.help(for: command.configuration) + "\n" + exitStatusHelp + "\n")
+      context.stdout.append(string: help(for: command))
       return ExitStatus.success
     default:
       break
@@ -127,22 +133,44 @@ enum BLEDissectCLI {
     if let named = commands.first(where: { $0.configuration.name == first }) {
       command = named
       rest.removeFirst()
+    } else if looksLikeACommandWord(arguments[0]) {
+      return usageError("unknown command '\(arguments[0].display)'" + ArgumentParser.suggestion(first, among: commandNames), command: nil, context)
     }
     do {
       let parsed = try ArgumentParser.parse(rest, for: command.configuration)
       if parsed.has("help") {
-        context.stdout.append(string: ArgumentParser.help(for: command.configuration) + "\n" + exitStatusHelp + "\n")
+        context.stdout.append(string: help(for: command))
         return ExitStatus.success
       }
       return command.run(parsed, context)
     } catch {
-      return usageError(error.message, ArgumentParser.help(for: command.configuration), context)
+      return usageError(error.message, command: command.configuration.name, context)
     }
   }
 
-  static func usageError(_ message: String, _ help: String, _ context: CLIContext) -> Int32 {
+  static var commandNames: [String] { commands.map { $0.configuration.name } + ["help"] }
+
+  static func help(for command: any CLICommand.Type) -> String {
+    ArgumentParser.help(for: command.configuration) + "\n" + exitStatusHelp + "\n"
+  }
+
+  /// A first word that is no option, no path (no '/' or '.') and no existing file is taken for
+  /// a mistyped command rather than a missing capture.
+  static func looksLikeACommandWord(_ word: Argument) -> Bool {
+    guard let lead = word.bytes.first, lead != UInt8(ascii: "-"),
+      !word.bytes.contains(UInt8(ascii: "/")), !word.bytes.contains(UInt8(ascii: ".")), !word.bytes.contains(0)
+    else { return false }
+    var info = stat()
+    let found = (word.bytes + [0]).withUnsafeBufferPointer { bytes in
+      bytes.withMemoryRebound(to: CChar.self) { stat($0.baseAddress!, &info) == 0 }
+    }
+    return !found
+  }
+
+  /// A usage error: the problem on one line, then one line saying where help is.
+  static func usageError(_ message: String, command: String?, _ context: CLIContext) -> Int32 {
     context.error(message)
-    context.stderr.append(string: "\n" + help)
+    context.stderr.append(string: "see 'bledissect \(command.map { "help \($0)" } ?? "--help")'\n")
     context.stderr.flush()
     return ExitStatus.usage
   }
@@ -157,10 +185,18 @@ struct BLEDissectMain {
     for name in ["NO_COLOR", "TERM"] {
       if let value = getenv(name) { environment[name] = String(cString: value) }
     }
+    let stdoutIsTerminal = isatty(1) == 1
     let context = CLIContext(
       stdout: OutputBuffer(fd: 1), stderr: OutputBuffer(fd: 2, flushThreshold: 0),
-      environment: environment, stdoutIsTerminal: isatty(1) == 1)
-    let status = BLEDissectCLI.run(Array(CommandLine.arguments.dropFirst()), context)
+      environment: environment, stdoutIsTerminal: stdoutIsTerminal, terminalColumns: stdoutIsTerminal ? terminalColumns() : nil)
+    // The words as bytes: `CommandLine.arguments` repairs bytes that are not UTF-8, and a file
+    // named with them could not be opened.
+    var arguments: [Argument] = []
+    for index in 1..<Int(CommandLine.argc) {
+      guard let word = CommandLine.unsafeArgv[index] else { continue }
+      arguments.append(Argument(bytes: Array(UnsafeBufferPointer(start: word, count: strlen(word)).map { UInt8(bitPattern: $0) })))
+    }
+    let status = BLEDissectCLI.run(arguments: arguments, context)
     context.stdout.flush()
     context.stderr.flush()
     if let problem = context.stdout.writeError {
@@ -169,5 +205,13 @@ struct BLEDissectMain {
       exit(ExitStatus.unreadable)
     }
     exit(status)
+  }
+
+  /// The width of the terminal on standard output: the kernel's, else `COLUMNS`.
+  static func terminalColumns() -> Int? {
+    var size = winsize()
+    if ioctl(1, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+    if let text = getenv("COLUMNS"), let columns = Int(String(cString: text)), columns > 0 { return columns }
+    return nil
   }
 }

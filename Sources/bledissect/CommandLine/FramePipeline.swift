@@ -188,7 +188,10 @@ final class RenderState<R: FrameRenderer>: BatchRendering, @unchecked Sendable {
         do {
           for index in 0..<batch.count {
             let frame = batch.frames + index
-            if filtering && !filter.matches(frame.pointee) { continue }
+            if filtering && !filter.matches(frame.pointee) {
+              renderer.skip(&frame.pointee)
+              continue
+            }
             frame.pointee.completeDecoding()
             renderer.render(&frame.pointee, to: &buffer)
             if buffer.isClosed {

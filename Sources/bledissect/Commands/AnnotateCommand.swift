@@ -12,13 +12,17 @@ enum AnnotateCommand: CLICommand {
     discussion: """
       Reads btsnoop (datalinks 1001, 1002, 2001), Apple PacketLogger (.pklg, both byte orders),
       pcap and pcapng (link types 187, 201, 254). Use '-' to read standard input.
-      Each frame gets a header line (number, time, direction, kind, connection, summary) and
-      indented detail lines; --json writes one JSON object per frame (docs/json.md).
+      Each frame gets a header line (number, time, direction, protocol, connection, summary)
+      and indented detail lines; --json writes one JSON object per frame (docs/json.md).
+      With -1 on a terminal, a line wider than the terminal is cut and ends in '…'.
+      Filters: a filter given twice shows frames matching either value; different filters
+      must all match. Times do not change with filters: hidden frames still count.
+      Short options bundle: -1v, -c5, -tabs.
       """,
     options: [
       OptionSpec(name: "json", short: "j", kind: .flag, help: "Write JSON Lines, one object per frame."),
       OptionSpec(name: "format", short: nil, kind: .value(valueName: "text|json"), help: "Output format (default text)."),
-      OptionSpec(name: "time", short: "t", kind: .value(valueName: "rel|abs|delta"), help: "Time column: since the first frame (default), UTC, or since the previous frame."),
+      OptionSpec(name: "time", short: "t", kind: .value(valueName: "rel|abs|delta"), help: "Time column: seconds since the capture's first frame (default), UTC, or since the previous frame."),
       OptionSpec(name: "color", short: nil, kind: .value(valueName: "auto|always|never"), help: "Colour the text output (default auto: only on a terminal, never with NO_COLOR)."),
       OptionSpec(name: "oneline", short: "1", kind: .flag, help: "Text: only the header line of each frame."),
       OptionSpec(name: "verbose", short: "v", kind: .flag, help: "Text: also show lengths, opcode parts and other low-level fields."),
@@ -27,7 +31,7 @@ enum AnnotateCommand: CLICommand {
       OptionSpec(name: "peer", short: nil, kind: .value(valueName: "address"), help: "Only frames of connections to this device (AA:BB:CC:DD:EE:FF)."),
       OptionSpec(name: "handle", short: nil, kind: .value(valueName: "h"), help: "Only ATT frames naming this attribute handle (decimal or 0x hex)."),
       OptionSpec(name: "uuid", short: nil, kind: .value(valueName: "uuid"), help: "Only ATT frames about this service or characteristic (180d, 0x2a37, 128-bit)."),
-      OptionSpec(name: "layer", short: nil, kind: .value(valueName: "hci|l2cap|att|gatt"), help: "Only frames decoded up to this layer or beyond."),
+      OptionSpec(name: "layer", short: nil, kind: .value(valueName: "hci|l2cap|att|gatt"), help: "Only frames decoded at least this deep (any case: ATT or att)."),
     ],
     minimumPositionals: 1,
     maximumPositionals: 1)
@@ -35,32 +39,32 @@ enum AnnotateCommand: CLICommand {
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
     var json = arguments.has("json")
     if let format = arguments.value("format") {
-      switch format {
+      switch format.lowercased() {
       case "text": json = false
       case "json", "jsonl": json = true
       default:
-        return BLEDissectCLI.usageError("--format must be text or json, not '\(format)'", ArgumentParser.help(for: configuration), context)
+        return BLEDissectCLI.usageError("--format must be text or json, not '\(format)'", command: configuration.name, context)
       }
     }
     var time = TimeDisplay.relative
     if let value = arguments.value("time") {
-      guard let parsed = TimeDisplay(rawValue: value) else {
-        return BLEDissectCLI.usageError("--time must be rel, abs or delta, not '\(value)'", ArgumentParser.help(for: configuration), context)
+      guard let parsed = TimeDisplay(rawValue: value.lowercased()) else {
+        return BLEDissectCLI.usageError("--time must be rel, abs or delta, not '\(value)'", command: configuration.name, context)
       }
       time = parsed
     }
     var color = context.stdoutIsTerminal && (context.environment["NO_COLOR"] ?? "").isEmpty && context.environment["TERM"] != "dumb"
-    switch arguments.value("color") {
+    switch arguments.value("color")?.lowercased() {
     case nil, "auto"?: break
     case "always"?: color = true
     case "never"?: color = false
     case let other?:
-      return BLEDissectCLI.usageError("--color must be auto, always or never, not '\(other)'", ArgumentParser.help(for: configuration), context)
+      return BLEDissectCLI.usageError("--color must be auto, always or never, not '\(other)'", command: configuration.name, context)
     }
     var limit = Int.max
     if let value = arguments.value("count") {
       guard let count = Int(value), count >= 0 else {
-        return BLEDissectCLI.usageError("--count needs a whole number, not '\(value)'", ArgumentParser.help(for: configuration), context)
+        return BLEDissectCLI.usageError("--count needs a whole number, not '\(value)'", command: configuration.name, context)
       }
       limit = count
     }
@@ -68,7 +72,7 @@ enum AnnotateCommand: CLICommand {
     do {
       filter = try parseFilter(arguments)
     } catch {
-      return BLEDissectCLI.usageError(error.message, ArgumentParser.help(for: configuration), context)
+      return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }
     let path = arguments.positionals[0]
     if json {
@@ -76,12 +80,15 @@ enum AnnotateCommand: CLICommand {
       return annotate(path: path, renderer: renderer, limit: limit, verboseFields: true, filter: filter, context)
     }
     let verbose = arguments.has("verbose")
-    let renderer = TextRenderer(time: time, color: color, details: !arguments.has("oneline"), verbose: verbose)
+    let oneLine = arguments.has("oneline")
+    // One line per frame on a terminal: a line longer than the terminal is cut (ending in
+    // "…") rather than wrapped; piped output is never cut.
+    let renderer = TextRenderer(time: time, color: color, details: !oneLine, verbose: verbose, lineWidth: oneLine ? context.terminalColumns : nil)
     return annotate(path: path, renderer: renderer, limit: limit, verboseFields: verbose, filter: filter, context)
   }
 
   /// The main loop: read, dissect, render, one frame at a time in reused buffers.
-  static func annotate<R: FrameRenderer>(path: String, renderer: R, limit: Int, verboseFields: Bool, filter: FrameFilter = FrameFilter(), _ context: CLIContext) -> Int32 {
+  static func annotate<R: FrameRenderer>(path: Argument, renderer: R, limit: Int, verboseFields: Bool, filter: FrameFilter = FrameFilter(), _ context: CLIContext) -> Int32 {
     let reader: any CaptureReader
     switch context.openCapture(path) {
     case .success(let opened): reader = opened
@@ -95,36 +102,37 @@ enum AnnotateCommand: CLICommand {
     context.stdout = sink.buffer
     if let error = failure {
       context.stdout.flush()
-      context.error("\(path): \(error.message)")
+      context.error("\(path.display): \(error.message)")
       return error.exitStatus
     }
     return ExitStatus.success
   }
 
+  /// Values of one filter option given more than once are alternatives.
   static func parseFilter(_ arguments: ParsedArguments) throws(UsageError) -> FrameFilter {
     var filter = FrameFilter()
-    if let text = arguments.value("conn") {
+    for text in arguments.allValues("conn") {
       guard let value = parseNumber(text), value <= 0x0EFF else { throw UsageError(message: "--conn needs a connection handle (0 to 0x0eff), not '\(text)'") }
-      filter.connectionHandle = UInt16(value)
+      filter.connectionHandles.append(UInt16(value))
     }
-    if let text = arguments.value("peer") {
+    for text in arguments.allValues("peer") {
       guard let address = BDAddr(text) else { throw UsageError(message: "--peer needs an address like C0:11:22:33:44:55, not '\(text)'") }
-      filter.peer = address
+      filter.peers.append(address)
     }
-    if let text = arguments.value("handle") {
+    for text in arguments.allValues("handle") {
       guard let value = parseNumber(text), value <= 0xFFFF else { throw UsageError(message: "--handle needs an attribute handle (0x0001 to 0xffff), not '\(text)'") }
-      filter.attributeHandle = UInt16(value)
+      filter.attributeHandles.append(UInt16(value))
     }
-    if let text = arguments.value("uuid") {
+    for text in arguments.allValues("uuid") {
       guard let uuid = BluetoothUUID(text) else { throw UsageError(message: "--uuid needs a UUID (180d, 0x2a37 or 128-bit), not '\(text)'") }
-      filter.uuid = uuid
+      filter.uuids.append(uuid)
     }
-    if let text = arguments.value("layer") {
-      switch text {
-      case "hci": filter.layer = .hci
-      case "l2cap": filter.layer = .l2cap
-      case "att": filter.layer = .att
-      case "gatt": filter.layer = .gatt
+    for text in arguments.allValues("layer") {
+      switch text.lowercased() {
+      case "hci": filter.layers.append(.hci)
+      case "l2cap": filter.layers.append(.l2cap)
+      case "att": filter.layers.append(.att)
+      case "gatt": filter.layers.append(.gatt)
       default: throw UsageError(message: "--layer must be hci, l2cap, att or gatt, not '\(text)'")
       }
     }

@@ -27,7 +27,10 @@ enum ConvertCommand: CLICommand {
     abstract: "Write a capture in another format (btsnoop, pklg, pcap, pcapng).",
     usage: "convert --to <format> <input> <output>",
     discussion: "Formats:\n" + formats.map { "  \($0.0)" + String(repeating: " ", count: 17 - $0.0.count) + $0.2 }.joined(separator: "\n")
-      + "\nRecords the target cannot carry (notes in btsnoop H4, SCO in H1) are skipped and counted on stderr.\nThe output may be '-' for standard output.",
+      + "\nRecords the target cannot carry (notes in btsnoop H4, SCO in H1) are skipped and counted on stderr."
+      + "\nThe output may be '-' for standard output. A file is written under a temporary name beside it and"
+      + "\nrenamed at the end, so a failed convert leaves the output as it was; an output that is the input"
+      + "\n(the same file by any name or link) is refused with status 64.",
     options: [
       OptionSpec(name: "to", short: nil, kind: .value(valueName: "format"), help: "Output format (see above).")
     ],
@@ -35,54 +38,197 @@ enum ConvertCommand: CLICommand {
     maximumPositionals: 2)
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
-    guard let name = arguments.value("to") else {
-      return BLEDissectCLI.usageError("convert needs --to <format>", ArgumentParser.help(for: configuration), context)
+    guard let name = arguments.value("to")?.lowercased() else {
+      return BLEDissectCLI.usageError("convert needs --to <format>", command: configuration.name, context)
     }
     guard let format = formats.first(where: { $0.0 == name })?.1 else {
-      return BLEDissectCLI.usageError("unknown format '\(name)'", ArgumentParser.help(for: configuration), context)
+      return BLEDissectCLI.usageError(
+        "unknown format '\(name)'" + ArgumentParser.suggestion(name, among: formats.map { $0.0 }), command: configuration.name, context)
     }
     let input = arguments.positionals[0]
-    let outputPath = arguments.positionals[1]
+    let output = arguments.positionals[1]
+    let toStandardOutput = output.bytes == [UInt8(ascii: "-")]
+    if !toStandardOutput, input.bytes != [UInt8(ascii: "-")], let inputFile = FileStatus(input.bytes), let outputFile = FileStatus(output.bytes),
+      inputFile.device == outputFile.device, inputFile.inode == outputFile.inode
+    {
+      // Not through `usageError`: one line says it all.
+      context.error("\(output.display) is the same file as the input \(input.display): convert cannot write over its input")
+      return ExitStatus.usage
+    }
     let reader: any CaptureReader
     switch context.openCapture(input) {
     case .success(let opened): reader = opened
     case .failure(let code): return code.status
     }
-    let fd: Int32 = outputPath == "-" ? 1 : open(outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    guard fd >= 0 else {
-      context.error("\(outputPath): \(String(cString: strerror(errno)))")
+    var target: OutputFile
+    do {
+      target = toStandardOutput ? .standardOutput : try OutputFile.create(output.bytes)
+    } catch {
+      context.error("\(output.display): \(error.reason)")
       return ExitStatus.unreadable
     }
-    defer { if fd != 1 { close(fd) } }
     var writer = CaptureWriter(format: format)
     var status = ExitStatus.success
+    /// Writes what the writer holds; false when the output failed (the message is printed)
+    /// or was closed (a pipe whose reader left: quiet, status 0).
     func drain() -> Bool {
       let chunk = writer.takeOutput()
       var offset = 0
       while offset < chunk.count {
-        let written = chunk.withUnsafeBufferPointer { write(fd, $0.baseAddress! + offset, chunk.count - offset) }
+        let written = chunk.withUnsafeBufferPointer { write(target.descriptor, $0.baseAddress! + offset, chunk.count - offset) }
         if written < 0 {
           if errno == EINTR { continue }
-          context.error("\(outputPath): \(String(cString: strerror(errno)))")
+          if errno == EPIPE {
+            status = ExitStatus.success
+          } else {
+            context.error("\(output.display): \(String(cString: strerror(errno)))")
+            status = ExitStatus.unreadable
+          }
           return false
         }
         offset += written
       }
       return true
     }
+    var outputFailed = false
     do {
       while let record = try reader.next() {
         writer.write(record)
-        if writer.output.count >= 1 << 20, !drain() { return ExitStatus.unreadable }
+        if writer.output.count >= 1 << 20, !drain() {
+          outputFailed = true
+          break
+        }
       }
     } catch {
-      context.error("\(input): \(error.message)")
+      context.error("\(input.display): \(error.message)")
       status = error.exitStatus
     }
-    if !drain() { return ExitStatus.unreadable }
+    if !outputFailed, !drain() { outputFailed = true }
+    if outputFailed {
+      // Whatever was written is not the capture: the name keeps what it held before.
+      target.discard()
+      return status
+    }
+    // A damaged input (status 1) still gives a whole capture of the records before the damage.
+    if let problem = target.finish() {
+      context.error("\(output.display): \(problem)")
+      return ExitStatus.unreadable
+    }
     if writer.skipped > 0 {
       context.error("\(writer.skipped) record\(writer.skipped == 1 ? "" : "s") cannot be carried by \(name) and were skipped")
     }
     return status
+  }
+}
+
+/// A file's identity (`stat` follows symbolic links, so a link to the input is the input).
+struct FileStatus {
+  var device: UInt64
+  var inode: UInt64
+  var mode: UInt32
+
+  init?(_ path: [UInt8]) {
+    var info = stat()
+    guard withCPath(path, { stat($0, &info) }) == 0 else { return nil }
+    device = UInt64(info.st_dev)
+    inode = UInt64(info.st_ino)
+    mode = UInt32(info.st_mode)
+  }
+
+  var isRegularFile: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFREG) }
+}
+
+/// Calls `body` with `path` as a NUL-terminated C string (file names are bytes, not text).
+func withCPath<T>(_ path: [UInt8], _ body: (UnsafePointer<CChar>) -> T) -> T {
+  (path + [0]).withUnsafeBufferPointer { bytes in bytes.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) } }
+}
+
+/// Where convert writes. A regular file (or a new one) is written under a temporary name in
+/// its directory and renamed over it at the end, so the name never holds half a capture;
+/// anything else (a device, a FIFO) is written in place; `-` is standard output.
+enum OutputFile {
+  case standardOutput
+  case direct(descriptor: Int32)
+  case replacing(descriptor: Int32, temporary: [UInt8], final: [UInt8])
+
+  struct Failure: Error { var reason: String }
+
+  static func create(_ path: [UInt8]) throws(Failure) -> OutputFile {
+    guard !path.contains(0) else { throw Failure(reason: "file name holds a NUL byte") }
+    var final = path
+    var existingMode: UInt32?
+    if let existing = FileStatus(path) {
+      guard existing.isRegularFile else {
+        let descriptor = withCPath(path) { open($0, O_WRONLY | O_TRUNC) }
+        guard descriptor >= 0 else { throw Failure(reason: String(cString: strerror(errno))) }
+        return .direct(descriptor: descriptor)
+      }
+      existingMode = existing.mode & 0o7777
+      // A symbolic link keeps pointing at the file it named: replace that file, not the link.
+      if let resolved = withCPath(path, { realpath($0, nil) }) {
+        final = Array(UnsafeBufferPointer(start: resolved, count: strlen(resolved)).map { UInt8(bitPattern: $0) })
+        free(resolved)
+      }
+    }
+    let slash = final.lastIndex(of: UInt8(ascii: "/"))
+    let directory = slash.map { Array(final[...$0]) } ?? []
+    let base = slash.map { Array(final[($0 + 1)...]) } ?? final
+    var template = directory + Array(".".utf8) + base + Array(".bledissect-XXXXXX".utf8) + [0]
+    let descriptor = template.withUnsafeMutableBufferPointer { bytes in
+      bytes.withMemoryRebound(to: CChar.self) { mkstemp($0.baseAddress!) }
+    }
+    guard descriptor >= 0 else { throw Failure(reason: String(cString: strerror(errno))) }
+    template.removeLast()
+    // mkstemp makes the file 0600; give it the mode the replaced file had, or the usual one.
+    let mode: mode_t
+    if let existingMode {
+      mode = mode_t(existingMode)
+    } else {
+      let mask = umask(0)
+      _ = umask(mask)
+      mode = 0o644 & ~mask
+    }
+    _ = fchmod(descriptor, mode)
+    return .replacing(descriptor: descriptor, temporary: template, final: final)
+  }
+
+  var descriptor: Int32 {
+    switch self {
+    case .standardOutput: return 1
+    case .direct(let descriptor), .replacing(let descriptor, _, _): return descriptor
+    }
+  }
+
+  /// Closes the output and puts it in place; the reason when that failed.
+  func finish() -> String? {
+    switch self {
+    case .standardOutput: return nil
+    case .direct(let descriptor):
+      return close(descriptor) == 0 ? nil : String(cString: strerror(errno))
+    case let .replacing(descriptor, temporary, final):
+      if fsync(descriptor) != 0 || close(descriptor) != 0 {
+        let reason = String(cString: strerror(errno))
+        _ = withCPath(temporary) { unlink($0) }
+        return reason
+      }
+      let renamed = withCPath(temporary) { from in withCPath(final) { to in rename(from, to) } }
+      if renamed != 0 {
+        let reason = String(cString: strerror(errno))
+        _ = withCPath(temporary) { unlink($0) }
+        return reason
+      }
+      return nil
+    }
+  }
+
+  /// Closes the output; a temporary file is removed.
+  func discard() {
+    switch self {
+    case .standardOutput: return
+    case .direct(let descriptor): close(descriptor)
+    case let .replacing(descriptor, temporary, _):
+      close(descriptor)
+      _ = withCPath(temporary) { unlink($0) }
+    }
   }
 }

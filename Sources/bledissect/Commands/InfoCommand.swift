@@ -36,7 +36,7 @@ enum InfoCommand: CLICommand {
       damage = error.message
       status = error.exitStatus
     }
-    context.stdout.append(string: "file:     \(path)\n")
+    context.stdout.append(string: "file:     \(path.display)\n")
     context.stdout.append(string: "format:   \(reader.format.name), \(reader.format.detail)\n")
     context.stdout.append(string: "frames:   \(frames)\n")
     if let first {
@@ -53,7 +53,7 @@ enum InfoCommand: CLICommand {
     }
     if let damage {
       context.stdout.flush()
-      context.error("\(path): \(damage)")
+      context.error("\(path.display): \(damage)")
     }
     return status
   }
