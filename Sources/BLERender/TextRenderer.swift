@@ -60,6 +60,19 @@ public struct TextRenderer: FrameRenderer {
     }
   }
 
+  /// One-line output (`-1`) names the PDUs that fill most captures briefly, so the common
+  /// notification line fits 100 columns.
+  static func shortTitle(_ title: StaticString) -> StaticString {
+    // Lengths first: most titles are rejected without comparing a byte.
+    func same(_ a: StaticString, _ b: StaticString) -> Bool {
+      a.utf8CodeUnitCount == b.utf8CodeUnitCount && a.withUTF8Buffer { x in b.withUTF8Buffer { y in x.elementsEqual(y) } }
+    }
+    if same(title, "Handle Value Notification") { return "Notify" }
+    if same(title, "Handle Value Indication") { return "Indicate" }
+    if same(title, "Handle Value Confirmation") { return "Confirm" }
+    return title
+  }
+
   /// Column widths of the header line: frame numbers up to 99999, times up to 99999.999999 s
   /// (or -9999.999999 s) and UTC times stay in their columns, so lines do not drift.
   static let numberWidth = 6
@@ -102,10 +115,10 @@ public struct TextRenderer: FrameRenderer {
     if firstTimestamp == nil { firstTimestamp = timestamp }
     switch time {
     case .relative:
-      out.seconds(timestamp &- firstTimestamp!)
+      out.seconds(Timestamp.elapsed(from: firstTimestamp!, to: timestamp))
       out.alignRight(from: timeStart, width: Self.secondsWidth)
     case .delta:
-      out.seconds(timestamp &- (previousTimestamp ?? timestamp))
+      out.seconds(Timestamp.elapsed(from: previousTimestamp ?? timestamp, to: timestamp))
       out.alignRight(from: timeStart, width: Self.secondsWidth)
     case .absolute:
       out.utcDateTime(timestamp)
@@ -149,7 +162,7 @@ public struct TextRenderer: FrameRenderer {
       out.byte(0x20)
     }
     style(Style.bold, &out)
-    out.append(frame.title)
+    out.append(details ? frame.title : Self.shortTitle(frame.title))
     style(Style.reset, &out)
     if !frame.summary.isEmpty || !frame.summaryParts.isEmpty {
       out.append(frame.summarySeparator)
