@@ -12,13 +12,14 @@ then bledissect reads it once per mode, with its output thrown away:
     json     bledissect --json FILE > /dev/null       (annotate, JSON Lines)
     info     bledissect info FILE
     convert  bledissect convert --to pcapng FILE TMP  (TMP deleted afterwards)
-    (timestamps also: text-abs = -t abs, text-delta = -t delta)
+    (timestamps and timestamps_only also: text-abs = -t abs, text-delta = -t delta)
 
 Each run gets --timeout seconds (default 120); a run still going then is killed and reported as
 TIMEOUT, and that case and mode are not tried at larger scales. Captures are deleted after their
 runs (--keep DIR keeps them there). The release binary is built first if it is missing.
 
-Figures: wall seconds, CPU seconds (user + system, both threads) and peak resident set size,
+Figures: wall seconds, CPU seconds (user + system, both threads), CPU microseconds per unit (flat
+across scales = linear time) and peak resident set size,
 taken from os.wait4 on the child. A child forked straight from Python inherits Python's resident
 set in its high-water mark (a /bin/true child reports the parent's RSS), so on Linux the
 command runs under GNU time (/usr/bin/time, a small C program) when it is installed, and the
@@ -54,7 +55,7 @@ import make_hostile_captures as hostile  # noqa: E402
 RSS_LIMIT_MIB = 64
 GNU_TIME = "/usr/bin/time" if sys.platform.startswith("linux") and os.access("/usr/bin/time", os.X_OK) else None
 MODES = ("text", "json", "info", "convert")
-EXTRA_MODES = {"timestamps": ("text-abs", "text-delta")}
+EXTRA_MODES = {name: ("text-abs", "text-delta") for name in ("timestamps", "timestamps_only")}
 
 
 def command(binary: str, mode: str, capture: str, scratch: str) -> list[str]:
@@ -219,14 +220,15 @@ def main() -> int:
 
     rss_source = "GNU time" if GNU_TIME else "wait4 ru_maxrss (upper bound: includes this script at fork)"
     print(f"bledissect hostile captures; timeout {args.timeout:.0f} s per run; peak RSS from {rss_source}\n")
-    print("| case | scale | records | MiB | mode | wall s | cpu s | peak RSS MiB | exit | flags |")
-    print("|---|---:|---:|---:|---|---:|---:|---:|---|---|")
+    print("| case | scale | records | MiB | mode | wall s | cpu s | cpu µs/unit | peak RSS MiB | exit | flags |")
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---|---|")
     for r in rows:
         wall = f"> {args.timeout:.0f}" if r["status"] == "TIMEOUT" else f"{r['wall']:.2f}"
         rss = "—" if r["status"] == "TIMEOUT" and GNU_TIME else f"{r['rss']:.1f}"
         flags = "; ".join(r["flags"] + ([r["note"]] if r["note"] else []))
+        per_unit = "—" if r["status"] == "TIMEOUT" else f"{r['cpu'] / r['scale'] * 1e6:.2f}"
         print(f"| {r['case']} | {r['scale']} | {r['records']} | {r['mib']:.1f} | {r['mode']} | {wall} | {r['cpu']:.2f} | "
-              f"{rss} | {r['status']} | {flags} |")
+              f"{per_unit} | {rss} | {r['status']} | {flags} |")
     return 0
 
 

@@ -271,6 +271,13 @@ def timestamps(cap: Capture, n: int) -> None:
             cap.att(CONN, struct.pack("<BHB", 0x1B, 0x0010, 0x00), RX, ts=normal + 700)
 
 
+def timestamps_only(cap: Capture, n: int) -> None:
+    """N notifications whose timestamps cycle through the Int64/UInt64 extremes (no request/response pairs)."""
+    connect(cap)
+    for i in range(n):
+        cap.att(CONN, struct.pack("<BHB", 0x1B, 0x0010, i & 0xFF), RX, ts=EXTREME_TIMESTAMPS[i % len(EXTREME_TIMESTAMPS)])
+
+
 def long_reads(cap: Capture, n: int) -> None:
     """MTU 517, Read Request + full 516-byte Read Response, then N full Read Blob pairs of one value; every 1000th at offset 0xFFFF."""
     connect(cap)
@@ -295,6 +302,7 @@ CASES = {
     "huge_records": huge_records,
     "many_handles": many_handles,
     "timestamps": timestamps,
+    "timestamps_only": timestamps_only,
     "long_reads": long_reads,
 }
 
