@@ -229,6 +229,14 @@ public struct FieldList: Sendable {
     droppingFrom = nil
   }
 
+  /// Once the fields were rendered: when the byte arena grew past `limit`, empties the list
+  /// and lets the arena go.
+  public mutating func releaseLargeBuffers(limit: Int) {
+    guard byteArena.capacity > limit else { return }
+    removeAll()
+    byteArena = []
+  }
+
   /// Drops every field from `index` on (a layer a higher one makes redundant in plain text).
   public mutating func truncate(to index: Int) {
     guard index < used else { return }

@@ -281,6 +281,26 @@ public struct DissectedFrame: Sendable {
     if !diagnostics.isEmpty { diagnostics.removeAll(keepingCapacity: true) }
   }
 
+  /// Frames are reused, and each buffer keeps the capacity of the largest record or value it
+  /// held: 1 536 frames in flight that once held a 256 KiB record would keep 384 MiB. Once a
+  /// frame is rendered, buffers grown past this are let go.
+  public static let retainedBufferLimit = 16 << 10
+
+  /// The frame's content is gone afterwards when a buffer was let go: call it once rendered.
+  public mutating func releaseLargeBuffers() {
+    let limit = Self.retainedBufferLimit
+    if record.bytes.capacity > limit { record.bytes = [] }
+    if pendingBytes.capacity > limit {
+      pendingValue = nil
+      pendingBytes = []
+    }
+    if summaryParts.byteArena.capacity > limit {
+      summaryParts.removeAll(keepingCapacity: true)
+      summaryParts.byteArena = []
+    }
+    fields.releaseLargeBuffers(limit: limit)
+  }
+
   /// The whole summary as text (tests, tools); renderers write the parts directly.
   public var summaryText: String {
     var text = summary

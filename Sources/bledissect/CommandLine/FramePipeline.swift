@@ -111,6 +111,10 @@ struct FramePipeline<R: FrameRenderer> {
     // Eighths of the frames whose value the rendering thread decodes.
     var deferredEighths = defersValueDecoding ? 8 : 0
     var batch = empty.take()
+    // A batch is also handed over once its records hold this much: 512 records of 256 KiB in
+    // each of three batches would otherwise be 384 MiB in flight.
+    let batchByteLimit = 4 << 20
+    var batchBytes = 0
     do {
       // Records are read straight into the frames, whose byte buffers are reused.
       while number < limit, try reader.next(into: &batch.frames[batch.count].record) {
@@ -118,10 +122,12 @@ struct FramePipeline<R: FrameRenderer> {
         batch.frames[batch.count].defersValueDecoding = number & 7 < deferredEighths
         dissector.dissect(number: number, into: &batch.frames[batch.count])
         batch.count += 1
-        if batch.count == batchSize {
+        batchBytes += batch.frames[batch.count - 1].record.bytes.count
+        if batch.count == batchSize || batchBytes >= batchByteLimit {
           filled.put(batch)
           batch = empty.take()
           batch.count = 0
+          batchBytes = 0
           // This thread waited for an empty batch: rendering is behind, decode more here.
           // The rendering thread waited for a full one: this thread is behind, leave it more.
           if empty.tookWaited() { deferredEighths = max(deferredEighths - 1, 0) }
@@ -190,10 +196,12 @@ final class RenderState<R: FrameRenderer>: BatchRendering, @unchecked Sendable {
             let frame = batch.frames + index
             if filtering && !filter.matches(frame.pointee) {
               renderer.skip(&frame.pointee)
+              frame.pointee.releaseLargeBuffers()
               continue
             }
             frame.pointee.completeDecoding()
             renderer.render(&frame.pointee, to: &buffer)
+            frame.pointee.releaseLargeBuffers()
             if buffer.isClosed {
               lock.lock()
               closed = true
