@@ -28,6 +28,7 @@ enum AnnotateCommand: CLICommand {
       OptionSpec(name: "handle", short: nil, kind: .value(valueName: "h"), help: "Only ATT frames naming this attribute handle (decimal or 0x hex)."),
       OptionSpec(name: "uuid", short: nil, kind: .value(valueName: "uuid"), help: "Only ATT frames about this service or characteristic (180d, 0x2a37, 128-bit)."),
       OptionSpec(name: "layer", short: nil, kind: .value(valueName: "hci|l2cap|att|gatt"), help: "Only frames decoded up to this layer or beyond."),
+      stopAtDamageOption,
     ],
     minimumPositionals: 1,
     maximumPositionals: 1)
@@ -71,34 +72,36 @@ enum AnnotateCommand: CLICommand {
       return BLEDissectCLI.usageError(error.message, ArgumentParser.help(for: configuration), context)
     }
     let path = arguments.positionals[0]
+    let damage = damagePolicy(arguments)
     if json {
       let renderer = JSONLinesRenderer()
-      return annotate(path: path, renderer: renderer, limit: limit, verboseFields: true, filter: filter, context)
+      return annotate(path: path, renderer: renderer, limit: limit, verboseFields: true, filter: filter, damage: damage, context)
     }
     let verbose = arguments.has("verbose")
     let renderer = TextRenderer(time: time, color: color, details: !arguments.has("oneline"), verbose: verbose)
-    return annotate(path: path, renderer: renderer, limit: limit, verboseFields: verbose, filter: filter, context)
+    return annotate(path: path, renderer: renderer, limit: limit, verboseFields: verbose, filter: filter, damage: damage, context)
   }
 
   /// The main loop: read, dissect, render, one frame at a time in reused buffers.
-  static func annotate<R: FrameRenderer>(path: String, renderer: R, limit: Int, verboseFields: Bool, filter: FrameFilter = FrameFilter(), _ context: CLIContext) -> Int32 {
+  static func annotate<R: FrameRenderer>(
+    path: String, renderer: R, limit: Int, verboseFields: Bool, filter: FrameFilter = FrameFilter(), damage: DamagePolicy = .resynchronize,
+    _ context: CLIContext
+  ) -> Int32 {
     let reader: any CaptureReader
-    switch context.openCapture(path) {
+    switch context.openCapture(path, damage: damage) {
     case .success(let opened): reader = opened
     case .failure(let code): return code.status
     }
     // Plain text hides verbose fields, so they need not be built at all.
     let sink = OutputSink(context.stdout)
-    let failure = FramePipeline<R>.run(
+    let errors = OutputSink(context.stderr)
+    let (failure, frames) = FramePipeline<R>.run(
       reader: reader, renderer: renderer, limit: limit, keepsVerbose: verboseFields, keepsSummaries: R.self == TextRenderer.self,
-      defersValueDecoding: R.self == TextRenderer.self, filter: filter, output: sink)
+      defersValueDecoding: R.self == TextRenderer.self, filter: filter, output: sink, errors: errors, label: path)
     context.stdout = sink.buffer
-    if let error = failure {
-      context.stdout.flush()
-      context.error("\(path): \(error.message)")
-      return error.exitStatus
-    }
-    return ExitStatus.success
+    context.stderr = errors.buffer
+    context.stdout.flush()
+    return context.finishRead(path, reader: reader, frames: frames, failure: failure)
   }
 
   static func parseFilter(_ arguments: ParsedArguments) throws(UsageError) -> FrameFilter {

@@ -29,7 +29,8 @@ enum ConvertCommand: CLICommand {
     discussion: "Formats:\n" + formats.map { "  \($0.0)" + String(repeating: " ", count: 17 - $0.0.count) + $0.2 }.joined(separator: "\n")
       + "\nRecords the target cannot carry (notes in btsnoop H4, SCO in H1) are skipped and counted on stderr.\nThe output may be '-' for standard output.",
     options: [
-      OptionSpec(name: "to", short: nil, kind: .value(valueName: "format"), help: "Output format (see above).")
+      OptionSpec(name: "to", short: nil, kind: .value(valueName: "format"), help: "Output format (see above)."),
+      stopAtDamageOption,
     ],
     minimumPositionals: 2,
     maximumPositionals: 2)
@@ -44,7 +45,7 @@ enum ConvertCommand: CLICommand {
     let input = arguments.positionals[0]
     let outputPath = arguments.positionals[1]
     let reader: any CaptureReader
-    switch context.openCapture(input) {
+    switch context.openCapture(input, damage: damagePolicy(arguments)) {
     case .success(let opened): reader = opened
     case .failure(let code): return code.status
     }
@@ -55,7 +56,6 @@ enum ConvertCommand: CLICommand {
     }
     defer { if fd != 1 { close(fd) } }
     var writer = CaptureWriter(format: format)
-    var status = ExitStatus.success
     func drain() -> Bool {
       let chunk = writer.takeOutput()
       var offset = 0
@@ -70,19 +70,30 @@ enum ConvertCommand: CLICommand {
       }
       return true
     }
+    var failure: CaptureError?
+    var frames = 0
+    var damagePlaces = 0
+    // A pipe: what was converted is written out before a read that would wait.
+    let watchesInput = reader.mayWaitForInput
     do {
-      while let record = try reader.next() {
+      while true {
+        if watchesInput, !writer.output.isEmpty, !reader.nextIsReady(), !drain() { return ExitStatus.unreadable }
+        guard let record = try reader.next() else { break }
+        frames += 1
+        if reader.damagePlaces != damagePlaces, let skip = reader.damage.last {
+          damagePlaces = reader.damagePlaces
+          context.error("\(input): \(skip.message)")
+        }
         writer.write(record)
         if writer.output.count >= 1 << 20, !drain() { return ExitStatus.unreadable }
       }
     } catch {
-      context.error("\(input): \(error.message)")
-      status = error.exitStatus
+      failure = error
     }
     if !drain() { return ExitStatus.unreadable }
     if writer.skipped > 0 {
       context.error("\(writer.skipped) record\(writer.skipped == 1 ? "" : "s") cannot be carried by \(name) and were skipped")
     }
-    return status
+    return context.finishRead(input, reader: reader, frames: frames, failure: failure)
   }
 }
