@@ -40,6 +40,9 @@ public final class PacketLoggerReader: CaptureReader {
     let bigEndian = little & 0xFFFF == 0 && little >> 16 != 0
     var offset = 0
     for checked in 0..<recordsChecked {
+      // A pipe whose writer has sent one good record so far: that is the evidence there is
+      // (waiting for more would hold back the first frame).
+      if checked > 0, !input.canFillWithoutWaiting(offset + headerSize + 1) { return bigEndian }
       let have = try input.fill(offset + headerSize + 1)
       // Two good records in a row are as sure as five: a damaged third record is damage, not
       // another format. One good record suffices when it is the whole file.
