@@ -185,14 +185,26 @@ import Testing
     #expect(String(decoding: received, as: UTF8.self).split(separator: "\n").count == 160)
   }
 
-  /// PacketLogger has no magic number: one good record suffices when the writer pauses.
-  @Test func pipedPacketLoggerAppearsBeforeTheEndOfInput() throws {
+  /// PacketLogger (no magic number: one good record suffices when the writer pauses), pcap and
+  /// pcapng (read by libpcap through a stream of ours).
+  @Test(arguments: ["pklg", "pcap", "pcapng"])
+  func pipedPacketLoggerAndPcapAppearBeforeTheEndOfInput(format: String) throws {
     guard let binary = binaryPath() else {
       Issue.record("bledissect binary not found")
       return
     }
-    let capture = try Self.bytes("hr_strap_session.pklg")
-    let first = 4 + (Int(capture[0]) << 24 | Int(capture[1]) << 16 | Int(capture[2]) << 8 | Int(capture[3]))
+    let converted = NSTemporaryDirectory() + "bledissect-piped-\(UUID().uuidString).\(format)"
+    #expect(runCLI(["convert", "--to", format, capturePath("hr_strap_session.btsnoop"), converted]).status == 0)
+    let capture = Array(try Data(contentsOf: URL(fileURLWithPath: converted)))
+    // Where the first record ends: the file holding only it, converted the same way.
+    let one = NSTemporaryDirectory() + "bledissect-piped-\(UUID().uuidString).btsnoop"
+    let btsnoop = try Self.bytes("hr_strap_session.btsnoop")
+    _ = FileManager.default.createFile(atPath: one, contents: Data(btsnoop[..<Self.btsnoopOffsets(btsnoop)[1]]))
+    let firstOut = one + "." + format
+    #expect(runCLI(["convert", "--to", format, one, firstOut]).status == 0)
+    let first = try Data(contentsOf: URL(fileURLWithPath: firstOut)).count
+    #expect(Array(capture[..<first]) == Array(try Data(contentsOf: URL(fileURLWithPath: firstOut))))
+
     let process = Process()
     process.executableURL = URL(fileURLWithPath: binary)
     process.arguments = ["-1", "-"]
@@ -204,7 +216,7 @@ import Testing
     try process.run()
     var received: [UInt8] = []
     Self.write(capture[..<first], to: input)
-    #expect(Self.awaitLines(output.fileHandleForReading.fileDescriptor, &received, count: 1, timeout: 2))
+    #expect(Self.awaitLines(output.fileHandleForReading.fileDescriptor, &received, count: 1, timeout: 2), "\(format)")
     Self.write(capture[first...], to: input)
     try input.fileHandleForWriting.close()
     received += output.fileHandleForReading.readDataToEndOfFile()
