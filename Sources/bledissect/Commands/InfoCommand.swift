@@ -50,7 +50,9 @@ enum InfoCommand: CLICommand {
       context.stdout.append("start:    ")
       context.stdout.utcDateTime(first)
       context.stdout.append(" UTC\nduration: ")
-      context.stdout.seconds(last - first)
+      // Timestamps come from the capture: a span that overflows is shown as the largest one.
+      let span = last.subtractingReportingOverflow(first)
+      context.stdout.seconds(span.overflow ? (last < first ? Int64.min : Int64.max) : span.partialValue)
       context.stdout.append(" s\n")
     }
     var kinds: [String: Int] = [:]
@@ -64,13 +66,9 @@ enum InfoCommand: CLICommand {
     }
     context.stdout.flush()
     // Each skip in order, then the damage that ended the read and the tally.
-    var seen = 0
-    for skip in skips {
-      seen += 1
-      context.error("\(path): \(skip.message)")
-    }
-    if skipped.places > seen {
-      context.error("\(path): \(skipped.places - seen) more damaged places not listed")
+    for skip in skips { context.error("\(path): \(skip.message)") }
+    if skipped.places > skips.count {
+      context.error("\(path): \(skipped.places - skips.count) more damaged places not listed")
     }
     return context.finishRead(path, reader: reader, frames: frames, failure: failure)
   }
