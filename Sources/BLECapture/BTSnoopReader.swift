@@ -18,12 +18,13 @@ public final class BTSnoopReader: CaptureReader {
   let input: InputSource
   public let datalink: BTSnoopFormat.Datalink
   public let format: CaptureFormat
-  var frames = 0
+  // Touched once per record: spared the run-time exclusivity checks (only `next` writes them).
+  @exclusivity(unchecked) var frames = 0
   let damagePolicy: DamagePolicy
-  public private(set) var damage = DamageTally()
+  @exclusivity(unchecked) public private(set) var damage = DamageTally()
   public var damagePlaces: Int { damage.places }
   /// Flag bits seen in good records: a record found after damage may carry them too.
-  var seenFlags: UInt32 = 0
+  @exclusivity(unchecked) var seenFlags: UInt32 = 0
 
   init(_ input: InputSource, damage: DamagePolicy = .stop) throws(CaptureError) {
     self.input = input

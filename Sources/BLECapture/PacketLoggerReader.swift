@@ -9,9 +9,10 @@ public final class PacketLoggerReader: CaptureReader {
   let input: InputSource
   let bigEndian: Bool
   public let format: CaptureFormat
-  var frames = 0
+  // Touched once per record: spared the run-time exclusivity checks (only `next` writes them).
+  @exclusivity(unchecked) var frames = 0
   let damagePolicy: DamagePolicy
-  public private(set) var damage = DamageTally()
+  @exclusivity(unchecked) public private(set) var damage = DamageTally()
   public var damagePlaces: Int { damage.places }
 
   /// Record header: length(4), seconds(4), microseconds(4); the type byte follows.
