@@ -18,10 +18,17 @@ public final class BTSnoopReader: CaptureReader {
   let input: InputSource
   public let datalink: BTSnoopFormat.Datalink
   public let format: CaptureFormat
-  var frames = 0
+  // Touched once per record: spared the run-time exclusivity checks (only `next` writes them).
+  @exclusivity(unchecked) var frames = 0
+  let damagePolicy: DamagePolicy
+  @exclusivity(unchecked) public private(set) var damage = DamageTally()
+  public var damagePlaces: Int { damage.places }
+  /// Flag bits seen in good records: a record found after damage may carry them too.
+  @exclusivity(unchecked) var seenFlags: UInt32 = 0
 
-  init(_ input: InputSource) throws(CaptureError) {
+  init(_ input: InputSource, damage: DamagePolicy = .stop) throws(CaptureError) {
     self.input = input
+    damagePolicy = damage
     guard try input.fill(BTSnoopFormat.headerSize) >= BTSnoopFormat.headerSize else {
       throw .damaged(frame: 0, offset: 0, reason: "btsnoop header is \(input.available) bytes, needs 16")
     }
@@ -52,27 +59,53 @@ public final class BTSnoopReader: CaptureReader {
     return try next(into: &record) ? record : nil
   }
 
+  public var mayWaitForInput: Bool { !input.isRegularFile }
+
+  public func nextIsReady() -> Bool {
+    guard input.canFillWithoutWaiting(BTSnoopFormat.recordHeaderSize) else { return false }
+    guard input.available >= BTSnoopFormat.recordHeaderSize else { return true }
+    let length = input.peekUInt32BE(4)
+    if length > CaptureFile.maximumPacketLength { return true }
+    return input.canFillWithoutWaiting(BTSnoopFormat.recordHeaderSize + Int(length))
+  }
+
   public func next(into record: inout CaptureRecord) throws(CaptureError) -> Bool {
-    let recordOffset = input.position
-    let have = try input.fill(BTSnoopFormat.recordHeaderSize)
-    if have == 0 { return false }
-    let frame = frames + 1
-    guard have >= BTSnoopFormat.recordHeaderSize else {
-      throw .damaged(frame: frame, offset: recordOffset, reason: "truncated record header (\(have) of 24 bytes)")
+    var recordOffset: Int64
+    var includedLength: UInt32
+    var originalLength: UInt32
+    var total: Int
+    // Once, or again after skipping damage (the scan stops only at a record judged readable).
+    while true {
+      recordOffset = input.position
+      let have = try input.fill(BTSnoopFormat.recordHeaderSize)
+      if have == 0 { return false }
+      guard have >= BTSnoopFormat.recordHeaderSize else {
+        throw .damaged(frame: frames + 1, offset: recordOffset, reason: "truncated record header (\(have) of 24 bytes)")
+      }
+      originalLength = input.peekUInt32BE(0)
+      includedLength = input.peekUInt32BE(4)
+      total = BTSnoopFormat.recordHeaderSize + Int(includedLength)
+      // Lengths no writer produces are damage. (Other fields are judged only when looking for
+      // the next record after damage: writers disagree about flags, and clocks jump.)
+      let reason: String
+      if includedLength > CaptureFile.maximumPacketLength {
+        reason = "impossible included length \(includedLength) (at most \(CaptureFile.maximumPacketLength))"
+      } else if includedLength > originalLength {
+        reason = "impossible included length \(includedLength) (more than the original length \(originalLength))"
+      } else {
+        let got = try input.fill(total)
+        if got >= total { break }
+        reason = "truncated record: needs \(includedLength) bytes of packet data, only \(got - BTSnoopFormat.recordHeaderSize) remain"
+        try skipDamage(frame: frames + 1, offset: recordOffset, reason: reason, isTruncation: true)
+        continue
+      }
+      try skipDamage(frame: frames + 1, offset: recordOffset, reason: reason, isTruncation: false)
     }
-    let originalLength = input.peekUInt32BE(0)
-    let includedLength = input.peekUInt32BE(4)
+    let frame = frames + 1
+    let length = Int(includedLength)
     let flags = input.peekUInt32BE(8)
     let rawTime = Int64(bitPattern: input.peekUInt64BE(16))
-    guard includedLength <= CaptureFile.maximumPacketLength else {
-      throw .damaged(frame: frame, offset: recordOffset, reason: "impossible included length \(includedLength) (at most \(CaptureFile.maximumPacketLength))")
-    }
-    let length = Int(includedLength)
-    let total = BTSnoopFormat.recordHeaderSize + length
-    let got = try input.fill(total)
-    guard got >= total else {
-      throw .damaged(frame: frame, offset: recordOffset, reason: "truncated record: needs \(length) bytes of packet data, only \(got - BTSnoopFormat.recordHeaderSize) remain")
-    }
+    seenFlags |= flags
     frames = frame
     record.timestamp = rawTime &- BTSnoopFormat.unixEpochOffset
     record.fileOffset = recordOffset
@@ -108,5 +141,58 @@ public final class BTSnoopReader: CaptureReader {
     }
     input.consume(total)
     return true
+  }
+
+  /// Stops at damage, or skips to the next plausible record (`Resynchronizer`). A truncation
+  /// that no plausible record follows is the end of the capture and reported as such.
+  func skipDamage(frame: Int, offset: Int64, reason: String, isTruncation: Bool) throws(CaptureError) {
+    let damaged = CaptureError.damaged(frame: frame, offset: offset, reason: reason)
+    guard damagePolicy == .resynchronize else { throw damaged }
+    let outcome = try Resynchronizer.scan(input, headerSize: BTSnoopFormat.recordHeaderSize) { input, at in
+      plausibleRecordLength(input, at: at)
+    }
+    switch outcome {
+    case .found(let skipped):
+      damage.add(SkippedDamage(frame: frame, offset: offset, byteCount: skipped, reason: reason))
+    case .windowExhausted:
+      if isTruncation { throw damaged }
+      throw .damaged(frame: frame, offset: offset, reason: "\(reason); no plausible record in the next \(Resynchronizer.window) bytes")
+    case .endOfInput(let remaining):
+      if isTruncation { throw damaged }
+      throw .damaged(frame: frame, offset: offset, reason: "\(reason); no plausible record in the \(remaining) bytes to the end")
+    }
+  }
+
+  /// Timestamps a record found after damage may have: years 1900 to 2200 (devices without a
+  /// clock write 1970 plus uptime).
+  static let plausibleTimes: ClosedRange<Int64> = -2_208_988_800_000_000...7_258_118_400_000_000
+
+  /// The length of the record whose header starts `at` bytes past the read position, if that
+  /// header could be a real one: lengths possible, flags of a kind seen (or defined), a
+  /// plausible time, an H4 indicator that names a packet. Stricter than `next`, so a record it
+  /// accepts is read without damage.
+  func plausibleRecordLength(_ input: InputSource, at: Int) -> Int? {
+    let original = input.peekUInt32BE(at)
+    let included = input.peekUInt32BE(at + 4)
+    guard included <= original, original <= CaptureFile.maximumPacketLength else { return nil }
+    let flags = input.peekUInt32BE(at + 8)
+    switch datalink {
+    case .linuxMonitor:
+      // Opcodes are small (21 defined), controller indexes too, or 0xFFFF for none.
+      let index = flags >> 16
+      guard flags & 0xFFFF < 64, index < 256 || index == 0xFFFF else { return nil }
+    default:
+      // Bits 0-1 are defined; bumble sets 0x10 (capture-formats.md §1.3).
+      guard flags & ~(seenFlags | 0x13) == 0 else { return nil }
+    }
+    let time = Int64(bitPattern: input.peekUInt64BE(at + 16)) &- BTSnoopFormat.unixEpochOffset
+    guard Self.plausibleTimes.contains(time) else { return nil }
+    if datalink == .h4 {
+      guard included > 0 else { return nil }
+      if input.available > at + BTSnoopFormat.recordHeaderSize {
+        guard (1...5).contains(input.peek(at + BTSnoopFormat.recordHeaderSize)) else { return nil }
+      }
+    }
+    return BTSnoopFormat.recordHeaderSize + Int(included)
   }
 }

@@ -16,6 +16,17 @@ public protocol CaptureReader: AnyObject {
   func next() throws(CaptureError) -> CaptureRecord?
   /// Reads the next record into `record`, reusing its byte buffer; false at the clean end.
   func next(into record: inout CaptureRecord) throws(CaptureError) -> Bool
+  /// Places where damage was skipped so far (`DamagePolicy.resynchronize`); 0 for readers
+  /// that stop at damage. A cheap check per record; `damage` has the details.
+  var damagePlaces: Int { get }
+  /// The damage skipped so far.
+  var damage: DamageTally { get }
+  /// Whether reading may wait for a writer (a pipe, standard input), not for a regular file.
+  var mayWaitForInput: Bool { get }
+  /// Whether `next` can return (a record, the end or an error) without waiting for a writer;
+  /// reads what a pipe already holds, never waits. Callers use it to show what they have
+  /// before a read that would wait.
+  func nextIsReady() -> Bool
 }
 
 extension CaptureReader {
@@ -24,6 +35,11 @@ extension CaptureReader {
     record = next
     return true
   }
+
+  public var damagePlaces: Int { 0 }
+  public var damage: DamageTally { DamageTally() }
+  public var mayWaitForInput: Bool { false }
+  public func nextIsReady() -> Bool { true }
 }
 
 /// Opens captures, choosing the reader from the content, never from the file name.
@@ -31,20 +47,22 @@ public enum CaptureFile {
   /// Largest packet any reader accepts (Wireshark's limit for ordinary link types).
   public static let maximumPacketLength = 262_144
 
-  public static func open(path: String) throws(CaptureError) -> any CaptureReader {
-    try open(InputSource(path: path))
+  /// Opens `path` (`-` for standard input). `damage` says what the btsnoop and PacketLogger
+  /// readers do at a record that cannot be right; pcap and pcapng (libpcap) always stop.
+  public static func open(path: String, damage: DamagePolicy = .stop) throws(CaptureError) -> any CaptureReader {
+    try open(InputSource(path: path), damage: damage)
   }
 
   /// Opens a file named by raw bytes (a file name need not be UTF-8); `name` is for messages.
-  public static func open(pathBytes: [UInt8], name: String) throws(CaptureError) -> any CaptureReader {
-    try open(InputSource(pathBytes: pathBytes, name: name))
+  public static func open(pathBytes: [UInt8], name: String, damage: DamagePolicy = .stop) throws(CaptureError) -> any CaptureReader {
+    try open(InputSource(pathBytes: pathBytes, name: name), damage: damage)
   }
 
-  public static func open(_ input: InputSource) throws(CaptureError) -> any CaptureReader {
+  public static func open(_ input: InputSource, damage: DamagePolicy = .stop) throws(CaptureError) -> any CaptureReader {
     let have = try input.fill(16)
     if have == 0 { throw .emptyFile }
     if have >= 8, input.peekBytes(8) == BTSnoopFormat.magic {
-      return try BTSnoopReader(input)
+      return try BTSnoopReader(input, damage: damage)
     }
     if have >= 4 {
       let magic = input.peekUInt32BE(0)
@@ -55,7 +73,7 @@ public enum CaptureFile {
       }
     }
     if let order = try PacketLoggerReader.detect(input) {
-      return PacketLoggerReader(input, bigEndian: order)
+      return PacketLoggerReader(input, bigEndian: order, damage: damage)
     }
     throw .notACapture(firstBytes: input.peekBytes(8))
   }

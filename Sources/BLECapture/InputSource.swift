@@ -26,6 +26,8 @@ public final class InputSource: @unchecked Sendable {
   /// File offset of `buffer[start]`.
   public private(set) var position: Int64 = 0
   public let name: String
+  /// Whether the descriptor is a regular file: reads from it never wait for a writer.
+  public let isRegularFile: Bool
 
   static let chunkSize = 256 * 1024
 
@@ -55,6 +57,7 @@ public final class InputSource: @unchecked Sendable {
       fd = opened
       ownsDescriptor = true
     }
+    isRegularFile = Self.isRegularFile(fd)
     buffer = .allocate(capacity: Self.chunkSize)
     bufferSize = Self.chunkSize
   }
@@ -64,8 +67,14 @@ public final class InputSource: @unchecked Sendable {
     fd = descriptor
     ownsDescriptor = owns
     self.name = name
+    isRegularFile = Self.isRegularFile(descriptor)
     buffer = .allocate(capacity: Self.chunkSize)
     bufferSize = Self.chunkSize
+  }
+
+  static func isRegularFile(_ fd: Int32) -> Bool {
+    var info = stat()
+    return fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
   }
 
   deinit {
@@ -79,6 +88,51 @@ public final class InputSource: @unchecked Sendable {
   @discardableResult
   public func fill(_ count: Int) throws(CaptureError) -> Int {
     if end - start >= count || reachedEOF { return end - start }
+    makeRoom(for: count)
+    while end - start < count {
+      let got = read(fd, buffer + end, bufferSize - end)
+      if got < 0 {
+        if errno == EINTR { continue }
+        throw .readFailed(String(cString: strerror(errno)))
+      }
+      if got == 0 {
+        reachedEOF = true
+        break
+      }
+      end += got
+    }
+    return end - start
+  }
+
+  /// Whether `count` bytes are buffered, or the input ends before them, without waiting for a
+  /// writer: reads only what a pipe already holds (poll with no timeout before each read).
+  /// Always true for regular files. A read error answers true: the next `fill` reports it.
+  public func canFillWithoutWaiting(_ count: Int) -> Bool {
+    if end - start >= count || reachedEOF || isRegularFile { return true }
+    makeRoom(for: count)
+    while end - start < count {
+      var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+      let ready = poll(&request, 1, 0)
+      if ready < 0 && errno == EINTR { continue }
+      // Nothing to read yet: a read would wait. (POLLHUP and errors are answered by read.)
+      if ready == 0 { return false }
+      if ready < 0 { return true }
+      let got = read(fd, buffer + end, bufferSize - end)
+      if got < 0 {
+        if errno == EINTR || errno == EAGAIN { continue }
+        return true
+      }
+      if got == 0 {
+        reachedEOF = true
+        return true
+      }
+      end += got
+    }
+    return true
+  }
+
+  /// Makes room in the buffer for `count` unread bytes from the read position.
+  private func makeRoom(for count: Int) {
     if start + count > bufferSize {
       // Move the unread bytes to the front; grow only when one request is larger than the buffer.
       let unread = end - start
@@ -95,19 +149,6 @@ public final class InputSource: @unchecked Sendable {
       start = 0
       end = unread
     }
-    while end - start < count {
-      let got = read(fd, buffer + end, bufferSize - end)
-      if got < 0 {
-        if errno == EINTR { continue }
-        throw .readFailed(String(cString: strerror(errno)))
-      }
-      if got == 0 {
-        reachedEOF = true
-        break
-      }
-      end += got
-    }
-    return end - start
   }
 
   /// The byte at `index` past the read position; the caller has filled that far.

@@ -9,15 +9,20 @@ public final class PacketLoggerReader: CaptureReader {
   let input: InputSource
   let bigEndian: Bool
   public let format: CaptureFormat
-  var frames = 0
+  // Touched once per record: spared the run-time exclusivity checks (only `next` writes them).
+  @exclusivity(unchecked) var frames = 0
+  let damagePolicy: DamagePolicy
+  @exclusivity(unchecked) public private(set) var damage = DamageTally()
+  public var damagePlaces: Int { damage.places }
 
   /// Record header: length(4), seconds(4), microseconds(4); the type byte follows.
   static let headerSize = 12
   static let recordsChecked = 5
 
-  init(_ input: InputSource, bigEndian: Bool) {
+  init(_ input: InputSource, bigEndian: Bool, damage: DamagePolicy = .stop) {
     self.input = input
     self.bigEndian = bigEndian
+    damagePolicy = damage
     format = CaptureFormat(name: "packetlogger", detail: bigEndian ? "big-endian" : "little-endian (v2)")
   }
 
@@ -36,6 +41,9 @@ public final class PacketLoggerReader: CaptureReader {
     let bigEndian = little & 0xFFFF == 0 && little >> 16 != 0
     var offset = 0
     for checked in 0..<recordsChecked {
+      // A pipe whose writer has sent one good record so far: that is the evidence there is
+      // (waiting for more would hold back the first frame).
+      if checked > 0, !input.canFillWithoutWaiting(offset + headerSize + 1) { return bigEndian }
       let have = try input.fill(offset + headerSize + 1)
       // Two good records in a row are as sure as five: a damaged third record is damage, not
       // another format. One good record suffices when it is the whole file.
@@ -53,25 +61,50 @@ public final class PacketLoggerReader: CaptureReader {
     return bigEndian
   }
 
-  public func next() throws(CaptureError) -> CaptureRecord? {
-    let recordOffset = input.position
-    let have = try input.fill(Self.headerSize)
-    if have == 0 { return nil }
-    let frame = frames + 1
-    guard have >= Self.headerSize else {
-      throw .damaged(frame: frame, offset: recordOffset, reason: "truncated record header (\(have) of 12 bytes)")
-    }
+  public var mayWaitForInput: Bool { !input.isRegularFile }
+
+  public func nextIsReady() -> Bool {
+    guard input.canFillWithoutWaiting(Self.headerSize) else { return false }
+    guard input.available >= Self.headerSize else { return true }
     let length = Int(bigEndian ? input.peekUInt32BE(0) : input.peekUInt32LE(0))
+    if length >= 65_536 { return true }
+    return input.canFillWithoutWaiting(4 + length)
+  }
+
+  public func next() throws(CaptureError) -> CaptureRecord? {
+    var recordOffset: Int64
+    var length: Int
+    var total: Int
+    // Once, or again after skipping damage (the scan stops only at a record judged readable).
+    while true {
+      recordOffset = input.position
+      let have = try input.fill(Self.headerSize)
+      if have == 0 { return nil }
+      guard have >= Self.headerSize else {
+        throw .damaged(frame: frames + 1, offset: recordOffset, reason: "truncated record header (\(have) of 12 bytes)")
+      }
+      length = Int(bigEndian ? input.peekUInt32BE(0) : input.peekUInt32LE(0))
+      let micros = bigEndian ? input.peekUInt32BE(8) : input.peekUInt32LE(8)
+      total = 4 + length
+      // Unknown record types are read (as `other`): new ones appear. Lengths and microseconds
+      // out of range cannot be right.
+      let reason: String
+      if length < 8 || length >= 65_536 {
+        reason = "impossible record length \(length) (8 to 65535)"
+      } else if micros >= 1_000_000 {
+        reason = "impossible microseconds \(micros) (at most 999999)"
+      } else {
+        let got = try input.fill(total)
+        if got >= total { break }
+        reason = "truncated record: needs \(length - 8) bytes after the timestamp, only \(max(got - Self.headerSize, 0)) remain"
+        try skipDamage(frame: frames + 1, offset: recordOffset, reason: reason, isTruncation: true)
+        continue
+      }
+      try skipDamage(frame: frames + 1, offset: recordOffset, reason: reason, isTruncation: false)
+    }
+    let frame = frames + 1
     let seconds = bigEndian ? input.peekUInt32BE(4) : input.peekUInt32LE(4)
     let micros = bigEndian ? input.peekUInt32BE(8) : input.peekUInt32LE(8)
-    guard length >= 8, length < 65_536 else {
-      throw .damaged(frame: frame, offset: recordOffset, reason: "impossible record length \(length) (8 to 65535)")
-    }
-    let total = 4 + length
-    let got = try input.fill(total)
-    guard got >= total else {
-      throw .damaged(frame: frame, offset: recordOffset, reason: "truncated record: needs \(length - 8) bytes after the timestamp, only \(max(got - Self.headerSize, 0)) remain")
-    }
     frames = frame
     let timestamp = Int64(seconds) * 1_000_000 + Int64(micros)
     guard length > 8 else {
@@ -106,5 +139,37 @@ public final class PacketLoggerReader: CaptureReader {
       bytes: input.copy(from: Self.headerSize + 1, count: length - 9), fileOffset: recordOffset)
     input.consume(total)
     return record
+  }
+
+  /// Stops at damage, or skips to the next plausible record (`Resynchronizer`). A truncation
+  /// that no plausible record follows is the end of the capture and reported as such.
+  func skipDamage(frame: Int, offset: Int64, reason: String, isTruncation: Bool) throws(CaptureError) {
+    let damaged = CaptureError.damaged(frame: frame, offset: offset, reason: reason)
+    guard damagePolicy == .resynchronize else { throw damaged }
+    let outcome = try Resynchronizer.scan(input, headerSize: Self.headerSize) { input, at in
+      plausibleRecordLength(input, at: at)
+    }
+    switch outcome {
+    case .found(let skipped):
+      damage.add(SkippedDamage(frame: frame, offset: offset, byteCount: skipped, reason: reason))
+    case .windowExhausted:
+      if isTruncation { throw damaged }
+      throw .damaged(frame: frame, offset: offset, reason: "\(reason); no plausible record in the next \(Resynchronizer.window) bytes")
+    case .endOfInput(let remaining):
+      if isTruncation { throw damaged }
+      throw .damaged(frame: frame, offset: offset, reason: "\(reason); no plausible record in the \(remaining) bytes to the end")
+    }
+  }
+
+  /// The length of the record whose header starts `at` bytes past the read position, if that
+  /// header could be a real one: a length with a type byte, microseconds below a million and a
+  /// known type (Wireshark's detection test). Stricter than `next`.
+  func plausibleRecordLength(_ input: InputSource, at: Int) -> Int? {
+    let length = bigEndian ? input.peekUInt32BE(at) : input.peekUInt32LE(at)
+    let micros = bigEndian ? input.peekUInt32BE(at + 8) : input.peekUInt32LE(at + 8)
+    guard length > 8, length < 65_536, micros < 1_000_000, input.available > at + Self.headerSize,
+      Self.isKnownType(input.peek(at + Self.headerSize))
+    else { return nil }
+    return 4 + Int(length)
   }
 }

@@ -56,6 +56,13 @@ public final class PcapReader: CaptureReader {
 
   deinit { pcap_close(handle) }
 
+  public var mayWaitForInput: Bool { !input.isRegularFile }
+
+  /// libpcap's stdio buffer is out of sight: this answers whether bytes are at hand at all.
+  /// Wrong either way only briefly: a record stdio already holds is then shown a little early,
+  /// one whose first bytes arrived waits for its last.
+  public func nextIsReady() -> Bool { input.canFillWithoutWaiting(1) }
+
   static func linkTypeName(_ type: Int32) -> String {
     switch type {
     case 192: return "PPI, an air sniffer capture; bledissect reads HCI captures"

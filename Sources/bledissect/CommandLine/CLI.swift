@@ -40,13 +40,28 @@ final class CLIContext {
   }
 
   /// Opens a capture; on failure prints the one-line error and returns the exit status instead.
-  func openCapture(_ path: Argument) -> Result<any CaptureReader, ExitCode> {
+  func openCapture(_ path: Argument, damage: DamagePolicy) -> Result<any CaptureReader, ExitCode> {
     do {
-      return .success(try CaptureFile.open(pathBytes: path.bytes, name: path.display))
+      return .success(try CaptureFile.open(pathBytes: path.bytes, name: path.display, damage: damage))
     } catch {
       self.error("\(path.display): \(error.message)")
       return .failure(ExitCode(status: error.exitStatus))
     }
+  }
+
+  /// Ends a read: the damage that stopped it, then what was skipped; returns the exit status.
+  func finishRead(_ path: Argument, reader: any CaptureReader, frames: Int, failure: CaptureError?) -> Int32 {
+    var status = ExitStatus.success
+    if let failure {
+      error("\(path.display): \(failure.message)")
+      status = failure.exitStatus
+    }
+    let damage = reader.damage
+    if damage.places > 0 {
+      error("\(path.display): \(frames) frame\(frames == 1 ? "" : "s") read; skipped \(damage.bytes) damaged byte\(damage.bytes == 1 ? "" : "s") in \(damage.places) place\(damage.places == 1 ? "" : "s")")
+      status = max(status, ExitStatus.damaged)
+    }
+    return status
   }
 
   func error(_ message: String) {
@@ -55,6 +70,15 @@ final class CLIContext {
     stderr.byte(0x0A)
     stderr.flush()
   }
+}
+
+/// `--stop-at-damage`, shared by the commands that read a capture.
+let stopAtDamageOption = OptionSpec(
+  name: "stop-at-damage", short: nil, kind: .flag,
+  help: "Stop at the first damaged record (as tshark and btmon do) instead of skipping to the next plausible one.")
+
+func damagePolicy(_ arguments: ParsedArguments) -> DamagePolicy {
+  arguments.has("stop-at-damage") ? .stop : .resynchronize
 }
 
 protocol CLICommand {
@@ -69,8 +93,11 @@ enum BLEDissectCLI {
   static let exitStatusHelp = """
     EXIT STATUS:
       0   the capture was read to its end
-      1   the capture is damaged (truncated or corrupt record); frames before the damage were
-          printed, then one line on stderr names the frame number and byte offset
+      1   the capture is damaged (truncated or corrupt record): btsnoop and PacketLogger are
+          read on from the next plausible record, each skip named on stderr (frame number,
+          byte offset, bytes skipped) and counted at the end; otherwise (pcap, pcapng,
+          --stop-at-damage, a truncated end) frames before the damage were printed, then one
+          line on stderr names the frame number and byte offset
       2   unreadable: missing or empty file, not a capture, unsupported format or link type
       64  usage error (one line on stderr says what is wrong)
     """

@@ -14,6 +14,11 @@ final class FrameBatch: @unchecked Sendable {
   var count = 0
   /// Set on the last batch of the capture.
   var isLast = false
+  /// Set when the input went idle (a pipe): the rendering thread then flushes the output, so
+  /// frames show as their bytes arrive, not when 64 KiB have gathered.
+  var flushesOutput = false
+  /// Damage the reader skipped just before the frame at `index`: reported in order.
+  var damageNotices: [(index: Int, skip: SkippedDamage)] = []
 
   init(capacity: Int, keepsVerbose: Bool, keepsSummaries: Bool) {
     var frame = DissectedFrame()
@@ -84,18 +89,20 @@ struct FramePipeline<R: FrameRenderer> {
   static var batchSize: Int { 512 }
 
   /// Dissects every record of `reader` (at most `limit`) and renders the frames that pass
-  /// `filter`; returns the capture error that ended the read, if any. `keepsSummaries` is off
-  /// for outputs that show no summary line (JSON Lines). `defersValueDecoding` is where the
-  /// share of values decoded on the rendering thread starts (text renders lightly: all of them).
+  /// `filter`; returns the capture error that ended the read, if any, and the number of frames
+  /// read. `keepsSummaries` is off for outputs that show no summary line (JSON Lines).
+  /// `defersValueDecoding` is where the share of values decoded on the rendering thread starts
+  /// (text renders lightly: all of them). Damage the reader skips is reported on `errors`, in
+  /// order with the frames (stdout is flushed first), each line starting with `label`.
   static func run(
     reader: any CaptureReader, renderer: R, limit: Int, keepsVerbose: Bool, keepsSummaries: Bool, defersValueDecoding: Bool,
-    filter: FrameFilter, output: OutputSink
-  ) -> CaptureError? {
+    filter: FrameFilter, output: OutputSink, errors: OutputSink, label: String
+  ) -> (failure: CaptureError?, frames: Int) {
     let empty = BatchQueue()
     let filled = BatchQueue()
     for _ in 0..<3 { empty.put(FrameBatch(capacity: batchSize, keepsVerbose: keepsVerbose, keepsSummaries: keepsSummaries)) }
     let finished = DispatchSemaphore(value: 0)
-    let state = RenderState(renderer: renderer, output: output, filter: filter)
+    let state = RenderState(renderer: renderer, output: output, errors: errors, label: label, filter: filter)
     // The thread sees the renderer through a non-generic protocol: nothing generic crosses threads.
     let worker: any BatchRendering = state
     let thread = Thread {
@@ -115,16 +122,37 @@ struct FramePipeline<R: FrameRenderer> {
     // each of three batches would otherwise be 384 MiB in flight.
     let batchByteLimit = 4 << 20
     var batchBytes = 0
+    // A pipe: before a read that would wait, what was read is handed over and shown. (Files
+    // never wait, so they pay nothing for this.)
+    let watchesInput = reader.mayWaitForInput
+    // Whether a batch went to the rendering thread since it was last asked to flush.
+    var outputPending = false
+    var damageSeen = reader.damagePlaces
     do {
       // Records are read straight into the frames, whose byte buffers are reused.
-      while number < limit, try reader.next(into: &batch.frames[batch.count].record) {
+      while number < limit {
+        if watchesInput && (batch.count > 0 || outputPending) && !reader.nextIsReady() {
+          batch.flushesOutput = true
+          filled.put(batch)
+          batch = empty.take()
+          batch.count = 0
+          outputPending = false
+          batchBytes = 0
+          if state.outputClosed { break }
+        }
+        guard try reader.next(into: &batch.frames[batch.count].record) else { break }
         number += 1
+        if reader.damagePlaces != damageSeen {
+          damageSeen = reader.damagePlaces
+          if let skip = reader.damage.last { batch.damageNotices.append((batch.count, skip)) }
+        }
         batch.frames[batch.count].defersValueDecoding = number & 7 < deferredEighths
         dissector.dissect(number: number, into: &batch.frames[batch.count])
         batch.count += 1
         batchBytes += batch.frames[batch.count - 1].record.bytes.count
         if batch.count == batchSize || batchBytes >= batchByteLimit {
           filled.put(batch)
+          outputPending = true
           batch = empty.take()
           batch.count = 0
           batchBytes = 0
@@ -142,7 +170,7 @@ struct FramePipeline<R: FrameRenderer> {
     batch.isLast = true
     filled.put(batch)
     finished.wait()
-    return failure
+    return (failure, number)
   }
 }
 
@@ -162,14 +190,25 @@ protocol BatchRendering: AnyObject, Sendable {
 final class RenderState<R: FrameRenderer>: BatchRendering, @unchecked Sendable {
   var renderer: R
   let output: OutputSink
+  let errors: OutputSink
+  let label: String
   let filter: FrameFilter
   private let lock = NSLock()
   private var closed = false
 
-  init(renderer: R, output: OutputSink, filter: FrameFilter) {
+  init(renderer: R, output: OutputSink, errors: OutputSink, label: String, filter: FrameFilter) {
     self.renderer = renderer
     self.output = output
+    self.errors = errors
+    self.label = label
     self.filter = filter
+  }
+
+  /// One line on stderr, after the frames before it have been written out.
+  func report(_ skip: SkippedDamage, output: inout OutputBuffer) {
+    output.flush()
+    errors.buffer.append(string: "bledissect: \(label): \(skip.message)\n")
+    errors.buffer.flush()
   }
 
   var outputClosed: Bool {
@@ -192,7 +231,14 @@ final class RenderState<R: FrameRenderer>: BatchRendering, @unchecked Sendable {
           output.buffer = buffer
         }
         do {
+          var notice = 0
+          var noticeIndex = batch.damageNotices.first?.index ?? Int.max
           for index in 0..<batch.count {
+            if index == noticeIndex {
+              report(batch.damageNotices[notice].skip, output: &buffer)
+              notice += 1
+              noticeIndex = notice < batch.damageNotices.count ? batch.damageNotices[notice].index : Int.max
+            }
             let frame = batch.frames + index
             if filtering && !filter.matches(frame.pointee) {
               renderer.skip(&frame.pointee)
@@ -209,9 +255,12 @@ final class RenderState<R: FrameRenderer>: BatchRendering, @unchecked Sendable {
               break
             }
           }
+          if batch.flushesOutput { buffer.flush() }
         }
       }
       batch.count = 0
+      batch.flushesOutput = false
+      batch.damageNotices.removeAll(keepingCapacity: true)
       if batch.isLast {
         renderer.finish(to: &output.buffer)
         return

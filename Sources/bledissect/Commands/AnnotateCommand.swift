@@ -32,6 +32,7 @@ enum AnnotateCommand: CLICommand {
       OptionSpec(name: "handle", short: nil, kind: .value(valueName: "h"), help: "Only ATT frames naming this attribute handle (decimal or 0x hex)."),
       OptionSpec(name: "uuid", short: nil, kind: .value(valueName: "uuid"), help: "Only ATT frames about this service or characteristic (180d, 0x2a37, 128-bit)."),
       OptionSpec(name: "layer", short: nil, kind: .value(valueName: "hci|l2cap|att|gatt"), help: "Only frames decoded at least this deep (any case: ATT or att)."),
+      stopAtDamageOption,
     ],
     minimumPositionals: 1,
     maximumPositionals: 1)
@@ -75,37 +76,39 @@ enum AnnotateCommand: CLICommand {
       return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }
     let path = arguments.positionals[0]
+    let damage = damagePolicy(arguments)
     if json {
       let renderer = JSONLinesRenderer()
-      return annotate(path: path, renderer: renderer, limit: limit, verboseFields: true, filter: filter, context)
+      return annotate(path: path, renderer: renderer, limit: limit, verboseFields: true, filter: filter, damage: damage, context)
     }
     let verbose = arguments.has("verbose")
     let oneLine = arguments.has("oneline")
     // One line per frame on a terminal: a line longer than the terminal is cut (ending in
     // "…") rather than wrapped; piped output is never cut.
     let renderer = TextRenderer(time: time, color: color, details: !oneLine, verbose: verbose, lineWidth: oneLine ? context.terminalColumns : nil)
-    return annotate(path: path, renderer: renderer, limit: limit, verboseFields: verbose, filter: filter, context)
+    return annotate(path: path, renderer: renderer, limit: limit, verboseFields: verbose, filter: filter, damage: damage, context)
   }
 
   /// The main loop: read, dissect, render, one frame at a time in reused buffers.
-  static func annotate<R: FrameRenderer>(path: Argument, renderer: R, limit: Int, verboseFields: Bool, filter: FrameFilter = FrameFilter(), _ context: CLIContext) -> Int32 {
+  static func annotate<R: FrameRenderer>(
+    path: Argument, renderer: R, limit: Int, verboseFields: Bool, filter: FrameFilter = FrameFilter(), damage: DamagePolicy = .resynchronize,
+    _ context: CLIContext
+  ) -> Int32 {
     let reader: any CaptureReader
-    switch context.openCapture(path) {
+    switch context.openCapture(path, damage: damage) {
     case .success(let opened): reader = opened
     case .failure(let code): return code.status
     }
     // Plain text hides verbose fields, so they need not be built at all.
     let sink = OutputSink(context.stdout)
-    let failure = FramePipeline<R>.run(
+    let errors = OutputSink(context.stderr)
+    let (failure, frames) = FramePipeline<R>.run(
       reader: reader, renderer: renderer, limit: limit, keepsVerbose: verboseFields, keepsSummaries: R.self == TextRenderer.self,
-      defersValueDecoding: R.self == TextRenderer.self, filter: filter, output: sink)
+      defersValueDecoding: R.self == TextRenderer.self, filter: filter, output: sink, errors: errors, label: path.display)
     context.stdout = sink.buffer
-    if let error = failure {
-      context.stdout.flush()
-      context.error("\(path.display): \(error.message)")
-      return error.exitStatus
-    }
-    return ExitStatus.success
+    context.stderr = errors.buffer
+    context.stdout.flush()
+    return context.finishRead(path, reader: reader, frames: frames, failure: failure)
   }
 
   /// Values of one filter option given more than once are alternatives.

@@ -32,7 +32,8 @@ enum ConvertCommand: CLICommand {
       + "\nrenamed at the end, so a failed convert leaves the output as it was; an output that is the input"
       + "\n(the same file by any name or link) is refused with status 64.",
     options: [
-      OptionSpec(name: "to", short: nil, kind: .value(valueName: "format"), help: "Output format (see above).")
+      OptionSpec(name: "to", short: nil, kind: .value(valueName: "format"), help: "Output format (see above)."),
+      stopAtDamageOption,
     ],
     minimumPositionals: 2,
     maximumPositionals: 2)
@@ -56,7 +57,7 @@ enum ConvertCommand: CLICommand {
       return ExitStatus.usage
     }
     let reader: any CaptureReader
-    switch context.openCapture(input) {
+    switch context.openCapture(input, damage: damagePolicy(arguments)) {
     case .success(let opened): reader = opened
     case .failure(let code): return code.status
     }
@@ -91,8 +92,23 @@ enum ConvertCommand: CLICommand {
       return true
     }
     var outputFailed = false
+    var failure: CaptureError?
+    var frames = 0
+    var damagePlaces = 0
+    // A pipe: what was converted is written out before a read that would wait.
+    let watchesInput = reader.mayWaitForInput
     do {
-      while let record = try reader.next() {
+      while true {
+        if watchesInput, !writer.output.isEmpty, !reader.nextIsReady(), !drain() {
+          outputFailed = true
+          break
+        }
+        guard let record = try reader.next() else { break }
+        frames += 1
+        if reader.damagePlaces != damagePlaces, let skip = reader.damage.last {
+          damagePlaces = reader.damagePlaces
+          context.error("\(input.display): \(skip.message)")
+        }
         writer.write(record)
         if writer.output.count >= 1 << 20, !drain() {
           outputFailed = true
@@ -100,8 +116,7 @@ enum ConvertCommand: CLICommand {
         }
       }
     } catch {
-      context.error("\(input.display): \(error.message)")
-      status = error.exitStatus
+      failure = error
     }
     if !outputFailed, !drain() { outputFailed = true }
     if outputFailed {
@@ -117,7 +132,7 @@ enum ConvertCommand: CLICommand {
     if writer.skipped > 0 {
       context.error("\(writer.skipped) record\(writer.skipped == 1 ? "" : "s") cannot be carried by \(name) and were skipped")
     }
-    return status
+    return context.finishRead(input, reader: reader, frames: frames, failure: failure)
   }
 }
 

@@ -7,14 +7,17 @@ enum InfoCommand: CLICommand {
     name: "info",
     abstract: "Show a capture's format, frame count and time span.",
     usage: "info <file>",
-    options: [],
+    options: [stopAtDamageOption],
     minimumPositionals: 1,
     maximumPositionals: 1)
+
+  /// Skips listed one by one (info prints after reading; the list must stay bounded).
+  static let listedSkips = 100
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
     let path = arguments.positionals[0]
     let reader: any CaptureReader
-    switch context.openCapture(path) {
+    switch context.openCapture(path, damage: damagePolicy(arguments)) {
     case .success(let opened): reader = opened
     case .failure(let code): return code.status
     }
@@ -23,18 +26,22 @@ enum InfoCommand: CLICommand {
     var last: Int64 = 0
     // Counted by kind (no String per record), named once at the end.
     var counts: [PacketKind: Int] = [:]
-    var status = ExitStatus.success
-    var damage: String?
+    var failure: CaptureError?
+    var damagePlaces = 0
+    var skips: [SkippedDamage] = []
     do {
       while let record = try reader.next() {
         frames += 1
         if first == nil { first = record.timestamp }
         last = record.timestamp
         counts[record.kind, default: 0] += 1
+        if reader.damagePlaces != damagePlaces {
+          damagePlaces = reader.damagePlaces
+          if skips.count < Self.listedSkips, let skip = reader.damage.last { skips.append(skip) }
+        }
       }
     } catch {
-      damage = error.message
-      status = error.exitStatus
+      failure = error
     }
     context.stdout.append(string: "file:     \(path.display)\n")
     context.stdout.append(string: "format:   \(reader.format.name), \(reader.format.detail)\n")
@@ -51,10 +58,16 @@ enum InfoCommand: CLICommand {
     for (kind, count) in kinds.sorted(by: { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }) {
       context.stdout.append(string: "  \(kind): \(count)\n")
     }
-    if let damage {
-      context.stdout.flush()
-      context.error("\(path.display): \(damage)")
+    let skipped = reader.damage
+    if skipped.places > 0 {
+      context.stdout.append(string: "skipped:  \(skipped.bytes) damaged bytes in \(skipped.places) place\(skipped.places == 1 ? "" : "s")\n")
     }
-    return status
+    context.stdout.flush()
+    // Each skip in order, then the damage that ended the read and the tally.
+    for skip in skips { context.error("\(path.display): \(skip.message)") }
+    if skipped.places > skips.count {
+      context.error("\(path.display): \(skipped.places - skips.count) more damaged places not listed")
+    }
+    return context.finishRead(path, reader: reader, frames: frames, failure: failure)
   }
 }

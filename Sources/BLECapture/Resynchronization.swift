@@ -1,0 +1,88 @@
+/// What a reader does at a record header that cannot be right (an impossible length, say).
+public enum DamagePolicy: Sendable, Equatable {
+  /// End the read with `CaptureError.damaged` (what tshark and btmon do).
+  case stop
+  /// Skip forward to the next plausible record and read on, counting the bytes skipped.
+  case resynchronize
+}
+
+/// Damaged bytes a resynchronizing reader skipped: where they start, how many, and why.
+public struct SkippedDamage: Sendable, Equatable {
+  /// The number the record after the damage gets (the damaged bytes are no frame).
+  public var frame: Int
+  /// File offset of the first damaged byte (the header that could not be right).
+  public var offset: Int64
+  public var byteCount: Int
+  public var reason: String
+
+  public init(frame: Int, offset: Int64, byteCount: Int, reason: String) {
+    self.frame = frame
+    self.offset = offset
+    self.byteCount = byteCount
+    self.reason = reason
+  }
+
+  /// One line for the user, in the words of `CaptureError.damaged`.
+  public var message: String {
+    "damaged capture at frame \(frame) (byte offset \(offset)): \(reason); skipped \(byteCount) byte\(byteCount == 1 ? "" : "s"), reading on at byte offset \(offset &+ Int64(byteCount))"
+  }
+}
+
+/// What a resynchronizing reader has skipped so far.
+public struct DamageTally: Sendable, Equatable {
+  /// Places where bytes were skipped.
+  public internal(set) var places = 0
+  public internal(set) var bytes: Int64 = 0
+  public internal(set) var last: SkippedDamage?
+
+  public init() {}
+
+  mutating func add(_ skip: SkippedDamage) {
+    places &+= 1
+    bytes &+= Int64(skip.byteCount)
+    last = skip
+  }
+}
+
+/// The search for the next record after damage, shared by the btsnoop and PacketLogger readers.
+enum Resynchronizer {
+  /// How far past the damage to look before giving up.
+  static let window = 1 << 20
+
+  enum Outcome {
+    /// The read position is now the start of a plausible record; this many bytes were skipped.
+    case found(skipped: Int)
+    /// No plausible record starts in the window.
+    case windowExhausted
+    /// The input ended first; this many bytes from the damage on were looked at.
+    case endOfInput(remaining: Int)
+  }
+
+  /// Consumes bytes from the read position (a damaged header) one at a time until a plausible
+  /// record header starts there and is followed by another one, or by the end of the input
+  /// (or by a header the end of the input cuts: that truncation is reported as such).
+  /// `recordLength(input, at)` judges the header `at` bytes past the read position, which has
+  /// `headerSize` bytes filled (and the byte after, when the input has it): the whole record's
+  /// length if it could start a record, else nil. It must accept only records the reader reads
+  /// without damage, so the read after a `found` makes progress.
+  ///
+  /// Each offset costs a bounded amount of work and the buffer never holds more than one
+  /// record and a header past the offset being judged: linear time, bounded memory.
+  static func scan(
+    _ input: InputSource, headerSize: Int, recordLength: (InputSource, Int) -> Int?
+  ) throws(CaptureError) -> Outcome {
+    var skipped = 0
+    while skipped < window {
+      // The damaged header's first byte is never a record start.
+      input.consume(1)
+      skipped += 1
+      let have = try input.fill(headerSize + 1)
+      if have < headerSize { return .endOfInput(remaining: skipped + have) }
+      guard let total = recordLength(input, 0) else { continue }
+      let got = try input.fill(total + headerSize + 1)
+      if got < total { continue }
+      if got < total + headerSize || recordLength(input, total) != nil { return .found(skipped: skipped) }
+    }
+    return .windowExhausted
+  }
+}
