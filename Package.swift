@@ -25,6 +25,9 @@ let package = Package(
     // Text and JSON Lines renderers, the buffered output writer.
     .target(name: "BLERender", dependencies: ["BLECore", "BLEDecoder"]),
     .executableTarget(name: "bledissect", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"]),
+    // What each fuzz target runs on one input: built with libFuzzer by Scripts/fuzz (Fuzz/), and
+    // replayed over the saved crashes by the tests.
+    .target(name: "BLEFuzzTargets", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"]),
     // Shared by the tests only: seeded random numbers, hex literals.
     .target(name: "BLETestSupport", dependencies: ["BLECore"]),
 
@@ -33,7 +36,9 @@ let package = Package(
     .testTarget(name: "BLEDecoderTests", dependencies: ["BLECore", "BLEDecoder", "BLETestSupport"]),
     .testTarget(
       name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"], exclude: ["Snapshots"]),
-    .testTarget(name: "bledissectTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "BLETestSupport", "bledissect"]),
+    .testTarget(
+      name: "bledissectTests",
+      dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "BLEFuzzTargets", "BLETestSupport", "bledissect"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -77,6 +77,19 @@ public final class InputSource: @unchecked Sendable {
     return fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
   }
 
+  /// Reads `bytes` from memory, as if a file held them (fuzz targets, tests): no descriptor.
+  public init(bytes: UnsafeBufferPointer<UInt8>, name: String) {
+    fd = -1
+    ownsDescriptor = false
+    self.name = name
+    bufferSize = max(bytes.count, 1)
+    buffer = .allocate(capacity: bufferSize)
+    if let base = bytes.baseAddress { buffer.update(from: base, count: bytes.count) }
+    end = bytes.count
+    reachedEOF = true
+    isRegularFile = true
+  }
+
   deinit {
     if ownsDescriptor { close(fd) }
     buffer.deallocate()

@@ -22,10 +22,13 @@ import BLETestSupport
       var frame = DissectedFrame()
       var text = TextRenderer(verbose: true)
       var json = JSONLinesRenderer()
-      var out = OutputBuffer(fd: nil)
+      var textOut = OutputBuffer(fd: nil)
+      var jsonOut = OutputBuffer(fd: nil)
+      var damaged = 0
       for (index, original) in records.enumerated() {
         var record = original
         if !record.bytes.isEmpty, Int.random(in: 0..<4, using: &generator) == 0 {
+          damaged += 1
           for _ in 0..<Int.random(in: 1...3, using: &generator) {
             let position = Int.random(in: 0..<record.bytes.count, using: &generator)
             record.bytes[position] = UInt8.random(in: 0...255, using: &generator)
@@ -35,11 +38,21 @@ import BLETestSupport
           }
         }
         dissector.dissect(record, number: index + 1, into: &frame)
-        text.render(&frame, to: &out)
-        json.render(&frame, to: &out)
-        if out.count > 1 << 22 { out = OutputBuffer(fd: nil) }
+        text.render(&frame, to: &textOut)
+        json.render(&frame, to: &jsonOut)
       }
-      #expect(out.count >= 0, "seed round \(round) of \(name)")
+      // Every frame, damaged or not, got its header line and one JSON object numbered in order.
+      let headers = textOut.text.split(separator: "\n").filter { $0.hasPrefix("#") }
+      #expect(headers.count == records.count, "seed round \(round) of \(name)")
+      let lines = jsonOut.text.split(separator: "\n")
+      #expect(lines.count == records.count, "seed round \(round) of \(name)")
+      for (index, line) in lines.enumerated() {
+        let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        #expect(object?["frame"] as? Int == index + 1, "seed round \(round) of \(name), line \(index + 1)")
+      }
+      // Each sample has one connection, closed at its end: only a damaged record can leave one
+      // open (its handle changed, its disconnect lost).
+      #expect(dissector.connections.openConnections.count <= damaged, "seed round \(round) of \(name)")
     }
   }
 

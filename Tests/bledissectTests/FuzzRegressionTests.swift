@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+import BLECapture
+import BLECore
+import BLEFuzzTargets
+
+/// The fuzz targets' entry points (what Scripts/fuzz runs under libFuzzer), on the inputs the
+/// fuzzers once crashed on (Tests/Fixtures/FuzzRegressions/TARGET/) and on the sample captures.
+@Suite struct FuzzRegressionTests {
+  static let regressionRoot = repositoryRoot.appendingPathComponent("Tests/Fixtures/FuzzRegressions")
+
+  /// Every saved input, as "target/file".
+  static let regressions: [String] = FuzzTarget.allCases.flatMap { target -> [String] in
+    let folder = regressionRoot.appendingPathComponent(target.rawValue)
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+    return names.filter { !$0.hasPrefix(".") }.sorted().map { "\(target.rawValue)/\($0)" }
+  }
+
+  @Test func everyRegressionFolderNamesATarget() throws {
+    let folders = try FileManager.default.contentsOfDirectory(atPath: Self.regressionRoot.path).filter { !$0.hasPrefix(".") && $0 != "README.md" }
+    for folder in folders { #expect(FuzzTarget(rawValue: folder) != nil, "\(folder) is no fuzz target") }
+  }
+
+  /// Replays one saved input: the target must not trap (a trap ends the test run), and what
+  /// it read must be consistent.
+  @Test(arguments: regressions)
+  func savedInputReplays(_ name: String) throws {
+    let target = try #require(FuzzTarget(rawValue: String(name.prefix { $0 != "/" })))
+    let bytes = try [UInt8](Data(contentsOf: Self.regressionRoot.appendingPathComponent(name)))
+    let outcome = target.run(bytes, keepingJSON: true)
+    try Self.checkConsistent(outcome, target: target, bytes: bytes, name: name)
+  }
+
+  /// The same checks on the sample captures, where the figures are known (captures/README.md).
+  @Test func sampleCapturesThroughEveryTarget() throws {
+    let session = try [UInt8](Data(contentsOf: URL(fileURLWithPath: capturePath("hr_strap_session.btsnoop"))))
+    let pklg = try [UInt8](Data(contentsOf: URL(fileURLWithPath: capturePath("hr_strap_session.pklg"))))
+    let pcapng = try [UInt8](Data(contentsOf: URL(fileURLWithPath: capturePath("hr_strap_session.pcapng"))))
+    let cases: [(FuzzTarget, [UInt8])] = [
+      (.btsnoop, Array(session.dropFirst(8))), (.detect, session), (.pipeline, session),
+      (.packetlogger, pklg), (.detect, pklg), (.pipeline, pklg),
+      (.pcap, pcapng), (.detect, pcapng), (.pipeline, pcapng),
+    ]
+    for (target, bytes) in cases {
+      let outcome = target.run(bytes, keepingJSON: true)
+      #expect(outcome.records == 160, "\(target)")
+      #expect(outcome.error == nil, "\(target): \(outcome.error?.message ?? "")")
+      #expect(!outcome.skipped, "\(target)")
+      try Self.checkConsistent(outcome, target: target, bytes: bytes, name: "\(target)")
+      if target == .pipeline {
+        #expect(outcome.frames == 160 && outcome.jsonLines == 160 && outcome.textHeaders == 160)
+        // The phone's one connection, closed by the disconnect at the end; one GATT server.
+        #expect(outcome.openConnections == 0)
+        #expect(outcome.databases == 1)
+      }
+    }
+    // Each reader's target takes only its own format.
+    #expect(FuzzTarget.pcap.run(session).skipped)
+    #expect(FuzzTarget.packetlogger.run(session).skipped)
+    #expect(FuzzTarget.packetlogger.run(pcapng).skipped)
+  }
+
+  /// The `packets` input format: monitor opcode, flags, length, optional timestamp, bytes.
+  @Test func packetsInputFormat() throws {
+    // LE Connection Complete (handle 0x0040), then an ATT notification on it with its own
+    // timestamp, then a command cut short by the end of the input.
+    let connect: [UInt8] = [0x3E, 0x13, 0x01, 0x00, 0x40, 0x00, 0x00, 0x01, 0x52, 0x48, 0x00, 0xED, 0xB1, 0xD0, 0x18, 0x00, 0x00, 0x00, 0x48, 0x00, 0x00]
+    let notify: [UInt8] = [0x40, 0x20, 0x09, 0x00, 0x05, 0x00, 0x04, 0x00, 0x1B, 0x10, 0x00, 0x06, 0x48]
+    var input: [UInt8] = [3, 0, UInt8(connect.count), 0] + connect
+    input += [5, 2, UInt8(notify.count), 0] + [0x40, 0x42, 0x0F, 0, 0, 0, 0, 0] + notify
+    input += [2, 1, 0x10, 0x00, 0x03, 0x0C]
+    let outcome = FuzzTarget.packets.run(input, keepingJSON: true)
+    #expect(outcome.records == 3 && outcome.frames == 3 && outcome.jsonLines == 3)
+    let lines = try Self.jsonObjects(outcome.json)
+    #expect(lines.map { $0["type"] as? String } == ["event", "acl", "command"])
+    #expect(lines.map { $0["dir"] as? String } == ["rx", "rx", "tx"])
+    #expect(lines[1]["ts"] as? Double == 1.0)
+    #expect(lines[2]["index"] as? Int == 1)
+    #expect(lines[2]["len"] as? Int == 2)
+    let att = try #require(lines[1]["att"] as? [String: Any])
+    #expect(att["handle"] as? Int == 0x10)
+    #expect(outcome.openConnections == 1)
+  }
+
+  /// What every run must satisfy: records became frames and JSON lines one to one, every line
+  /// is one valid JSON object numbered in order, an error has a message, and a reader reads
+  /// the same from memory as from a file.
+  static func checkConsistent(_ outcome: FuzzTarget.Outcome, target: FuzzTarget, bytes: [UInt8], name: String) throws {
+    if let error = outcome.error { #expect(!error.message.isEmpty, "\(name)") }
+    switch target {
+    case .pipeline, .packets:
+      #expect(outcome.frames == outcome.records, "\(name)")
+      #expect(outcome.textHeaders == outcome.frames && outcome.jsonLines == outcome.frames, "\(name)")
+      #expect(outcome.openConnections <= outcome.frames, "\(name)")
+      let lines = try jsonObjects(outcome.json)
+      #expect(lines.count == outcome.frames, "\(name)")
+      #expect(lines.enumerated().allSatisfy { $0.element["frame"] as? Int == $0.offset + 1 }, "\(name): frames numbered in order")
+      #expect(outcome.json.split(separator: 0x0A).allSatisfy { JSONKeyChecker.check(Substring(decoding: $0, as: UTF8.self)) == nil }, "\(name): no duplicate keys")
+    case .btsnoop, .packetlogger, .pcap, .detect:
+      #expect(outcome.frames == 0, "\(name): readers render nothing")
+    }
+    if target == .pipeline || target == .detect || (target == .pcap && !outcome.skipped) || (target == .packetlogger && !outcome.skipped) {
+      let fromFile = try readThroughFile(bytes)
+      #expect(fromFile.records == outcome.records, "\(name): \(fromFile.records) records from a file, \(outcome.records) from memory")
+      #expect(fromFile.error == outcome.error, "\(name): \(fromFile.error?.message ?? "no error") from a file")
+    }
+  }
+
+  /// Reads `bytes` the way the CLI does: from a file, through a descriptor.
+  static func readThroughFile(_ bytes: [UInt8]) throws -> (records: Int, error: CaptureError?) {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-replay-\(UUID().uuidString)").path
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    var records = 0
+    do {
+      let reader = try CaptureFile.open(path: path)
+      while try reader.next() != nil { records += 1 }
+      return (records, nil)
+    } catch {
+      return (records, error)
+    }
+  }
+
+  static func jsonObjects(_ json: [UInt8]) throws -> [[String: Any]] {
+    try json.split(separator: 0x0A).enumerated().map { index, line in
+      try #require(try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], "JSON line \(index + 1)")
+    }
+  }
+}
