@@ -143,24 +143,12 @@ public final class BTSnoopReader: CaptureReader {
     return true
   }
 
-  /// Stops at damage, or skips to the next plausible record (`Resynchronizer`). A truncation
-  /// that no plausible record follows is the end of the capture and reported as such.
+  /// Stops at damage, or skips to the next plausible record (`Resynchronizer.skipDamage`).
   func skipDamage(frame: Int, offset: Int64, reason: String, isTruncation: Bool) throws(CaptureError) {
-    let damaged = CaptureError.damaged(frame: frame, offset: offset, reason: reason)
-    guard damagePolicy == .resynchronize else { throw damaged }
-    let outcome = try Resynchronizer.scan(input, headerSize: BTSnoopFormat.recordHeaderSize) { input, at in
-      plausibleRecordLength(input, at: at)
-    }
-    switch outcome {
-    case .found(let skipped):
-      damage.add(SkippedDamage(frame: frame, offset: offset, byteCount: skipped, reason: reason))
-    case .windowExhausted:
-      if isTruncation { throw damaged }
-      throw .damaged(frame: frame, offset: offset, reason: "\(reason); no plausible record in the next \(Resynchronizer.window) bytes")
-    case .endOfInput(let remaining):
-      if isTruncation { throw damaged }
-      throw .damaged(frame: frame, offset: offset, reason: "\(reason); no plausible record in the \(remaining) bytes to the end")
-    }
+    try Resynchronizer.skipDamage(
+      input, headerSize: BTSnoopFormat.recordHeaderSize, policy: damagePolicy, tally: &damage, frame: frame, offset: offset,
+      reason: reason, isTruncation: isTruncation
+    ) { input, at in plausibleRecordLength(input, at: at) }
   }
 
   /// Timestamps a record found after damage may have: years 1900 to 2200 (devices without a

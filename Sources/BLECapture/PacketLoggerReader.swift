@@ -141,24 +141,12 @@ public final class PacketLoggerReader: CaptureReader {
     return record
   }
 
-  /// Stops at damage, or skips to the next plausible record (`Resynchronizer`). A truncation
-  /// that no plausible record follows is the end of the capture and reported as such.
+  /// Stops at damage, or skips to the next plausible record (`Resynchronizer.skipDamage`).
   func skipDamage(frame: Int, offset: Int64, reason: String, isTruncation: Bool) throws(CaptureError) {
-    let damaged = CaptureError.damaged(frame: frame, offset: offset, reason: reason)
-    guard damagePolicy == .resynchronize else { throw damaged }
-    let outcome = try Resynchronizer.scan(input, headerSize: Self.headerSize) { input, at in
-      plausibleRecordLength(input, at: at)
-    }
-    switch outcome {
-    case .found(let skipped):
-      damage.add(SkippedDamage(frame: frame, offset: offset, byteCount: skipped, reason: reason))
-    case .windowExhausted:
-      if isTruncation { throw damaged }
-      throw .damaged(frame: frame, offset: offset, reason: "\(reason); no plausible record in the next \(Resynchronizer.window) bytes")
-    case .endOfInput(let remaining):
-      if isTruncation { throw damaged }
-      throw .damaged(frame: frame, offset: offset, reason: "\(reason); no plausible record in the \(remaining) bytes to the end")
-    }
+    try Resynchronizer.skipDamage(
+      input, headerSize: Self.headerSize, policy: damagePolicy, tally: &damage, frame: frame, offset: offset,
+      reason: reason, isTruncation: isTruncation
+    ) { input, at in plausibleRecordLength(input, at: at) }
   }
 
   /// The length of the record whose header starts `at` bytes past the read position, if that

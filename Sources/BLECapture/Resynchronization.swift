@@ -58,6 +58,28 @@ enum Resynchronizer {
     case endOfInput(remaining: Int)
   }
 
+  /// What a reader does at a damaged record: throws it under `.stop`, else skips to the next
+  /// plausible record (`scan`) and tallies the skip. A truncation that no plausible record
+  /// follows is the end of the capture and reported as such.
+  static func skipDamage(
+    _ input: InputSource, headerSize: Int, policy: DamagePolicy, tally: inout DamageTally,
+    frame: Int, offset: Int64, reason: String, isTruncation: Bool,
+    recordLength: (InputSource, Int) -> Int?
+  ) throws(CaptureError) {
+    let damaged = CaptureError.damaged(frame: frame, offset: offset, reason: reason)
+    guard policy == .resynchronize else { throw damaged }
+    switch try scan(input, headerSize: headerSize, recordLength: recordLength) {
+    case .found(let skipped):
+      tally.add(SkippedDamage(frame: frame, offset: offset, byteCount: skipped, reason: reason))
+    case .windowExhausted:
+      if isTruncation { throw damaged }
+      throw .damaged(frame: frame, offset: offset, reason: "\(reason); no plausible record in the next \(window) bytes")
+    case .endOfInput(let remaining):
+      if isTruncation { throw damaged }
+      throw .damaged(frame: frame, offset: offset, reason: "\(reason); no plausible record in the \(remaining) bytes to the end")
+    }
+  }
+
   /// Consumes bytes from the read position (a damaged header) one at a time until a plausible
   /// record header starts there and is followed by another one, or by the end of the input
   /// (or by a header the end of the input cuts: that truncation is reported as such).
