@@ -106,7 +106,7 @@ public final class PacketLoggerReader: CaptureReader {
     let seconds = bigEndian ? input.peekUInt32BE(4) : input.peekUInt32LE(4)
     let micros = bigEndian ? input.peekUInt32BE(8) : input.peekUInt32LE(8)
     frames = frame
-    let timestamp = Int64(seconds) * 1_000_000 + Int64(micros)
+    let timestamp = Timestamp.microseconds(seconds: Int64(seconds), micros: Int64(micros))
     guard length > 8 else {
       input.consume(total)
       return CaptureRecord(timestamp: timestamp, direction: nil, kind: .other(0xFFFF), bytes: [], fileOffset: recordOffset)
