@@ -35,7 +35,7 @@ public struct LinkState: Sendable {
     var dropped = 0
     for direction in [Direction.hostToController, .controllerToHost] where reassemblers[direction].reset() != nil { dropped += 1 }
     for key in Array(channels.channels.keys) where channels.channels[key]?.sdu.isInProgress == true {
-      channels.channels[key, default: DynamicChannel(psm: 0, mtu: 0, mps: 0)].sdu = SDUReassembler()
+      channels.channels.modify(key) { $0.sdu = SDUReassembler() }
       dropped += 1
     }
     return dropped
@@ -243,8 +243,10 @@ extension Dissector {
       if bytes.count > Int(channel.mps) {
         frame.diagnostics.append(Diagnostic(.warning, .l2cap, "K-frame of \(bytes.count) bytes exceeds the MPS \(channel.mps)"))
       }
-      let outcome = connections.entries[slot].link.channels.channels[channelKey, default: DynamicChannel(channel)].sdu.append(
-        bytes, frame: frame.number, mtu: Int(channel.mtu), diagnostics: &frame.diagnostics)
+      let number = frame.number
+      let outcome = connections.entries[slot].link.channels.channels.modify(channelKey) {
+        $0.sdu.append(bytes, frame: number, mtu: Int(channel.mtu), diagnostics: &frame.diagnostics)
+      } ?? nil
       frame.layerLabel = "L2CAP"
       switch outcome {
       case nil:

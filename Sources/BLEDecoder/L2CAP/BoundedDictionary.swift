@@ -30,6 +30,12 @@ struct BoundedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     }
   }
 
+  /// Runs `body` on the value at `key` in place (nothing is copied); nil when there is none.
+  mutating func modify<Result>(_ key: Key, _ body: (inout Value) -> Result) -> Result? {
+    guard storage[key] != nil else { return nil }
+    return body(&storage[key]!)
+  }
+
   /// Stores `value`; returns the key forgotten to make room, if any.
   @discardableResult
   mutating func insert(_ value: Value, for key: Key) -> Key? {

@@ -28,10 +28,6 @@ struct DynamicChannel: Sendable {
   init(psm: UInt16, mtu: UInt16, mps: UInt16, bearerKey: UInt32? = nil, basic: Bool = false) {
     (self.psm, self.mtu, self.mps, self.bearerKey, self.basic) = (psm, mtu, mps, bearerKey, basic)
   }
-
-  init(_ settings: Settings) {
-    self.init(psm: settings.psm, mtu: settings.mtu, mps: settings.mps, bearerKey: settings.bearerKey, basic: settings.basic)
-  }
 }
 
 /// Rebuilds SDUs from K-frames: the first carries the SDU length, the rest only data.
