@@ -19,6 +19,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   case pipeline
   /// Records straight to the dissector and both renderers (see `FuzzTarget.packets`).
   case packets
+  /// Bytes to records, written as btsnoop (Linux monitor) and as pcapng, each read back: the
+  /// same records must come back (what each container can carry).
+  case roundtrip
 
   /// What a run saw; the tests assert on it.
   public struct Outcome: Sendable {
@@ -67,6 +70,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
       return Self.read(bytes, render: true, keepingJSON: keepingJSON)
     case .packets:
       return Self.packets(bytes, keepingJSON: keepingJSON)
+    case .roundtrip:
+      return Self.roundtrip(bytes)
     }
   }
 
@@ -212,5 +217,63 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
       outcome.json = kept
       precondition(outcome.frames == outcome.records, "every record read became a frame")
     }
+  }
+}
+
+extension FuzzTarget {
+  /// Reads `bytes`, writes the records in two containers, reads each back and compares.
+  static func roundtrip(_ bytes: UnsafeBufferPointer<UInt8>) -> Outcome {
+    var outcome = Outcome()
+    var records: [CaptureRecord] = []
+    do {
+      let reader = try CaptureFile.open(InputSource(bytes: bytes, name: "fuzz"))
+      while records.count < frameLimit, let record = try reader.next() { records.append(record) }
+    } catch {
+      outcome.error = error
+    }
+    outcome.records = records.count
+    guard !records.isEmpty else { return outcome }
+
+    // btsnoop with the monitor datalink carries every kind (as its monitor opcode), direction,
+    // controller, bytes and timestamp exactly.
+    var monitor = CaptureWriter(format: .btsnoopMonitor)
+    for record in records { monitor.write(record) }
+    precondition(monitor.skipped == 0, "btsnoop (monitor) skipped a record")
+    let monitorBack = readBack(monitor.output, "btsnoop (monitor)")
+    precondition(monitorBack.count == records.count, "btsnoop (monitor): \(monitorBack.count) of \(records.count) records back")
+    for (index, (original, back)) in zip(records, monitorBack).enumerated() {
+      let opcode = MonitorOpcode.opcode(for: original.kind, direction: original.direction)!
+      let (kind, direction) = MonitorOpcode.kind(opcode)
+      precondition(back.kind == kind && back.direction == direction, "btsnoop (monitor) record \(index + 1): kind or direction changed")
+      precondition(back.adapter == original.adapter, "btsnoop (monitor) record \(index + 1): controller changed")
+      precondition(back.bytes == original.bytes, "btsnoop (monitor) record \(index + 1): bytes changed")
+      precondition(back.timestamp == original.timestamp, "btsnoop (monitor) record \(index + 1): timestamp changed")
+    }
+
+    // pcapng (link type 201) carries HCI packets with their direction; libpcap splits the 64-bit
+    // microseconds into seconds and microseconds, exact for timestamps from 1970 on.
+    var pcapng = CaptureWriter(format: .pcapngH4WithDirection)
+    let hci = records.filter { $0.kind.isHCIPacket }
+    for record in records { pcapng.write(record) }
+    precondition(pcapng.skipped == records.count - hci.count, "pcapng skipped an HCI packet")
+    let pcapngBack = readBack(pcapng.output, "pcapng")
+    precondition(pcapngBack.count == hci.count, "pcapng: \(pcapngBack.count) of \(hci.count) packets back")
+    for (index, (original, back)) in zip(hci, pcapngBack).enumerated() {
+      precondition(back.kind == original.kind && back.direction == (original.direction ?? .hostToController), "pcapng packet \(index + 1): kind or direction changed")
+      precondition(back.bytes == original.bytes, "pcapng packet \(index + 1): bytes changed")
+      precondition(original.timestamp < 0 || back.timestamp == original.timestamp, "pcapng packet \(index + 1): timestamp changed")
+    }
+    return outcome
+  }
+
+  static func readBack(_ file: [UInt8], _ name: String) -> [CaptureRecord] {
+    var records: [CaptureRecord] = []
+    do {
+      let reader = try file.withUnsafeBufferPointer { bytes throws(CaptureError) in try CaptureFile.open(InputSource(bytes: bytes, name: name)) }
+      while let record = try reader.next() { records.append(record) }
+    } catch {
+      preconditionFailure("\(name) as written does not read back: \(error.message)")
+    }
+    return records
   }
 }

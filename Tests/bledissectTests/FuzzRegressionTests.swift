@@ -40,6 +40,7 @@ import BLEFuzzTargets
       (.btsnoop, Array(session.dropFirst(8))), (.detect, session), (.pipeline, session),
       (.packetlogger, pklg), (.detect, pklg), (.pipeline, pklg),
       (.pcap, pcapng), (.detect, pcapng), (.pipeline, pcapng),
+      (.roundtrip, session), (.roundtrip, pklg), (.roundtrip, pcapng),
     ]
     for (target, bytes) in cases {
       let outcome = target.run(bytes, keepingJSON: true)
@@ -96,10 +97,10 @@ import BLEFuzzTargets
       #expect(lines.count == outcome.frames, "\(name)")
       #expect(lines.enumerated().allSatisfy { $0.element["frame"] as? Int == $0.offset + 1 }, "\(name): frames numbered in order")
       #expect(outcome.json.split(separator: 0x0A).allSatisfy { JSONKeyChecker.check(Substring(decoding: $0, as: UTF8.self)) == nil }, "\(name): no duplicate keys")
-    case .btsnoop, .packetlogger, .pcap, .detect:
+    case .btsnoop, .packetlogger, .pcap, .detect, .roundtrip:
       #expect(outcome.frames == 0, "\(name): readers render nothing")
     }
-    if target == .pipeline || target == .detect || (target == .pcap && !outcome.skipped) || (target == .packetlogger && !outcome.skipped) {
+    if target == .pipeline || target == .detect || target == .roundtrip || (target == .pcap && !outcome.skipped) || (target == .packetlogger && !outcome.skipped) {
       let fromFile = try readThroughFile(bytes)
       #expect(fromFile.records == outcome.records, "\(name): \(fromFile.records) records from a file, \(outcome.records) from memory")
       #expect(fromFile.error == outcome.error, "\(name): \(fromFile.error?.message ?? "no error") from a file")
