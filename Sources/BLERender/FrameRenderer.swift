@@ -79,7 +79,10 @@ extension OutputBuffer {
       seconds -= 1
     }
     let date = UTCDate.components(fromUnixSeconds: seconds)
-    decimal(date.year)
+    // ISO 8601: four digits at least, a sign before years before 1 BC (year 0 is 1 BC).
+    if date.year < 0 { byte(UInt8(ascii: "-")) }
+    let year = date.year.magnitude
+    if year < 10_000 { zeroPadded(year, width: 4) } else { decimal(year) }
     byte(UInt8(ascii: "-"))
     zeroPadded(UInt64(date.month), width: 2)
     byte(UInt8(ascii: "-"))

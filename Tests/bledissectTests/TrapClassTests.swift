@@ -150,3 +150,24 @@ import BLERender
     #expect(try reader.next() == nil)
   }
 }
+
+@Suite struct ExtremeDateTests {
+  /// btsnoop's epoch (a raw timestamp of 0) is 1 BC in the proleptic Gregorian calendar; Int64's
+  /// ends are hundreds of thousands of years away. All print as ISO 8601 dates, none traps.
+  @Test func datesFarFromNowPrintAsISO8601() {
+    let cases: [(Int64, String)] = [
+      (0, "1970-01-01 00:00:00.000000"),
+      (-1, "1969-12-31 23:59:59.999999"),
+      (-BTSnoopFormat.unixEpochOffset, "-0001-12-20 00:00:00.000000"),
+      (-62_135_596_800_000_000, "0001-01-01 00:00:00.000000"),
+      (253_402_300_800_000_000, "10000-01-01 00:00:00.000000"),
+      (Int64.max, "294247-01-10 04:00:54.775807"),
+      (Int64.min, "-290308-12-21 19:59:05.224192"),
+    ]
+    for (micros, expected) in cases {
+      var out = OutputBuffer(fd: nil)
+      out.utcDateTime(micros)
+      #expect(out.text == expected, "\(micros)")
+    }
+  }
+}
