@@ -120,21 +120,11 @@ import Testing
       return
     }
     let input = temporaryFile(Array(try repeatedSession(times: 400)))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
-    process.arguments = ["convert", "--to", "pcap", input, "-"]
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    #expect(output.fileHandleForReading.readData(ofLength: 100).count == 100)
-    try output.fileHandleForReading.close()
-    let stderrText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationReason == .exit)
-    #expect(process.terminationStatus == 0)
-    #expect(stderrText.isEmpty)
+    let result = try runWithOutputClosedEarly(binary, ["convert", "--to", "pcap", input, "-"], after: 100)
+    #expect(result.bytesRead == 100)
+    #expect(result.reason == .exit)
+    #expect(result.status == 0)
+    #expect(result.stderr.isEmpty)
   }
 
   /// The strap session's records `times` times over, as one btsnoop file.

@@ -70,3 +70,42 @@ func runProgram(_ path: String, _ arguments: [String]) throws -> (Int32, Data) {
   process.waitUntilExit()
   return (process.terminationStatus, data)
 }
+
+/// The real binary started with pipes for standard input and output (standard error is
+/// discarded): for tests that feed it bytes as a writer would.
+func launchReadingStandardInput(_ binary: String, _ arguments: [String]) throws -> (process: Process, input: Pipe, output: Pipe) {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: binary)
+  process.arguments = arguments
+  let input = Pipe()
+  let output = Pipe()
+  process.standardInput = input
+  process.standardOutput = output
+  process.standardError = FileHandle.nullDevice
+  try process.run()
+  return (process, input, output)
+}
+
+/// How the real binary ends when the reader of its output leaves after `bytes` bytes (`| head -c`).
+struct ClosedPipeResult {
+  var bytesRead: Int
+  var reason: Process.TerminationReason
+  var status: Int32
+  var stderr: String
+}
+
+func runWithOutputClosedEarly(_ binary: String, _ arguments: [String], after bytes: Int) throws -> ClosedPipeResult {
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: binary)
+  process.arguments = arguments
+  let output = Pipe()
+  let errors = Pipe()
+  process.standardOutput = output
+  process.standardError = errors
+  try process.run()
+  let read = output.fileHandleForReading.readData(ofLength: bytes).count
+  try output.fileHandleForReading.close()
+  let stderrText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+  process.waitUntilExit()
+  return ClosedPipeResult(bytesRead: read, reason: process.terminationReason, status: process.terminationStatus, stderr: stderrText)
+}

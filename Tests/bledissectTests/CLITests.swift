@@ -115,26 +115,15 @@ import Testing
       Issue.record("bledissect binary not found")
       return
     }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
-    // A large input so the output outlives the reader: the same capture several times via stdin.
+    // A large input so the output outlives the reader: the same capture several times over.
     let whole = try Data(contentsOf: URL(fileURLWithPath: capturePath("hr_strap_session.btsnoop")))
     var big = Data(whole)
     for _ in 0..<200 { big.append(whole.dropFirst(16)) }
     let input = temporaryFile(Array(big))
-    process.arguments = [input]
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    _ = output.fileHandleForReading.readData(ofLength: 100)
-    try output.fileHandleForReading.close()
-    let stderrText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationReason == .exit)
-    #expect(process.terminationStatus == 0)
-    #expect(stderrText.isEmpty)
+    let result = try runWithOutputClosedEarly(binary, [input], after: 100)
+    #expect(result.reason == .exit)
+    #expect(result.status == 0)
+    #expect(result.stderr.isEmpty)
   }
 
   @Test func readsStandardInput() throws {
@@ -142,14 +131,7 @@ import Testing
       Issue.record("bledissect binary not found")
       return
     }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
-    process.arguments = ["--json", "-"]
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    try process.run()
+    let (process, input, output) = try launchReadingStandardInput(binary, ["--json", "-"])
     let data = try Data(contentsOf: URL(fileURLWithPath: capturePath("hr_strap_session.pcapng")))
     input.fileHandleForWriting.write(data)
     try input.fileHandleForWriting.close()

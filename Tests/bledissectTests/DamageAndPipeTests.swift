@@ -152,15 +152,7 @@ import Testing
     }
     let capture = try Self.bytes("hr_strap_session.btsnoop")
     let offsets = Self.btsnoopOffsets(capture)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
-    process.arguments = options + ["-"]
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
+    let (process, input, output) = try launchReadingStandardInput(binary, options + ["-"])
     let readEnd = output.fileHandleForReading.fileDescriptor
     var received: [UInt8] = []
     var latencies: [Double] = []
@@ -205,15 +197,7 @@ import Testing
     let first = try Data(contentsOf: URL(fileURLWithPath: firstOut)).count
     #expect(Array(capture[..<first]) == Array(try Data(contentsOf: URL(fileURLWithPath: firstOut))))
 
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
-    process.arguments = ["-1", "-"]
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    try process.run()
+    let (process, input, output) = try launchReadingStandardInput(binary, ["-1", "-"])
     var received: [UInt8] = []
     Self.write(capture[..<first], to: input)
     #expect(Self.awaitLines(output.fileHandleForReading.fileDescriptor, &received, count: 1, timeout: 2), "\(format)")
