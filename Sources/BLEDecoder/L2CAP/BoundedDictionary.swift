@@ -10,7 +10,6 @@ struct BoundedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
   init(capacity: Int) { self.capacity = capacity }
 
   var count: Int { storage.count }
-  var isEmpty: Bool { storage.isEmpty }
   var keys: Dictionary<Key, Value>.Keys { storage.keys }
 
   /// Reads; `nil` assignment removes. Modifications through the subscript happen in place.
