@@ -22,9 +22,11 @@ let package = Package(
     .target(name: "BLECapture", dependencies: ["BLECore", "CPcap"]),
     // Protocol decoders: pure, no I/O, never print.
     .target(name: "BLEDecoder", dependencies: ["BLECore"]),
+    // Analyses over decoded frames (summary, GATT trees, heart-rate series), statistics, plots.
+    .target(name: "BLEAnalysis", dependencies: ["BLECore", "BLEDecoder"]),
     // Text and JSON Lines renderers, the buffered output writer.
     .target(name: "BLERender", dependencies: ["BLECore", "BLEDecoder"]),
-    .executableTarget(name: "bledissect", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"]),
+    .executableTarget(name: "bledissect", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "BLEAnalysis"]),
     // What each fuzz target runs on one input: built with libFuzzer by Scripts/fuzz (Fuzz/), and
     // replayed over the saved crashes by the tests.
     .target(name: "BLEFuzzTargets", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"]),
@@ -34,6 +36,7 @@ let package = Package(
     .testTarget(name: "BLECoreTests", dependencies: ["BLECore", "BLETestSupport"]),
     .testTarget(name: "BLECaptureTests", dependencies: ["BLECore", "BLECapture", "BLETestSupport"]),
     .testTarget(name: "BLEDecoderTests", dependencies: ["BLECore", "BLEDecoder", "BLETestSupport"]),
+    .testTarget(name: "BLEAnalysisTests", dependencies: ["BLECore", "BLEDecoder", "BLEAnalysis", "BLETestSupport"]),
     .testTarget(
       name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"], exclude: ["Snapshots"]),
     .testTarget(
