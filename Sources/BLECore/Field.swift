@@ -103,13 +103,6 @@ public struct FieldList: Sendable {
     set { _depth = newValue }
   }
   @usableFromInline var _depth = 0
-  /// When false, `addVerbose` drops its field: a renderer that will not show them (plain text)
-  /// saves building them. JSON keeps them.
-  public var keepsVerbose = true
-  /// Depth of a verbose group being dropped (when `keepsVerbose` is false): everything added
-  /// inside it is dropped too, so plain text pays nothing for fields it will not show.
-  @usableFromInline var droppingFrom: Int?
-
   public init() {}
 
   public var isEmpty: Bool { used == 0 }
@@ -226,7 +219,6 @@ public struct FieldList: Sendable {
       byteArena.removeAll(keepingCapacity: true)
     }
     depth = 0
-    droppingFrom = nil
   }
 
   /// Once the fields were rendered: when the byte arena grew past `limit`, empties the list
@@ -246,7 +238,6 @@ public struct FieldList: Sendable {
   }
 
   @inlinable @inline(__always) public mutating func add(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
-    if droppingFrom != nil { return }
     let value = store(value)
     push(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: false, isInline: false))
   }
@@ -254,13 +245,7 @@ public struct FieldList: Sendable {
   /// Opens a nested object. `inline`: text shows its members without a title line.
   /// `verbose`: text shows it (and all it holds) only with `-v`; JSON always has it.
   @inlinable public mutating func beginObject(_ key: StaticString, _ label: StaticString, inline: Bool = false, verbose: Bool = false) {
-    if droppingFrom == nil {
-      if verbose && !keepsVerbose {
-        droppingFrom = _depth
-      } else {
-        push(Stored(key: key, label: label, value: .object, depth: Int32(_depth), isVerbose: verbose, isInline: inline))
-      }
-    }
+    push(Stored(key: key, label: label, value: .object, depth: Int32(_depth), isVerbose: verbose, isInline: inline))
     _depth += 1
   }
 
@@ -273,31 +258,28 @@ public struct FieldList: Sendable {
 
   /// Adds a field that text output shows only when verbose (lengths, raw opcode parts).
   @inlinable @inline(__always) public mutating func addVerbose(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
-    guard keepsVerbose, droppingFrom == nil else { return }
     let value = store(value)
     push(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: true, isInline: false))
   }
 
-  @inlinable public mutating func beginArray(_ key: StaticString, _ label: StaticString) {
-    add(key, label, .array)
+  /// Opens an array. `verbose`: text shows it only with `-v`; JSON always has it.
+  @inlinable public mutating func beginArray(_ key: StaticString, _ label: StaticString, verbose: Bool = false) {
+    push(Stored(key: key, label: label, value: .array, depth: Int32(_depth), isVerbose: verbose, isInline: false))
     _depth += 1
   }
 
   @inlinable public mutating func end() {
     if _depth > 0 { _depth -= 1 }
-    if let from = droppingFrom, _depth <= from { droppingFrom = nil }
   }
 
   /// Closes every open group (after a decode error left some open).
   public mutating func closeAll() {
     depth = 0
-    droppingFrom = nil
   }
 
   /// Closes groups until `depth` is back to `level` (after a decoder threw inside its groups).
   public mutating func close(toDepth level: Int) {
     depth = min(depth, max(level, 0))
-    if let from = droppingFrom, depth <= from { droppingFrom = nil }
   }
 
   // Shorthands used by decoders.
@@ -318,12 +300,10 @@ public struct FieldList: Sendable {
   }
   /// Bytes from a view, copied into the list (views do not outlive decoding).
   @inlinable public mutating func bytes(_ key: StaticString, _ label: StaticString, _ view: ByteView) {
-    if droppingFrom != nil { return }
     push(Stored(key: key, label: label, value: .bytes(slot: keep(view)), depth: Int32(_depth), isVerbose: false, isInline: false))
   }
   /// Bytes text shows only when verbose (raw values under a decoded one).
   @inlinable public mutating func verboseBytes(_ key: StaticString, _ label: StaticString, _ view: ByteView) {
-    guard keepsVerbose, droppingFrom == nil else { return }
     push(Stored(key: key, label: label, value: .bytes(slot: keep(view)), depth: Int32(_depth), isVerbose: true, isInline: false))
   }
   @inlinable public mutating func measure(_ key: StaticString, _ label: StaticString, _ raw: some BinaryInteger, scale: Double, unit: StaticString) {

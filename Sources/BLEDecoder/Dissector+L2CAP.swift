@@ -330,10 +330,10 @@ extension Dissector {
   }
 
   /// Closes the `hci` group of an ACL frame whose PDU decodes: the upper layers say more, so
-  /// text shows it only with `-v`, and plain text does not keep it at all.
+  /// text shows it only with `-v`.
   static func hideHCIGroup(_ frame: inout DissectedFrame) {
     frame.fields.end()
-    if frame.fields.keepsVerbose { frame.fields.markVerbose(at: 0) } else { frame.fields.truncate(to: 0) }
+    frame.fields.markVerbose(at: 0)
   }
 
   /// Decoder summaries may begin with the command's name, which the title already shows.

@@ -174,7 +174,6 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
 
     init(keepingJSON: Bool) {
       self.keepingJSON = keepingJSON
-      frame.fields.keepsVerbose = true
     }
 
     mutating func show(_ record: CaptureRecord, number: Int) {

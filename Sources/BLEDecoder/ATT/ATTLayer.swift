@@ -566,7 +566,7 @@ enum ATTLayer {
     if let characteristic = resolved.characteristic { frame.gattUUIDs.append(characteristic) }
     if let descriptor = resolved.descriptor, resolved.role == .descriptor { frame.gattUUIDs.append(descriptor) }
     // JSON always has the GATT meaning; plain text shows it in the header line instead.
-    if frame.fields.keepsVerbose {
+    do {
       frame.fields.beginObject("gatt", "GATT", verbose: true)
       if let service = resolved.service { frame.fields.add("service", "Service", .uuid(service, name: GATTDatabase.name(service))) }
       if let characteristic = resolved.characteristic {
@@ -655,12 +655,16 @@ enum ATTLayer {
     frame.fields.beginObject("decoded", "Decoded", inline: true, verbose: decoder.summarySaysItAll && summary)
     frame.fields.beginObject(decoder.key, name ?? "Value", inline: true)
     var reader = ByteReader(value, layer: .profile)
-    do {
-      try decoder.decode(&reader, context, &frame)
-      if !reader.isAtEnd {
-        frame.diagnostics.append(Diagnostic(.warning, .profile, "\(reader.remaining) bytes after the \(name ?? "value") value"))
-      }
-    } catch {
+    let decoded = decoder.decode(&reader)
+    if let typed = decoded.value {
+      typed.writeFields(to: &frame.fields, context: context)
+      typed.summarize(into: &frame.summaryParts, context: context)
+      typed.diagnose(into: &frame.diagnostics, context: context)
+    }
+    if decoded.error == nil, !reader.isAtEnd {
+      frame.diagnostics.append(Diagnostic(.warning, .profile, "\(reader.remaining) bytes after the \(name ?? "value") value"))
+    }
+    if let error = decoded.error {
       if frame.malformed == nil { frame.malformed = error }
       if frame.summaryParts.count > summaryStart { frame.summaryParts.removeSubrange(summaryStart...) }
       frame.summaryParts.append(.text("malformed value "))

@@ -20,9 +20,8 @@ final class FrameBatch: @unchecked Sendable {
   /// Damage the reader skipped just before the frame at `index`: reported in order.
   var damageNotices: [(index: Int, skip: SkippedDamage)] = []
 
-  init(capacity: Int, keepsVerbose: Bool, keepsSummaries: Bool) {
+  init(capacity: Int, keepsSummaries: Bool) {
     var frame = DissectedFrame()
-    frame.fields.keepsVerbose = keepsVerbose
     frame.summaryParts.isRecording = keepsSummaries
     self.capacity = capacity
     frames = .allocate(capacity: capacity)
@@ -95,12 +94,12 @@ struct FramePipeline<R: FrameRenderer> {
   /// (text renders lightly: all of them). Damage the reader skips is reported on `errors`, in
   /// order with the frames (stdout is flushed first), each line starting with `label`.
   static func run(
-    reader: any CaptureReader, renderer: R, limit: Int, keepsVerbose: Bool, keepsSummaries: Bool, defersValueDecoding: Bool,
+    reader: any CaptureReader, renderer: R, limit: Int, keepsSummaries: Bool, defersValueDecoding: Bool,
     filter: FrameFilter, output: OutputSink, errors: OutputSink, label: String
   ) -> (failure: CaptureError?, frames: Int) {
     let empty = BatchQueue()
     let filled = BatchQueue()
-    for _ in 0..<3 { empty.put(FrameBatch(capacity: batchSize, keepsVerbose: keepsVerbose, keepsSummaries: keepsSummaries)) }
+    for _ in 0..<3 { empty.put(FrameBatch(capacity: batchSize, keepsSummaries: keepsSummaries)) }
     let finished = DispatchSemaphore(value: 0)
     let state = RenderState(renderer: renderer, output: output, errors: errors, label: label, filter: filter)
     // The thread sees the renderer through a non-generic protocol: nothing generic crosses threads.

@@ -144,11 +144,13 @@ import Testing
     #expect(first.summaryText == "135 bpm, contact detected, 31 kJ, RR 507.8 ms 502.9 ms 498 ms")
   }
 
-  @Test func textModeSkipsTheRawArray() throws {
-    let frame = try decodeProfile(Self.hrm, [0x16, 0x4A, 0x3E, 0x03], keepsVerbose: false)
-    #expect(frame.fields.topKeys == ["bpm", "sensor_contact", "energy_expended_kj", "rr_intervals_ms"])
-    let verbose = try decodeProfile(Self.hrm, [0x16, 0x4A, 0x3E, 0x03])
-    #expect(verbose.fields.fields.first { $0.key.description == "rr_intervals" }?.isVerbose == true)
+  @Test func theRawArrayIsVerbose() throws {
+    let frame = try decodeProfile(Self.hrm, [0x16, 0x4A, 0x3E, 0x03])
+    #expect(frame.fields.topKeys == ["bpm", "sensor_contact", "energy_expended_kj", "rr_intervals", "rr_intervals_ms"])
+    #expect(frame.fields.fields.first { $0.key.description == "rr_intervals" }?.isVerbose == true)
+    #expect(frame.fields.fields.first { $0.key.description == "rr_intervals_ms" }?.isVerbose == false)
+    let value = try #require(typedValue(Self.hrm, [0x16, 0x4A, 0x3E, 0x03]) as? HeartRateMeasurement)
+    #expect(value.bpm == 74 && value.rrIntervals == [0x033E] && value.sensorContact == .detected && value.energyExpended == nil)
   }
 
   @Test func prefixesAndTrailingBytes() {
