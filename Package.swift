@@ -35,7 +35,7 @@ let package = Package(
 
     .testTarget(name: "BLECoreTests", dependencies: ["BLECore", "BLETestSupport"]),
     .testTarget(name: "BLECaptureTests", dependencies: ["BLECore", "BLECapture", "BLETestSupport"]),
-    .testTarget(name: "BLEDecoderTests", dependencies: ["BLECore", "BLEDecoder", "BLETestSupport"]),
+    .testTarget(name: "BLEDecoderTests", dependencies: ["BLECore", "BLEDecoder", "BLERender", "BLETestSupport"]),
     .testTarget(name: "BLEAnalysisTests", dependencies: ["BLECore", "BLEDecoder", "BLEAnalysis", "BLETestSupport"]),
     .testTarget(
       name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"], exclude: ["Snapshots"]),

@@ -179,7 +179,7 @@ extension Dissector {
     switch cid {
     case 0x0004:
       frame.fields.end()
-      try dissectATT(&payload, slot: slot, bearerKey: 4, direction: direction, into: &frame)
+      try dissectATT(&payload, slot: slot, bearerKey: 4, channel: cid, direction: direction, into: &frame)
       return
     case 0x0005, 0x0001:
       frame.fields.end()
@@ -225,7 +225,7 @@ extension Dissector {
             // The MTU was set by L2CAP configuration, which is not tracked: do not check it.
             connections.entries[slot].link.bearers[bearer] = ATTBearer(mtu: 65535)
           }
-          try dissectATT(&payload, slot: slot, bearerKey: bearer, direction: direction, into: &frame)
+          try dissectATT(&payload, slot: slot, bearerKey: bearer, channel: cid, direction: direction, into: &frame)
           return
         }
         frame.fields.bytes("payload", "Payload", payload.readRemaining())
@@ -277,7 +277,7 @@ extension Dissector {
             connections.entries[slot].link.bearers[bearer] = ATTBearer(mtu: Int(channel.mtu))
           }
           try ByteReader.reading(sdu, layer: .att) { (reader: inout ByteReader) throws(DecodeError) in
-            try dissectATT(&reader, slot: slot, bearerKey: bearer, direction: direction, into: &frame)
+            try dissectATT(&reader, slot: slot, bearerKey: bearer, channel: cid, direction: direction, into: &frame)
           }
           return
         }
@@ -297,7 +297,7 @@ extension Dissector {
     }
   }
 
-  mutating func dissectATT(_ reader: inout ByteReader, slot: Int, bearerKey: UInt32, direction: Direction, into frame: inout DissectedFrame) throws(DecodeError) {
+  mutating func dissectATT(_ reader: inout ByteReader, slot: Int, bearerKey: UInt32, channel: UInt16, direction: Direction, into frame: inout DissectedFrame) throws(DecodeError) {
     // Whose attribute table the PDU is about: ours, or the peer's (by address when known).
     let local = ATTLayer.serverIsLocal(opcode: try reader.peekUInt8(), direction: direction)
     if bearerKey == 4, frame.record.direction != nil, ATTMethodKind(opcode: try reader.peekUInt8()) == .request {
@@ -320,13 +320,15 @@ extension Dissector {
       database = reference.slot
       if local { connections.entries[slot].link.localDatabase = reference } else { connections.entries[slot].link.peerDatabase = reference }
     }
-    let link = ATTLinkContext(frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction)
+    let link = ATTLinkContext(
+      frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction,
+      channel: channel, peer: connections.entries[slot].peer)
     let footprint = gattDatabases.databases[database].footprint
     defer { gattDatabases.settle(database, footprintBefore: footprint, diagnostics: &frame.diagnostics) }
     // Both are modified in place: copying them out would copy their storage on every PDU.
     try ATTLayer.decode(
       &reader, bearer: &connections.entries[slot].link[bearer: bearerKey],
-      database: &gattDatabases.databases[database], link: link, frame: &frame)
+      database: &gattDatabases.databases[database], link: link, registry: registry, frame: &frame)
   }
 
   /// Closes the `hci` group of an ACL frame whose PDU decodes: the upper layers say more, so

@@ -5,6 +5,8 @@ import BLECore
 /// One owner (the CLI loop or a test) feeds records in capture order. `dissect` never throws:
 /// bytes that do not decode become `frame.malformed`, and the next frame starts afresh.
 public struct Dissector: Sendable {
+  /// What is decoded by lookup: characteristic decoders, handle overrides, payload hooks.
+  public let registry: DecoderRegistry
   public internal(set) var connections = ConnectionTable()
   /// GATT databases learned from discovery, one per server (a peer by address, or the local
   /// device), in slots that links remember so a PDU finds its database without hashing.
@@ -19,7 +21,9 @@ public struct Dissector: Sendable {
   static let reassemblyBudget = 16 << 20
   static let reassemblyCheckInterval = 4 << 20
 
-  public init() {}
+  public init(registry: DecoderRegistry = .standard) {
+    self.registry = registry
+  }
 
   /// Counts bytes an incomplete PDU now holds; every few MiB, measures all links, and when they
   /// hold more than the budget, drops the incomplete PDUs of every link but `slot`.

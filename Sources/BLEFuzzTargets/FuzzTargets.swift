@@ -177,9 +177,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     }
 
     mutating func show(_ record: CaptureRecord, number: Int) {
-      frame.defersValueDecoding = number & 1 == 0
       dissector.dissect(record, number: number, into: &frame)
-      frame.completeDecoding()
       frames += 1
 
       let textStart = out.count

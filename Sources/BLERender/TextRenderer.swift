@@ -19,6 +19,8 @@ public struct TextRenderer: FrameRenderer {
   var showAdapter = false
   /// The last peer address written, and its text.
   var peerText = (address: BDAddr(rawValue: UInt64.max), text: PackedText())
+  /// The summary of a frame whose words are derived at rendering (ATT), reused.
+  var derivedSummary = SummaryLine()
 
   public init(time: TimeDisplay = .relative, color: Bool = false, details: Bool = true, verbose: Bool = false, lineWidth: Int? = nil) {
     self.time = time
@@ -46,7 +48,8 @@ public struct TextRenderer: FrameRenderer {
 
   /// The protocol column: the highest layer decoded above HCI, else the kind of record.
   static func protocolLabel(_ frame: DissectedFrame) -> StaticString {
-    if frame.layerLabel.utf8CodeUnitCount > 0 { return frame.layerLabel }
+    let layer = FrameDescription.layerLabel(frame)
+    if layer.utf8CodeUnitCount > 0 { return layer }
     switch frame.record.kind {
     case .command: return "CMD"
     case .event: return "EVT"
@@ -162,9 +165,16 @@ public struct TextRenderer: FrameRenderer {
       out.byte(0x20)
     }
     style(Style.bold, &out)
-    out.append(details ? frame.title : Self.shortTitle(frame.title))
+    let title = FrameDescription.title(frame)
+    out.append(details ? title : Self.shortTitle(title))
     style(Style.reset, &out)
-    if !frame.summary.isEmpty || !frame.summaryParts.isEmpty {
+    if frame.att != nil {
+      let separator = FrameDescription.summary(frame, into: &derivedSummary)
+      if !derivedSummary.isEmpty {
+        out.append(separator)
+        Self.writeSummary(derivedSummary, &out)
+      }
+    } else if !frame.summary.isEmpty || !frame.summaryParts.isEmpty {
       out.append(frame.summarySeparator)
       if !frame.summary.isEmpty { out.append(string: frame.summary) }
       Self.writeSummary(frame.summaryParts, &out)

@@ -1,4 +1,5 @@
 import BLECore
+import BLERender
 import BLETestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import BLECapture
 import BLECore
+import BLERender
 import BLEDecoder
 import BLETestSupport
 

@@ -20,12 +20,10 @@ final class FrameBatch: @unchecked Sendable {
   /// Damage the reader skipped just before the frame at `index`: reported in order.
   var damageNotices: [(index: Int, skip: SkippedDamage)] = []
 
-  init(capacity: Int, keepsSummaries: Bool) {
-    var frame = DissectedFrame()
-    frame.summaryParts.isRecording = keepsSummaries
+  init(capacity: Int) {
     self.capacity = capacity
     frames = .allocate(capacity: capacity)
-    frames.initialize(repeating: frame, count: capacity)
+    frames.initialize(repeating: DissectedFrame(), count: capacity)
   }
 
   deinit {
@@ -94,12 +92,12 @@ struct FramePipeline<R: FrameRenderer> {
   /// (text renders lightly: all of them). Damage the reader skips is reported on `errors`, in
   /// order with the frames (stdout is flushed first), each line starting with `label`.
   static func run(
-    reader: any CaptureReader, renderer: R, limit: Int, keepsSummaries: Bool, defersValueDecoding: Bool,
+    reader: any CaptureReader, renderer: R, limit: Int,
     filter: FrameFilter, output: OutputSink, errors: OutputSink, label: String
   ) -> (failure: CaptureError?, frames: Int) {
     let empty = BatchQueue()
     let filled = BatchQueue()
-    for _ in 0..<3 { empty.put(FrameBatch(capacity: batchSize, keepsSummaries: keepsSummaries)) }
+    for _ in 0..<3 { empty.put(FrameBatch(capacity: batchSize)) }
     let finished = DispatchSemaphore(value: 0)
     let state = RenderState(renderer: renderer, output: output, errors: errors, label: label, filter: filter)
     // The thread sees the renderer through a non-generic protocol: nothing generic crosses threads.
@@ -114,8 +112,6 @@ struct FramePipeline<R: FrameRenderer> {
     var dissector = Dissector()
     var number = 0
     var failure: CaptureError?
-    // Eighths of the frames whose value the rendering thread decodes.
-    var deferredEighths = defersValueDecoding ? 8 : 0
     var batch = empty.take()
     // A batch is also handed over once its records hold this much: 512 records of 256 KiB in
     // each of three batches would otherwise be 384 MiB in flight.
@@ -145,7 +141,6 @@ struct FramePipeline<R: FrameRenderer> {
           damageSeen = reader.damagePlaces
           if let skip = reader.damage.last { batch.damageNotices.append((batch.count, skip)) }
         }
-        batch.frames[batch.count].defersValueDecoding = number & 7 < deferredEighths
         dissector.dissect(number: number, into: &batch.frames[batch.count])
         batch.count += 1
         batchBytes += batch.frames[batch.count - 1].record.bytes.count
@@ -155,10 +150,6 @@ struct FramePipeline<R: FrameRenderer> {
           batch = empty.take()
           batch.count = 0
           batchBytes = 0
-          // This thread waited for an empty batch: rendering is behind, decode more here.
-          // The rendering thread waited for a full one: this thread is behind, leave it more.
-          if empty.tookWaited() { deferredEighths = max(deferredEighths - 1, 0) }
-          if filled.tookWaited() { deferredEighths = min(deferredEighths + 1, 8) }
           // A closed output (`| head`) is noticed once per batch: a lock per record costs more.
           if state.outputClosed { break }
         }
@@ -244,7 +235,6 @@ final class RenderState<R: FrameRenderer>: BatchRendering, @unchecked Sendable {
               frame.pointee.releaseLargeBuffers()
               continue
             }
-            frame.pointee.completeDecoding()
             renderer.render(&frame.pointee, to: &buffer)
             frame.pointee.releaseLargeBuffers()
             if buffer.isClosed {

@@ -103,8 +103,7 @@ enum AnnotateCommand: CLICommand {
     let sink = OutputSink(context.stdout)
     let errors = OutputSink(context.stderr)
     let (failure, frames) = FramePipeline<R>.run(
-      reader: reader, renderer: renderer, limit: limit, keepsSummaries: R.self == TextRenderer.self,
-      defersValueDecoding: R.self == TextRenderer.self, filter: filter, output: sink, errors: errors, label: path.display)
+      reader: reader, renderer: renderer, limit: limit, filter: filter, output: sink, errors: errors, label: path.display)
     context.stdout = sink.buffer
     context.stderr = errors.buffer
     context.stdout.flush()

@@ -1,5 +1,6 @@
 import BLETestSupport
 import BLECore
+import BLERender
 import Testing
 
 @testable import BLEDecoder
