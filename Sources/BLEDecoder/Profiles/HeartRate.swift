@@ -128,7 +128,7 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
 }
 
 /// Body Sensor Location 0x2A38: one byte.
-public struct BodySensorLocation: FieldWritable, Equatable {
+public struct BodySensorLocation: CharacteristicValue, Equatable {
   public var location: UInt8
 
   public init(location: UInt8) { self.location = location }
@@ -153,18 +153,72 @@ public struct BodySensorLocation: FieldWritable, Equatable {
     }
   }
 
-  public static let decoder = ProfileSupport.decoder(BodySensorLocation.self, uuid16: 0x2A38, key: "body_sensor_location")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A38, key: "body_sensor_location", BodySensorLocation.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    ProfileSupport.writeLocation(location, name: name, what: "body sensor location", to: &frame)
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    ProfileSupport.writeLocation(location, name: name, to: &fields)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    ProfileSupport.summarizeLocation(location, name: name, into: &summary)
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    if name == nil { ProfileSupport.warn(&diagnostics, "body sensor location \(location) is reserved") }
   }
 }
 
 /// Heart Rate Control Point 0x2A39: an op code. The SIG defines only 0x01 (Reset Energy
 /// Expended). Huami / Mi Band firmware reuses the characteristic for vendor commands
 /// (0x14 interval, 0x15 measurement control, 0x16 keep-alive; public reverse engineering).
-public enum HeartRateControlPoint {
+///
+/// Each known op code has a fixed length (bytes after it make the value malformed); a reserved
+/// op code keeps whatever follows it as opaque parameters.
+public struct HeartRateControlPoint: CharacteristicValue, Equatable {
+  public enum Command: Sendable, Equatable {
+    /// 0x01.
+    case resetEnergyExpended
+    /// 0x14 (Huami): the automatic measurement interval in minutes.
+    case huamiSetMeasurementInterval(minutes: UInt8)
+    /// 0x15 (Huami): start or stop a measurement mode (0 sleep, 1 continuous, 2 manual).
+    case huamiMeasurementControl(mode: UInt8, enable: Bool)
+    /// 0x16 (Huami).
+    case huamiKeepAlive
+    /// Any other op code, with the bytes after it.
+    case reserved(opcode: UInt8, parameters: [UInt8])
+  }
+
   public static let resetEnergyExpended: UInt8 = 0x01
+
+  public var command: Command
+
+  public init(command: Command) { self.command = command }
+
+  public init(parsing reader: inout ByteReader) throws(DecodeError) {
+    reader.layer = .profile
+    let opcode = try reader.readUInt8()
+    switch opcode {
+    case 0x01: command = .resetEnergyExpended
+    case 0x14: command = .huamiSetMeasurementInterval(minutes: try reader.readUInt8())
+    case 0x15:
+      let mode = try reader.readUInt8()
+      command = .huamiMeasurementControl(mode: mode, enable: try reader.readUInt8() != 0)
+    case 0x16: command = .huamiKeepAlive
+    default: command = .reserved(opcode: opcode, parameters: Array(reader.readRemaining()))
+    }
+  }
+
+  public var opcode: UInt8 {
+    switch command {
+    case .resetEnergyExpended: return 0x01
+    case .huamiSetMeasurementInterval: return 0x14
+    case .huamiMeasurementControl: return 0x15
+    case .huamiKeepAlive: return 0x16
+    case .reserved(let opcode, _): return opcode
+    }
+  }
+
+  public var opcodeName: StaticString? { Self.opcodeName(opcode) }
 
   public static func opcodeName(_ opcode: UInt8) -> StaticString? {
     switch opcode {
@@ -176,49 +230,56 @@ public enum HeartRateControlPoint {
     }
   }
 
-  public static let decoder = CharacteristicDecoder(uuid: BluetoothUUID(uuid16: 0x2A39), key: "heart_rate_control_point", decode: decode)
+  /// The name of a Huami measurement mode (`sleep`, `continuous`, `manual`).
+  public static func modeName(_ mode: UInt8) -> StaticString? {
+    switch mode {
+    case 0: return "sleep"
+    case 1: return "continuous"
+    case 2: return "manual"
+    default: return nil
+    }
+  }
 
-  static func decode(_ reader: inout ByteReader, _ context: ValueContext, _ frame: inout DissectedFrame) throws(DecodeError) {
-    reader.layer = .profile
-    let start = reader.offset
-    let opcode = try reader.readUInt8()
-    let name = opcodeName(opcode)
-    frame.fields.code("opcode", "Op code", opcode, width: 2, name: name)
-    if let name { frame.summaryParts.append(.text(name)) }
-    switch opcode {
-    case 0x01:
-      try ProfileSupport.requireEnd(reader, start: start)
-    case 0x14:
-      let minutes = try reader.readUInt8()
-      frame.fields.measure("interval_minutes", "Interval", minutes, scale: 1, unit: "min")
-      frame.summaryParts.append(.text(" "))
-      frame.summaryParts.append(.number(Int(minutes)))
-      frame.summaryParts.append(.text(" min"))
-      try ProfileSupport.requireEnd(reader, start: start)
-    case 0x15:
-      let mode = try reader.readUInt8()
-      let modeName: StaticString? =
-        switch mode {
-        case 0: "sleep"
-        case 1: "continuous"
-        case 2: "manual"
-        default: nil
-        }
-      frame.fields.code("mode", "Mode", mode, width: 2, name: modeName)
-      let enable = try reader.readUInt8()
-      frame.fields.flag("enable", "Enable", enable != 0)
-      if let modeName {
-        frame.summaryParts.append(.text(enable != 0 ? " start " : " stop "))
-        frame.summaryParts.append(.text(modeName))
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A39, key: "heart_rate_control_point", HeartRateControlPoint.self)
+
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.code("opcode", "Op code", opcode, width: 2, name: opcodeName)
+    switch command {
+    case .huamiSetMeasurementInterval(let minutes):
+      fields.measure("interval_minutes", "Interval", minutes, scale: 1, unit: "min")
+    case let .huamiMeasurementControl(mode, enable):
+      fields.code("mode", "Mode", mode, width: 2, name: Self.modeName(mode))
+      fields.flag("enable", "Enable", enable)
+    case .reserved(_, let parameters):
+      if !parameters.isEmpty { fields.bytes("parameters", "Parameters", parameters[...]) }
+    case .resetEnergyExpended, .huamiKeepAlive:
+      break
+    }
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    if let opcodeName { summary.append(.text(opcodeName)) }
+    switch command {
+    case .huamiSetMeasurementInterval(let minutes):
+      summary.append(.text(" "))
+      summary.append(.number(Int(minutes)))
+      summary.append(.text(" min"))
+    case let .huamiMeasurementControl(mode, enable):
+      if let modeName = Self.modeName(mode) {
+        summary.append(.text(enable ? " start " : " stop "))
+        summary.append(.text(modeName))
       }
-      try ProfileSupport.requireEnd(reader, start: start)
-    case 0x16:
-      try ProfileSupport.requireEnd(reader, start: start)
-    default:
-      frame.summaryParts.append(.text("reserved op code "))
-      frame.summaryParts.append(.hex(UInt64(opcode), width: 2))
-      if !reader.isAtEnd { frame.fields.bytes("parameters", "Parameters", reader.readRemaining()) }
-      ProfileSupport.warn(&frame, "Heart Rate Control Point op code \(Hex.prefixed(UInt64(opcode), width: 2)) is reserved")
+    case .reserved(let opcode, _):
+      summary.append(.text("reserved op code "))
+      summary.append(.hex(UInt64(opcode), width: 2))
+    case .resetEnergyExpended, .huamiKeepAlive:
+      break
+    }
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    if case .reserved(let opcode, _) = command {
+      ProfileSupport.warn(&diagnostics, "Heart Rate Control Point op code \(Hex.prefixed(UInt64(opcode), width: 2)) is reserved")
     }
   }
 }
