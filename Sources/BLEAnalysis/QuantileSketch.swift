@@ -2,9 +2,10 @@
 ///
 /// Values are counted in buckets laid out as in HDR histograms: each power of two is split into 64
 /// buckets of equal width, so a bucket's width is at most 1/64 of its lower edge, and answering
-/// with a point chosen inside the bucket is within `relativeErrorBound` (1/129, under 0.8 %) of
-/// every value in it. The bucket of a value comes from its exponent and top six significand bits:
-/// no logarithms, so no rounding at bucket edges.
+/// with a point chosen inside the bucket is within 1/129 of every value in it (in exact
+/// arithmetic; `relativeErrorBound`, 1/128 or 0.79 %, leaves room for rounding). The bucket of a
+/// value comes from its exponent and top six significand bits: no logarithms, so no rounding at
+/// bucket edges.
 ///
 /// The buckets resolve `[resolvedRange.lowerBound, resolvedRange.upperBound)` = [2^-10, 2^64).
 /// Values below it (0 included) share one bucket, answered with its midpoint 2^-11 (absolute error
@@ -20,7 +21,7 @@ public struct QuantileSketch: Sendable, Equatable {
   public static let resolvedRange = Double(sign: .plus, exponent: lowestExponent, significand: 1)
     ..< Double(sign: .plus, exponent: lowestExponent + octaveCount, significand: 1)
   /// Largest relative error of an answer for values in `resolvedRange`.
-  public static let relativeErrorBound = 1.0 / Double(2 * bucketsPerOctave + 1)
+  public static let relativeErrorBound = 1.0 / Double(2 * bucketsPerOctave)
   /// The most buckets a sketch ever stores: one below the range, 64 per power of two, one above.
   public static let maximumBucketCount = 1 + octaveCount * bucketsPerOctave + 1
 
