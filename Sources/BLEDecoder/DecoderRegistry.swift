@@ -52,17 +52,38 @@ public struct HandleOverride: Sendable, Equatable {
 /// decoders, `--decode-as`) is handed to the `Dissector`. Lookups by UUID happen once per
 /// handle per database (the database keeps the answer), so a dictionary is fast enough.
 public struct DecoderRegistry: Sendable {
+  /// The tables, as one value in a shared box: a registry is copied into every ATT PDU's
+  /// decoding, and a box costs one retain where six tables would cost six. The box is never
+  /// changed (`change` makes a new one), so reading it needs no exclusivity checks.
+  struct Tables: Sendable {
+    var decoders: [CharacteristicDecoder] = []
+    var byUUID: [BluetoothUUID: Int] = [:]
+    var handleOverrides: [HandleOverride] = []
+    var companies: [UInt16: PayloadDecoder] = [:]
+    var vendorCommands: [UInt16: PayloadDecoder] = [:]
+    var vendorEvent: PayloadDecoder?
+    var psms: [UInt16: PayloadDecoder] = [:]
+  }
+  final class Box: Sendable {
+    let tables: Tables
+    init(_ tables: Tables) { self.tables = tables }
+  }
+  var box: Box
+
+  var tables: Tables { box.tables }
+
+  mutating func change(_ body: (inout Tables) -> Void) {
+    var tables = box.tables
+    body(&tables)
+    box = Box(tables)
+  }
+
   /// Every characteristic decoder; indices are stable (`AttributeFact.decoderIndex`).
-  public private(set) var decoders: [CharacteristicDecoder] = []
-  var byUUID: [BluetoothUUID: Int] = [:]
-  public private(set) var handleOverrides: [HandleOverride] = []
-  var companies: [UInt16: PayloadDecoder] = [:]
-  var vendorCommands: [UInt16: PayloadDecoder] = [:]
-  var vendorEvent: PayloadDecoder?
-  var psms: [UInt16: PayloadDecoder] = [:]
+  public var decoders: [CharacteristicDecoder] { tables.decoders }
+  public var handleOverrides: [HandleOverride] { tables.handleOverrides }
 
   /// No decoders at all (tests, or a registry built from scratch).
-  public init() {}
+  public init() { box = Box(Tables()) }
 
   /// The built-in decoders.
   public static let standard: DecoderRegistry = {
@@ -73,41 +94,47 @@ public struct DecoderRegistry: Sendable {
 
   /// Adds a characteristic decoder; one already registered for its UUID is replaced.
   public mutating func register(_ decoder: CharacteristicDecoder) {
-    if let index = byUUID[decoder.uuid] {
-      decoders[index] = decoder
-    } else {
-      byUUID[decoder.uuid] = decoders.count
-      decoders.append(decoder)
+    change { tables in
+      if let index = tables.byUUID[decoder.uuid] {
+        tables.decoders[index] = decoder
+      } else {
+        tables.byUUID[decoder.uuid] = tables.decoders.count
+        tables.decoders.append(decoder)
+      }
     }
   }
 
   /// Decodes `handle` (on `peer`, or on every peer) as `uuid`.
   public mutating func override(_ override: HandleOverride) {
-    handleOverrides.removeAll { $0.handle == override.handle && $0.peer == override.peer }
-    handleOverrides.append(override)
+    change { tables in
+      tables.handleOverrides.removeAll { $0.handle == override.handle && $0.peer == override.peer }
+      tables.handleOverrides.append(override)
+    }
   }
 
-  public mutating func register(company: UInt16, _ decoder: PayloadDecoder) { companies[company] = decoder }
+  public mutating func register(company: UInt16, _ decoder: PayloadDecoder) { change { $0.companies[company] = decoder } }
   /// A vendor command (OGF 0x3F) by its OCF.
-  public mutating func register(vendorCommand ocf: UInt16, _ decoder: PayloadDecoder) { vendorCommands[ocf & 0x03FF] = decoder }
+  public mutating func register(vendorCommand ocf: UInt16, _ decoder: PayloadDecoder) { change { $0.vendorCommands[ocf & 0x03FF] = decoder } }
   /// The parameters of Vendor Specific events (0xFF), whose layout depends on the controller.
-  public mutating func register(vendorEvent decoder: PayloadDecoder) { vendorEvent = decoder }
+  public mutating func register(vendorEvent decoder: PayloadDecoder) { change { $0.vendorEvent = decoder } }
   /// The SDUs of dynamic L2CAP channels opened on `psm`.
-  public mutating func register(psm: UInt16, _ decoder: PayloadDecoder) { psms[psm] = decoder }
+  public mutating func register(psm: UInt16, _ decoder: PayloadDecoder) { change { $0.psms[psm] = decoder } }
 
   /// Where the decoder for `uuid` is in `decoders`.
-  public func index(for uuid: BluetoothUUID) -> Int? { byUUID[uuid] }
+  public func index(for uuid: BluetoothUUID) -> Int? { tables.byUUID[uuid] }
 
-  public func decoder(for uuid: BluetoothUUID) -> CharacteristicDecoder? { byUUID[uuid].map { decoders[$0] } }
+  public func decoder(for uuid: BluetoothUUID) -> CharacteristicDecoder? { tables.byUUID[uuid].map { tables.decoders[$0] } }
 
   /// The UUID `handle` is decoded as on `peer`, when overridden (a peer's own override first).
   func handleOverride(_ handle: UInt16, peer: BDAddr?) -> BluetoothUUID? {
-    guard !handleOverrides.isEmpty else { return nil }
-    if let peer, let own = handleOverrides.first(where: { $0.handle == handle && $0.peer == peer }) { return own.uuid }
-    return handleOverrides.first { $0.handle == handle && $0.peer == nil }?.uuid
+    let overrides = tables.handleOverrides
+    guard !overrides.isEmpty else { return nil }
+    if let peer, let own = overrides.first(where: { $0.handle == handle && $0.peer == peer }) { return own.uuid }
+    return overrides.first { $0.handle == handle && $0.peer == nil }?.uuid
   }
 
-  func company(_ id: UInt16) -> PayloadDecoder? { companies.isEmpty ? nil : companies[id] }
-  func vendorCommand(_ ocf: UInt16) -> PayloadDecoder? { vendorCommands.isEmpty ? nil : vendorCommands[ocf] }
-  func psm(_ psm: UInt16) -> PayloadDecoder? { psms.isEmpty ? nil : psms[psm] }
+  func company(_ id: UInt16) -> PayloadDecoder? { tables.companies.isEmpty ? nil : tables.companies[id] }
+  func vendorCommand(_ ocf: UInt16) -> PayloadDecoder? { tables.vendorCommands.isEmpty ? nil : tables.vendorCommands[ocf] }
+  var vendorEvent: PayloadDecoder? { tables.vendorEvent }
+  func psm(_ psm: UInt16) -> PayloadDecoder? { tables.psms.isEmpty ? nil : tables.psms[psm] }
 }

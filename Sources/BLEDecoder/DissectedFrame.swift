@@ -72,16 +72,15 @@ public struct SummaryLine: Sendable, Sequence {
     case real(Double, places: UInt8)
     case hex(UInt64, width: UInt8)
     case string(Int)
-    case bytes(Int)
+    case bytes(Range<Int>)
   }
   /// Parts in use are `stored[0..<used]`; clearing only resets `used` (the parts are plain
   /// data), so a frame's summary is emptied in O(1), millions of times.
   @usableFromInline var stored: [Stored] = []
   @usableFromInline var used = 0
   var strings: [String] = []
-  /// Byte runs copied out of the frame (`byteArena[byteRuns[slot]]`), capacity kept.
-  @usableFromInline var byteArena: [UInt8] = []
-  @usableFromInline var byteRuns: [Range<Int>] = []
+  /// Byte runs copied out of the frame; a `.bytes` part names its run.
+  @usableFromInline var byteArena = ByteArena()
 
   public init() {}
 
@@ -128,25 +127,18 @@ public struct SummaryLine: Sendable, Sequence {
 
   /// Copies bytes into the arena and adds a part showing them.
   mutating func keepBytes(_ data: some Collection<UInt8>) {
-    let start = byteArena.count
-    byteArena.append(contentsOf: data)
-    push(.bytes(byteRuns.count))
-    byteRuns.append(start..<byteArena.count)
+    push(.bytes(byteArena.append(contentsOf: data)))
   }
 
   /// The bytes of a `.bytes` part without a copy (renderers).
-  @inlinable @inline(__always) public func withBytes<R>(slot: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-    let range = byteRuns[slot]
-    return byteArena.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
+  @inlinable @inline(__always) public func withBytes<R>(slot: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    byteArena.withBytes(slot, body)
   }
 
   public mutating func removeAll(keepingCapacity: Bool = true) {
     used = 0
     if !strings.isEmpty { strings.removeAll(keepingCapacity: keepingCapacity) }
-    if !byteRuns.isEmpty {
-      byteRuns.removeAll(keepingCapacity: keepingCapacity)
-      byteArena.removeAll(keepingCapacity: keepingCapacity)
-    }
+    byteArena.removeAll()
   }
 
   /// Drops the parts from `range.lowerBound` on (their strings stay until the next reset).
@@ -168,7 +160,7 @@ public struct SummaryLine: Sendable, Sequence {
     case let .real(value, places): return .real(value, places: places)
     case let .hex(value, width): return .hex(value, width: width)
     case .string(let slot): return .string(strings[slot])
-    case .bytes(let slot): return .bytes(byteArena[byteRuns[slot]])
+    case .bytes(let slot): return .bytes(byteArena[slot])
     }
   }
 
@@ -221,9 +213,9 @@ public struct DissectedFrame: Sendable {
   public var hci = HCIFact.none
   public var linkEvents = ReusableList<LinkEvent>()
   public var att: ATTFact?
-  public var attributes = ReusableList<AttributeFact>()
+  public internal(set) var attributes: [AttributeFact] = []
   /// Raw attribute values the facts point into (`AttributeFact.rawValue`), capacity kept.
-  public internal(set) var valueBytes: [UInt8] = []
+  var valueBytes = ByteArena()
   /// Short extra words for the header line ("enabled", "reason Remote User Terminated Connection").
   public var summary = ""
   /// More words after `summary`, kept as parts so the frequent frames (ACL data, completed
@@ -258,8 +250,8 @@ public struct DissectedFrame: Sendable {
     hci = .none
     linkEvents.removeAll()
     att = nil
-    attributes.removeAll()
-    if !valueBytes.isEmpty { valueBytes.removeAll(keepingCapacity: true) }
+    if !attributes.isEmpty { attributes.removeAll(keepingCapacity: true) }
+    valueBytes.removeAll()
     summary = ""
     if !summaryParts.isEmpty { summaryParts.removeAll(keepingCapacity: true) }
     summarySeparator = ": "
@@ -279,22 +271,18 @@ public struct DissectedFrame: Sendable {
     let limit = Self.retainedBufferLimit
     if record.bytes.capacity > limit { record.bytes = [] }
     if valueBytes.capacity > limit {
-      attributes.removeAll()
-      valueBytes = []
+      attributes.removeAll(keepingCapacity: true)
+      valueBytes.release(ifLargerThan: limit)
     }
     if summaryParts.byteArena.capacity > limit {
       summaryParts.removeAll(keepingCapacity: true)
-      summaryParts.byteArena = []
+      summaryParts.byteArena.release(ifLargerThan: limit)
     }
     fields.releaseLargeBuffers(limit: limit)
   }
 
   /// Copies a raw value into `valueBytes`; returns where it is.
-  mutating func keepValue(_ view: ByteView) -> Range<Int> {
-    let start = valueBytes.count
-    valueBytes.append(contentsOf: view.buffer)
-    return start..<valueBytes.count
-  }
+  mutating func keepValue(_ view: ByteView) -> Range<Int> { valueBytes.append(view.buffer) }
 
   /// The raw bytes of `range` in `valueBytes` (a fact's `rawValue`).
   public func valueBytes(_ range: Range<Int>) -> ArraySlice<UInt8> { valueBytes[range] }

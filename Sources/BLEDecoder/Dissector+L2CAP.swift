@@ -322,7 +322,7 @@ extension Dissector {
     }
     let link = ATTLinkContext(
       frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction,
-      channel: channel, peer: connections.entries[slot].peer)
+      channel: channel, peer: connections.entries[slot].peer, leavesValue: leavesValue)
     let footprint = gattDatabases.databases[database].footprint
     defer { gattDatabases.settle(database, footprintBefore: footprint, diagnostics: &frame.diagnostics) }
     // Both are modified in place: copying them out would copy their storage on every PDU.

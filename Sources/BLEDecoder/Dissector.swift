@@ -15,6 +15,9 @@ public struct Dissector: Sendable {
   /// The databases by server (tests, tools).
   public var databases: [GATTServerIdentity: GATTDatabase] { gattDatabases.byServer }
 
+  /// Whether the frame being dissected leaves its value for `ValueStage`.
+  var leavesValue = false
+
   /// Bytes put into reassembly buffers (ACL and SDU) since their total was last measured.
   var reassemblyGrowth = 0
   /// What incomplete PDUs may hold in all, and how often (in bytes added) that is checked.
@@ -48,7 +51,12 @@ public struct Dissector: Sendable {
   }
 
   /// Decodes the record already in `frame.record` (a reader filled it in place), as frame `number`.
-  public mutating func dissect(number: Int, into frame: inout DissectedFrame) {
+  ///
+  /// `leavingValue`: the characteristic value of the attribute the frame is about is left for
+  /// `ValueStage.complete` (a pipeline runs that stage on another thread); every other layer
+  /// is decoded. The frame is complete only after that stage.
+  public mutating func dissect(number: Int, into frame: inout DissectedFrame, leavingValue: Bool = false) {
+    leavesValue = leavingValue
     frame.reset(number: number)
     // The record's bytes are moved out (the frame is modified meanwhile) and pinned while its
     // layers are decoded: readers and views point into them. Then they go back, buffer intact.

@@ -211,7 +211,7 @@ public struct TextRenderer: FrameRenderer {
 
   func renderFields(_ fields: FieldList, _ out: inout OutputBuffer) {
     // Groups without values show nothing: frames whose fields are all hidden cost no walk.
-    if fields.leafCount == 0 { return }
+    if fields.leafCount == 0 || (!verbose && fields.plainLeafCount == 0) { return }
     // Open groups by depth, as bits: groups whose title line is not printed (inline groups,
     // array elements), and open arrays (to recognise their elements). No allocation per frame;
     // decoders nest far less than 64 levels.

@@ -5,8 +5,8 @@ import BLECore
 /// attribute becomes an `AttributeFact` on the frame, with `gatt` and `decoded` field groups.
 enum GATTDescription {
   static func describe(
-    _ handle: UInt16, value: ByteView?, operation: GATTOperation, _ pdu: inout ATTPDU, _ database: inout GATTDatabase,
-    _ frame: inout DissectedFrame
+    _ handle: UInt16, value: ByteView?, operation: GATTOperation, leavingValue: Bool = false, _ pdu: inout ATTPDU,
+    _ database: inout GATTDatabase, _ frame: inout DissectedFrame
   ) {
     var fact = AttributeFact(handle: handle, operation: operation)
     if let uuid = pdu.registry.handleOverride(handle, peer: pdu.link.peer) {
@@ -28,7 +28,11 @@ enum GATTDescription {
       fact.rawValue = frame.keepValue(value)
       if operation == .read { learnFromRead(value, &fact, &pdu, database) }
       if let decoder = fact.decoderIndex {
-        decodeValue(pdu.registry.decoders[decoder], value, &fact, &frame)
+        if leavingValue {
+          fact.isValuePending = true
+        } else {
+          decodeValue(pdu.registry.decoders[decoder], value, &fact, &frame)
+        }
       }
       // Service Changed: the server's attributes in the range are no longer known.
       if operation == .indication, fact.characteristic?.uuid16 == 0x2A05, value.count == 4 {
@@ -37,7 +41,7 @@ enum GATTDescription {
         pdu.learned.append(.serviceChanged(start: start, end: end))
       }
     }
-    frame.attributes.append(fact)
+    frame.attributes.append(consume fact)
   }
 
   /// A value listed by a Read By Type Response of a type with a decoder: its handle is known
@@ -49,7 +53,7 @@ enum GATTDescription {
     fact.decoderIndex = decoder
     fact.rawValue = frame.keepValue(value)
     decodeValue(pdu.registry.decoders[decoder], value, &fact, &frame)
-    frame.attributes.append(fact)
+    frame.attributes.append(consume fact)
   }
 
   /// The `gatt` group: JSON always has it; plain text shows the meaning in the header line.
@@ -102,6 +106,28 @@ enum GATTDescription {
       let uuid = reader.remaining == 16 ? try? reader.readUUID128() : try? reader.readUUID16()
     else { return }
     pdu.learned.append(.characteristic(declaration: fact.handle, valueHandle: valueHandle, uuid: uuid, properties: properties))
+  }
+}
+
+/// The second stage of dissection: the characteristic value a frame left (`Dissector.dissect(…,
+/// leavingValue: true)`), decoded wherever the pipeline runs it. Pure: it needs the frame and
+/// the registry only, so it can run on another thread than the dissector's.
+public enum ValueStage {
+  /// Decodes a left value into its typed value and `decoded` group (the last fields of the
+  /// frame); nothing to do for a frame that left none.
+  public static func complete(_ frame: inout DissectedFrame, registry: DecoderRegistry) {
+    guard let index = frame.attributes.lastIndex(where: \.isValuePending) else { return }
+    var fact = frame.attributes[index]
+    fact.isValuePending = false
+    guard let decoder = fact.decoderIndex, let raw = fact.rawValue else { return }
+    // The raw bytes are moved out while the frame is written to, and back after: no copy.
+    var bytes = ByteArena()
+    swap(&bytes, &frame.valueBytes)
+    bytes.withBytes(raw) { buffer in
+      GATTDescription.decodeValue(registry.decoders[decoder], ByteView.pinned(buffer, count: buffer.count), &fact, &frame)
+    }
+    swap(&bytes, &frame.valueBytes)
+    frame.attributes[index] = fact
   }
 }
 

@@ -138,7 +138,7 @@ import BLERender
     let notification = t.att(rx, [0x23, 0x10, 0x00, 0x02, 0x00, 0x00, 0x50, 0x18, 0x00, 0x01, 0x00, 0x32])
     #expect(notification.fields.uint("att.values.0.decoded.heart_rate_measurement.bpm") == 80)
     #expect(notification.fields.uint("att.values.1.decoded.battery_level.percent") == 50)
-    #expect(notification.attributes.array.map(\.handle) == [0x10, 0x18])
+    #expect(notification.attributes.map(\.handle) == [0x10, 0x18])
     // The typed values, as analyses read them.
     #expect((notification.attributes[0].value as? HeartRateMeasurement)?.bpm == 80)
     #expect(notification.attributes[0].characteristic == BluetoothUUID(uuid16: 0x2A37))
