@@ -32,6 +32,20 @@ public enum FieldValue: Sendable {
   case array
 }
 
+/// How much of a frame's field list a consumer shows, and so how much is kept.
+///
+/// Fields are a presentation of what was decoded; the typed facts beside them (`DissectedFrame`)
+/// are decoded whatever the detail, so every consumer sees the same facts. Only what is stored
+/// in the list changes: analyses keep none, plain text the fields it shows, JSON and `-v` all.
+public enum FieldDetail: Sendable, Equatable {
+  /// No fields (analyses that read facts only).
+  case none
+  /// Fields plain text shows: verbose fields and groups are dropped.
+  case plain
+  /// Every field.
+  case all
+}
+
 /// One decoded field: a JSON key (snake_case), a text label, a value and its nesting depth.
 public struct Field: Sendable {
   public var key: StaticString
@@ -116,11 +130,27 @@ public struct FieldList: Sendable {
   @usableFromInline var _plainLeafCount = 0
   /// The depth of the outermost verbose group open, if any.
   @usableFromInline var verboseGroupDepth: Int32 = .max
+  /// What is kept (set by the dissector for its consumer; `.all` by default).
+  public var detail = FieldDetail.all
+
+  /// Whether a field added now is kept: `verbose` for a verbose field or group.
+  @inlinable @inline(__always) func keeps(verbose: Bool) -> Bool {
+    switch detail {
+    case .all: return true
+    case .plain: return !verbose && Int32(_depth) <= verboseGroupDepth
+    case .none: return false
+    }
+  }
+
+  /// Notes a verbose group opening at the current depth (whether it is kept or not).
+  @inlinable @inline(__always) mutating func noteGroup(verbose: Bool) {
+    if verbose && Int32(_depth) < verboseGroupDepth { verboseGroupDepth = Int32(_depth) }
+  }
 
   @inlinable @inline(__always) mutating func push(_ field: Stored) {
     switch field.value {
     case .object, .array:
-      if field.isVerbose && field.depth < verboseGroupDepth { verboseGroupDepth = field.depth }
+      break
     default:
       _leafCount += 1
       if !field.isVerbose && field.depth <= verboseGroupDepth { _plainLeafCount += 1 }
@@ -257,6 +287,7 @@ public struct FieldList: Sendable {
   }
 
   @inlinable @inline(__always) public mutating func add(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
+    guard keeps(verbose: false) else { return }
     let value = store(value)
     push(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: false, isInline: false))
   }
@@ -264,7 +295,10 @@ public struct FieldList: Sendable {
   /// Opens a nested object. `inline`: text shows its members without a title line.
   /// `verbose`: text shows it (and all it holds) only with `-v`; JSON always has it.
   @inlinable public mutating func beginObject(_ key: StaticString, _ label: StaticString, inline: Bool = false, verbose: Bool = false) {
-    push(Stored(key: key, label: label, value: .object, depth: Int32(_depth), isVerbose: verbose, isInline: inline))
+    noteGroup(verbose: verbose)
+    if keeps(verbose: verbose) {
+      push(Stored(key: key, label: label, value: .object, depth: Int32(_depth), isVerbose: verbose, isInline: inline))
+    }
     _depth += 1
   }
 
@@ -272,6 +306,11 @@ public struct FieldList: Sendable {
   /// higher layer says it better (an ACL header under a decoded ATT PDU).
   public mutating func markVerbose(at index: Int) {
     guard index < used, !stored[index].isVerbose else { return }
+    if detail == .plain {
+      // Plain text keeps no verbose group: it goes, with what it holds.
+      truncate(to: index)
+      return
+    }
     stored[index].isVerbose = true
     // The group's plain values are hidden now: take them off the count (unless a verbose
     // group around it hid them already).
@@ -297,13 +336,17 @@ public struct FieldList: Sendable {
 
   /// Adds a field that text output shows only when verbose (lengths, raw opcode parts).
   @inlinable @inline(__always) public mutating func addVerbose(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
+    guard keeps(verbose: true) else { return }
     let value = store(value)
     push(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: true, isInline: false))
   }
 
   /// Opens an array. `verbose`: text shows it only with `-v`; JSON always has it.
   @inlinable public mutating func beginArray(_ key: StaticString, _ label: StaticString, verbose: Bool = false) {
-    push(Stored(key: key, label: label, value: .array, depth: Int32(_depth), isVerbose: verbose, isInline: false))
+    noteGroup(verbose: verbose)
+    if keeps(verbose: verbose) {
+      push(Stored(key: key, label: label, value: .array, depth: Int32(_depth), isVerbose: verbose, isInline: false))
+    }
     _depth += 1
   }
 
@@ -342,10 +385,12 @@ public struct FieldList: Sendable {
   }
   /// Bytes from a view, copied into the list (views do not outlive decoding).
   @inlinable public mutating func bytes(_ key: StaticString, _ label: StaticString, _ view: ByteView) {
+    guard keeps(verbose: false) else { return }
     push(Stored(key: key, label: label, value: .bytes(slot: keep(view)), depth: Int32(_depth), isVerbose: false, isInline: false))
   }
   /// Bytes text shows only when verbose (raw values under a decoded one).
   @inlinable public mutating func verboseBytes(_ key: StaticString, _ label: StaticString, _ view: ByteView) {
+    guard keeps(verbose: true) else { return }
     push(Stored(key: key, label: label, value: .bytes(slot: keep(view)), depth: Int32(_depth), isVerbose: true, isInline: false))
   }
   @inlinable public mutating func measure(_ key: StaticString, _ label: StaticString, _ raw: some BinaryInteger, scale: Double, unit: StaticString) {

@@ -82,6 +82,14 @@ public struct DecoderRegistry: Sendable {
   public var decoders: [CharacteristicDecoder] { tables.decoders }
   public var handleOverrides: [HandleOverride] { tables.handleOverrides }
 
+  /// The same registry in a box of its own: a thread that reads it while another copies its
+  /// own registry (a retain per PDU) then shares no reference count, and no cache line, with it.
+  public func separateCopy() -> DecoderRegistry {
+    var copy = self
+    copy.box = Box(box.tables)
+    return copy
+  }
+
   /// No decoders at all (tests, or a registry built from scratch).
   public init() { box = Box(Tables()) }
 
@@ -119,6 +127,9 @@ public struct DecoderRegistry: Sendable {
   public mutating func register(vendorEvent decoder: PayloadDecoder) { change { $0.vendorEvent = decoder } }
   /// The SDUs of dynamic L2CAP channels opened on `psm`.
   public mutating func register(psm: UInt16, _ decoder: PayloadDecoder) { change { $0.psms[psm] = decoder } }
+
+  /// The decoder at `index` in `decoders`, read in place.
+  public subscript(decoder index: Int) -> CharacteristicDecoder { box.tables.decoders[index] }
 
   /// Where the decoder for `uuid` is in `decoders`.
   public func index(for uuid: BluetoothUUID) -> Int? { tables.byUUID[uuid] }

@@ -17,6 +17,9 @@ public struct Dissector: Sendable {
 
   /// Whether the frame being dissected leaves its value for `ValueStage`.
   var leavesValue = false
+  /// How much of each frame's field list is kept: what the consumer will show. The facts do not
+  /// depend on it.
+  public var fieldDetail = FieldDetail.all
 
   /// Bytes put into reassembly buffers (ACL and SDU) since their total was last measured.
   var reassemblyGrowth = 0
@@ -57,6 +60,7 @@ public struct Dissector: Sendable {
   /// is decoded. The frame is complete only after that stage.
   public mutating func dissect(number: Int, into frame: inout DissectedFrame, leavingValue: Bool = false) {
     leavesValue = leavingValue
+    frame.fields.detail = fieldDetail
     frame.reset(number: number)
     // The record's bytes are moved out (the frame is modified meanwhile) and pinned while its
     // layers are decoded: readers and views point into them. Then they go back, buffer intact.

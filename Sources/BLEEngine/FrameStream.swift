@@ -9,6 +9,9 @@ import Foundation
 /// Calls come in capture order, from one thread at a time (the stream's second thread when it
 /// runs on two). Every frame is complete: all its layers and its typed value decoded.
 public protocol FrameConsumer: AnyObject {
+  /// How much of each frame's field list the consumer shows (`.none` for analyses that read
+  /// facts only); the facts are the same whatever it says.
+  var fieldDetail: FieldDetail { get }
   /// One frame. The frame is reused once this returns: keep what is needed, not the frame.
   /// Returns false to end the stream early (an output closed).
   func consume(_ frame: inout DissectedFrame) -> Bool
@@ -21,6 +24,7 @@ public protocol FrameConsumer: AnyObject {
 }
 
 extension FrameConsumer {
+  public var fieldDetail: FieldDetail { .all }
   public func skippedDamage(_ skip: SkippedDamage) {}
   public func inputIdle() {}
   public func finish(_ end: FrameStream.End) {}
@@ -88,6 +92,7 @@ public struct FrameStream {
 
   func runOnOneThread(_ consumer: some FrameConsumer) -> End {
     var dissector = Dissector(registry: options.registry)
+    dissector.fieldDetail = consumer.fieldDetail
     var frame = DissectedFrame()
     var number = 0
     var failure: CaptureError?
@@ -115,7 +120,7 @@ public struct FrameStream {
     return end
   }
 
-  static var batchSize: Int { 512 }
+  static var batchSize: Int { 128 }
   /// A batch is also handed over once its records hold this much: 512 records of 256 KiB in
   /// each of three batches would otherwise be 384 MiB in flight.
   static var batchByteLimit: Int { 4 << 20 }
@@ -136,6 +141,7 @@ public struct FrameStream {
     thread.start()
 
     var dissector = Dissector(registry: options.registry)
+    dissector.fieldDetail = consumer.fieldDetail
     var number = 0
     var failure: CaptureError?
     // Eighths of the frames whose value the consumer's thread decodes.
@@ -282,7 +288,7 @@ final class ConsumerSide<Consumer: FrameConsumer>: BatchConsuming, @unchecked Se
 
   init(_ consumer: Consumer, registry: DecoderRegistry) {
     self.consumer = consumer
-    self.registry = registry
+    self.registry = registry.separateCopy()
   }
 
   /// Whether the consumer asked to stop.

@@ -115,28 +115,30 @@ public enum FrameDescription {
 
   /// Each attribute: its handle, its name, and its value's words (or bytes), joined by "; ".
   static func attributes(_ frame: DissectedFrame, into line: inout SummaryLine) {
-    for index in 0..<frame.attributes.count {
+    for index in frame.attributes.indices {
       if index > 0 { line.append(.text("; ")) }
-      attribute(frame.attributes[index], frame, into: &line)
+      attribute(at: index, frame, into: &line)
     }
   }
 
-  static func attribute(_ fact: AttributeFact, _ frame: DissectedFrame, into line: inout SummaryLine) {
-    line.append(.hex(UInt64(fact.handle), width: 4))
-    if let name = fact.meaning?.name {
+  /// Reads the fact in place: copying it would copy its typed value.
+  static func attribute(at index: Int, _ frame: DissectedFrame, into line: inout SummaryLine) {
+    line.append(.hex(UInt64(frame.attributes[index].handle), width: 4))
+    if let name = frame.attributes[index].meaning?.name {
       line.append(.text(" "))
       line.append(.text(name))
-    } else if let uuid = fact.meaning.flatMap({ $0.characteristic ?? $0.descriptor ?? $0.service }) {
+    } else if let uuid = frame.attributes[index].meaning.flatMap({ $0.characteristic ?? $0.descriptor ?? $0.service }) {
       line.append(.text(" "))
       line.append(.string(uuid.description))
     }
-    if fact.isMalformed, let raw = fact.rawValue {
+    let raw = frame.attributes[index].rawValue
+    if frame.attributes[index].isMalformed, let raw {
       line.append(.text(": malformed value "))
       line.append(.bytes(frame.valueBytes(raw)))
-    } else if let value = fact.value {
+    } else if let value = frame.attributes[index].value {
       line.append(.text(": "))
-      value.summarize(into: &line, context: fact.valueContext)
-    } else if let raw = fact.rawValue, !raw.isEmpty {
+      value.summarize(into: &line, context: frame.attributes[index].valueContext)
+    } else if let raw, !raw.isEmpty {
       line.append(.text(": "))
       line.append(.bytes(frame.valueBytes(raw)))
     }

@@ -22,6 +22,9 @@ public struct TextRenderer: FrameRenderer {
   /// The summary of a frame whose words are derived at rendering (ATT), reused.
   var derivedSummary = SummaryLine()
 
+  /// One-line output shows no fields; plain text, those that are not verbose.
+  public var fieldDetail: FieldDetail { !details ? .none : (verbose ? .all : .plain) }
+
   public init(time: TimeDisplay = .relative, color: Bool = false, details: Bool = true, verbose: Bool = false, lineWidth: Int? = nil) {
     self.time = time
     self.color = color
@@ -65,15 +68,13 @@ public struct TextRenderer: FrameRenderer {
 
   /// One-line output (`-1`) names the PDUs that fill most captures briefly, so the common
   /// notification line fits 100 columns.
-  static func shortTitle(_ title: StaticString) -> StaticString {
-    // Lengths first: most titles are rejected without comparing a byte.
-    func same(_ a: StaticString, _ b: StaticString) -> Bool {
-      a.utf8CodeUnitCount == b.utf8CodeUnitCount && a.withUTF8Buffer { x in b.withUTF8Buffer { y in x.elementsEqual(y) } }
+  static func shortTitle(_ frame: DissectedFrame) -> StaticString {
+    switch frame.att?.opcode {
+    case 0x1B?: return "Notify"
+    case 0x1D?: return "Indicate"
+    case 0x1E?: return "Confirm"
+    default: return FrameDescription.title(frame)
     }
-    if same(title, "Handle Value Notification") { return "Notify" }
-    if same(title, "Handle Value Indication") { return "Indicate" }
-    if same(title, "Handle Value Confirmation") { return "Confirm" }
-    return title
   }
 
   /// Column widths of the header line: frame numbers up to 99999, times up to 99999.999999 s
@@ -165,8 +166,7 @@ public struct TextRenderer: FrameRenderer {
       out.byte(0x20)
     }
     style(Style.bold, &out)
-    let title = FrameDescription.title(frame)
-    out.append(details ? title : Self.shortTitle(title))
+    out.append(details ? FrameDescription.title(frame) : Self.shortTitle(frame))
     style(Style.reset, &out)
     if frame.att != nil {
       let separator = FrameDescription.summary(frame, into: &derivedSummary)

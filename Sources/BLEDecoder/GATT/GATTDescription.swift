@@ -31,7 +31,7 @@ enum GATTDescription {
         if leavingValue {
           fact.isValuePending = true
         } else {
-          decodeValue(pdu.registry.decoders[decoder], value, &fact, &frame)
+          decodeValue(pdu.registry[decoder: decoder], value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
         }
       }
       // Service Changed: the server's attributes in the range are no longer known.
@@ -52,7 +52,7 @@ enum GATTDescription {
     fact.meaning = ResolvedHandle(role: .characteristicValue, service: nil, characteristic: type, descriptor: nil, name: name, characteristicName: name)
     fact.decoderIndex = decoder
     fact.rawValue = frame.keepValue(value)
-    decodeValue(pdu.registry.decoders[decoder], value, &fact, &frame)
+    decodeValue(pdu.registry[decoder: decoder], value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
     frame.attributes.append(consume fact)
   }
 
@@ -70,26 +70,29 @@ enum GATTDescription {
 
   /// Runs the decoder inside `decoded.<key>`: the typed value goes on the fact; a value that
   /// does not fit is flagged, and its raw bytes stay in `att.value`.
-  static func decodeValue(_ decoder: CharacteristicDecoder, _ value: ByteView, _ fact: inout AttributeFact, _ frame: inout DissectedFrame) {
+  static func decodeValue(
+    _ decoder: CharacteristicDecoder, _ value: ByteView, _ fact: inout AttributeFact, _ fields: inout FieldList,
+    _ diagnostics: inout [Diagnostic], _ malformed: inout DecodeError?
+  ) {
     let context = fact.valueContext
     let name = fact.meaning?.name
-    let depth = frame.fields.depth
-    frame.fields.beginObject("decoded", "Decoded", inline: true, verbose: decoder.summarySaysItAll)
-    frame.fields.beginObject(decoder.key, name ?? "Value", inline: true)
+    let depth = fields.depth
+    fields.beginObject("decoded", "Decoded", inline: true, verbose: decoder.summarySaysItAll)
+    fields.beginObject(decoder.key, name ?? "Value", inline: true)
     var reader = ByteReader(value, layer: .profile)
     let decoded = decoder.decode(&reader)
     if let typed = decoded.value {
-      typed.writeFields(to: &frame.fields, context: context)
-      typed.diagnose(into: &frame.diagnostics, context: context)
+      typed.writeFields(to: &fields, context: context)
+      typed.diagnose(into: &diagnostics, context: context)
       fact.value = typed
     }
     if let error = decoded.error {
-      if frame.malformed == nil { frame.malformed = error }
+      if malformed == nil { malformed = error }
       fact.isMalformed = true
     } else if !reader.isAtEnd {
-      frame.diagnostics.append(Diagnostic(.warning, .profile, "\(reader.remaining) bytes after the \(name ?? "value") value"))
+      diagnostics.append(Diagnostic(.warning, .profile, "\(reader.remaining) bytes after the \(name ?? "value") value"))
     }
-    frame.fields.close(toDepth: depth)
+    fields.close(toDepth: depth)
   }
 
   /// Read Responses on declaration handles teach the database too: a characteristic
@@ -117,17 +120,14 @@ public enum ValueStage {
   /// frame); nothing to do for a frame that left none.
   public static func complete(_ frame: inout DissectedFrame, registry: DecoderRegistry) {
     guard let index = frame.attributes.lastIndex(where: \.isValuePending) else { return }
-    var fact = frame.attributes[index]
-    fact.isValuePending = false
-    guard let decoder = fact.decoderIndex, let raw = fact.rawValue else { return }
-    // The raw bytes are moved out while the frame is written to, and back after: no copy.
-    var bytes = ByteArena()
-    swap(&bytes, &frame.valueBytes)
-    bytes.withBytes(raw) { buffer in
-      GATTDescription.decodeValue(registry.decoders[decoder], ByteView.pinned(buffer, count: buffer.count), &fact, &frame)
+    frame.attributes[index].isValuePending = false
+    guard let decoder = frame.attributes[index].decoderIndex, let raw = frame.attributes[index].rawValue else { return }
+    // The fact is changed in place (copying it would copy its value), beside the fields.
+    frame.valueBytes.withBytes(raw) { buffer in
+      GATTDescription.decodeValue(
+        registry[decoder: decoder], ByteView.pinned(buffer, count: buffer.count), &frame.attributes[index], &frame.fields,
+        &frame.diagnostics, &frame.malformed)
     }
-    swap(&bytes, &frame.valueBytes)
-    frame.attributes[index] = fact
   }
 }
 
@@ -154,12 +154,13 @@ public struct IncludedServiceUUID: CharacteristicValue, Equatable {
 extension AttributeFact {
   /// What the value's decoder is told: the attribute's UUID and, for a descriptor, its characteristic.
   public var valueContext: ValueContext {
-    guard let meaning else { return ValueContext(operation: operation, uuid: BluetoothUUID(uuid16: 0)) }
-    if meaning.role == .descriptor {
+    // Reads the meaning's parts in place (binding it would copy it whole).
+    let unknown = BluetoothUUID(uuid16: 0)
+    if meaning?.role == .descriptor {
       return ValueContext(
-        operation: operation, uuid: meaning.descriptor ?? BluetoothUUID(uuid16: 0), characteristic: meaning.characteristic,
-        characteristicName: meaning.characteristicName)
+        operation: operation, uuid: meaning?.descriptor ?? unknown, characteristic: meaning?.characteristic,
+        characteristicName: meaning?.characteristicName)
     }
-    return ValueContext(operation: operation, uuid: meaning.characteristic ?? meaning.descriptor ?? BluetoothUUID(uuid16: 0))
+    return ValueContext(operation: operation, uuid: meaning?.characteristic ?? meaning?.descriptor ?? unknown)
   }
 }

@@ -74,15 +74,15 @@ public struct CharacteristicDecoder: Sendable {
   /// The header line carries every field (a heart-rate measurement, a battery level, a string):
   /// plain text then shows the header line only, and the fields with `-v`.
   public let summarySaysItAll: Bool
-  let parse: @Sendable (inout ByteReader) throws(DecodeError) -> any CharacteristicValue
-  let allowsTrailingBytes: Bool
+  /// The value's type: parsing goes through it (a metatype, not a closure, so copying a
+  /// decoder costs no reference counting on the per-value path).
+  public let valueType: any CharacteristicValue.Type
 
   public init<Value: CharacteristicValue>(uuid: BluetoothUUID, key: StaticString, _ type: Value.Type, summarySaysItAll: Bool = false) {
     self.uuid = uuid
     self.key = key
     self.summarySaysItAll = summarySaysItAll
-    self.allowsTrailingBytes = Value.allowsTrailingBytes
-    self.parse = { reader throws(DecodeError) in try Value(parsing: &reader) }
+    self.valueType = type
   }
 
   public init<Value: CharacteristicValue>(uuid16: UInt16, key: StaticString, _ type: Value.Type, summarySaysItAll: Bool = false) {
@@ -95,8 +95,8 @@ public struct CharacteristicDecoder: Sendable {
     reader.layer = .profile
     let start = reader.offset
     do {
-      let value = try parse(&reader)
-      if !allowsTrailingBytes && !reader.isAtEnd {
+      let value = try valueType.init(parsing: &reader)
+      if !valueType.allowsTrailingBytes && !reader.isAtEnd {
         let error = DecodeError(
           .lengthMismatch(field: "the value format", declared: reader.offset - start, actual: reader.endOffset - start),
           layer: .profile, offset: reader.offset)

@@ -7,14 +7,17 @@ import BLERender
 /// Where rendered bytes go: the CLI context's standard output or error, owned by the stream's
 /// consumer thread while the stream runs.
 final class OutputSink: @unchecked Sendable {
-  var buffer: OutputBuffer
+  // One thread at a time uses it (the stream's consumer, then the command): no run-time
+  // exclusivity check per frame.
+  @exclusivity(unchecked) var buffer: OutputBuffer
   init(_ buffer: OutputBuffer) { self.buffer = buffer }
 }
 
 /// `annotate`'s consumer: the frames that pass the filter, rendered to standard output; the
 /// damage the reader skipped, on standard error in order with the frames.
 final class RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
-  var renderer: Renderer
+  // Used by the consumer's thread only: no run-time exclusivity check per frame.
+  @exclusivity(unchecked) var renderer: Renderer
   let filter: FrameFilter
   let filtering: Bool
   let output: OutputSink
@@ -30,6 +33,8 @@ final class RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
     self.errors = errors
     self.label = label
   }
+
+  var fieldDetail: FieldDetail { renderer.fieldDetail }
 
   func consume(_ frame: inout DissectedFrame) -> Bool {
     if filtering && !filter.matches(frame) {
