@@ -51,6 +51,7 @@ extension Dissector {
   /// ACL data: header, reassembly, then the L2CAP channel's protocol.
   mutating func dissectACL(_ reader: inout ByteReader, into frame: inout DissectedFrame) throws(DecodeError) {
     let header = try HCIDataPacket.decodeACL(&reader, into: &frame)
+    frame.hci = .acl(handle: header.handle)
     label(&frame, handle: header.handle, createIfMissing: true)
     let payload = reader.readRemaining()
     let key = ConnectionTable.Key(adapter: frame.record.adapter, handle: header.handle)
@@ -196,7 +197,11 @@ extension Dissector {
       frame.fields.end()
       frame.layerLabel = "SMP"
       frame.deepestLayer = .l2cap
-      frame.title = SecurityManager.name(try payload.peekUInt8())
+      let code = try payload.peekUInt8()
+      frame.title = SecurityManager.name(code)
+      var rest = payload
+      _ = try? rest.readUInt8()
+      frame.linkEvents.append(.securityManager(code: code, reason: code == 0x05 ? try? rest.readUInt8() : nil))
       frame.fields.beginObject("smp", "SMP", inline: true)
       try SecurityManager.decode(&payload, into: &frame.fields, summary: &frame.summary)
       frame.fields.end()

@@ -86,20 +86,26 @@ public struct Dissector: Sendable {
       switch kind {
       case .command:
         var context = HCICommand.Context()
+        defer { for event in context.events { frame.linkEvents.append(event) } }
         try HCICommand.decode(&reader, into: &frame, context: &context)
         if let handle = context.handle { label(&frame, handle: handle, createIfMissing: false) }
       case .event:
         var context = HCIEvent.Context()
         context.adapter = adapter
-        defer { apply(context, to: &frame) }
+        defer {
+          apply(context, to: &frame)
+          for event in context.events { frame.linkEvents.append(event) }
+        }
         try HCIEvent.decode(&reader, into: &frame, context: &context)
       case .acl:
         try dissectACL(&reader, into: &frame)
       case .sco:
         let handle = try HCIDataPacket.decodeSCO(&reader, into: &frame)
+        frame.hci = .sco(handle: handle)
         label(&frame, handle: handle, createIfMissing: true, isLE: false)
       case .iso:
         let handle = try HCIDataPacket.decodeISO(&reader, into: &frame)
+        frame.hci = .iso(handle: handle)
         label(&frame, handle: handle, createIfMissing: false)
       case .indexRemoved:
         connections.closeAll(adapter: adapter)

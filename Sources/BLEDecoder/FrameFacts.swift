@@ -62,6 +62,8 @@ public enum LinkEvent: Sendable, Equatable {
   /// The host asked to connect (LE Create Connection, LE Extended Create Connection, Create
   /// Connection); `peer` is nil when the filter accept list is used.
   case connectRequested(peer: BDAddr?, peerType: AddressType?, isLE: Bool)
+  /// The controller refused the connection request at once (Command Status with an error).
+  case connectRejected(status: UInt8)
   /// The host cancelled a connection attempt.
   case connectCancelRequested
   case connected(status: UInt8, handle: UInt16, peer: BDAddr?, peerType: AddressType?, role: LinkRole?, parameters: ConnectionParameters?)

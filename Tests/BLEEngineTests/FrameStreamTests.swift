@@ -150,3 +150,47 @@ func stream<R: FrameRenderer>(_ name: String, _ renderer: R, threading: FrameStr
     #expect(consumer.end?.frames == 7)
   }
 }
+
+/// Collects the link story of a capture: every link event and the frame it is on.
+final class LinkStoryConsumer: FrameConsumer {
+  var events: [(frame: Int, event: LinkEvent)] = []
+  var hci: [Int: HCIFact] = [:]
+  var fieldsKept = 0
+  var fieldDetail: FieldDetail { .none }
+
+  func consume(_ frame: inout DissectedFrame) -> Bool {
+    for event in frame.linkEvents { events.append((frame.number, event)) }
+    hci[frame.number] = frame.hci
+    fieldsKept += frame.fields.count
+    return true
+  }
+}
+
+@Suite struct LinkStoryTests {
+  /// The phone's side of the strap session (captures/README.md): scan, connect by address,
+  /// parameters updated, disconnect; an analysis keeps no fields and still gets every fact.
+  @Test func theStrapSessionTellsItsStory() throws {
+    let consumer = LinkStoryConsumer()
+    FrameStream(source: try CaptureFile.open(path: capturePath("hr_strap_session.btsnoop"))).run(into: consumer)
+    #expect(consumer.fieldsKept == 0)
+    let strap = BDAddr("D0:B1:ED:00:48:52")!
+    let adverts = consumer.events.compactMap { if case .advertisement(let fact) = $0.event { return fact } else { return nil } }
+    #expect(adverts.count == 2)
+    #expect(adverts.allSatisfy { $0.address == strap && $0.rssi == -50 })
+    #expect(adverts.contains { $0.name == "bledissect HR" })
+    #expect(consumer.events.contains { $0.frame == 37 && $0.event == LinkEvent.connectRequested(peer: strap, peerType: .randomDevice, isLE: true) })
+    guard let connected = consumer.events.first(where: { if case .connected = $0.event { return true } else { return false } }),
+      case let .connected(status, handle, peer, _, role, parameters) = connected.event
+    else {
+      Issue.record("no connection")
+      return
+    }
+    #expect(connected.frame == 39 && status == 0 && handle == 1 && peer == strap && role == .central)
+    #expect(parameters?.intervalMilliseconds == 15 && parameters?.supervisionTimeoutMilliseconds == 720)
+    #expect(consumer.events.contains { if case .parametersUpdated(0, 1, _) = $0.event { return true } else { return false } })
+    #expect(consumer.events.contains { if case .disconnectRequested(1, _) = $0.event { return true } else { return false } })
+    #expect(consumer.events.contains { if case .disconnected(0, 1, _) = $0.event { return true } else { return false } })
+    #expect(consumer.hci[37] == .command(opcode: 0x200D))
+    #expect(consumer.hci[39] == .event(code: 0x3E, subevent: 0x01))
+  }
+}
