@@ -8,6 +8,7 @@ let package = Package(
     .executable(name: "bledissect", targets: ["bledissect"]),
     .library(name: "BLEDecoder", targets: ["BLEDecoder"]),
     .library(name: "BLECapture", targets: ["BLECapture"]),
+    .library(name: "BLEEngine", targets: ["BLEEngine"]),
   ],
   targets: [
     // libpcap through pkg-config; reads pcap and pcapng (also from pipes).
@@ -22,11 +23,13 @@ let package = Package(
     .target(name: "BLECapture", dependencies: ["BLECore", "CPcap"]),
     // Protocol decoders: pure, no I/O, never print.
     .target(name: "BLEDecoder", dependencies: ["BLECore"]),
+    // The engine every command runs on: FrameStream (read, dissect, hand frames to a consumer).
+    .target(name: "BLEEngine", dependencies: ["BLECore", "BLECapture", "BLEDecoder"]),
     // Analyses over decoded frames (summary, GATT trees, heart-rate series), statistics, plots.
     .target(name: "BLEAnalysis", dependencies: ["BLECore", "BLEDecoder"]),
     // Text and JSON Lines renderers, the buffered output writer.
     .target(name: "BLERender", dependencies: ["BLECore", "BLEDecoder"]),
-    .executableTarget(name: "bledissect", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "BLEAnalysis"]),
+    .executableTarget(name: "bledissect", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLEAnalysis"]),
     // What each fuzz target runs on one input: built with libFuzzer by Scripts/fuzz (Fuzz/), and
     // replayed over the saved crashes by the tests.
     .target(name: "BLEFuzzTargets", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"]),
@@ -35,13 +38,14 @@ let package = Package(
 
     .testTarget(name: "BLECoreTests", dependencies: ["BLECore", "BLETestSupport"]),
     .testTarget(name: "BLECaptureTests", dependencies: ["BLECore", "BLECapture", "BLETestSupport"]),
-    .testTarget(name: "BLEDecoderTests", dependencies: ["BLECore", "BLEDecoder", "BLETestSupport"]),
+    .testTarget(name: "BLEDecoderTests", dependencies: ["BLECore", "BLEDecoder", "BLERender", "BLETestSupport"]),
+    .testTarget(name: "BLEEngineTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLETestSupport"]),
     .testTarget(name: "BLEAnalysisTests", dependencies: ["BLECore", "BLEDecoder", "BLEAnalysis", "BLETestSupport"]),
     .testTarget(
       name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"], exclude: ["Snapshots"]),
     .testTarget(
       name: "bledissectTests",
-      dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "BLEFuzzTargets", "BLETestSupport", "bledissect"]),
+      dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLEAnalysis", "BLEFuzzTargets", "BLETestSupport", "bledissect"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -32,6 +32,20 @@ public enum FieldValue: Sendable {
   case array
 }
 
+/// How much of a frame's field list a consumer shows, and so how much is kept.
+///
+/// Fields are a presentation of what was decoded; the typed facts beside them (`DissectedFrame`)
+/// are decoded whatever the detail, so every consumer sees the same facts. Only what is stored
+/// in the list changes: analyses keep none, plain text the fields it shows, JSON and `-v` all.
+public enum FieldDetail: Sendable, Equatable {
+  /// No fields (analyses that read facts only).
+  case none
+  /// Fields plain text shows: verbose fields and groups are dropped.
+  case plain
+  /// Every field.
+  case all
+}
+
 /// One decoded field: a JSON key (snake_case), a text label, a value and its nesting depth.
 public struct Field: Sendable {
   public var key: StaticString
@@ -80,7 +94,8 @@ public struct FieldList: Sendable {
     case codeText(UInt64, width: UInt8, slot: Int)
     case text(slot: Int)
     case staticText(StaticString)
-    case bytes(slot: Int)
+    /// A run in the list's byte arena.
+    case bytes(slot: Range<Int>)
     case address(BDAddr, AddressType?)
     case uuid(BluetoothUUID, name: StaticString?)
     case measure(Int64, scale: Double, unit: StaticString)
@@ -94,22 +109,13 @@ public struct FieldList: Sendable {
   @usableFromInline var stored: [Stored] = []
   @usableFromInline var used = 0
   @usableFromInline var strings: [String] = []
-  /// Byte runs, copied out of the frame's bytes: `byteArena[byteRuns[slot]]`. The arena keeps
-  /// its capacity frame after frame, so copying a value costs a memcpy, not an allocation.
-  @usableFromInline var byteArena: [UInt8] = []
-  @usableFromInline var byteRuns: [Range<Int>] = []
+  /// Byte runs, copied out of the frame's bytes; a `.bytes` value names its run.
+  @usableFromInline var byteArena = ByteArena()
   public internal(set) var depth: Int {
     get { _depth }
     set { _depth = newValue }
   }
   @usableFromInline var _depth = 0
-  /// When false, `addVerbose` drops its field: a renderer that will not show them (plain text)
-  /// saves building them. JSON keeps them.
-  public var keepsVerbose = true
-  /// Depth of a verbose group being dropped (when `keepsVerbose` is false): everything added
-  /// inside it is dropped too, so plain text pays nothing for fields it will not show.
-  @usableFromInline var droppingFrom: Int?
-
   public init() {}
 
   public var isEmpty: Bool { used == 0 }
@@ -118,11 +124,36 @@ public struct FieldList: Sendable {
   /// How many fields in use are values rather than groups: with none, text has nothing to show.
   public var leafCount: Int { _leafCount }
   @usableFromInline var _leafCount = 0
+  /// How many of those text shows without `-v`: values neither verbose nor inside a verbose
+  /// group. With none, plain text has no detail lines to write and skips the walk.
+  public var plainLeafCount: Int { _plainLeafCount }
+  @usableFromInline var _plainLeafCount = 0
+  /// The depth of the outermost verbose group open, if any.
+  @usableFromInline var verboseGroupDepth: Int32 = .max
+  /// What is kept (set by the dissector for its consumer; `.all` by default).
+  public var detail = FieldDetail.all
+
+  /// Whether a field added now is kept: `verbose` for a verbose field or group.
+  @inlinable @inline(__always) func keeps(verbose: Bool) -> Bool {
+    switch detail {
+    case .all: return true
+    case .plain: return !verbose && Int32(_depth) <= verboseGroupDepth
+    case .none: return false
+    }
+  }
+
+  /// Notes a verbose group opening at the current depth (whether it is kept or not).
+  @inlinable @inline(__always) mutating func noteGroup(verbose: Bool) {
+    if verbose && Int32(_depth) < verboseGroupDepth { verboseGroupDepth = Int32(_depth) }
+  }
 
   @inlinable @inline(__always) mutating func push(_ field: Stored) {
     switch field.value {
-    case .object, .array: break
-    default: _leafCount += 1
+    case .object, .array:
+      break
+    default:
+      _leafCount += 1
+      if !field.isVerbose && field.depth <= verboseGroupDepth { _plainLeafCount += 1 }
     }
     if used < stored.count { stored[used] = field } else { stored.append(field) }
     used += 1
@@ -145,11 +176,10 @@ public struct FieldList: Sendable {
   /// The stored field at `index`, without materializing strings or bytes (renderers' hot path).
   @inline(__always) public func entry(at index: Int) -> Stored { stored[index] }
   @inline(__always) public func string(slot: Int) -> String { strings[slot] }
-  @inline(__always) public func bytes(slot: Int) -> ArraySlice<UInt8> { byteArena[byteRuns[slot]] }
+  @inline(__always) public func bytes(slot: Range<Int>) -> ArraySlice<UInt8> { byteArena[slot] }
   /// The bytes of `slot` without a copy or a retain (renderers' hot path).
-  @inlinable @inline(__always) public func withBytes<R>(slot: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-    let range = byteRuns[slot]
-    return byteArena.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
+  @inlinable @inline(__always) public func withBytes<R>(slot: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    byteArena.withBytes(slot, body)
   }
 
   /// The depth of field `index` (renderers' hot path: no copy of the value).
@@ -171,7 +201,7 @@ public struct FieldList: Sendable {
     case let .codeText(value, width, slot): return .codeText(value, width: width, name: strings[slot])
     case .text(let slot): return .text(strings[slot])
     case .staticText(let text): return .staticText(text)
-    case .bytes(let slot): return .bytes(byteArena[byteRuns[slot]])
+    case .bytes(let slot): return .bytes(byteArena[slot])
     case let .address(address, type): return .address(address, type)
     case let .uuid(uuid, name): return .uuid(uuid, name: name)
     case let .measure(raw, scale, unit): return .measure(raw, scale: scale, unit: unit)
@@ -208,25 +238,20 @@ public struct FieldList: Sendable {
   }
 
   /// Copies bytes into the arena; returns their slot.
-  @inlinable mutating func keep(_ data: some Collection<UInt8>) -> Int {
-    let start = byteArena.count
+  @inlinable mutating func keep(_ data: some Collection<UInt8>) -> Range<Int> {
     byteArena.append(contentsOf: data)
-    byteRuns.append(start..<byteArena.count)
-    return byteRuns.count - 1
   }
 
-  @inlinable mutating func keep(_ view: ByteView) -> Int { keep(view.buffer) }
+  @inlinable mutating func keep(_ view: ByteView) -> Range<Int> { byteArena.append(view.buffer) }
 
   public mutating func removeAll() {
     used = 0
     _leafCount = 0
+    _plainLeafCount = 0
+    verboseGroupDepth = .max
     if !strings.isEmpty { strings.removeAll(keepingCapacity: true) }
-    if !byteRuns.isEmpty {
-      byteRuns.removeAll(keepingCapacity: true)
-      byteArena.removeAll(keepingCapacity: true)
-    }
+    byteArena.removeAll()
     depth = 0
-    droppingFrom = nil
   }
 
   /// Once the fields were rendered: when the byte arena grew past `limit`, empties the list
@@ -234,19 +259,35 @@ public struct FieldList: Sendable {
   public mutating func releaseLargeBuffers(limit: Int) {
     guard byteArena.capacity > limit else { return }
     removeAll()
-    byteArena = []
+    byteArena.release(ifLargerThan: limit)
   }
 
   /// Drops every field from `index` on (a layer a higher one makes redundant in plain text).
   public mutating func truncate(to index: Int) {
     guard index < used else { return }
     used = index
+    recount()
+  }
+
+  /// Counts the leaves, and those plain text shows, afresh (after fields changed in place).
+  mutating func recount() {
     _leafCount = 0
-    for position in 0..<used where !isGroup(at: position) { _leafCount += 1 }
+    _plainLeafCount = 0
+    var hiddenFrom = Int32.max
+    for position in 0..<used {
+      let field = stored[position]
+      if field.depth <= hiddenFrom { hiddenFrom = .max }
+      if isGroup(at: position) {
+        if field.isVerbose && hiddenFrom == .max { hiddenFrom = field.depth }
+        continue
+      }
+      _leafCount += 1
+      if !field.isVerbose && hiddenFrom == .max { _plainLeafCount += 1 }
+    }
   }
 
   @inlinable @inline(__always) public mutating func add(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
-    if droppingFrom != nil { return }
+    guard keeps(verbose: false) else { return }
     let value = store(value)
     push(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: false, isInline: false))
   }
@@ -254,12 +295,9 @@ public struct FieldList: Sendable {
   /// Opens a nested object. `inline`: text shows its members without a title line.
   /// `verbose`: text shows it (and all it holds) only with `-v`; JSON always has it.
   @inlinable public mutating func beginObject(_ key: StaticString, _ label: StaticString, inline: Bool = false, verbose: Bool = false) {
-    if droppingFrom == nil {
-      if verbose && !keepsVerbose {
-        droppingFrom = _depth
-      } else {
-        push(Stored(key: key, label: label, value: .object, depth: Int32(_depth), isVerbose: verbose, isInline: inline))
-      }
+    noteGroup(verbose: verbose)
+    if keeps(verbose: verbose) {
+      push(Stored(key: key, label: label, value: .object, depth: Int32(_depth), isVerbose: verbose, isInline: inline))
     }
     _depth += 1
   }
@@ -267,37 +305,66 @@ public struct FieldList: Sendable {
   /// Marks the field at `index` (an object opened earlier) verbose, once it is known that a
   /// higher layer says it better (an ACL header under a decoded ATT PDU).
   public mutating func markVerbose(at index: Int) {
-    guard index < used else { return }
+    guard index < used, !stored[index].isVerbose else { return }
+    if detail == .plain {
+      // Plain text keeps no verbose group: it goes, with what it holds.
+      truncate(to: index)
+      return
+    }
     stored[index].isVerbose = true
+    // The group's plain values are hidden now: take them off the count (unless a verbose
+    // group around it hid them already).
+    let depth = stored[index].depth
+    var ancestorDepth = depth
+    for position in stride(from: index - 1, through: 0, by: -1) where stored[position].depth < ancestorDepth {
+      ancestorDepth = stored[position].depth
+      if stored[position].isVerbose { return }
+    }
+    var hiddenFrom = Int32.max
+    var position = index + 1
+    while position < used, stored[position].depth > depth {
+      let field = stored[position]
+      if field.depth <= hiddenFrom { hiddenFrom = .max }
+      if isGroup(at: position) {
+        if field.isVerbose && hiddenFrom == .max { hiddenFrom = field.depth }
+      } else if !field.isVerbose && hiddenFrom == .max {
+        _plainLeafCount -= 1
+      }
+      position += 1
+    }
   }
 
   /// Adds a field that text output shows only when verbose (lengths, raw opcode parts).
   @inlinable @inline(__always) public mutating func addVerbose(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
-    guard keepsVerbose, droppingFrom == nil else { return }
+    guard keeps(verbose: true) else { return }
     let value = store(value)
     push(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: true, isInline: false))
   }
 
-  @inlinable public mutating func beginArray(_ key: StaticString, _ label: StaticString) {
-    add(key, label, .array)
+  /// Opens an array. `verbose`: text shows it only with `-v`; JSON always has it.
+  @inlinable public mutating func beginArray(_ key: StaticString, _ label: StaticString, verbose: Bool = false) {
+    noteGroup(verbose: verbose)
+    if keeps(verbose: verbose) {
+      push(Stored(key: key, label: label, value: .array, depth: Int32(_depth), isVerbose: verbose, isInline: false))
+    }
     _depth += 1
   }
 
   @inlinable public mutating func end() {
     if _depth > 0 { _depth -= 1 }
-    if let from = droppingFrom, _depth <= from { droppingFrom = nil }
+    if Int32(_depth) <= verboseGroupDepth { verboseGroupDepth = .max }
   }
 
   /// Closes every open group (after a decode error left some open).
   public mutating func closeAll() {
     depth = 0
-    droppingFrom = nil
+    verboseGroupDepth = .max
   }
 
   /// Closes groups until `depth` is back to `level` (after a decoder threw inside its groups).
   public mutating func close(toDepth level: Int) {
     depth = min(depth, max(level, 0))
-    if let from = droppingFrom, depth <= from { droppingFrom = nil }
+    if Int32(depth) <= verboseGroupDepth { verboseGroupDepth = .max }
   }
 
   // Shorthands used by decoders.
@@ -318,12 +385,12 @@ public struct FieldList: Sendable {
   }
   /// Bytes from a view, copied into the list (views do not outlive decoding).
   @inlinable public mutating func bytes(_ key: StaticString, _ label: StaticString, _ view: ByteView) {
-    if droppingFrom != nil { return }
+    guard keeps(verbose: false) else { return }
     push(Stored(key: key, label: label, value: .bytes(slot: keep(view)), depth: Int32(_depth), isVerbose: false, isInline: false))
   }
   /// Bytes text shows only when verbose (raw values under a decoded one).
   @inlinable public mutating func verboseBytes(_ key: StaticString, _ label: StaticString, _ view: ByteView) {
-    guard keepsVerbose, droppingFrom == nil else { return }
+    guard keeps(verbose: true) else { return }
     push(Stored(key: key, label: label, value: .bytes(slot: keep(view)), depth: Int32(_depth), isVerbose: true, isInline: false))
   }
   @inlinable public mutating func measure(_ key: StaticString, _ label: StaticString, _ raw: some BinaryInteger, scale: Double, unit: StaticString) {

@@ -72,26 +72,28 @@ public struct SummaryLine: Sendable, Sequence {
     case real(Double, places: UInt8)
     case hex(UInt64, width: UInt8)
     case string(Int)
-    case bytes(Int)
+    case bytes(Range<Int>)
   }
   /// Parts in use are `stored[0..<used]`; clearing only resets `used` (the parts are plain
   /// data), so a frame's summary is emptied in O(1), millions of times.
   @usableFromInline var stored: [Stored] = []
   @usableFromInline var used = 0
-  /// When false, parts are not kept: an output without summaries (JSON Lines) saves building them.
-  public var isRecording = true
   var strings: [String] = []
-  /// Byte runs copied out of the frame (`byteArena[byteRuns[slot]]`), capacity kept.
-  @usableFromInline var byteArena: [UInt8] = []
-  @usableFromInline var byteRuns: [Range<Int>] = []
+  /// Byte runs copied out of the frame; a `.bytes` part names its run.
+  @usableFromInline var byteArena = ByteArena()
 
   public init() {}
 
   public var isEmpty: Bool { used == 0 }
   public var count: Int { used }
+  public var first: SummaryPart? { used > 0 ? self[0] : nil }
+
+  /// Appends every part of `other`.
+  public mutating func append(contentsOf other: SummaryLine) {
+    for index in 0..<other.count { append(other[index]) }
+  }
 
   @inline(__always) mutating func push(_ part: Stored) {
-    guard isRecording else { return }
     if used < stored.count { stored[used] = part } else { stored.append(part) }
     used += 1
   }
@@ -113,8 +115,7 @@ public struct SummaryLine: Sendable, Sequence {
     switch part {
     case .text, .number, .real, .hex: break
     case .string(let words):
-      guard isRecording else { return }
-      push(.string(strings.count))
+        push(.string(strings.count))
       strings.append(words)
     case .bytes(let data):
       keepBytes(data)
@@ -126,26 +127,18 @@ public struct SummaryLine: Sendable, Sequence {
 
   /// Copies bytes into the arena and adds a part showing them.
   mutating func keepBytes(_ data: some Collection<UInt8>) {
-    guard isRecording else { return }
-    let start = byteArena.count
-    byteArena.append(contentsOf: data)
-    push(.bytes(byteRuns.count))
-    byteRuns.append(start..<byteArena.count)
+    push(.bytes(byteArena.append(contentsOf: data)))
   }
 
   /// The bytes of a `.bytes` part without a copy (renderers).
-  @inlinable @inline(__always) public func withBytes<R>(slot: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-    let range = byteRuns[slot]
-    return byteArena.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[range])) }
+  @inlinable @inline(__always) public func withBytes<R>(slot: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    byteArena.withBytes(slot, body)
   }
 
   public mutating func removeAll(keepingCapacity: Bool = true) {
     used = 0
     if !strings.isEmpty { strings.removeAll(keepingCapacity: keepingCapacity) }
-    if !byteRuns.isEmpty {
-      byteRuns.removeAll(keepingCapacity: keepingCapacity)
-      byteArena.removeAll(keepingCapacity: keepingCapacity)
-    }
+    byteArena.removeAll()
   }
 
   /// Drops the parts from `range.lowerBound` on (their strings stay until the next reset).
@@ -167,7 +160,7 @@ public struct SummaryLine: Sendable, Sequence {
     case let .real(value, places): return .real(value, places: places)
     case let .hex(value, width): return .hex(value, width: width)
     case .string(let slot): return .string(strings[slot])
-    case .bytes(let slot): return .bytes(byteArena[byteRuns[slot]])
+    case .bytes(let slot): return .bytes(byteArena[slot])
     }
   }
 
@@ -194,24 +187,14 @@ public struct ReusableList<Element: Sendable>: Sendable, Sequence {
 
   public mutating func removeAll() { used = 0 }
 
-  public subscript(index: Int) -> Element { storage[index] }
+  public subscript(index: Int) -> Element {
+    get { storage[index] }
+    _modify { yield &storage[index] }
+  }
 
   public func makeIterator() -> ArraySlice<Element>.Iterator { storage[0..<used].makeIterator() }
 
   public var array: [Element] { Array(storage[0..<used]) }
-}
-
-/// A characteristic value whose (pure, stateless) decoding was left for later. Its bytes are in
-/// the frame: inline when they fit (most values: the rendering thread then finds them beside the
-/// rest of the frame instead of in a buffer of their own), else in `pendingBytes`.
-public struct PendingValue: Sendable {
-  static let inlineCapacity = 32
-  /// How many bytes are in the frame's `pendingInline`; -1 when they are in `pendingBytes`.
-  var inlineCount = -1
-  /// Index in `ProfileRegistry.all` (plain data: nothing to retain).
-  var decoder: Int
-  var context: ValueContext
-  var name: StaticString?
 }
 
 /// Everything decoded from one record. Reused across frames: `reset` keeps the buffers.
@@ -225,10 +208,14 @@ public struct DissectedFrame: Sendable {
   public var layerLabel: StaticString = ""
   /// The deepest layer this frame's bytes were decoded to (for `--layer`).
   public var deepestLayer: ProtocolLayer = .hci
-  /// Attribute handles the frame names (for `--handle`), and the services and characteristics
-  /// they belong to (for `--uuid`).
-  public var attributeHandles = ReusableList<UInt16>()
-  public var gattUUIDs = ReusableList<BluetoothUUID>()
+  /// Typed facts (FrameFacts.swift): what the HCI packet is, what happened to links, the ATT
+  /// PDU, and the attributes it is about with their GATT meaning and typed values.
+  public var hci = HCIFact.none
+  public var linkEvents = ReusableList<LinkEvent>()
+  public var att: ATTFact?
+  public internal(set) var attributes: [AttributeFact] = []
+  /// Raw attribute values the facts point into (`AttributeFact.rawValue`), capacity kept.
+  var valueBytes = ByteArena()
   /// Short extra words for the header line ("enabled", "reason Remote User Terminated Connection").
   public var summary = ""
   /// More words after `summary`, kept as parts so the frequent frames (ACL data, completed
@@ -243,15 +230,6 @@ public struct DissectedFrame: Sendable {
   /// Set when the bytes of some layer could not be decoded; the fields before it are kept.
   public var malformed: DecodeError?
   public var diagnostics: [Diagnostic] = []
-  /// When set (by a pipeline that renders on another thread), a frame's last value is not
-  /// decoded by the dissector; `completeDecoding()` does it where the frame is rendered.
-  public var defersValueDecoding = false
-  var pendingValue: PendingValue?
-  /// The pending value's bytes (a copy: the record's bytes are only pinned while dissecting);
-  /// the buffer keeps its capacity frame after frame.
-  var pendingBytes: [UInt8] = []
-  var pendingInline: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-
   public init() {}
 
   /// How many bytes the record holds (its bytes are away while they are being dissected).
@@ -269,15 +247,17 @@ public struct DissectedFrame: Sendable {
     title = ""
     layerLabel = ""
     deepestLayer = record.kind.isHCIPacket ? .hci : .note
-    attributeHandles.removeAll()
-    gattUUIDs.removeAll()
+    hci = .none
+    linkEvents.removeAll()
+    att = nil
+    if !attributes.isEmpty { attributes.removeAll(keepingCapacity: true) }
+    valueBytes.removeAll()
     summary = ""
     if !summaryParts.isEmpty { summaryParts.removeAll(keepingCapacity: true) }
     summarySeparator = ": "
     connection = nil
     fields.removeAll()
     malformed = nil
-    pendingValue = nil
     if !diagnostics.isEmpty { diagnostics.removeAll(keepingCapacity: true) }
   }
 
@@ -290,54 +270,27 @@ public struct DissectedFrame: Sendable {
   public mutating func releaseLargeBuffers() {
     let limit = Self.retainedBufferLimit
     if record.bytes.capacity > limit { record.bytes = [] }
-    if pendingBytes.capacity > limit {
-      pendingValue = nil
-      pendingBytes = []
+    if valueBytes.capacity > limit {
+      attributes.removeAll(keepingCapacity: true)
+      valueBytes.release(ifLargerThan: limit)
     }
     if summaryParts.byteArena.capacity > limit {
       summaryParts.removeAll(keepingCapacity: true)
-      summaryParts.byteArena = []
+      summaryParts.byteArena.release(ifLargerThan: limit)
     }
     fields.releaseLargeBuffers(limit: limit)
   }
 
-  /// The whole summary as text (tests, tools); renderers write the parts directly.
-  public var summaryText: String {
-    var text = summary
-    for part in summaryParts { text += part.text }
-    return text
-  }
+  /// Copies a raw value into `valueBytes`; returns where it is.
+  mutating func keepValue(_ view: ByteView) -> Range<Int> { valueBytes.append(view.buffer) }
 
-  /// Leaves a value's decoding for `completeDecoding`, with a copy of its bytes (the record's
-  /// bytes are pinned only while dissecting).
-  mutating func deferDecoding(_ decoder: Int, value: ByteView, context: ValueContext, name: StaticString?) {
-    var pending = PendingValue(decoder: decoder, context: context, name: name)
-    if value.count <= PendingValue.inlineCapacity {
-      pending.inlineCount = value.count
-      withUnsafeMutableBytes(of: &pendingInline) { $0.copyMemory(from: UnsafeRawBufferPointer(value.buffer)) }
-    } else {
-      pendingBytes.removeAll(keepingCapacity: true)
-      pendingBytes.append(contentsOf: value.buffer)
-    }
-    pendingValue = pending
-  }
+  /// The raw bytes of `range` in `valueBytes` (a fact's `rawValue`).
+  public func valueBytes(_ range: Range<Int>) -> ArraySlice<UInt8> { valueBytes[range] }
 
-  /// Decodes the value left pending by a dissector that defers value decoding (no-op otherwise).
-  public mutating func completeDecoding() {
-    guard let pending = pendingValue else { return }
-    pendingValue = nil
-    func decode(_ view: ByteView) {
-      ATTLayer.decodeNow(ProfileRegistry.all[pending.decoder], value: view, context: pending.context, name: pending.name, &self, summary: true)
-    }
-    if pending.inlineCount >= 0 {
-      var bytes = pendingInline
-      withUnsafeBytes(of: &bytes) { decode(ByteView.pinned($0.bindMemory(to: UInt8.self), count: pending.inlineCount)) }
-    } else {
-      // Moved out while decoding (the decoder mutates the frame), and back after: no copy.
-      var bytes: [UInt8] = []
-      swap(&bytes, &pendingBytes)
-      ByteView.pinning(bytes, decode)
-      swap(&bytes, &pendingBytes)
-    }
+  /// Handles the frame names (`--handle`): its attributes', and an Error Response's.
+  public func namesHandle(_ handle: UInt16) -> Bool {
+    if attributes.contains(where: { $0.handle == handle }) { return true }
+    if case .error(_, let errorHandle, _)? = att?.operation { return errorHandle == handle }
+    return false
   }
 }

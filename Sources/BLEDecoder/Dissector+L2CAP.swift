@@ -51,6 +51,7 @@ extension Dissector {
   /// ACL data: header, reassembly, then the L2CAP channel's protocol.
   mutating func dissectACL(_ reader: inout ByteReader, into frame: inout DissectedFrame) throws(DecodeError) {
     let header = try HCIDataPacket.decodeACL(&reader, into: &frame)
+    frame.hci = .acl(handle: header.handle)
     label(&frame, handle: header.handle, createIfMissing: true)
     let payload = reader.readRemaining()
     let key = ConnectionTable.Key(adapter: frame.record.adapter, handle: header.handle)
@@ -179,7 +180,7 @@ extension Dissector {
     switch cid {
     case 0x0004:
       frame.fields.end()
-      try dissectATT(&payload, slot: slot, bearerKey: 4, direction: direction, into: &frame)
+      try dissectATT(&payload, slot: slot, bearerKey: 4, channel: cid, direction: direction, into: &frame)
       return
     case 0x0005, 0x0001:
       frame.fields.end()
@@ -196,7 +197,11 @@ extension Dissector {
       frame.fields.end()
       frame.layerLabel = "SMP"
       frame.deepestLayer = .l2cap
-      frame.title = SecurityManager.name(try payload.peekUInt8())
+      let code = try payload.peekUInt8()
+      frame.title = SecurityManager.name(code)
+      var rest = payload
+      _ = try? rest.readUInt8()
+      frame.linkEvents.append(.securityManager(code: code, reason: code == 0x05 ? try? rest.readUInt8() : nil))
       frame.fields.beginObject("smp", "SMP", inline: true)
       try SecurityManager.decode(&payload, into: &frame.fields, summary: &frame.summary)
       frame.fields.end()
@@ -225,7 +230,7 @@ extension Dissector {
             // The MTU was set by L2CAP configuration, which is not tracked: do not check it.
             connections.entries[slot].link.bearers[bearer] = ATTBearer(mtu: 65535)
           }
-          try dissectATT(&payload, slot: slot, bearerKey: bearer, direction: direction, into: &frame)
+          try dissectATT(&payload, slot: slot, bearerKey: bearer, channel: cid, direction: direction, into: &frame)
           return
         }
         frame.fields.bytes("payload", "Payload", payload.readRemaining())
@@ -277,7 +282,7 @@ extension Dissector {
             connections.entries[slot].link.bearers[bearer] = ATTBearer(mtu: Int(channel.mtu))
           }
           try ByteReader.reading(sdu, layer: .att) { (reader: inout ByteReader) throws(DecodeError) in
-            try dissectATT(&reader, slot: slot, bearerKey: bearer, direction: direction, into: &frame)
+            try dissectATT(&reader, slot: slot, bearerKey: bearer, channel: cid, direction: direction, into: &frame)
           }
           return
         }
@@ -297,7 +302,7 @@ extension Dissector {
     }
   }
 
-  mutating func dissectATT(_ reader: inout ByteReader, slot: Int, bearerKey: UInt32, direction: Direction, into frame: inout DissectedFrame) throws(DecodeError) {
+  mutating func dissectATT(_ reader: inout ByteReader, slot: Int, bearerKey: UInt32, channel: UInt16, direction: Direction, into frame: inout DissectedFrame) throws(DecodeError) {
     // Whose attribute table the PDU is about: ours, or the peer's (by address when known).
     let local = ATTLayer.serverIsLocal(opcode: try reader.peekUInt8(), direction: direction)
     if bearerKey == 4, frame.record.direction != nil, ATTMethodKind(opcode: try reader.peekUInt8()) == .request {
@@ -320,20 +325,22 @@ extension Dissector {
       database = reference.slot
       if local { connections.entries[slot].link.localDatabase = reference } else { connections.entries[slot].link.peerDatabase = reference }
     }
-    let link = ATTLinkContext(frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction)
+    let link = ATTLinkContext(
+      frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction,
+      channel: channel, peer: connections.entries[slot].peer, leavesValue: leavesValue)
     let footprint = gattDatabases.databases[database].footprint
     defer { gattDatabases.settle(database, footprintBefore: footprint, diagnostics: &frame.diagnostics) }
     // Both are modified in place: copying them out would copy their storage on every PDU.
     try ATTLayer.decode(
       &reader, bearer: &connections.entries[slot].link[bearer: bearerKey],
-      database: &gattDatabases.databases[database], link: link, frame: &frame)
+      database: &gattDatabases.databases[database], link: link, registry: registry, frame: &frame)
   }
 
   /// Closes the `hci` group of an ACL frame whose PDU decodes: the upper layers say more, so
-  /// text shows it only with `-v`, and plain text does not keep it at all.
+  /// text shows it only with `-v`.
   static func hideHCIGroup(_ frame: inout DissectedFrame) {
     frame.fields.end()
-    if frame.fields.keepsVerbose { frame.fields.markVerbose(at: 0) } else { frame.fields.truncate(to: 0) }
+    frame.fields.markVerbose(at: 0)
   }
 
   /// Decoder summaries may begin with the command's name, which the title already shows.

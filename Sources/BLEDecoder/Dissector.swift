@@ -5,6 +5,8 @@ import BLECore
 /// One owner (the CLI loop or a test) feeds records in capture order. `dissect` never throws:
 /// bytes that do not decode become `frame.malformed`, and the next frame starts afresh.
 public struct Dissector: Sendable {
+  /// What is decoded by lookup: characteristic decoders, handle overrides, payload hooks.
+  public let registry: DecoderRegistry
   public internal(set) var connections = ConnectionTable()
   /// GATT databases learned from discovery, one per server (a peer by address, or the local
   /// device), in slots that links remember so a PDU finds its database without hashing.
@@ -13,13 +15,21 @@ public struct Dissector: Sendable {
   /// The databases by server (tests, tools).
   public var databases: [GATTServerIdentity: GATTDatabase] { gattDatabases.byServer }
 
+  /// Whether the frame being dissected leaves its value for `ValueStage`.
+  var leavesValue = false
+  /// How much of each frame's field list is kept: what the consumer will show. The facts do not
+  /// depend on it.
+  public var fieldDetail = FieldDetail.all
+
   /// Bytes put into reassembly buffers (ACL and SDU) since their total was last measured.
   var reassemblyGrowth = 0
   /// What incomplete PDUs may hold in all, and how often (in bytes added) that is checked.
   static let reassemblyBudget = 16 << 20
   static let reassemblyCheckInterval = 4 << 20
 
-  public init() {}
+  public init(registry: DecoderRegistry = .standard) {
+    self.registry = registry
+  }
 
   /// Counts bytes an incomplete PDU now holds; every few MiB, measures all links, and when they
   /// hold more than the budget, drops the incomplete PDUs of every link but `slot`.
@@ -44,7 +54,13 @@ public struct Dissector: Sendable {
   }
 
   /// Decodes the record already in `frame.record` (a reader filled it in place), as frame `number`.
-  public mutating func dissect(number: Int, into frame: inout DissectedFrame) {
+  ///
+  /// `leavingValue`: the characteristic value of the attribute the frame is about is left for
+  /// `ValueStage.complete` (a pipeline runs that stage on another thread); every other layer
+  /// is decoded. The frame is complete only after that stage.
+  public mutating func dissect(number: Int, into frame: inout DissectedFrame, leavingValue: Bool = false) {
+    leavesValue = leavingValue
+    frame.fields.detail = fieldDetail
     frame.reset(number: number)
     // The record's bytes are moved out (the frame is modified meanwhile) and pinned while its
     // layers are decoded: readers and views point into them. Then they go back, buffer intact.
@@ -70,20 +86,26 @@ public struct Dissector: Sendable {
       switch kind {
       case .command:
         var context = HCICommand.Context()
+        defer { for event in context.events { frame.linkEvents.append(event) } }
         try HCICommand.decode(&reader, into: &frame, context: &context)
         if let handle = context.handle { label(&frame, handle: handle, createIfMissing: false) }
       case .event:
         var context = HCIEvent.Context()
         context.adapter = adapter
-        defer { apply(context, to: &frame) }
+        defer {
+          apply(context, to: &frame)
+          for event in context.events { frame.linkEvents.append(event) }
+        }
         try HCIEvent.decode(&reader, into: &frame, context: &context)
       case .acl:
         try dissectACL(&reader, into: &frame)
       case .sco:
         let handle = try HCIDataPacket.decodeSCO(&reader, into: &frame)
+        frame.hci = .sco(handle: handle)
         label(&frame, handle: handle, createIfMissing: true, isLE: false)
       case .iso:
         let handle = try HCIDataPacket.decodeISO(&reader, into: &frame)
+        frame.hci = .iso(handle: handle)
         label(&frame, handle: handle, createIfMissing: false)
       case .indexRemoved:
         connections.closeAll(adapter: adapter)

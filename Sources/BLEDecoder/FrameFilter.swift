@@ -28,6 +28,14 @@ public struct FrameFilter: Sendable {
     }
   }
 
+  /// Whether an attribute is, or belongs to, `uuid`: its service, its characteristic, or
+  /// (a descriptor) its own type.
+  static func names(_ fact: AttributeFact, _ uuid: BluetoothUUID) -> Bool {
+    guard let meaning = fact.meaning else { return false }
+    if meaning.service == uuid || meaning.characteristic == uuid { return true }
+    return meaning.role == .descriptor && meaning.descriptor == uuid
+  }
+
   public func matches(_ frame: DissectedFrame) -> Bool {
     if !connectionHandles.isEmpty {
       guard let handle = frame.connection?.handle, connectionHandles.contains(handle) else { return false }
@@ -35,8 +43,8 @@ public struct FrameFilter: Sendable {
     if !peers.isEmpty {
       guard let peer = frame.connection?.peer, peers.contains(peer) else { return false }
     }
-    if !attributeHandles.isEmpty, !frame.attributeHandles.contains(where: { attributeHandles.contains($0) }) { return false }
-    if !uuids.isEmpty, !frame.gattUUIDs.contains(where: { seen in uuids.contains { $0.high == seen.high && $0.low == seen.low } }) {
+    if !attributeHandles.isEmpty, !attributeHandles.contains(where: frame.namesHandle) { return false }
+    if !uuids.isEmpty, !frame.attributes.contains(where: { fact in uuids.contains { Self.names(fact, $0) } }) {
       return false
     }
     if !layers.isEmpty {

@@ -174,13 +174,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
 
     init(keepingJSON: Bool) {
       self.keepingJSON = keepingJSON
-      frame.fields.keepsVerbose = true
     }
 
     mutating func show(_ record: CaptureRecord, number: Int) {
-      frame.defersValueDecoding = number & 1 == 0
       dissector.dissect(record, number: number, into: &frame)
-      frame.completeDecoding()
       frames += 1
 
       let textStart = out.count

@@ -13,6 +13,8 @@ public enum TimeDisplay: String, Sendable, CaseIterable {
 
 /// Writes decoded frames to an output buffer in one format.
 public protocol FrameRenderer {
+  /// How much of a frame's field list this renderer shows.
+  var fieldDetail: FieldDetail { get }
   /// Renderers do not change the frame: it is `inout` so it is passed by address, never copied.
   mutating func render(_ frame: inout DissectedFrame, to out: inout OutputBuffer)
   /// Takes note of a frame the filter does not show (times stay relative to the capture).
@@ -22,6 +24,7 @@ public protocol FrameRenderer {
 }
 
 extension FrameRenderer {
+  public var fieldDetail: FieldDetail { .all }
   public mutating func skip(_ frame: inout DissectedFrame) {}
   public mutating func finish(to out: inout OutputBuffer) {}
 }

@@ -80,7 +80,7 @@ public struct JSONLinesRenderer: FrameRenderer {
       }
     }
     out.append(",\"name\":")
-    out.jsonString(frame.title)
+    out.jsonString(FrameDescription.title(frame))
     // Each layer is a top-level group of fields: `hci`/`info`, then `l2cap`, `att`, ...
     Self.writeFields(frame.fields, &out, leadingComma: true)
     if let error = frame.malformed {

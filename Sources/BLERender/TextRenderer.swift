@@ -19,6 +19,11 @@ public struct TextRenderer: FrameRenderer {
   var showAdapter = false
   /// The last peer address written, and its text.
   var peerText = (address: BDAddr(rawValue: UInt64.max), text: PackedText())
+  /// The summary of a frame whose words are derived at rendering (ATT), reused.
+  var derivedSummary = SummaryLine()
+
+  /// One-line output shows no fields; plain text, those that are not verbose.
+  public var fieldDetail: FieldDetail { !details ? .none : (verbose ? .all : .plain) }
 
   public init(time: TimeDisplay = .relative, color: Bool = false, details: Bool = true, verbose: Bool = false, lineWidth: Int? = nil) {
     self.time = time
@@ -46,7 +51,8 @@ public struct TextRenderer: FrameRenderer {
 
   /// The protocol column: the highest layer decoded above HCI, else the kind of record.
   static func protocolLabel(_ frame: DissectedFrame) -> StaticString {
-    if frame.layerLabel.utf8CodeUnitCount > 0 { return frame.layerLabel }
+    let layer = FrameDescription.layerLabel(frame)
+    if layer.utf8CodeUnitCount > 0 { return layer }
     switch frame.record.kind {
     case .command: return "CMD"
     case .event: return "EVT"
@@ -62,15 +68,13 @@ public struct TextRenderer: FrameRenderer {
 
   /// One-line output (`-1`) names the PDUs that fill most captures briefly, so the common
   /// notification line fits 100 columns.
-  static func shortTitle(_ title: StaticString) -> StaticString {
-    // Lengths first: most titles are rejected without comparing a byte.
-    func same(_ a: StaticString, _ b: StaticString) -> Bool {
-      a.utf8CodeUnitCount == b.utf8CodeUnitCount && a.withUTF8Buffer { x in b.withUTF8Buffer { y in x.elementsEqual(y) } }
+  static func shortTitle(_ frame: DissectedFrame) -> StaticString {
+    switch frame.att?.opcode {
+    case 0x1B?: return "Notify"
+    case 0x1D?: return "Indicate"
+    case 0x1E?: return "Confirm"
+    default: return FrameDescription.title(frame)
     }
-    if same(title, "Handle Value Notification") { return "Notify" }
-    if same(title, "Handle Value Indication") { return "Indicate" }
-    if same(title, "Handle Value Confirmation") { return "Confirm" }
-    return title
   }
 
   /// Column widths of the header line: frame numbers up to 99999, times up to 99999.999999 s
@@ -162,9 +166,15 @@ public struct TextRenderer: FrameRenderer {
       out.byte(0x20)
     }
     style(Style.bold, &out)
-    out.append(details ? frame.title : Self.shortTitle(frame.title))
+    out.append(details ? FrameDescription.title(frame) : Self.shortTitle(frame))
     style(Style.reset, &out)
-    if !frame.summary.isEmpty || !frame.summaryParts.isEmpty {
+    if frame.att != nil {
+      let separator = FrameDescription.summary(frame, into: &derivedSummary)
+      if !derivedSummary.isEmpty {
+        out.append(separator)
+        Self.writeSummary(derivedSummary, &out)
+      }
+    } else if !frame.summary.isEmpty || !frame.summaryParts.isEmpty {
       out.append(frame.summarySeparator)
       if !frame.summary.isEmpty { out.append(string: frame.summary) }
       Self.writeSummary(frame.summaryParts, &out)
@@ -201,7 +211,7 @@ public struct TextRenderer: FrameRenderer {
 
   func renderFields(_ fields: FieldList, _ out: inout OutputBuffer) {
     // Groups without values show nothing: frames whose fields are all hidden cost no walk.
-    if fields.leafCount == 0 { return }
+    if fields.leafCount == 0 || (!verbose && fields.plainLeafCount == 0) { return }
     // Open groups by depth, as bits: groups whose title line is not printed (inline groups,
     // array elements), and open arrays (to recognise their elements). No allocation per frame;
     // decoders nest far less than 64 levels.

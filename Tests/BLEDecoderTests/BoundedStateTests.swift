@@ -1,4 +1,5 @@
 import BLECore
+import BLERender
 import BLETestSupport
 import Testing
 
@@ -136,7 +137,7 @@ import Testing
       if index == 599 {
         // An ATT Read Request on the newest channel: SDU length 3, then the PDU.
         let frame = t.l2cap(handle: 0x0040, Self.tx, cid: destination, [0x03, 0x00, 0x0A, 0x03, 0x00])
-        #expect(frame.title.description == "Read Request", "\(frame.title)")
+        #expect(frame.att?.opcode == 0x0A, "\(String(describing: frame.att))")
       }
     }
     let link = t.dissector.connections.entries[0].link

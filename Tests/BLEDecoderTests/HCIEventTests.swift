@@ -1,5 +1,6 @@
 import Testing
 import BLECore
+import BLERender
 @testable import BLEDecoder
 
 @Suite struct HCIEventTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import BLECapture
 import BLECore
+import BLERender
 import BLEDecoder
 import BLETestSupport
 
@@ -122,7 +123,7 @@ import BLETestSupport
     // The second connection never discovers: its reads and writes still have their meaning.
     #expect(second.contains { $0.fields.number("decoded.battery_level.percent") == 86 })
     #expect(second.contains { $0.summaryText.contains("notifications enabled on Heart Rate Measurement") })
-    #expect(!second.contains { $0.title.description == "Read By Group Type Request" })
+    #expect(!second.contains { $0.att?.opcode == 0x10 })
   }
 
   @Test(arguments: 0..<containers.count)
@@ -140,7 +141,7 @@ import BLETestSupport
       // Read Multiple Variable, split per handle.
       #expect(frames.contains { $0.fields.string("att.values.0.decoded.model_number_string.value") == "LV-1" })
       // Notifications of 40 and 97 bytes: on the peripheral side the host fragments them.
-      let long = frames.filter { $0.title.description == "Handle Value Notification" && ($0.fields.string("att.value")?.count ?? 0) >= 80 }
+      let long = frames.filter { $0.att?.opcode == 0x1B && ($0.fields.string("att.value")?.count ?? 0) >= 80 }
       #expect(long.map { $0.fields.string("att.value")!.count / 2 } == [40, 97], "\(name)")
       if name == "long_values_peripheral.btsnoop" {
         #expect(long.map { $0.fields.number("l2cap.fragments") } == [2, 4])
@@ -199,7 +200,7 @@ import BLETestSupport
     }
     #expect(inferred.count == original.count)
     var attFrames = 0
-    for (before, after) in zip(original, inferred) where before.fields.string("att.op") != nil || before.layerLabel.description == "ATT" {
+    for (before, after) in zip(original, inferred) where before.fields.string("att.op") != nil || before.att != nil {
       attFrames += 1
       #expect(after.fields.string("inferred_direction") == (before.record.direction == .hostToController ? "tx" : "rx"), "\(name) #\(before.number)")
       #expect(after.summaryText == before.summaryText, "\(name) #\(before.number)")

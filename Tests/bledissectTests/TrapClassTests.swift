@@ -125,10 +125,12 @@ import BLERender
       return
     }
     var frame = DissectedFrame()
-    frame.fields.keepsVerbose = true
-    try ByteReader.reading([0x00, 0x01, 0x00, 0x00, 0x14], layer: .profile) { (reader: inout ByteReader) throws(DecodeError) in
-      try decoder.decode(&reader, ValueContext(operation: .indication, uuid: BluetoothUUID(uuid16: 0x2A1C)), &frame)
-    }
+    let context = ValueContext(operation: .indication, uuid: BluetoothUUID(uuid16: 0x2A1C))
+    let decoded = decoder.decode([0x00, 0x01, 0x00, 0x00, 0x14])
+    let value = try #require(decoded.value)
+    #expect(decoded.error == nil)
+    value.writeFields(to: &frame.fields, context: context)
+    value.summarize(into: &frame.summaryParts, context: context)
     var out = OutputBuffer(fd: nil)
     var text = TextRenderer(verbose: true)
     text.render(&frame, to: &out)

@@ -43,7 +43,7 @@ public struct GATTDatabase: Sendable {
   /// entries in place (`resolved[i].name`) rather than copying them.
   var cache: [UInt16: Int32] = [:]
   var resolved: [ResolvedHandle] = []
-  /// The value decoder of each entry of `resolved` (index in `ProfileRegistry.all`, -1 for
+  /// The value decoder of each entry of `resolved` (index in the registry's `decoders`, -1 for
   /// none), looked up once.
   var decoders: [Int32] = []
   /// The last handle resolved: notifications repeat one handle millions of times.
@@ -87,6 +87,9 @@ public struct GATTDatabase: Sendable {
     if pendingIncludes.count < 256 { pendingIncludes[start] = end }
   }
 
+  /// Whether an included service announced at `start` waits for its UUID to be read.
+  public func awaitsIncludedService(at start: UInt16) -> Bool { pendingIncludes[start] != nil }
+
   /// The end of an included service announced at `start` and not yet named; forgets it.
   public mutating func includedServiceEnd(start: UInt16) -> UInt16? {
     pendingIncludes.removeValue(forKey: start)
@@ -102,13 +105,13 @@ public struct GATTDatabase: Sendable {
   }
 
   /// What `handle` is, or nil when discovery never covered it.
-  public mutating func resolve(_ handle: UInt16) -> ResolvedHandle? {
-    locate(handle).map { resolved[$0] }
+  public mutating func resolve(_ handle: UInt16, registry: DecoderRegistry = .standard) -> ResolvedHandle? {
+    locate(handle, registry: registry).map { resolved[$0] }
   }
 
   /// Where `handle`'s meaning is in `resolved`, or nil when discovery never covered it. The
   /// index is valid until the table next changes.
-  mutating func locate(_ handle: UInt16) -> Int? {
+  mutating func locate(_ handle: UInt16, registry: DecoderRegistry) -> Int? {
     if handle == lastHandle { return lastIndex < 0 ? nil : Int(lastIndex) }
     let index: Int32
     if let cached = cache[handle] {
@@ -117,7 +120,7 @@ public struct GATTDatabase: Sendable {
       if cache.count > 4096 { forget() }
       if let found = lookUp(handle) {
         resolved.append(found)
-        decoders.append(Int32(Self.decoderIndex(for: found) ?? -1))
+        decoders.append(Int32(Self.decoderIndex(for: found, registry: registry) ?? -1))
         index = Int32(resolved.count - 1)
       } else {
         index = -1
@@ -130,12 +133,12 @@ public struct GATTDatabase: Sendable {
   }
 
   /// The decoder for the value at a resolved handle: its characteristic's, or its descriptor's.
-  static func decoderIndex(for resolved: ResolvedHandle) -> Int? {
+  static func decoderIndex(for resolved: ResolvedHandle, registry: DecoderRegistry) -> Int? {
     switch resolved.role {
     case .characteristicValue:
-      return (resolved.characteristic ?? resolved.descriptor).flatMap(ProfileRegistry.index(for:))
+      return (resolved.characteristic ?? resolved.descriptor).flatMap(registry.index(for:))
     case .descriptor:
-      return resolved.descriptor.flatMap(ProfileRegistry.index(for:))
+      return resolved.descriptor.flatMap(registry.index(for:))
     case .serviceDeclaration, .characteristicDeclaration, .includeDeclaration:
       return nil
     }
@@ -194,7 +197,8 @@ public struct GATTDatabase: Sendable {
     return nil
   }
 
-  static func name(_ uuid: BluetoothUUID) -> StaticString? {
+  /// The assigned (or known vendor) name of a UUID.
+  public static func name(_ uuid: BluetoothUUID) -> StaticString? {
     if let short = uuid.uuid16 { return AssignedNumbers.uuid16Name(short) }
     return AssignedNumbers.uuid128Name(high: uuid.high, low: uuid.low)
   }

@@ -4,23 +4,55 @@ import BLECore
 ///
 /// The corresponding specification is Core Specification Supplement, Part A.
 public enum AdvertisingData {
+  /// What analyses name a device by, from its advertising data.
+  public struct Advertised: Sendable {
+    public var name: String?
+    public var appearance: UInt16?
+    public var company: UInt16?
+
+    func fact(address: BDAddr, type: AddressType, rssi: Int8) -> AdvertisementFact {
+      // 127: the controller did not measure the RSSI.
+      AdvertisementFact(address: address, addressType: type, rssi: rssi == 127 ? nil : rssi, name: name, appearance: appearance, company: company)
+    }
+  }
+
   /// Decodes every AD structure in `reader` as an array under `key`.
   /// A zero length ends the data (the rest is padding); a structure longer than what remains
   /// is reported as malformed after the ones before it.
-  public static func decode(_ reader: inout ByteReader, into fields: inout FieldList, key: StaticString = "ad", label: StaticString = "Advertising data") throws(DecodeError) {
+  @discardableResult
+  public static func decode(_ reader: inout ByteReader, into fields: inout FieldList, key: StaticString = "ad", label: StaticString = "Advertising data") throws(DecodeError) -> Advertised {
     fields.beginArray(key, label)
     defer { fields.end() }
+    var advertised = Advertised()
     while !reader.isAtEnd {
       let length = Int(try reader.readUInt8())
       if length == 0 { break }
       var item = try reader.readReader(count: length, layer: .advertising)
       let type = try item.readUInt8()
+      note(type: type, item, in: &advertised)
       fields.beginObject("", "AD", inline: true)
       fields.addVerbose("type", "Type", .code(UInt64(type), width: 2, name: AssignedNumbers.adTypeName(type)))
       try decodeStructure(type: type, &item, into: &fields)
       fields.end()
     }
     reader.layer = .hci
+    return advertised
+  }
+
+  /// Keeps the name (a complete one over a shortened one), the appearance and the first
+  /// manufacturer's company.
+  static func note(type: UInt8, _ item: ByteReader, in advertised: inout Advertised) {
+    var item = item
+    switch type {
+    case 0x08 where advertised.name == nil, 0x09:
+      advertised.name = String(decoding: item.readRemaining(), as: UTF8.self)
+    case 0x19:
+      advertised.appearance = try? item.readUInt16LE()
+    case 0xFF where advertised.company == nil:
+      advertised.company = try? item.readUInt16LE()
+    default:
+      break
+    }
   }
 
   static func decodeStructure(type: UInt8, _ item: inout ByteReader, into fields: inout FieldList) throws(DecodeError) {

@@ -14,6 +14,10 @@ public enum HCIEvent {
     var title: StaticString?
     /// Number Of Completed Packets: packets and handles, summarised without building a string.
     var completed: (packets: Int, handles: Int)?
+    /// What the event did to links (and the devices advertising), for `frame.linkEvents`.
+    var events: [LinkEvent] = []
+    /// The LE subevent, for `frame.hci`.
+    var subevent: UInt8?
   }
 
   public static func name(_ code: UInt8) -> StaticString {
@@ -22,6 +26,7 @@ public enum HCIEvent {
 
   static func decode(_ reader: inout ByteReader, into frame: inout DissectedFrame, context: inout Context) throws(DecodeError) {
     let code = try reader.readUInt8()
+    frame.hci = .event(code: code, subevent: nil)
     frame.title = name(code)
     frame.fields.addVerbose("event", "Event", .code(UInt64(code), width: 2, name: AssignedNumbers.hciEventName(code)))
     let length = Int(try reader.readUInt8())
@@ -35,6 +40,7 @@ public enum HCIEvent {
     context.frameNumber = frame.number
     defer {
       if let title = context.title { frame.title = title }
+      if let subevent = context.subevent { frame.hci = .event(code: code, subevent: subevent) }
       if let (packets, handles) = context.completed {
         frame.summaryParts.append(.number(packets))
         frame.summaryParts.append(.text(packets == 1 ? " packet" : " packets"))
@@ -85,6 +91,9 @@ public enum HCIEvent {
       let linkType = try p.readUInt8()
       fields.code("link_type", "Link type", linkType, width: 2, name: linkType == 1 ? "ACL" : (linkType == 0 ? "SCO" : (linkType == 2 ? "eSCO" : nil)))
       fields.flag("encryption", "Encryption enabled", try p.readUInt8() != 0)
+      if linkType == 1 {
+        context.events.append(.connected(status: result, handle: h, peer: peer, peerType: .publicDevice, role: nil, parameters: nil))
+      }
       if result == 0 && linkType == 1 {
         context.change = .opened(Connection(
           adapter: context.adapter, handle: h, generation: 0, peer: peer, peerType: .publicDevice, role: nil,
@@ -95,12 +104,14 @@ public enum HCIEvent {
       let result = try status(&fields, &p)
       let h = try handle(&fields, &p, &context)
       let reason = try status(&fields, &p, key: "reason", label: "Reason")
+      context.events.append(.disconnected(status: result, handle: h, reason: reason))
       if result == 0 { context.change = .closed(handle: h) }
       summary = result == 0 ? errorText(reason) : "failed: " + errorText(result)
     case 0x08, 0x59:  // Encryption Change v1, v2
       let result = try status(&fields, &p)
-      _ = try handle(&fields, &p, &context)
+      let h = try handle(&fields, &p, &context)
       let enabled = try p.readUInt8()
+      context.events.append(.encryptionChanged(status: result, handle: h, enabled: enabled != 0))
       let name: StaticString? = enabled == 0 ? "off" : (enabled == 1 ? "on (E0 or AES-CCM on LE)" : (enabled == 2 ? "on (AES-CCM)" : nil))
       fields.code("encryption", "Encryption", enabled, width: 2, name: name)
       if code == 0x59 { fields.uint("key_size", "Key size", try p.readUInt8()) }
@@ -110,12 +121,15 @@ public enum HCIEvent {
       _ = try handle(&fields, &p, &context)
       summary = errorText(result)
     case 0x0C:  // Read Remote Version Information Complete
-      _ = try status(&fields, &p)
-      _ = try handle(&fields, &p, &context)
-      fields.hex("version", "Version", try p.readUInt8(), width: 2)
+      let result = try status(&fields, &p)
+      let h = try handle(&fields, &p, &context)
+      let version = try p.readUInt8()
+      fields.hex("version", "Version", version, width: 2)
       let company = try p.readUInt16LE()
       fields.code("manufacturer", "Manufacturer", company, width: 4, name: AssignedNumbers.companyName(company))
-      fields.hex("subversion", "Subversion", try p.readUInt16LE(), width: 4)
+      let subversion = try p.readUInt16LE()
+      fields.hex("subversion", "Subversion", subversion, width: 4)
+      context.events.append(.remoteVersion(status: result, handle: h, version: version, manufacturer: company, subversion: subversion))
     case 0x0E:  // Command Complete
       fields.addVerbose("ncmd", "Command packets allowed", .unsigned(UInt64(try p.readUInt8()), .decimal))
       let opcode = try p.readUInt16LE()
@@ -138,6 +152,7 @@ public enum HCIEvent {
       let opcode = try p.readUInt16LE()
       fields.code("command", "Command", opcode, width: 4, name: AssignedNumbers.hciCommandName(opcode))
       summary = HCICommand.name(opcode).description + (result == 0 ? ": pending" : ": " + errorText(result))
+      if result != 0, [0x0405, 0x200D, 0x2043, 0x2085].contains(opcode) { context.events.append(.connectRejected(status: result)) }
     case 0x10:  // Hardware Error
       fields.hex("hardware_code", "Hardware code", try p.readUInt8(), width: 2)
     case 0x13:  // Number Of Completed Packets

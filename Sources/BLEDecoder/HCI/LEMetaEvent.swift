@@ -70,6 +70,7 @@ enum LEMetaEvent {
     let sub = try p.readUInt8()
     fields.addVerbose("subevent", "Subevent", .code(UInt64(sub), width: 2, name: AssignedNumbers.hciLESubeventName(sub)))
     context.title = subeventName(sub)
+    context.subevent = sub
     summary = ""
     switch sub {
     case 0x01, 0x0A, 0x29:  // Connection Complete, Enhanced Connection Complete v1/v2
@@ -89,6 +90,9 @@ enum LEMetaEvent {
         fields.uint("advertising_handle", "Advertising handle", try p.readUInt8())
         fields.hex("sync_handle", "Sync handle", try p.readUInt16LE(), width: 4)
       }
+      context.events.append(.connected(
+        status: result, handle: h, peer: peer, peerType: peerType, role: LinkRole(rawValue: role),
+        parameters: ConnectionParameters(interval: interval, latency: latency, supervisionTimeout: timeout)))
       if result == 0 {
         context.change = .opened(Connection(
           adapter: context.adapter, handle: h, generation: 0, peer: peer, peerType: peerType,
@@ -107,12 +111,13 @@ enum LEMetaEvent {
         fields.beginObject("", "Report")
         let type = try p.readUInt8()
         fields.code("event_type", "Event type", type, width: 2, name: advertisingEventName(type))
-        let (addr, _) = try address(&fields, &p, key: "address", label: "Address")
+        let (addr, addrType) = try address(&fields, &p, key: "address", label: "Address")
         let length = Int(try p.readUInt8())
         fields.addVerbose("data_length", "Data length", .unsigned(UInt64(length), .decimal))
         var data = try p.readReader(count: length, layer: .advertising)
-        try AdvertisingData.decode(&data, into: &fields)
+        let advertised = try AdvertisingData.decode(&data, into: &fields)
         let rssi = try p.readInt8()
+        context.events.append(.advertisement(advertised.fact(address: addr, type: addrType, rssi: rssi)))
         fields.measure("rssi", "RSSI", rssi, scale: 1, unit: "dBm")
         fields.end()
         if index == 0 { summary += "\(addr) \(advertisingEventName(type) ?? "?") \(rssi) dBm" }
@@ -122,6 +127,8 @@ enum LEMetaEvent {
       let result = try HCIEvent.status(&fields, &p)
       let h = try HCIEvent.handle(&fields, &p, &context)
       let (interval, latency, timeout) = try connectionParameters(&fields, &p)
+      context.events.append(.parametersUpdated(
+        status: result, handle: h, parameters: ConnectionParameters(interval: interval, latency: latency, supervisionTimeout: timeout)))
       if result == 0 {
         context.change = .updated(handle: h, interval: interval, latency: latency, supervisionTimeout: timeout)
         summary += "interval \(formatMS(interval, 1.25)) ms, latency \(latency), timeout \(formatMS(timeout, 10)) ms"
@@ -141,19 +148,23 @@ enum LEMetaEvent {
       fields.uint("latency", "Peripheral latency", try p.readUInt16LE())
       fields.measure("supervision_timeout", "Supervision timeout", try p.readUInt16LE(), scale: 10, unit: "ms")
     case 0x07:  // Data Length Change
-      _ = try HCIEvent.handle(&fields, &p, &context)
+      let h = try HCIEvent.handle(&fields, &p, &context)
       let tx = try p.readUInt16LE()
       fields.uint("max_tx_octets", "Max TX octets", tx)
-      fields.measure("max_tx_time", "Max TX time", try p.readUInt16LE(), scale: 1, unit: "us")
+      let txTime = try p.readUInt16LE()
+      fields.measure("max_tx_time", "Max TX time", txTime, scale: 1, unit: "us")
       let rx = try p.readUInt16LE()
       fields.uint("max_rx_octets", "Max RX octets", rx)
-      fields.measure("max_rx_time", "Max RX time", try p.readUInt16LE(), scale: 1, unit: "us")
+      let rxTime = try p.readUInt16LE()
+      fields.measure("max_rx_time", "Max RX time", rxTime, scale: 1, unit: "us")
+      context.events.append(.dataLengthChanged(handle: h, maxTransmitOctets: tx, maxTransmitTime: txTime, maxReceiveOctets: rx, maxReceiveTime: rxTime))
       summary += "TX \(tx), RX \(rx) octets"
     case 0x0C:  // PHY Update Complete
       let result = try HCIEvent.status(&fields, &p)
-      _ = try HCIEvent.handle(&fields, &p, &context)
+      let h = try HCIEvent.handle(&fields, &p, &context)
       let tx = try p.readUInt8()
       let rx = try p.readUInt8()
+      context.events.append(.phyUpdated(status: result, handle: h, transmit: tx, receive: rx))
       fields.code("tx_phy", "TX PHY", tx, width: 2, name: phyName(tx))
       fields.code("rx_phy", "RX PHY", rx, width: 2, name: phyName(rx))
       if result == 0 { summary += "TX \(phyName(tx) ?? "?"), RX \(phyName(rx) ?? "?")" }
@@ -166,7 +177,7 @@ enum LEMetaEvent {
         let type = try p.readUInt16LE()
         fields.hex("event_type", "Event type", type, width: 4)
         extendedEventTypeFlags(type, &fields)
-        let (addr, _) = try address(&fields, &p, key: "address", label: "Address")
+        let (addr, addrType) = try address(&fields, &p, key: "address", label: "Address")
         let primary = try p.readUInt8()
         fields.code("primary_phy", "Primary PHY", primary, width: 2, name: phyName(primary))
         let secondary = try p.readUInt8()
@@ -183,7 +194,8 @@ enum LEMetaEvent {
         let length = Int(try p.readUInt8())
         fields.addVerbose("data_length", "Data length", .unsigned(UInt64(length), .decimal))
         var data = try p.readReader(count: length, layer: .advertising)
-        try AdvertisingData.decode(&data, into: &fields)
+        let advertised = try AdvertisingData.decode(&data, into: &fields)
+        context.events.append(.advertisement(advertised.fact(address: addr, type: addrType, rssi: rssi)))
         fields.end()
         if index == 0 { summary += "\(addr) \(rssi) dBm" }
       }

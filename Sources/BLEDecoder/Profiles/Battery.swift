@@ -6,7 +6,7 @@ import BLECore
 // Supplement (battery_level, battery_level_status).
 
 /// Battery Level 0x2A19: one byte, percent (0–100; other values reserved).
-public struct BatteryLevel: FieldWritable, Equatable {
+public struct BatteryLevel: CharacteristicValue, Equatable {
   public var percent: UInt8
 
   public init(percent: UInt8) { self.percent = percent }
@@ -16,19 +16,25 @@ public struct BatteryLevel: FieldWritable, Equatable {
     percent = try reader.readUInt8()
   }
 
-  public static let decoder = ProfileSupport.decoder(BatteryLevel.self, uuid16: 0x2A19, key: "battery_level", summarySaysItAll: true)
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A19, key: "battery_level", BatteryLevel.self, summarySaysItAll: true)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.measure("percent", "Battery level", percent, scale: 1, unit: "%")
-    frame.summaryParts.append(.number(Int(percent)))
-    frame.summaryParts.append(.text(" %"))
-    if percent > 100 { ProfileSupport.warn(&frame, "battery level \(percent) % is above 100 %") }
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.measure("percent", "Battery level", percent, scale: 1, unit: "%")
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.number(Int(percent)))
+    summary.append(.text(" %"))
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    if percent > 100 { ProfileSupport.warn(&diagnostics, "battery level \(percent) % is above 100 %") }
   }
 }
 
 /// Battery Level Status 0x2BED:
 /// `flags(1) power_state(2) [identifier(2)] [battery_level(1)] [additional_status(1)]`.
-public struct BatteryLevelStatus: FieldWritable, Equatable {
+public struct BatteryLevelStatus: CharacteristicValue, Equatable {
   /// Wired / wireless external power: 0 no, 1 yes, 2 unknown, 3 reserved.
   public enum Connection: UInt8, Sendable { case no = 0, yes = 1, unknown = 2, reserved = 3 }
   /// 0 unknown, 1 charging, 2 discharging (active), 3 discharging (inactive).
@@ -65,7 +71,7 @@ public struct BatteryLevelStatus: FieldWritable, Equatable {
   public var chargingFaultExternalPower: Bool { powerState & 0x2000 != 0 }
   public var chargingFaultOther: Bool { powerState & 0x4000 != 0 }
 
-  public static let decoder = ProfileSupport.decoder(BatteryLevelStatus.self, uuid16: 0x2BED, key: "battery_level_status")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2BED, key: "battery_level_status", BatteryLevelStatus.self)
 
   static func word(_ value: Connection) -> StaticString {
     switch value {
@@ -105,70 +111,79 @@ public struct BatteryLevelStatus: FieldWritable, Equatable {
     }
   }
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(2)))
-    frame.fields.beginObject("power_state", "Power state")
-    frame.fields.addVerbose("value", "Value", .unsigned(UInt64(powerState), .hex(4)))
-    frame.fields.flag("battery_present", "Battery present", batteryPresent)
-    frame.fields.text("wired_external_power", "Wired external power", Self.word(wiredExternalPower))
-    frame.fields.text("wireless_external_power", "Wireless external power", Self.word(wirelessExternalPower))
-    frame.fields.text("charge_state", "Charge state", Self.word(chargeState))
-    frame.fields.text("charge_level", "Charge level", Self.word(chargeLevel))
-    frame.fields.text("charging_type", "Charging type", Self.chargingTypeWord(chargingType))
-    frame.fields.flag("charging_fault_battery", "Charging fault: battery", chargingFaultBattery)
-    frame.fields.flag("charging_fault_external_power", "Charging fault: external power", chargingFaultExternalPower)
-    frame.fields.flag("charging_fault_other", "Charging fault: other", chargingFaultOther)
-    frame.fields.end()
-    if let identifier { frame.fields.hex("identifier", "Identifier", identifier, width: 4) }
-    if let batteryLevel { frame.fields.measure("percent", "Battery level", batteryLevel, scale: 1, unit: "%") }
-    if let additionalStatus {
-      frame.fields.beginObject("additional_status", "Additional status")
+  /// Additional Status bits 0–1: whether the battery needs service (0 no, 1 yes, 2 unknown, 3 reserved).
+  public var serviceRequired: UInt8? { additionalStatus.map { $0 & 3 } }
+  /// Additional Status bit 2.
+  public var batteryFault: Bool? { additionalStatus.map { $0 & 0x04 != 0 } }
+
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(2)))
+    fields.beginObject("power_state", "Power state")
+    fields.addVerbose("value", "Value", .unsigned(UInt64(powerState), .hex(4)))
+    fields.flag("battery_present", "Battery present", batteryPresent)
+    fields.text("wired_external_power", "Wired external power", Self.word(wiredExternalPower))
+    fields.text("wireless_external_power", "Wireless external power", Self.word(wirelessExternalPower))
+    fields.text("charge_state", "Charge state", Self.word(chargeState))
+    fields.text("charge_level", "Charge level", Self.word(chargeLevel))
+    fields.text("charging_type", "Charging type", Self.chargingTypeWord(chargingType))
+    fields.flag("charging_fault_battery", "Charging fault: battery", chargingFaultBattery)
+    fields.flag("charging_fault_external_power", "Charging fault: external power", chargingFaultExternalPower)
+    fields.flag("charging_fault_other", "Charging fault: other", chargingFaultOther)
+    fields.end()
+    if let identifier { fields.hex("identifier", "Identifier", identifier, width: 4) }
+    if let batteryLevel { fields.measure("percent", "Battery level", batteryLevel, scale: 1, unit: "%") }
+    if let serviceRequired, let batteryFault {
+      fields.beginObject("additional_status", "Additional status")
       let required: StaticString =
-        switch additionalStatus & 3 {
+        switch serviceRequired {
         case 0: "no"
         case 1: "yes"
         case 2: "unknown"
         default: "reserved"
         }
-      frame.fields.text("service_required", "Service required", required)
-      frame.fields.flag("battery_fault", "Battery fault", additionalStatus & 0x04 != 0)
-      frame.fields.end()
+      fields.text("service_required", "Service required", required)
+      fields.flag("battery_fault", "Battery fault", batteryFault)
+      fields.end()
     }
+  }
 
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
     var first = true
     if let batteryLevel {
-      ProfileSupport.separate(&frame, first: &first)
-      frame.summaryParts.append(.number(Int(batteryLevel)))
-      frame.summaryParts.append(.text(" %"))
+      ProfileSupport.separate(&summary, first: &first)
+      summary.append(.number(Int(batteryLevel)))
+      summary.append(.text(" %"))
     }
-    ProfileSupport.separate(&frame, first: &first)
+    ProfileSupport.separate(&summary, first: &first)
     if !batteryPresent {
-      frame.summaryParts.append(.text("no battery"))
+      summary.append(.text("no battery"))
     } else {
       switch chargeState {
-      case .unknown: frame.summaryParts.append(.text("charge state unknown"))
-      case .charging: frame.summaryParts.append(.text("charging"))
-      case .dischargingActive: frame.summaryParts.append(.text("discharging (active)"))
-      case .dischargingInactive: frame.summaryParts.append(.text("discharging (inactive)"))
+      case .unknown: summary.append(.text("charge state unknown"))
+      case .charging: summary.append(.text("charging"))
+      case .dischargingActive: summary.append(.text("discharging (active)"))
+      case .dischargingInactive: summary.append(.text("discharging (inactive)"))
       }
       switch chargeLevel {
-      case .low: frame.summaryParts.append(.text(", level low"))
-      case .critical: frame.summaryParts.append(.text(", level critical"))
+      case .low: summary.append(.text(", level low"))
+      case .critical: summary.append(.text(", level critical"))
       default: break
       }
     }
-    if wiredExternalPower == .yes || wirelessExternalPower == .yes { frame.summaryParts.append(.text(", external power")) }
-    if chargingFaultBattery || chargingFaultExternalPower || chargingFaultOther { frame.summaryParts.append(.text(", charging fault")) }
+    if wiredExternalPower == .yes || wirelessExternalPower == .yes { summary.append(.text(", external power")) }
+    if chargingFaultBattery || chargingFaultExternalPower || chargingFaultOther { summary.append(.text(", charging fault")) }
+  }
 
-    ProfileSupport.checkReserved(UInt64(flags), defined: 0x07, width: 2, what: "Battery Level Status flags", &frame)
-    ProfileSupport.checkReserved(UInt64(powerState), defined: 0x7FFF, width: 4, what: "Battery Level Status power state", &frame)
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    ProfileSupport.checkReserved(UInt64(flags), defined: 0x07, width: 2, what: "Battery Level Status flags", &diagnostics)
+    ProfileSupport.checkReserved(UInt64(powerState), defined: 0x7FFF, width: 4, what: "Battery Level Status power state", &diagnostics)
     if wiredExternalPower == .reserved || wirelessExternalPower == .reserved || chargingType > 4 {
-      ProfileSupport.warn(&frame, "Battery Level Status power state uses a reserved value")
+      ProfileSupport.warn(&diagnostics, "Battery Level Status power state uses a reserved value")
     }
     if let additionalStatus {
-      ProfileSupport.checkReserved(UInt64(additionalStatus), defined: 0x07, width: 2, what: "Battery Level Status additional status", &frame)
-      if additionalStatus & 3 == 3 { ProfileSupport.warn(&frame, "Battery Level Status service required uses the reserved value 3") }
+      ProfileSupport.checkReserved(UInt64(additionalStatus), defined: 0x07, width: 2, what: "Battery Level Status additional status", &diagnostics)
+      if additionalStatus & 3 == 3 { ProfileSupport.warn(&diagnostics, "Battery Level Status service required uses the reserved value 3") }
     }
-    if let batteryLevel, batteryLevel > 100 { ProfileSupport.warn(&frame, "battery level \(batteryLevel) % is above 100 %") }
+    if let batteryLevel, batteryLevel > 100 { ProfileSupport.warn(&diagnostics, "battery level \(batteryLevel) % is above 100 %") }
   }
 }

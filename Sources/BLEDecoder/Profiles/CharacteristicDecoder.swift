@@ -22,28 +22,97 @@ public struct ValueContext: Sendable {
   }
 }
 
-/// Decodes one characteristic's (or descriptor's) value into fields.
+/// A characteristic or descriptor value, typed.
 ///
-/// The caller opens the object `decoded.<key>` before calling and closes it after. The decoder
-/// writes typed fields (`frame.fields`), a short summary for the header line
-/// (`frame.summaryParts`, e.g. "72 bpm, contact detected, RR 812.5 ms"), and diagnostics for
-/// values that decode but are implausible. It throws `DecodeError` (layer `.profile`) for a value
-/// that does not fit the format; the caller then flags it and keeps the raw bytes.
-public struct CharacteristicDecoder: Sendable {
-  public typealias Decode = @Sendable (inout ByteReader, ValueContext, inout DissectedFrame) throws(DecodeError) -> Void
+/// Decoding makes it (`init(parsing:)`) and keeps it on the frame, where analyses read it
+/// (`frame.attributes[i].value as? HeartRateMeasurement`). Everything shown is derived from it:
+/// the fields (`decoded.<key>` in JSON, detail lines in text), the words of the header line
+/// (only when a renderer asks), and warnings about values that decode but are implausible.
+///
+/// `init(parsing:)` reads exactly the value's format and leaves any bytes after it; the
+/// decoder rejects leftovers unless `allowsTrailingBytes`.
+public protocol CharacteristicValue: Sendable {
+  init(parsing reader: inout ByteReader) throws(DecodeError)
+  /// Writes the decoded fields (inside `decoded.<key>`, which the caller opens).
+  func writeFields(to fields: inout FieldList, context: ValueContext)
+  /// Writes the words of the header line ("72 bpm, contact detected, RR 812.5 ms").
+  func summarize(into summary: inout SummaryLine, context: ValueContext)
+  /// Appends warnings for values that decode but are implausible or use reserved bits.
+  func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext)
+  /// Whether bytes may follow the format (false: a byte left over makes the value malformed).
+  static var allowsTrailingBytes: Bool { get }
+}
 
+extension CharacteristicValue {
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {}
+  public static var allowsTrailingBytes: Bool { false }
+
+  /// Parses a complete value: throws `.truncated` when bytes are missing and
+  /// `.lengthMismatch` when bytes are left over.
+  public init(bytes: [UInt8]) throws(DecodeError) {
+    self = try ByteReader.reading(bytes, layer: .profile) { (reader: inout ByteReader) throws(DecodeError) -> Self in
+      let value = try Self(parsing: &reader)
+      try ProfileSupport.requireEnd(reader, start: 0)
+      return value
+    }
+  }
+}
+
+/// The outcome of decoding one value: the typed value, or why it did not fit its format.
+public struct DecodedValue: Sendable {
+  public var value: (any CharacteristicValue)?
+  public var error: DecodeError?
+}
+
+/// A registry entry: the format of one characteristic or descriptor UUID.
+///
+/// Each decoder names its UUID once, here; `DecoderRegistry` finds it by that UUID.
+public struct CharacteristicDecoder: Sendable {
   public let uuid: BluetoothUUID
   /// The JSON key under `decoded` (snake_case: `heart_rate_measurement`).
   public let key: StaticString
-  public let decode: Decode
-  /// The summary carries every field (a heart-rate measurement, a battery level, a string):
+  /// The header line carries every field (a heart-rate measurement, a battery level, a string):
   /// plain text then shows the header line only, and the fields with `-v`.
   public let summarySaysItAll: Bool
+  /// The value's type: parsing goes through it (a metatype, not a closure, so copying a
+  /// decoder costs no reference counting on the per-value path).
+  public let valueType: any CharacteristicValue.Type
 
-  public init(uuid: BluetoothUUID, key: StaticString, summarySaysItAll: Bool = false, decode: @escaping Decode) {
+  public init<Value: CharacteristicValue>(uuid: BluetoothUUID, key: StaticString, _ type: Value.Type, summarySaysItAll: Bool = false) {
     self.uuid = uuid
     self.key = key
     self.summarySaysItAll = summarySaysItAll
-    self.decode = decode
+    self.valueType = type
+  }
+
+  public init<Value: CharacteristicValue>(uuid16: UInt16, key: StaticString, _ type: Value.Type, summarySaysItAll: Bool = false) {
+    self.init(uuid: BluetoothUUID(uuid16: uuid16), key: key, type, summarySaysItAll: summarySaysItAll)
+  }
+
+  /// Decodes the whole of `reader`. A value followed by bytes its format has no room for is
+  /// kept (its fields still show) beside the error.
+  public func decode(_ reader: inout ByteReader) -> DecodedValue {
+    reader.layer = .profile
+    let start = reader.offset
+    do {
+      let value = try valueType.init(parsing: &reader)
+      if !valueType.allowsTrailingBytes && !reader.isAtEnd {
+        let error = DecodeError(
+          .lengthMismatch(field: "the value format", declared: reader.offset - start, actual: reader.endOffset - start),
+          layer: .profile, offset: reader.offset)
+        return DecodedValue(value: value, error: error)
+      }
+      return DecodedValue(value: value, error: nil)
+    } catch {
+      return DecodedValue(value: nil, error: error)
+    }
+  }
+
+  /// Decodes `bytes` (tests, tools).
+  public func decode(_ bytes: [UInt8]) -> DecodedValue {
+    ByteView.pinning(bytes) { view in
+      var reader = ByteReader(view, layer: .profile)
+      return decode(&reader)
+    }
   }
 }

@@ -7,7 +7,7 @@ import BLECore
 // The corresponding specification is Core Vol 3, Part G §3.3.3.
 
 /// Client Characteristic Configuration 0x2902: u16, bit 0 notifications, bit 1 indications.
-public struct ClientCharacteristicConfiguration: FieldWritable, Equatable {
+public struct ClientCharacteristicConfiguration: CharacteristicValue, Equatable {
   public var rawValue: UInt16
 
   public init(rawValue: UInt16) { self.rawValue = rawValue }
@@ -20,81 +20,108 @@ public struct ClientCharacteristicConfiguration: FieldWritable, Equatable {
   public var notifications: Bool { rawValue & 0x0001 != 0 }
   public var indications: Bool { rawValue & 0x0002 != 0 }
 
-  public static let decoder = ProfileSupport.decoder(ClientCharacteristicConfiguration.self, uuid16: 0x2902, key: "client_characteristic_configuration")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2902, key: "client_characteristic_configuration", ClientCharacteristicConfiguration.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.addVerbose("value", "Value", .unsigned(UInt64(rawValue), .hex(4)))
-    frame.fields.flag("notifications", "Notifications", notifications)
-    frame.fields.flag("indications", "Indications", indications)
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.addVerbose("value", "Value", .unsigned(UInt64(rawValue), .hex(4)))
+    fields.flag("notifications", "Notifications", notifications)
+    fields.flag("indications", "Indications", indications)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
     switch (notifications, indications) {
-    case (true, true): frame.summaryParts.append(.text("notifications and indications enabled"))
-    case (true, false): frame.summaryParts.append(.text("notifications enabled"))
-    case (false, true): frame.summaryParts.append(.text("indications enabled"))
-    case (false, false): frame.summaryParts.append(.text("notifications and indications disabled"))
+    case (true, true): summary.append(.text("notifications and indications enabled"))
+    case (true, false): summary.append(.text("notifications enabled"))
+    case (false, true): summary.append(.text("indications enabled"))
+    case (false, false): summary.append(.text("notifications and indications disabled"))
     }
+    // The characteristic this descriptor configures, when the GATT database knows it.
     if let name = context.characteristicName ?? context.characteristic?.uuid16.flatMap(AssignedNumbers.characteristicName16) {
-      frame.summaryParts.append(.text(" on "))
-      frame.summaryParts.append(.text(name))
+      summary.append(.text(" on "))
+      summary.append(.text(name))
     }
-    ProfileSupport.checkReserved(UInt64(rawValue), defined: 0x0003, width: 4, what: "Client Characteristic Configuration", &frame)
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    ProfileSupport.checkReserved(UInt64(rawValue), defined: 0x0003, width: 4, what: "Client Characteristic Configuration", &diagnostics)
   }
 }
 
 /// Server Characteristic Configuration 0x2903: u16, bit 0 broadcasts.
-public struct ServerCharacteristicConfiguration: FieldWritable, Equatable {
+public struct ServerCharacteristicConfiguration: CharacteristicValue, Equatable {
   public var rawValue: UInt16
   public var broadcasts: Bool { rawValue & 0x0001 != 0 }
+
+  public init(rawValue: UInt16) { self.rawValue = rawValue }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     reader.layer = .profile
     rawValue = try reader.readUInt16LE()
   }
 
-  public static let decoder = ProfileSupport.decoder(ServerCharacteristicConfiguration.self, uuid16: 0x2903, key: "server_characteristic_configuration")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2903, key: "server_characteristic_configuration", ServerCharacteristicConfiguration.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.addVerbose("value", "Value", .unsigned(UInt64(rawValue), .hex(4)))
-    frame.fields.flag("broadcasts", "Broadcasts", broadcasts)
-    frame.summaryParts.append(.text(broadcasts ? "broadcasts enabled" : "broadcasts disabled"))
-    ProfileSupport.checkReserved(UInt64(rawValue), defined: 0x0001, width: 4, what: "Server Characteristic Configuration", &frame)
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.addVerbose("value", "Value", .unsigned(UInt64(rawValue), .hex(4)))
+    fields.flag("broadcasts", "Broadcasts", broadcasts)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.text(broadcasts ? "broadcasts enabled" : "broadcasts disabled"))
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    ProfileSupport.checkReserved(UInt64(rawValue), defined: 0x0001, width: 4, what: "Server Characteristic Configuration", &diagnostics)
   }
 }
 
 /// Characteristic Extended Properties 0x2900: u16, bit 0 reliable write, bit 1 writable auxiliaries.
-public struct CharacteristicExtendedProperties: FieldWritable, Equatable {
+public struct CharacteristicExtendedProperties: CharacteristicValue, Equatable {
   public var rawValue: UInt16
   public var reliableWrite: Bool { rawValue & 0x0001 != 0 }
   public var writableAuxiliaries: Bool { rawValue & 0x0002 != 0 }
+
+  public init(rawValue: UInt16) { self.rawValue = rawValue }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     reader.layer = .profile
     rawValue = try reader.readUInt16LE()
   }
 
-  public static let decoder = ProfileSupport.decoder(CharacteristicExtendedProperties.self, uuid16: 0x2900, key: "characteristic_extended_properties")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2900, key: "characteristic_extended_properties", CharacteristicExtendedProperties.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.addVerbose("value", "Value", .unsigned(UInt64(rawValue), .hex(4)))
-    frame.fields.flag("reliable_write", "Reliable write", reliableWrite)
-    frame.fields.flag("writable_auxiliaries", "Writable auxiliaries", writableAuxiliaries)
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.addVerbose("value", "Value", .unsigned(UInt64(rawValue), .hex(4)))
+    fields.flag("reliable_write", "Reliable write", reliableWrite)
+    fields.flag("writable_auxiliaries", "Writable auxiliaries", writableAuxiliaries)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
     switch (reliableWrite, writableAuxiliaries) {
-    case (true, true): frame.summaryParts.append(.text("reliable write, writable auxiliaries"))
-    case (true, false): frame.summaryParts.append(.text("reliable write"))
-    case (false, true): frame.summaryParts.append(.text("writable auxiliaries"))
-    case (false, false): frame.summaryParts.append(.text("no extended properties"))
+    case (true, true): summary.append(.text("reliable write, writable auxiliaries"))
+    case (true, false): summary.append(.text("reliable write"))
+    case (false, true): summary.append(.text("writable auxiliaries"))
+    case (false, false): summary.append(.text("no extended properties"))
     }
-    ProfileSupport.checkReserved(UInt64(rawValue), defined: 0x0003, width: 4, what: "Characteristic Extended Properties", &frame)
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    ProfileSupport.checkReserved(UInt64(rawValue), defined: 0x0003, width: 4, what: "Characteristic Extended Properties", &diagnostics)
   }
 }
 
 /// Characteristic User Description 0x2901: UTF-8, field `value`.
-public enum CharacteristicUserDescription {
-  public static let decoder = ProfileSupport.stringDecoder(uuid16: 0x2901, key: "characteristic_user_description", label: "Description")
+public struct CharacteristicUserDescription: TextCharacteristic, Equatable {
+  public static let label: StaticString = "Description"
+  public var string: UTF8Text
+  public init(string: UTF8Text) { self.string = string }
+  public static let decoder = CharacteristicDecoder(
+    uuid16: 0x2901, key: "characteristic_user_description", CharacteristicUserDescription.self, summarySaysItAll: true)
 }
 
 /// Characteristic Presentation Format 0x2904:
 /// `format(1) exponent(s8) unit(uuid16) namespace(1) description(2)`, 7 bytes.
-public struct CharacteristicPresentationFormat: FieldWritable, Equatable {
+public struct CharacteristicPresentationFormat: CharacteristicValue, Equatable {
   public var format: UInt8
   public var exponent: Int8
   /// A 16-bit unit UUID (0x27xx).
@@ -124,37 +151,42 @@ public struct CharacteristicPresentationFormat: FieldWritable, Equatable {
   public var unitName: StaticString? { Self.unitName(unit) }
   public var descriptionName: StaticString? { namespace == 1 ? Self.descriptionName(description) : nil }
 
-  public static let decoder = ProfileSupport.decoder(CharacteristicPresentationFormat.self, uuid16: 0x2904, key: "characteristic_presentation_format")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2904, key: "characteristic_presentation_format", CharacteristicPresentationFormat.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.code("format", "Format", format, width: 2, name: formatName)
-    frame.fields.int("exponent", "Exponent", exponent)
-    frame.fields.add("unit", "Unit", .uuid(BluetoothUUID(uuid16: unit), name: unitName))
-    frame.fields.code("namespace", "Namespace", namespace, width: 2, name: namespace == 1 ? "Bluetooth SIG" : nil)
-    frame.fields.code("description", "Description", description, width: 4, name: descriptionName)
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.code("format", "Format", format, width: 2, name: formatName)
+    fields.int("exponent", "Exponent", exponent)
+    fields.add("unit", "Unit", .uuid(BluetoothUUID(uuid16: unit), name: unitName))
+    fields.code("namespace", "Namespace", namespace, width: 2, name: namespace == 1 ? "Bluetooth SIG" : nil)
+    fields.code("description", "Description", description, width: 4, name: descriptionName)
+  }
 
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
     if let formatName {
-      frame.summaryParts.append(.text(formatName))
+      summary.append(.text(formatName))
     } else {
-      frame.summaryParts.append(.text("format "))
-      frame.summaryParts.append(.hex(UInt64(format), width: 2))
+      summary.append(.text("format "))
+      summary.append(.hex(UInt64(format), width: 2))
     }
     if exponent != 0 {
-      frame.summaryParts.append(.text(" ×10^"))
-      frame.summaryParts.append(.number(Int(exponent)))
+      summary.append(.text(" ×10^"))
+      summary.append(.number(Int(exponent)))
     }
-    frame.summaryParts.append(.text(", "))
+    summary.append(.text(", "))
     if let unitName {
-      frame.summaryParts.append(.text(unitName))
+      summary.append(.text(unitName))
     } else {
-      frame.summaryParts.append(.text("unit "))
-      frame.summaryParts.append(.hex(UInt64(unit), width: 4))
+      summary.append(.text("unit "))
+      summary.append(.hex(UInt64(unit), width: 4))
     }
     if let descriptionName, description != 0 {
-      frame.summaryParts.append(.text(", "))
-      frame.summaryParts.append(.text(descriptionName))
+      summary.append(.text(", "))
+      summary.append(.text(descriptionName))
     }
-    if formatName == nil { ProfileSupport.warn(&frame, "presentation format \(Hex.prefixed(UInt64(format), width: 2)) is reserved") }
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    if formatName == nil { ProfileSupport.warn(&diagnostics, "presentation format \(Hex.prefixed(UInt64(format), width: 2)) is reserved") }
   }
 
   /// Core Vol 3 Part G §3.3.3.5.2 / Assigned Numbers §2.4.1 format types.

@@ -6,19 +6,63 @@ import BLECore
 // The corresponding specification is the Device Information Service 1.1 and the GATT
 // Specification Supplement.
 
-/// The Device Information strings (UTF-8, no terminator): field `value`, summary the text.
-public enum DeviceInformationStrings {
-  public static let modelNumber = ProfileSupport.stringDecoder(uuid16: 0x2A24, key: "model_number_string", label: "Model number")
-  public static let serialNumber = ProfileSupport.stringDecoder(uuid16: 0x2A25, key: "serial_number_string", label: "Serial number")
-  public static let firmwareRevision = ProfileSupport.stringDecoder(uuid16: 0x2A26, key: "firmware_revision_string", label: "Firmware revision")
-  public static let hardwareRevision = ProfileSupport.stringDecoder(uuid16: 0x2A27, key: "hardware_revision_string", label: "Hardware revision")
-  public static let softwareRevision = ProfileSupport.stringDecoder(uuid16: 0x2A28, key: "software_revision_string", label: "Software revision")
-  public static let manufacturerName = ProfileSupport.stringDecoder(uuid16: 0x2A29, key: "manufacturer_name_string", label: "Manufacturer name")
+// The Device Information strings (UTF-8, no terminator): field `value`, summary the text.
+
+/// Model Number String 0x2A24.
+public struct ModelNumberString: TextCharacteristic, Equatable {
+  public static let label: StaticString = "Model number"
+  public var string: UTF8Text
+  public init(string: UTF8Text) { self.string = string }
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A24, key: "model_number_string", ModelNumberString.self, summarySaysItAll: true)
+}
+
+/// Serial Number String 0x2A25.
+public struct SerialNumberString: TextCharacteristic, Equatable {
+  public static let label: StaticString = "Serial number"
+  public var string: UTF8Text
+  public init(string: UTF8Text) { self.string = string }
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A25, key: "serial_number_string", SerialNumberString.self, summarySaysItAll: true)
+}
+
+/// Firmware Revision String 0x2A26.
+public struct FirmwareRevisionString: TextCharacteristic, Equatable {
+  public static let label: StaticString = "Firmware revision"
+  public var string: UTF8Text
+  public init(string: UTF8Text) { self.string = string }
+  public static let decoder = CharacteristicDecoder(
+    uuid16: 0x2A26, key: "firmware_revision_string", FirmwareRevisionString.self, summarySaysItAll: true)
+}
+
+/// Hardware Revision String 0x2A27.
+public struct HardwareRevisionString: TextCharacteristic, Equatable {
+  public static let label: StaticString = "Hardware revision"
+  public var string: UTF8Text
+  public init(string: UTF8Text) { self.string = string }
+  public static let decoder = CharacteristicDecoder(
+    uuid16: 0x2A27, key: "hardware_revision_string", HardwareRevisionString.self, summarySaysItAll: true)
+}
+
+/// Software Revision String 0x2A28.
+public struct SoftwareRevisionString: TextCharacteristic, Equatable {
+  public static let label: StaticString = "Software revision"
+  public var string: UTF8Text
+  public init(string: UTF8Text) { self.string = string }
+  public static let decoder = CharacteristicDecoder(
+    uuid16: 0x2A28, key: "software_revision_string", SoftwareRevisionString.self, summarySaysItAll: true)
+}
+
+/// Manufacturer Name String 0x2A29.
+public struct ManufacturerNameString: TextCharacteristic, Equatable {
+  public static let label: StaticString = "Manufacturer name"
+  public var string: UTF8Text
+  public init(string: UTF8Text) { self.string = string }
+  public static let decoder = CharacteristicDecoder(
+    uuid16: 0x2A29, key: "manufacturer_name_string", ManufacturerNameString.self, summarySaysItAll: true)
 }
 
 /// System ID 0x2A23: a u64, the manufacturer-defined identifier in the low 40 bits and the
 /// organizationally unique identifier (OUI) in the high 24 bits.
-public struct SystemID: FieldWritable, Equatable {
+public struct SystemID: CharacteristicValue, Equatable {
   public var rawValue: UInt64
 
   public init(rawValue: UInt64) { self.rawValue = rawValue }
@@ -31,33 +75,48 @@ public struct SystemID: FieldWritable, Equatable {
   public var manufacturerIdentifier: UInt64 { rawValue & 0xFF_FFFF_FFFF }
   public var organizationallyUniqueIdentifier: UInt32 { UInt32(rawValue >> 40) }
 
-  public static let decoder = ProfileSupport.decoder(SystemID.self, uuid16: 0x2A23, key: "system_id")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A23, key: "system_id", SystemID.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.hex("manufacturer_identifier", "Manufacturer identifier", manufacturerIdentifier, width: 10)
-    frame.fields.hex("oui", "Organizationally unique identifier", organizationallyUniqueIdentifier, width: 6)
-    frame.summaryParts.append(.text("OUI "))
-    frame.summaryParts.append(.hex(UInt64(organizationallyUniqueIdentifier), width: 6))
-    frame.summaryParts.append(.text(", identifier "))
-    frame.summaryParts.append(.hex(manufacturerIdentifier, width: 10))
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.hex("manufacturer_identifier", "Manufacturer identifier", manufacturerIdentifier, width: 10)
+    fields.hex("oui", "Organizationally unique identifier", organizationallyUniqueIdentifier, width: 6)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.text("OUI "))
+    summary.append(.hex(UInt64(organizationallyUniqueIdentifier), width: 6))
+    summary.append(.text(", identifier "))
+    summary.append(.hex(manufacturerIdentifier, width: 10))
   }
 }
 
-/// IEEE 11073-20601 Regulatory Certification Data List 0x2A2A: an opaque structure (hex).
-public enum RegulatoryCertificationDataList {
-  public static let decoder = CharacteristicDecoder(
-    uuid: BluetoothUUID(uuid16: 0x2A2A), key: "ieee_11073_20601_regulatory_certification_data_list"
-  ) { reader, _, frame throws(DecodeError) in
+/// IEEE 11073-20601 Regulatory Certification Data List 0x2A2A: an opaque structure (hex),
+/// the whole value.
+public struct RegulatoryCertificationDataList: CharacteristicValue, Equatable {
+  public var data: [UInt8]
+
+  public init(data: [UInt8]) { self.data = data }
+
+  public init(parsing reader: inout ByteReader) throws(DecodeError) {
     reader.layer = .profile
-    let data = reader.readRemaining()
-    frame.fields.bytes("data", "Data", data)
-    frame.summaryParts.append(.number(data.count))
-    frame.summaryParts.append(.text(data.count == 1 ? " byte" : " bytes"))
+    data = Array(reader.readRemaining())
+  }
+
+  public static let decoder = CharacteristicDecoder(
+    uuid16: 0x2A2A, key: "ieee_11073_20601_regulatory_certification_data_list", RegulatoryCertificationDataList.self)
+
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.bytes("data", "Data", data[...])
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.number(data.count))
+    summary.append(.text(data.count == 1 ? " byte" : " bytes"))
   }
 }
 
 /// PnP ID 0x2A50: `vendor_id_source(1) vendor_id(2) product_id(2) product_version(2)`.
-public struct PnPID: FieldWritable, Equatable {
+public struct PnPID: CharacteristicValue, Equatable {
   /// 1 = Bluetooth SIG company identifier, 2 = USB Implementer's Forum vendor id.
   public var vendorIDSource: UInt8
   public var vendorID: UInt16
@@ -90,25 +149,31 @@ public struct PnPID: FieldWritable, Equatable {
   /// The company name when the vendor id is a Bluetooth SIG company identifier.
   public var vendorName: StaticString? { vendorIDSource == 1 ? AssignedNumbers.companyName(vendorID) : nil }
 
-  public static let decoder = ProfileSupport.decoder(PnPID.self, uuid16: 0x2A50, key: "pnp_id")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A50, key: "pnp_id", PnPID.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.code("vendor_id_source", "Vendor ID source", vendorIDSource, width: 2, name: Self.sourceName(vendorIDSource))
-    frame.fields.code("vendor_id", "Vendor ID", vendorID, width: 4, name: vendorName)
-    frame.fields.hex("product_id", "Product ID", productID, width: 4)
-    frame.fields.hex("product_version", "Product version", productVersion, width: 4)
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.code("vendor_id_source", "Vendor ID source", vendorIDSource, width: 2, name: Self.sourceName(vendorIDSource))
+    fields.code("vendor_id", "Vendor ID", vendorID, width: 4, name: vendorName)
+    fields.hex("product_id", "Product ID", productID, width: 4)
+    fields.hex("product_version", "Product version", productVersion, width: 4)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
     if let vendorName {
-      frame.summaryParts.append(.text(vendorName))
+      summary.append(.text(vendorName))
     } else {
-      frame.summaryParts.append(.text(vendorIDSource == 2 ? "USB vendor " : "vendor "))
-      frame.summaryParts.append(.hex(UInt64(vendorID), width: 4))
+      summary.append(.text(vendorIDSource == 2 ? "USB vendor " : "vendor "))
+      summary.append(.hex(UInt64(vendorID), width: 4))
     }
-    frame.summaryParts.append(.text(", product "))
-    frame.summaryParts.append(.hex(UInt64(productID), width: 4))
-    frame.summaryParts.append(.text(", version "))
-    frame.summaryParts.append(.hex(UInt64(productVersion), width: 4))
+    summary.append(.text(", product "))
+    summary.append(.hex(UInt64(productID), width: 4))
+    summary.append(.text(", version "))
+    summary.append(.hex(UInt64(productVersion), width: 4))
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
     if Self.sourceName(vendorIDSource) == nil {
-      ProfileSupport.warn(&frame, "PnP ID vendor ID source \(vendorIDSource) is reserved")
+      ProfileSupport.warn(&diagnostics, "PnP ID vendor ID source \(vendorIDSource) is reserved")
     }
   }
 }

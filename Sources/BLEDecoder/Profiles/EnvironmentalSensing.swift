@@ -5,8 +5,10 @@ import BLECore
 // The corresponding specification is ESS 1.0 and the GATT Specification Supplement.
 
 /// Temperature 0x2A6E: s16 in 0.01 °C; 0x8000 = value not known.
-public struct Temperature: FieldWritable, Equatable {
+public struct Temperature: CharacteristicValue, Equatable {
   public var rawValue: Int16
+
+  public init(rawValue: Int16) { self.rawValue = rawValue }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     reader.layer = .profile
@@ -16,23 +18,31 @@ public struct Temperature: FieldWritable, Equatable {
   public var isKnown: Bool { rawValue != Int16.min }
   public var celsius: Double? { isKnown ? Double(rawValue) / 100 : nil }
 
-  public static let decoder = ProfileSupport.decoder(Temperature.self, uuid16: 0x2A6E, key: "temperature")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A6E, key: "temperature", Temperature.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
     if let celsius {
-      frame.fields.real("celsius", "Temperature", celsius, places: 2, unit: "°C")
-      frame.summaryParts.append(.real(celsius, places: 2))
-      frame.summaryParts.append(.text(" °C"))
+      fields.real("celsius", "Temperature", celsius, places: 2, unit: "°C")
     } else {
-      frame.fields.add("celsius", "Temperature", .null)
-      frame.summaryParts.append(.text("unknown"))
+      fields.add("celsius", "Temperature", .null)
+    }
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    if let celsius {
+      summary.append(.real(celsius, places: 2))
+      summary.append(.text(" °C"))
+    } else {
+      summary.append(.text("unknown"))
     }
   }
 }
 
 /// Humidity 0x2A6F: u16 in 0.01 %; 0xFFFF = value not known.
-public struct Humidity: FieldWritable, Equatable {
+public struct Humidity: CharacteristicValue, Equatable {
   public var rawValue: UInt16
+
+  public init(rawValue: UInt16) { self.rawValue = rawValue }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     reader.layer = .profile
@@ -42,17 +52,28 @@ public struct Humidity: FieldWritable, Equatable {
   public var isKnown: Bool { rawValue != 0xFFFF }
   public var percent: Double? { isKnown ? Double(rawValue) / 100 : nil }
 
-  public static let decoder = ProfileSupport.decoder(Humidity.self, uuid16: 0x2A6F, key: "humidity")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A6F, key: "humidity", Humidity.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
     if let percent {
-      frame.fields.real("percent", "Humidity", percent, places: 2, unit: "%")
-      frame.summaryParts.append(.real(percent, places: 2))
-      frame.summaryParts.append(.text(" %"))
-      if percent > 100 { ProfileSupport.warn(&frame, "humidity \(SummaryPart.formatReal(percent, places: 2)) % is above 100 %") }
+      fields.real("percent", "Humidity", percent, places: 2, unit: "%")
     } else {
-      frame.fields.add("percent", "Humidity", .null)
-      frame.summaryParts.append(.text("unknown"))
+      fields.add("percent", "Humidity", .null)
+    }
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    if let percent {
+      summary.append(.real(percent, places: 2))
+      summary.append(.text(" %"))
+    } else {
+      summary.append(.text("unknown"))
+    }
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    if let percent, percent > 100 {
+      ProfileSupport.warn(&diagnostics, "humidity \(SummaryPart.formatReal(percent, places: 2)) % is above 100 %")
     }
   }
 }

@@ -9,7 +9,7 @@ import BLECore
 
 /// CSC Measurement 0x2A5B: `flags(1) [wheel_revs(u32) wheel_time(u16)] [crank_revs(u16) crank_time(u16)]`,
 /// event times in 1/1024 s (they wrap every 64 s).
-public struct CSCMeasurement: FieldWritable, Equatable {
+public struct CSCMeasurement: CharacteristicValue, Equatable {
   public var flags: UInt8
   public var cumulativeWheelRevolutions: UInt32?
   /// 1/1024 s.
@@ -31,35 +31,45 @@ public struct CSCMeasurement: FieldWritable, Equatable {
     }
   }
 
-  public static let decoder = ProfileSupport.decoder(CSCMeasurement.self, uuid16: 0x2A5B, key: "csc_measurement")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A5B, key: "csc_measurement", CSCMeasurement.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(2)))
-    var first = true
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(2)))
     if let revolutions = cumulativeWheelRevolutions, let time = lastWheelEventTime {
-      frame.fields.uint("wheel_revolutions", "Cumulative wheel revolutions", revolutions)
-      frame.fields.measure("last_wheel_event_time", "Last wheel event time", time, scale: 1.0 / 1024, unit: "s")
-      ProfileSupport.separate(&frame, first: &first)
-      frame.summaryParts.append(.text("wheel "))
-      frame.summaryParts.append(.number(Int(revolutions)))
-      frame.summaryParts.append(.text(" revs"))
+      fields.uint("wheel_revolutions", "Cumulative wheel revolutions", revolutions)
+      fields.measure("last_wheel_event_time", "Last wheel event time", time, scale: 1.0 / 1024, unit: "s")
     }
     if let revolutions = cumulativeCrankRevolutions, let time = lastCrankEventTime {
-      frame.fields.uint("crank_revolutions", "Cumulative crank revolutions", revolutions)
-      frame.fields.measure("last_crank_event_time", "Last crank event time", time, scale: 1.0 / 1024, unit: "s")
-      ProfileSupport.separate(&frame, first: &first)
-      frame.summaryParts.append(.text("crank "))
-      frame.summaryParts.append(.number(Int(revolutions)))
-      frame.summaryParts.append(.text(" revs"))
+      fields.uint("crank_revolutions", "Cumulative crank revolutions", revolutions)
+      fields.measure("last_crank_event_time", "Last crank event time", time, scale: 1.0 / 1024, unit: "s")
     }
-    if first { frame.summaryParts.append(.text("no data")) }
-    ProfileSupport.checkReserved(UInt64(flags), defined: 0x03, width: 2, what: "CSC Measurement flags", &frame)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    var first = true
+    if let revolutions = cumulativeWheelRevolutions {
+      ProfileSupport.separate(&summary, first: &first)
+      summary.append(.text("wheel "))
+      summary.append(.number(Int(revolutions)))
+      summary.append(.text(" revs"))
+    }
+    if let revolutions = cumulativeCrankRevolutions {
+      ProfileSupport.separate(&summary, first: &first)
+      summary.append(.text("crank "))
+      summary.append(.number(Int(revolutions)))
+      summary.append(.text(" revs"))
+    }
+    if first { summary.append(.text("no data")) }
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    ProfileSupport.checkReserved(UInt64(flags), defined: 0x03, width: 2, what: "CSC Measurement flags", &diagnostics)
   }
 }
 
 /// RSC Measurement 0x2A53: `flags(1) speed(u16, 1/256 m/s) cadence(u8, /min) [stride(u16, cm)]
 /// [distance(u32, 1/10 m)]`; flags bit 2 = running (else walking).
-public struct RSCMeasurement: FieldWritable, Equatable {
+public struct RSCMeasurement: CharacteristicValue, Equatable {
   public var flags: UInt8
   /// 1/256 m/s.
   public var instantaneousSpeed: UInt16
@@ -82,31 +92,37 @@ public struct RSCMeasurement: FieldWritable, Equatable {
   public var isRunning: Bool { flags & 0x04 != 0 }
   public var speedMetresPerSecond: Double { Double(instantaneousSpeed) / 256 }
 
-  public static let decoder = ProfileSupport.decoder(RSCMeasurement.self, uuid16: 0x2A53, key: "rsc_measurement")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A53, key: "rsc_measurement", RSCMeasurement.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(2)))
-    frame.fields.real("speed_mps", "Speed", speedMetresPerSecond, places: 2, unit: "m/s")
-    frame.fields.measure("cadence_per_min", "Cadence", instantaneousCadence, scale: 1, unit: "/min")
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(2)))
+    fields.real("speed_mps", "Speed", speedMetresPerSecond, places: 2, unit: "m/s")
+    fields.measure("cadence_per_min", "Cadence", instantaneousCadence, scale: 1, unit: "/min")
     if let instantaneousStrideLength {
-      frame.fields.measure("stride_length", "Stride length", instantaneousStrideLength, scale: 0.01, unit: "m")
+      fields.measure("stride_length", "Stride length", instantaneousStrideLength, scale: 0.01, unit: "m")
     }
     if let totalDistance {
-      frame.fields.measure("total_distance", "Total distance", totalDistance, scale: 0.1, unit: "m")
+      fields.measure("total_distance", "Total distance", totalDistance, scale: 0.1, unit: "m")
     }
-    frame.fields.text("activity", "Activity", isRunning ? "running" : "walking")
-    frame.summaryParts.append(.real(speedMetresPerSecond, places: 2))
-    frame.summaryParts.append(.text(" m/s, "))
-    frame.summaryParts.append(.number(Int(instantaneousCadence)))
-    frame.summaryParts.append(.text("/min, "))
-    frame.summaryParts.append(.text(isRunning ? "running" : "walking"))
-    ProfileSupport.checkReserved(UInt64(flags), defined: 0x07, width: 2, what: "RSC Measurement flags", &frame)
+    fields.text("activity", "Activity", isRunning ? "running" : "walking")
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.real(speedMetresPerSecond, places: 2))
+    summary.append(.text(" m/s, "))
+    summary.append(.number(Int(instantaneousCadence)))
+    summary.append(.text("/min, "))
+    summary.append(.text(isRunning ? "running" : "walking"))
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    ProfileSupport.checkReserved(UInt64(flags), defined: 0x07, width: 2, what: "RSC Measurement flags", &diagnostics)
   }
 }
 
 /// Cycling Power Measurement 0x2A63: `flags(u16) power(s16 W)` then the optional fields in
 /// flag-bit order (see the field comments).
-public struct CyclingPowerMeasurement: FieldWritable, Equatable {
+public struct CyclingPowerMeasurement: CharacteristicValue, Equatable {
   public var flags: UInt16
   /// Watts.
   public var instantaneousPower: Int16
@@ -171,63 +187,77 @@ public struct CyclingPowerMeasurement: FieldWritable, Equatable {
   public var accumulatedTorqueSourceIsCrank: Bool { flags & 0x0008 != 0 }
   public var offsetCompensation: Bool { flags & 0x1000 != 0 }
 
-  public static let decoder = ProfileSupport.decoder(CyclingPowerMeasurement.self, uuid16: 0x2A63, key: "cycling_power_measurement")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A63, key: "cycling_power_measurement", CyclingPowerMeasurement.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(4)))
-    frame.fields.measure("power_w", "Instantaneous power", instantaneousPower, scale: 1, unit: "W")
-    frame.summaryParts.append(.number(Int(instantaneousPower)))
-    frame.summaryParts.append(.text(" W"))
-    if let pedalPowerBalance {
-      let percent = Double(pedalPowerBalance) / 2
-      frame.fields.real("pedal_power_balance_percent", "Pedal power balance", percent, places: 1, unit: "%")
-      frame.fields.text("pedal_power_balance_reference", "Pedal power balance reference", pedalPowerBalanceReferenceIsLeft ? "left" : "unknown")
-      frame.summaryParts.append(.text(", balance "))
-      frame.summaryParts.append(.real(percent, places: 1))
-      frame.summaryParts.append(.text(pedalPowerBalanceReferenceIsLeft ? " % left" : " %"))
+  /// Pedal power balance in percent (the raw value is in 1/2 %).
+  public var pedalPowerBalancePercent: Double? { pedalPowerBalance.map { Double($0) / 2 } }
+
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(4)))
+    fields.measure("power_w", "Instantaneous power", instantaneousPower, scale: 1, unit: "W")
+    if let percent = pedalPowerBalancePercent {
+      fields.real("pedal_power_balance_percent", "Pedal power balance", percent, places: 1, unit: "%")
+      fields.text("pedal_power_balance_reference", "Pedal power balance reference", pedalPowerBalanceReferenceIsLeft ? "left" : "unknown")
     }
     if let accumulatedTorque {
-      frame.fields.real("accumulated_torque_nm", "Accumulated torque", Double(accumulatedTorque) / 32, places: 2, unit: "N·m")
-      frame.fields.text("accumulated_torque_source", "Accumulated torque source", accumulatedTorqueSourceIsCrank ? "crank" : "wheel")
+      fields.real("accumulated_torque_nm", "Accumulated torque", Double(accumulatedTorque) / 32, places: 2, unit: "N·m")
+      fields.text("accumulated_torque_source", "Accumulated torque source", accumulatedTorqueSourceIsCrank ? "crank" : "wheel")
     }
     if let wheelRevolutions, let lastWheelEventTime {
-      frame.fields.uint("wheel_revolutions", "Cumulative wheel revolutions", wheelRevolutions)
-      frame.fields.measure("last_wheel_event_time", "Last wheel event time", lastWheelEventTime, scale: 1.0 / 2048, unit: "s")
+      fields.uint("wheel_revolutions", "Cumulative wheel revolutions", wheelRevolutions)
+      fields.measure("last_wheel_event_time", "Last wheel event time", lastWheelEventTime, scale: 1.0 / 2048, unit: "s")
     }
     if let crankRevolutions, let lastCrankEventTime {
-      frame.fields.uint("crank_revolutions", "Cumulative crank revolutions", crankRevolutions)
-      frame.fields.measure("last_crank_event_time", "Last crank event time", lastCrankEventTime, scale: 1.0 / 1024, unit: "s")
+      fields.uint("crank_revolutions", "Cumulative crank revolutions", crankRevolutions)
+      fields.measure("last_crank_event_time", "Last crank event time", lastCrankEventTime, scale: 1.0 / 1024, unit: "s")
     }
     if let maximumForce, let minimumForce {
-      frame.fields.measure("max_force_n", "Maximum force", maximumForce, scale: 1, unit: "N")
-      frame.fields.measure("min_force_n", "Minimum force", minimumForce, scale: 1, unit: "N")
+      fields.measure("max_force_n", "Maximum force", maximumForce, scale: 1, unit: "N")
+      fields.measure("min_force_n", "Minimum force", minimumForce, scale: 1, unit: "N")
     }
     if let maximumTorque, let minimumTorque {
-      frame.fields.real("max_torque_nm", "Maximum torque", Double(maximumTorque) / 32, places: 2, unit: "N·m")
-      frame.fields.real("min_torque_nm", "Minimum torque", Double(minimumTorque) / 32, places: 2, unit: "N·m")
+      fields.real("max_torque_nm", "Maximum torque", Double(maximumTorque) / 32, places: 2, unit: "N·m")
+      fields.real("min_torque_nm", "Minimum torque", Double(minimumTorque) / 32, places: 2, unit: "N·m")
     }
     if let maximumAngle, let minimumAngle {
-      frame.fields.measure("max_angle_deg", "Maximum angle", maximumAngle, scale: 1, unit: "°")
-      frame.fields.measure("min_angle_deg", "Minimum angle", minimumAngle, scale: 1, unit: "°")
+      fields.measure("max_angle_deg", "Maximum angle", maximumAngle, scale: 1, unit: "°")
+      fields.measure("min_angle_deg", "Minimum angle", minimumAngle, scale: 1, unit: "°")
     }
-    if let topDeadSpotAngle { frame.fields.measure("top_dead_spot_angle_deg", "Top dead spot angle", topDeadSpotAngle, scale: 1, unit: "°") }
+    if let topDeadSpotAngle { fields.measure("top_dead_spot_angle_deg", "Top dead spot angle", topDeadSpotAngle, scale: 1, unit: "°") }
     if let bottomDeadSpotAngle {
-      frame.fields.measure("bottom_dead_spot_angle_deg", "Bottom dead spot angle", bottomDeadSpotAngle, scale: 1, unit: "°")
+      fields.measure("bottom_dead_spot_angle_deg", "Bottom dead spot angle", bottomDeadSpotAngle, scale: 1, unit: "°")
     }
     if let accumulatedEnergy {
-      frame.fields.measure("accumulated_energy_kj", "Accumulated energy", accumulatedEnergy, scale: 1, unit: "kJ")
-      frame.summaryParts.append(.text(", "))
-      frame.summaryParts.append(.number(Int(accumulatedEnergy)))
-      frame.summaryParts.append(.text(" kJ"))
+      fields.measure("accumulated_energy_kj", "Accumulated energy", accumulatedEnergy, scale: 1, unit: "kJ")
     }
-    frame.fields.flag("offset_compensation", "Offset compensation indicator", offsetCompensation)
-    ProfileSupport.checkReserved(UInt64(flags), defined: 0x1FFF, width: 4, what: "Cycling Power Measurement flags", &frame)
+    fields.flag("offset_compensation", "Offset compensation indicator", offsetCompensation)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.number(Int(instantaneousPower)))
+    summary.append(.text(" W"))
+    if let percent = pedalPowerBalancePercent {
+      summary.append(.text(", balance "))
+      summary.append(.real(percent, places: 1))
+      summary.append(.text(pedalPowerBalanceReferenceIsLeft ? " % left" : " %"))
+    }
+    if let accumulatedEnergy {
+      summary.append(.text(", "))
+      summary.append(.number(Int(accumulatedEnergy)))
+      summary.append(.text(" kJ"))
+    }
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    ProfileSupport.checkReserved(UInt64(flags), defined: 0x1FFF, width: 4, what: "Cycling Power Measurement flags", &diagnostics)
   }
 }
 
 /// Sensor Location 0x2A5D (CSC, RSC, Cycling Power): one byte.
-public struct SensorLocation: FieldWritable, Equatable {
+public struct SensorLocation: CharacteristicValue, Equatable {
   public var location: UInt8
+
+  public init(location: UInt8) { self.location = location }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     reader.layer = .profile
@@ -259,17 +289,27 @@ public struct SensorLocation: FieldWritable, Equatable {
     }
   }
 
-  public static let decoder = ProfileSupport.decoder(SensorLocation.self, uuid16: 0x2A5D, key: "sensor_location")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A5D, key: "sensor_location", SensorLocation.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    ProfileSupport.writeLocation(location, name: name, what: "sensor location", to: &frame)
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    ProfileSupport.writeLocation(location, name: name, to: &fields)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    ProfileSupport.summarizeLocation(location, name: name, into: &summary)
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    if name == nil { ProfileSupport.warn(&diagnostics, "sensor location \(location) is reserved") }
   }
 }
 
 /// CSC Feature 0x2A5C: u16, bit 0 wheel revolution data, bit 1 crank revolution data,
 /// bit 2 multiple sensor locations.
-public struct CSCFeature: FieldWritable, Equatable {
+public struct CSCFeature: CharacteristicValue, Equatable {
   public var rawValue: UInt16
+
+  public init(rawValue: UInt16) { self.rawValue = rawValue }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     reader.layer = .profile
@@ -280,48 +320,68 @@ public struct CSCFeature: FieldWritable, Equatable {
   public var crankRevolutionData: Bool { rawValue & 0x0002 != 0 }
   public var multipleSensorLocations: Bool { rawValue & 0x0004 != 0 }
 
-  public static let decoder = ProfileSupport.decoder(CSCFeature.self, uuid16: 0x2A5C, key: "csc_feature")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A5C, key: "csc_feature", CSCFeature.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.addVerbose("value", "Value", .unsigned(UInt64(rawValue), .hex(4)))
-    frame.fields.flag("wheel_revolution_data", "Wheel revolution data", wheelRevolutionData)
-    frame.fields.flag("crank_revolution_data", "Crank revolution data", crankRevolutionData)
-    frame.fields.flag("multiple_sensor_locations", "Multiple sensor locations", multipleSensorLocations)
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.addVerbose("value", "Value", .unsigned(UInt64(rawValue), .hex(4)))
+    fields.flag("wheel_revolution_data", "Wheel revolution data", wheelRevolutionData)
+    fields.flag("crank_revolution_data", "Crank revolution data", crankRevolutionData)
+    fields.flag("multiple_sensor_locations", "Multiple sensor locations", multipleSensorLocations)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
     var first = true
-    if wheelRevolutionData { ProfileSupport.separate(&frame, first: &first); frame.summaryParts.append(.text("wheel")) }
-    if crankRevolutionData { ProfileSupport.separate(&frame, first: &first); frame.summaryParts.append(.text("crank")) }
-    if multipleSensorLocations { ProfileSupport.separate(&frame, first: &first); frame.summaryParts.append(.text("multiple locations")) }
-    if first { frame.summaryParts.append(.text("no features")) }
-    ProfileSupport.checkReserved(UInt64(rawValue), defined: 0x0007, width: 4, what: "CSC Feature", &frame, severity: .note)
+    if wheelRevolutionData { ProfileSupport.separate(&summary, first: &first); summary.append(.text("wheel")) }
+    if crankRevolutionData { ProfileSupport.separate(&summary, first: &first); summary.append(.text("crank")) }
+    if multipleSensorLocations { ProfileSupport.separate(&summary, first: &first); summary.append(.text("multiple locations")) }
+    if first { summary.append(.text("no features")) }
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    ProfileSupport.checkReserved(UInt64(rawValue), defined: 0x0007, width: 4, what: "CSC Feature", &diagnostics, severity: .note)
   }
 }
 
 /// RSC Feature 0x2A54: u16, bit 0 stride length, bit 1 total distance, bit 2 walking or running
 /// status, bit 3 calibration procedure, bit 4 multiple sensor locations.
-public struct RSCFeature: FieldWritable, Equatable {
+public struct RSCFeature: CharacteristicValue, Equatable {
   public var rawValue: UInt16
+
+  public init(rawValue: UInt16) { self.rawValue = rawValue }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     reader.layer = .profile
     rawValue = try reader.readUInt16LE()
   }
 
-  public static let decoder = ProfileSupport.decoder(RSCFeature.self, uuid16: 0x2A54, key: "rsc_feature")
+  public var strideLength: Bool { rawValue & 0x01 != 0 }
+  public var totalDistance: Bool { rawValue & 0x02 != 0 }
+  public var walkingOrRunningStatus: Bool { rawValue & 0x04 != 0 }
+  public var calibrationProcedure: Bool { rawValue & 0x08 != 0 }
+  public var multipleSensorLocations: Bool { rawValue & 0x10 != 0 }
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.addVerbose("value", "Value", .unsigned(UInt64(rawValue), .hex(4)))
-    frame.fields.flag("stride_length", "Instantaneous stride length measurement", rawValue & 0x01 != 0)
-    frame.fields.flag("total_distance", "Total distance measurement", rawValue & 0x02 != 0)
-    frame.fields.flag("walking_or_running_status", "Walking or running status", rawValue & 0x04 != 0)
-    frame.fields.flag("calibration_procedure", "Calibration procedure", rawValue & 0x08 != 0)
-    frame.fields.flag("multiple_sensor_locations", "Multiple sensor locations", rawValue & 0x10 != 0)
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A54, key: "rsc_feature", RSCFeature.self)
+
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.addVerbose("value", "Value", .unsigned(UInt64(rawValue), .hex(4)))
+    fields.flag("stride_length", "Instantaneous stride length measurement", strideLength)
+    fields.flag("total_distance", "Total distance measurement", totalDistance)
+    fields.flag("walking_or_running_status", "Walking or running status", walkingOrRunningStatus)
+    fields.flag("calibration_procedure", "Calibration procedure", calibrationProcedure)
+    fields.flag("multiple_sensor_locations", "Multiple sensor locations", multipleSensorLocations)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
     var first = true
-    if rawValue & 0x01 != 0 { ProfileSupport.separate(&frame, first: &first); frame.summaryParts.append(.text("stride length")) }
-    if rawValue & 0x02 != 0 { ProfileSupport.separate(&frame, first: &first); frame.summaryParts.append(.text("total distance")) }
-    if rawValue & 0x04 != 0 { ProfileSupport.separate(&frame, first: &first); frame.summaryParts.append(.text("walking/running")) }
-    if rawValue & 0x08 != 0 { ProfileSupport.separate(&frame, first: &first); frame.summaryParts.append(.text("calibration")) }
-    if rawValue & 0x10 != 0 { ProfileSupport.separate(&frame, first: &first); frame.summaryParts.append(.text("multiple locations")) }
-    if first { frame.summaryParts.append(.text("no features")) }
-    ProfileSupport.checkReserved(UInt64(rawValue), defined: 0x001F, width: 4, what: "RSC Feature", &frame, severity: .note)
+    if strideLength { ProfileSupport.separate(&summary, first: &first); summary.append(.text("stride length")) }
+    if totalDistance { ProfileSupport.separate(&summary, first: &first); summary.append(.text("total distance")) }
+    if walkingOrRunningStatus { ProfileSupport.separate(&summary, first: &first); summary.append(.text("walking/running")) }
+    if calibrationProcedure { ProfileSupport.separate(&summary, first: &first); summary.append(.text("calibration")) }
+    if multipleSensorLocations { ProfileSupport.separate(&summary, first: &first); summary.append(.text("multiple locations")) }
+    if first { summary.append(.text("no features")) }
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    ProfileSupport.checkReserved(UInt64(rawValue), defined: 0x001F, width: 4, what: "RSC Feature", &diagnostics, severity: .note)
   }
 }

@@ -6,12 +6,15 @@ import BLECore
 // Part G §7 (GATT service), and the GATT Specification Supplement.
 
 /// Device Name 0x2A00: UTF-8, field `value`.
-public enum DeviceName {
-  public static let decoder = ProfileSupport.stringDecoder(uuid16: 0x2A00, key: "device_name", label: "Device name")
+public struct DeviceName: TextCharacteristic, Equatable {
+  public static let label: StaticString = "Device name"
+  public var string: UTF8Text
+  public init(string: UTF8Text) { self.string = string }
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A00, key: "device_name", DeviceName.self, summarySaysItAll: true)
 }
 
 /// Appearance 0x2A01: u16, category in bits 15–6, subcategory in bits 5–0.
-public struct Appearance: FieldWritable, Equatable {
+public struct Appearance: CharacteristicValue, Equatable {
   public var rawValue: UInt16
 
   public init(rawValue: UInt16) { self.rawValue = rawValue }
@@ -25,17 +28,20 @@ public struct Appearance: FieldWritable, Equatable {
   public var subcategory: UInt8 { UInt8(rawValue & 0x3F) }
   public var name: StaticString? { AssignedNumbers.appearanceName(rawValue) }
 
-  public static let decoder = ProfileSupport.decoder(Appearance.self, uuid16: 0x2A01, key: "appearance")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A01, key: "appearance", Appearance.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.code("appearance", "Appearance", rawValue, width: 4, name: name)
-    frame.fields.addVerbose("category", "Category", .unsigned(UInt64(category), .decimal))
-    frame.fields.addVerbose("subcategory", "Subcategory", .unsigned(UInt64(subcategory), .decimal))
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.code("appearance", "Appearance", rawValue, width: 4, name: name)
+    fields.addVerbose("category", "Category", .unsigned(UInt64(category), .decimal))
+    fields.addVerbose("subcategory", "Subcategory", .unsigned(UInt64(subcategory), .decimal))
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
     if let name {
-      frame.summaryParts.append(.text(name))
+      summary.append(.text(name))
     } else {
-      frame.summaryParts.append(.text("appearance "))
-      frame.summaryParts.append(.hex(UInt64(rawValue), width: 4))
+      summary.append(.text("appearance "))
+      summary.append(.hex(UInt64(rawValue), width: 4))
     }
   }
 }
@@ -43,7 +49,7 @@ public struct Appearance: FieldWritable, Equatable {
 /// Peripheral Preferred Connection Parameters 0x2A04: four u16, exactly 8 bytes.
 /// Intervals in 1.25 ms (6–3200), latency in connection events (0–499), supervision timeout in
 /// 10 ms (10–3200); 0xFFFF means no preference (intervals, timeout).
-public struct PeripheralPreferredConnectionParameters: FieldWritable, Equatable {
+public struct PeripheralPreferredConnectionParameters: CharacteristicValue, Equatable {
   public static let noPreference: UInt16 = 0xFFFF
 
   public var minimumInterval: UInt16
@@ -99,97 +105,121 @@ public struct PeripheralPreferredConnectionParameters: FieldWritable, Equatable 
     return found
   }
 
-  public static let decoder = ProfileSupport.decoder(PeripheralPreferredConnectionParameters.self, uuid16: 0x2A04, key: "peripheral_preferred_connection_parameters")
+  public static let decoder = CharacteristicDecoder(
+    uuid16: 0x2A04, key: "peripheral_preferred_connection_parameters", PeripheralPreferredConnectionParameters.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
     func interval(_ key: StaticString, _ label: StaticString, _ value: UInt16) {
       if value == Self.noPreference {
-        frame.fields.add(key, label, .null)
+        fields.add(key, label, .null)
       } else {
-        frame.fields.measure(key, label, value, scale: 1.25, unit: "ms")
+        fields.measure(key, label, value, scale: 1.25, unit: "ms")
       }
     }
     interval("interval_min", "Minimum connection interval", minimumInterval)
     interval("interval_max", "Maximum connection interval", maximumInterval)
-    frame.fields.uint("latency", "Peripheral latency", peripheralLatency)
+    fields.uint("latency", "Peripheral latency", peripheralLatency)
     if supervisionTimeout == Self.noPreference {
-      frame.fields.add("supervision_timeout", "Supervision timeout", .null)
+      fields.add("supervision_timeout", "Supervision timeout", .null)
     } else {
-      frame.fields.measure("supervision_timeout", "Supervision timeout", supervisionTimeout, scale: 10, unit: "ms")
+      fields.measure("supervision_timeout", "Supervision timeout", supervisionTimeout, scale: 10, unit: "ms")
     }
+  }
 
-    frame.summaryParts.append(.text("interval "))
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.text("interval "))
     if let low = minimumIntervalMilliseconds, let high = maximumIntervalMilliseconds {
-      frame.summaryParts.append(.real(low, places: 2))
+      summary.append(.real(low, places: 2))
       if high != low {
-        frame.summaryParts.append(.text("–"))
-        frame.summaryParts.append(.real(high, places: 2))
+        summary.append(.text("–"))
+        summary.append(.real(high, places: 2))
       }
-      frame.summaryParts.append(.text(" ms"))
+      summary.append(.text(" ms"))
     } else if let one = minimumIntervalMilliseconds ?? maximumIntervalMilliseconds {
-      frame.summaryParts.append(.text(minimumIntervalMilliseconds == nil ? "≤ " : "≥ "))
-      frame.summaryParts.append(.real(one, places: 2))
-      frame.summaryParts.append(.text(" ms"))
+      summary.append(.text(minimumIntervalMilliseconds == nil ? "≤ " : "≥ "))
+      summary.append(.real(one, places: 2))
+      summary.append(.text(" ms"))
     } else {
-      frame.summaryParts.append(.text("any"))
+      summary.append(.text("any"))
     }
-    frame.summaryParts.append(.text(", latency "))
-    frame.summaryParts.append(.number(Int(peripheralLatency)))
-    frame.summaryParts.append(.text(", timeout "))
+    summary.append(.text(", latency "))
+    summary.append(.number(Int(peripheralLatency)))
+    summary.append(.text(", timeout "))
     if let timeout = supervisionTimeoutMilliseconds {
-      frame.summaryParts.append(.real(timeout, places: 0))
-      frame.summaryParts.append(.text(" ms"))
+      summary.append(.real(timeout, places: 0))
+      summary.append(.text(" ms"))
     } else {
-      frame.summaryParts.append(.text("any"))
+      summary.append(.text("any"))
     }
-    for problem in problems { ProfileSupport.warn(&frame, "preferred connection parameters: " + problem) }
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    for problem in problems { ProfileSupport.warn(&diagnostics, "preferred connection parameters: " + problem) }
   }
 }
 
 /// Central Address Resolution 0x2AA6: u8, 0 not supported, 1 supported.
-public struct CentralAddressResolution: FieldWritable, Equatable {
+public struct CentralAddressResolution: CharacteristicValue, Equatable {
   public var rawValue: UInt8
   public var isSupported: Bool { rawValue == 1 }
+
+  public init(rawValue: UInt8) { self.rawValue = rawValue }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     reader.layer = .profile
     rawValue = try reader.readUInt8()
   }
 
-  public static let decoder = ProfileSupport.decoder(CentralAddressResolution.self, uuid16: 0x2AA6, key: "central_address_resolution")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2AA6, key: "central_address_resolution", CentralAddressResolution.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.flag("supported", "Supported", isSupported)
-    frame.summaryParts.append(.text(isSupported ? "supported" : "not supported"))
-    if rawValue > 1 { ProfileSupport.warn(&frame, "Central Address Resolution value \(rawValue) is reserved") }
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.flag("supported", "Supported", isSupported)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.text(isSupported ? "supported" : "not supported"))
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    if rawValue > 1 { ProfileSupport.warn(&diagnostics, "Central Address Resolution value \(rawValue) is reserved") }
   }
 }
 
 /// Resolvable Private Address Only 0x2AC9: u8, 0 = only resolvable private addresses are used.
-public struct ResolvablePrivateAddressOnly: FieldWritable, Equatable {
+public struct ResolvablePrivateAddressOnly: CharacteristicValue, Equatable {
   public var rawValue: UInt8
+  /// 0 is the only defined value; others are reserved.
+  public var onlyResolvablePrivateAddresses: Bool { rawValue == 0 }
+
+  public init(rawValue: UInt8) { self.rawValue = rawValue }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     reader.layer = .profile
     rawValue = try reader.readUInt8()
   }
 
-  public static let decoder = ProfileSupport.decoder(ResolvablePrivateAddressOnly.self, uuid16: 0x2AC9, key: "resolvable_private_address_only")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2AC9, key: "resolvable_private_address_only", ResolvablePrivateAddressOnly.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.uint("value", "Value", rawValue)
-    if rawValue == 0 {
-      frame.summaryParts.append(.text("only resolvable private addresses"))
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.uint("value", "Value", rawValue)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    if onlyResolvablePrivateAddresses {
+      summary.append(.text("only resolvable private addresses"))
     } else {
-      frame.summaryParts.append(.text("reserved value "))
-      frame.summaryParts.append(.number(Int(rawValue)))
-      ProfileSupport.warn(&frame, "Resolvable Private Address Only value \(rawValue) is reserved")
+      summary.append(.text("reserved value "))
+      summary.append(.number(Int(rawValue)))
     }
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    if !onlyResolvablePrivateAddresses { ProfileSupport.warn(&diagnostics, "Resolvable Private Address Only value \(rawValue) is reserved") }
   }
 }
 
 /// Service Changed 0x2A05: the affected attribute handle range, `start(2) end(2)`.
-public struct ServiceChanged: FieldWritable, Equatable {
+public struct ServiceChanged: CharacteristicValue, Equatable {
   public var startHandle: UInt16
   public var endHandle: UInt16
 
@@ -204,24 +234,33 @@ public struct ServiceChanged: FieldWritable, Equatable {
     endHandle = try reader.readUInt16LE()
   }
 
-  public static let decoder = ProfileSupport.decoder(ServiceChanged.self, uuid16: 0x2A05, key: "service_changed")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A05, key: "service_changed", ServiceChanged.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.hex("start_handle", "Start handle", startHandle, width: 4)
-    frame.fields.hex("end_handle", "End handle", endHandle, width: 4)
-    frame.summaryParts.append(.text("handles "))
-    frame.summaryParts.append(.hex(UInt64(startHandle), width: 4))
-    frame.summaryParts.append(.text("–"))
-    frame.summaryParts.append(.hex(UInt64(endHandle), width: 4))
-    if startHandle == 0 { ProfileSupport.warn(&frame, "Service Changed start handle 0x0000 is invalid") }
-    if startHandle > endHandle { ProfileSupport.warn(&frame, "Service Changed start handle is above the end handle") }
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.hex("start_handle", "Start handle", startHandle, width: 4)
+    fields.hex("end_handle", "End handle", endHandle, width: 4)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.text("handles "))
+    summary.append(.hex(UInt64(startHandle), width: 4))
+    summary.append(.text("–"))
+    summary.append(.hex(UInt64(endHandle), width: 4))
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    if startHandle == 0 { ProfileSupport.warn(&diagnostics, "Service Changed start handle 0x0000 is invalid") }
+    if startHandle > endHandle { ProfileSupport.warn(&diagnostics, "Service Changed start handle is above the end handle") }
   }
 }
 
 /// Client Supported Features 0x2B29: a bit field of one or more bytes. Byte 0: bit 0 Robust
 /// Caching, bit 1 Enhanced ATT Bearer, bit 2 Multiple Handle Value Notifications.
-public struct ClientSupportedFeatures: FieldWritable, Equatable {
+public struct ClientSupportedFeatures: CharacteristicValue, Equatable {
+  /// The whole bit field, at least one byte (later bytes are reserved for future features).
   public var bytes: [UInt8]
+
+  public init(bytes: [UInt8]) { self.bytes = bytes }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     reader.layer = .profile
@@ -233,47 +272,63 @@ public struct ClientSupportedFeatures: FieldWritable, Equatable {
   public var enhancedATTBearer: Bool { bytes.first.map { $0 & 0x02 != 0 } ?? false }
   public var multipleHandleValueNotifications: Bool { bytes.first.map { $0 & 0x04 != 0 } ?? false }
 
-  public static let decoder = ProfileSupport.decoder(ClientSupportedFeatures.self, uuid16: 0x2B29, key: "client_supported_features")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2B29, key: "client_supported_features", ClientSupportedFeatures.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.addVerbose("value", "Value", .bytes(bytes[...]))
-    frame.fields.flag("robust_caching", "Robust Caching", robustCaching)
-    frame.fields.flag("enhanced_att_bearer", "Enhanced ATT bearer", enhancedATTBearer)
-    frame.fields.flag("multiple_handle_value_notifications", "Multiple Handle Value Notifications", multipleHandleValueNotifications)
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.addVerbose("value", "Value", .bytes(bytes[...]))
+    fields.flag("robust_caching", "Robust Caching", robustCaching)
+    fields.flag("enhanced_att_bearer", "Enhanced ATT bearer", enhancedATTBearer)
+    fields.flag("multiple_handle_value_notifications", "Multiple Handle Value Notifications", multipleHandleValueNotifications)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
     var first = true
-    if robustCaching { ProfileSupport.separate(&frame, first: &first); frame.summaryParts.append(.text("robust caching")) }
-    if enhancedATTBearer { ProfileSupport.separate(&frame, first: &first); frame.summaryParts.append(.text("EATT")) }
+    if robustCaching { ProfileSupport.separate(&summary, first: &first); summary.append(.text("robust caching")) }
+    if enhancedATTBearer { ProfileSupport.separate(&summary, first: &first); summary.append(.text("EATT")) }
     if multipleHandleValueNotifications {
-      ProfileSupport.separate(&frame, first: &first)
-      frame.summaryParts.append(.text("multiple notifications"))
+      ProfileSupport.separate(&summary, first: &first)
+      summary.append(.text("multiple notifications"))
     }
-    if first { frame.summaryParts.append(.text("no features")) }
-    if bytes[0] & ~0x07 != 0 || bytes.dropFirst().contains(where: { $0 != 0 }) {
-      ProfileSupport.warn(&frame, "reserved bits set in Client Supported Features")
+    if first { summary.append(.text("no features")) }
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    // Parsing guarantees one byte at least (an empty array built by hand has nothing reserved).
+    if (bytes.first ?? 0) & ~0x07 != 0 || bytes.dropFirst().contains(where: { $0 != 0 }) {
+      ProfileSupport.warn(&diagnostics, "reserved bits set in Client Supported Features")
     }
   }
 }
 
 /// Database Hash 0x2B2A: a 128-bit AES-CMAC over the GATT database, 16 bytes as sent.
-public struct DatabaseHash: FieldWritable, Equatable {
+public struct DatabaseHash: CharacteristicValue, Equatable {
+  /// The 16 hash bytes, in the order sent.
   public var bytes: [UInt8]
+
+  public init(bytes: [UInt8]) { self.bytes = bytes }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     reader.layer = .profile
     bytes = Array(try reader.readBytes(count: 16))
   }
 
-  public static let decoder = ProfileSupport.decoder(DatabaseHash.self, uuid16: 0x2B2A, key: "database_hash")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2B2A, key: "database_hash", DatabaseHash.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.bytes("hash", "Hash", bytes[...])
-    frame.summaryParts.append(.string(Hex.string(bytes)))
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.bytes("hash", "Hash", bytes[...])
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.string(Hex.string(bytes)))
   }
 }
 
 /// Server Supported Features 0x2B3A: a bit field of one or more bytes; byte 0 bit 0 EATT supported.
-public struct ServerSupportedFeatures: FieldWritable, Equatable {
+public struct ServerSupportedFeatures: CharacteristicValue, Equatable {
+  /// The whole bit field, at least one byte.
   public var bytes: [UInt8]
+
+  public init(bytes: [UInt8]) { self.bytes = bytes }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     reader.layer = .profile
@@ -283,14 +338,20 @@ public struct ServerSupportedFeatures: FieldWritable, Equatable {
 
   public var enhancedATTBearer: Bool { bytes.first.map { $0 & 0x01 != 0 } ?? false }
 
-  public static let decoder = ProfileSupport.decoder(ServerSupportedFeatures.self, uuid16: 0x2B3A, key: "server_supported_features")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2B3A, key: "server_supported_features", ServerSupportedFeatures.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.addVerbose("value", "Value", .bytes(bytes[...]))
-    frame.fields.flag("enhanced_att_bearer", "EATT supported", enhancedATTBearer)
-    frame.summaryParts.append(.text(enhancedATTBearer ? "EATT supported" : "no features"))
-    if bytes[0] & ~0x01 != 0 || bytes.dropFirst().contains(where: { $0 != 0 }) {
-      ProfileSupport.warn(&frame, "reserved bits set in Server Supported Features")
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.addVerbose("value", "Value", .bytes(bytes[...]))
+    fields.flag("enhanced_att_bearer", "EATT supported", enhancedATTBearer)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.text(enhancedATTBearer ? "EATT supported" : "no features"))
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    if (bytes.first ?? 0) & ~0x01 != 0 || bytes.dropFirst().contains(where: { $0 != 0 }) {
+      ProfileSupport.warn(&diagnostics, "reserved bits set in Server Supported Features")
     }
   }
 }

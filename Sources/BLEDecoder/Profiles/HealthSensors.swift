@@ -9,7 +9,7 @@ import BLECore
 /// Temperature Measurement 0x2A1C (and Intermediate Temperature 0x2A1E):
 /// `flags(1) temperature(FLOAT) [timestamp(Date Time, 7)] [type(1)]`.
 /// Flags: bit 0 Fahrenheit (else Celsius), bit 1 timestamp, bit 2 temperature type; 3–7 reserved.
-public struct TemperatureMeasurement: FieldWritable, Equatable {
+public struct TemperatureMeasurement: CharacteristicValue, Equatable {
   public var flags: UInt8
   public var temperature: MedicalFloat
   public var timestamp: DateTime?
@@ -27,39 +27,55 @@ public struct TemperatureMeasurement: FieldWritable, Equatable {
   public var isFahrenheit: Bool { flags & 0x01 != 0 }
   public var unit: StaticString { isFahrenheit ? "°F" : "°C" }
 
-  public static let decoder = ProfileSupport.decoder(TemperatureMeasurement.self, uuid16: 0x2A1C, key: "temperature_measurement")
-  public static let intermediateDecoder = ProfileSupport.decoder(TemperatureMeasurement.self, uuid16: 0x2A1E, key: "intermediate_temperature")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A1C, key: "temperature_measurement", TemperatureMeasurement.self)
+  public static let intermediateDecoder = CharacteristicDecoder(uuid16: 0x2A1E, key: "intermediate_temperature", TemperatureMeasurement.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(2)))
-    temperature.add("temperature", "Temperature", unit: unit, to: &frame.fields)
-    frame.fields.text("unit", "Unit", isFahrenheit ? "fahrenheit" : "celsius")
-    if let timestamp { frame.fields.add("timestamp", "Time stamp", .text(timestamp.description)) }
-    if let temperatureType { frame.fields.code("temperature_type", "Temperature type", temperatureType, width: 2, name: TemperatureType.name(temperatureType)) }
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(2)))
+    temperature.add("temperature", "Temperature", unit: unit, to: &fields)
+    fields.text("unit", "Unit", isFahrenheit ? "fahrenheit" : "celsius")
+    if let timestamp { fields.add("timestamp", "Time stamp", .text(timestamp.description)) }
+    if let temperatureType { fields.code("temperature_type", "Temperature type", temperatureType, width: 2, name: TemperatureType.name(temperatureType)) }
+  }
 
-    temperature.summarize(&frame)
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    temperature.summarize(into: &summary)
     if temperature.isFinite {
-      frame.summaryParts.append(.text(" "))
-      frame.summaryParts.append(.text(unit))
+      summary.append(.text(" "))
+      summary.append(.text(unit))
     }
     if let temperatureType, let name = TemperatureType.name(temperatureType) {
-      frame.summaryParts.append(.text(", "))
-      frame.summaryParts.append(.text(name))
+      summary.append(.text(", "))
+      summary.append(.text(name))
     }
     if let timestamp {
-      frame.summaryParts.append(.text(", "))
-      frame.summaryParts.append(.string(timestamp.description))
-      timestamp.warnProblems(&frame)
+      summary.append(.text(", "))
+      summary.append(.string(timestamp.description))
     }
-    ProfileSupport.checkReserved(UInt64(flags), defined: 0x07, width: 2, what: "Temperature Measurement flags", &frame)
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    timestamp?.diagnose(into: &diagnostics, context: context)
+    ProfileSupport.checkReserved(UInt64(flags), defined: 0x07, width: 2, what: "Temperature Measurement flags", &diagnostics)
     if let temperatureType, TemperatureType.name(temperatureType) == nil {
-      ProfileSupport.warn(&frame, "temperature type \(temperatureType) is reserved")
+      ProfileSupport.warn(&diagnostics, "temperature type \(temperatureType) is reserved")
     }
   }
 }
 
 /// Temperature Type 0x2A1D: one byte, where the temperature was taken.
-public enum TemperatureType {
+public struct TemperatureType: CharacteristicValue, Equatable {
+  public var rawValue: UInt8
+
+  public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+  public init(parsing reader: inout ByteReader) throws(DecodeError) {
+    reader.layer = .profile
+    rawValue = try reader.readUInt8()
+  }
+
+  public var name: StaticString? { Self.name(rawValue) }
+
   public static func name(_ type: UInt8) -> StaticString? {
     switch type {
     case 1: return "Armpit"
@@ -75,19 +91,23 @@ public enum TemperatureType {
     }
   }
 
-  public static let decoder = CharacteristicDecoder(uuid: BluetoothUUID(uuid16: 0x2A1D), key: "temperature_type") { reader, _, frame throws(DecodeError) in
-    reader.layer = .profile
-    let start = reader.offset
-    let type = try reader.readUInt8()
-    frame.fields.code("type", "Type", type, width: 2, name: name(type))
-    if let name = name(type) {
-      frame.summaryParts.append(.text(name))
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A1D, key: "temperature_type", TemperatureType.self)
+
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.code("type", "Type", rawValue, width: 2, name: name)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    if let name {
+      summary.append(.text(name))
     } else {
-      frame.summaryParts.append(.text("reserved type "))
-      frame.summaryParts.append(.number(Int(type)))
-      ProfileSupport.warn(&frame, "temperature type \(type) is reserved")
+      summary.append(.text("reserved type "))
+      summary.append(.number(Int(rawValue)))
     }
-    try ProfileSupport.requireEnd(reader, start: start)
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    if name == nil { ProfileSupport.warn(&diagnostics, "temperature type \(rawValue) is reserved") }
   }
 }
 
@@ -97,7 +117,7 @@ public enum TemperatureType {
 /// Flags: bit 0 kPa (else mmHg), bit 1 timestamp, bit 2 pulse rate, bit 3 user id, bit 4
 /// measurement status; 5–7 reserved. In Intermediate Cuff Pressure, "systolic" carries the
 /// current cuff pressure and the other two are NaN.
-public struct BloodPressureMeasurement: FieldWritable, Equatable {
+public struct BloodPressureMeasurement: CharacteristicValue, Equatable {
   public var flags: UInt8
   public var systolic: MedicalFloat
   public var diastolic: MedicalFloat
@@ -126,24 +146,24 @@ public struct BloodPressureMeasurement: FieldWritable, Equatable {
   public var isKilopascal: Bool { flags & 0x01 != 0 }
   public var unit: StaticString { isKilopascal ? "kPa" : "mmHg" }
 
-  public static let decoder = ProfileSupport.decoder(BloodPressureMeasurement.self, uuid16: 0x2A35, key: "blood_pressure_measurement")
-  public static let intermediateCuffPressureDecoder = ProfileSupport.decoder(BloodPressureMeasurement.self, uuid16: 0x2A36, key: "intermediate_cuff_pressure")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A35, key: "blood_pressure_measurement", BloodPressureMeasurement.self)
+  public static let intermediateCuffPressureDecoder = CharacteristicDecoder(uuid16: 0x2A36, key: "intermediate_cuff_pressure", BloodPressureMeasurement.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    frame.fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(2)))
-    systolic.add("systolic", "Systolic", unit: unit, to: &frame.fields)
-    diastolic.add("diastolic", "Diastolic", unit: unit, to: &frame.fields)
-    meanArterialPressure.add("mean_arterial_pressure", "Mean arterial pressure", unit: unit, to: &frame.fields)
-    frame.fields.text("unit", "Unit", isKilopascal ? "kPa" : "mmHg")
-    if let timestamp { frame.fields.add("timestamp", "Time stamp", .text(timestamp.description)) }
-    if let pulseRate { pulseRate.add("pulse_rate_bpm", "Pulse rate", unit: "bpm", to: &frame.fields) }
-    if let userID { frame.fields.code("user_id", "User ID", userID, width: 2, name: userID == 0xFF ? "Unknown User" : nil) }
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(2)))
+    systolic.add("systolic", "Systolic", unit: unit, to: &fields)
+    diastolic.add("diastolic", "Diastolic", unit: unit, to: &fields)
+    meanArterialPressure.add("mean_arterial_pressure", "Mean arterial pressure", unit: unit, to: &fields)
+    fields.text("unit", "Unit", isKilopascal ? "kPa" : "mmHg")
+    if let timestamp { fields.add("timestamp", "Time stamp", .text(timestamp.description)) }
+    if let pulseRate { pulseRate.add("pulse_rate_bpm", "Pulse rate", unit: "bpm", to: &fields) }
+    if let userID { fields.code("user_id", "User ID", userID, width: 2, name: userID == 0xFF ? "Unknown User" : nil) }
     if let status = measurementStatus {
-      frame.fields.beginObject("measurement_status", "Measurement status")
-      frame.fields.addVerbose("value", "Value", .unsigned(UInt64(status), .hex(4)))
-      frame.fields.flag("body_movement", "Body movement detected", status & 0x0001 != 0)
-      frame.fields.flag("cuff_too_loose", "Cuff too loose", status & 0x0002 != 0)
-      frame.fields.flag("irregular_pulse", "Irregular pulse detected", status & 0x0004 != 0)
+      fields.beginObject("measurement_status", "Measurement status")
+      fields.addVerbose("value", "Value", .unsigned(UInt64(status), .hex(4)))
+      fields.flag("body_movement", "Body movement detected", status & 0x0001 != 0)
+      fields.flag("cuff_too_loose", "Cuff too loose", status & 0x0002 != 0)
+      fields.flag("irregular_pulse", "Irregular pulse detected", status & 0x0004 != 0)
       let range: StaticString =
         switch status >> 3 & 3 {
         case 0: "within_range"
@@ -151,28 +171,33 @@ public struct BloodPressureMeasurement: FieldWritable, Equatable {
         case 2: "below_lower_limit"
         default: "reserved"
         }
-      frame.fields.text("pulse_rate_range", "Pulse rate range", range)
-      frame.fields.flag("improper_measurement_position", "Improper measurement position", status & 0x0020 != 0)
-      frame.fields.end()
+      fields.text("pulse_rate_range", "Pulse rate range", range)
+      fields.flag("improper_measurement_position", "Improper measurement position", status & 0x0020 != 0)
+      fields.end()
     }
+  }
 
-    // "120/80 mmHg, MAP 93, pulse 72 bpm"
-    systolic.summarize(&frame)
-    frame.summaryParts.append(.text("/"))
-    diastolic.summarize(&frame)
-    frame.summaryParts.append(.text(" "))
-    frame.summaryParts.append(.text(unit))
-    frame.summaryParts.append(.text(", MAP "))
-    meanArterialPressure.summarize(&frame)
+  /// "120/80 mmHg, MAP 93, pulse 72 bpm"
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    systolic.summarize(into: &summary)
+    summary.append(.text("/"))
+    diastolic.summarize(into: &summary)
+    summary.append(.text(" "))
+    summary.append(.text(unit))
+    summary.append(.text(", MAP "))
+    meanArterialPressure.summarize(into: &summary)
     if let pulseRate {
-      frame.summaryParts.append(.text(", pulse "))
-      pulseRate.summarize(&frame)
-      frame.summaryParts.append(.text(" bpm"))
+      summary.append(.text(", pulse "))
+      pulseRate.summarize(into: &summary)
+      summary.append(.text(" bpm"))
     }
-    if let timestamp { timestamp.warnProblems(&frame) }
-    ProfileSupport.checkReserved(UInt64(flags), defined: 0x1F, width: 2, what: "Blood Pressure Measurement flags", &frame)
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    timestamp?.diagnose(into: &diagnostics, context: context)
+    ProfileSupport.checkReserved(UInt64(flags), defined: 0x1F, width: 2, what: "Blood Pressure Measurement flags", &diagnostics)
     if let status = measurementStatus {
-      ProfileSupport.checkReserved(UInt64(status), defined: 0x003F, width: 4, what: "Blood Pressure measurement status", &frame)
+      ProfileSupport.checkReserved(UInt64(status), defined: 0x003F, width: 4, what: "Blood Pressure measurement status", &diagnostics)
     }
   }
 }

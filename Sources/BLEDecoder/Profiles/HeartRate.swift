@@ -35,12 +35,12 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
 
   public var flags: UInt8
   public var bpm: UInt16
-  public var sensorContact: SensorContact
   /// Cumulative energy in kilojoules since the last reset, when sent.
   public var energyExpended: UInt16?
   /// RR intervals in 1/1024 s, oldest first.
   public var rrIntervals: [UInt16]
 
+  public var sensorContact: SensorContact { SensorContact(flags: flags) }
   public var isSixteenBit: Bool { flags & HeartRateMeasurement.sixteenBit != 0 }
   /// RR intervals in milliseconds (`raw × 1000 / 1024`: 832 → 812.5).
   public var rrIntervalsMilliseconds: [Double] { rrIntervals.map(HeartRateMeasurement.milliseconds) }
@@ -50,12 +50,11 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
   static let rrPresent: UInt8 = 0x10
   static let reservedFlags: UInt8 = 0xE0
 
-  @inline(__always) static func milliseconds(_ raw: UInt16) -> Double { Double(raw) * 1000 / 1024 }
+  @inline(__always) public static func milliseconds(_ raw: UInt16) -> Double { Double(raw) * 1000 / 1024 }
 
-  public init(flags: UInt8, bpm: UInt16, sensorContact: SensorContact, energyExpended: UInt16?, rrIntervals: [UInt16]) {
+  public init(flags: UInt8, bpm: UInt16, energyExpended: UInt16?, rrIntervals: [UInt16]) {
     self.flags = flags
     self.bpm = bpm
-    self.sensorContact = sensorContact
     self.energyExpended = energyExpended
     self.rrIntervals = rrIntervals
   }
@@ -64,104 +63,72 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
     reader.layer = .profile
     flags = try reader.readUInt8()
     bpm = flags & Self.sixteenBit != 0 ? try reader.readUInt16LE() : UInt16(try reader.readUInt8())
-    sensorContact = SensorContact(flags: flags)
     energyExpended = flags & Self.energyPresent != 0 ? try reader.readUInt16LE() : nil
     rrIntervals = []
     if flags & Self.rrPresent != 0 {
-      // The flag promises at least one interval.
+      // The flag promises at least one interval; an odd byte left over is truncated.
+      rrIntervals.reserveCapacity(reader.remaining / 2)
       repeat { rrIntervals.append(try reader.readUInt16LE()) } while !reader.isAtEnd
     }
   }
 
-  /// The registry's decoder. Decodes straight into fields and summary parts (no arrays built):
-  /// this is the hot path of a heart-rate capture.
-  public static let decoder = CharacteristicDecoder(uuid: BluetoothUUID(uuid16: 0x2A37), key: "heart_rate_measurement", summarySaysItAll: true, decode: decode)
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A37, key: "heart_rate_measurement", HeartRateMeasurement.self, summarySaysItAll: true)
 
-  static func decode(_ reader: inout ByteReader, _ context: ValueContext, _ frame: inout DissectedFrame) throws(DecodeError) {
-    reader.layer = .profile
-    let start = reader.offset
-    let flags = try reader.readUInt8()
-    let bpm = flags & sixteenBit != 0 ? try reader.readUInt16LE() : UInt16(try reader.readUInt8())
-    let contact = SensorContact(flags: flags)
-    frame.fields.measure("bpm", "Heart rate", bpm, scale: 1, unit: "bpm")
-    frame.fields.text("sensor_contact", "Sensor contact", contact.word)
-    frame.summaryParts.append(.number(Int(bpm)))
-    frame.summaryParts.append(.text(" bpm"))
-    switch contact {
-    case .detected: frame.summaryParts.append(.text(", contact detected"))
-    case .notDetected: frame.summaryParts.append(.text(", no contact"))
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.measure("bpm", "Heart rate", bpm, scale: 1, unit: "bpm")
+    fields.text("sensor_contact", "Sensor contact", sensorContact.word)
+    if let energyExpended {
+      fields.measure("energy_expended_kj", "Energy expended", energyExpended, scale: 1, unit: "kJ")
+    } else {
+      fields.add("energy_expended_kj", "Energy expended", .null)
+    }
+    // The raw array (JSON; text only with -v), then the same values in ms.
+    fields.beginArray("rr_intervals", "RR intervals (1/1024 s)", verbose: true)
+    for raw in rrIntervals { fields.uint("", "RR interval", raw) }
+    fields.end()
+    fields.beginArray("rr_intervals_ms", "RR intervals")
+    for raw in rrIntervals { fields.real("", "RR interval", Self.milliseconds(raw), places: 1, unit: "ms") }
+    fields.end()
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.number(Int(bpm)))
+    summary.append(.text(" bpm"))
+    switch sensorContact {
+    case .detected: summary.append(.text(", contact detected"))
+    case .notDetected: summary.append(.text(", no contact"))
     case .unsupported: break
     }
-    if flags & energyPresent != 0 {
-      let energy = try reader.readUInt16LE()
-      frame.fields.measure("energy_expended_kj", "Energy expended", energy, scale: 1, unit: "kJ")
-      frame.summaryParts.append(.text(", "))
-      frame.summaryParts.append(.number(Int(energy)))
-      frame.summaryParts.append(.text(" kJ"))
-    } else {
-      frame.fields.add("energy_expended_kj", "Energy expended", .null)
+    if let energyExpended {
+      summary.append(.text(", "))
+      summary.append(.number(Int(energyExpended)))
+      summary.append(.text(" kJ"))
     }
-
-    // RR intervals: the raw array (JSON; text only with -v), then the same values in ms.
-    let rrStart = reader
-    var rrCount = 0
-    if flags & rrPresent != 0 {
-      // The flag promises at least one interval; an odd byte left over is truncated.
-      try reader.require(2)
-      if frame.fields.keepsVerbose {
-        let arrayIndex = frame.fields.count
-        frame.fields.beginArray("rr_intervals", "RR intervals (1/1024 s)")
-        while !reader.isAtEnd { frame.fields.uint("", "RR interval", try reader.readUInt16LE()) }
-        frame.fields.end()
-        frame.fields.markVerbose(at: arrayIndex)
-        reader = rrStart
+    if !rrIntervals.isEmpty {
+      summary.append(.text(", RR"))
+      for raw in rrIntervals {
+        summary.append(.text(" "))
+        summary.append(.real(Self.milliseconds(raw), places: 1))
+        summary.append(.text(" ms"))
       }
-      frame.summaryParts.append(.text(", RR"))
-      frame.fields.beginArray("rr_intervals_ms", "RR intervals")
-      while !reader.isAtEnd {
-        let raw = try reader.readUInt16LE()
-        let ms = milliseconds(raw)
-        frame.fields.real("", "RR interval", ms, places: 1, unit: "ms")
-        frame.summaryParts.append(.text(" "))
-        frame.summaryParts.append(.real(ms, places: 1))
-        frame.summaryParts.append(.text(" ms"))
-        rrCount += 1
-      }
-      frame.fields.end()
-    } else {
-      if frame.fields.keepsVerbose {
-        frame.fields.beginArray("rr_intervals", "RR intervals (1/1024 s)")
-        frame.fields.end()
-      }
-      frame.fields.beginArray("rr_intervals_ms", "RR intervals")
-      frame.fields.end()
     }
+  }
 
-    // Plausibility, off the common path.
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
     if bpm < 30 || bpm > 220 {
-      ProfileSupport.warn(&frame, "heart rate \(bpm) bpm is outside 30–220 bpm")
+      diagnostics.append(Diagnostic(.warning, .profile, "heart rate \(bpm) bpm is outside 30–220 bpm"))
     }
-    if flags & reservedFlags != 0 {
-      ProfileSupport.checkReserved(UInt64(flags), defined: 0x1F, width: 2, what: "Heart Rate Measurement flags", &frame)
+    ProfileSupport.checkReserved(UInt64(flags), defined: 0x1F, width: 2, what: "Heart Rate Measurement flags", &diagnostics)
+    // 250 ms = 256/1024 s, 2000 ms = 2048/1024 s.
+    for raw in rrIntervals where raw < 256 || raw > 2048 {
+      diagnostics.append(Diagnostic(.warning, .profile,
+        "RR interval \(SummaryPart.formatReal(Self.milliseconds(raw), places: 1)) ms is outside 250–2000 ms"))
     }
-    if rrCount > 0 {
-      var check = rrStart
-      while !check.isAtEnd {
-        guard let raw = try? check.readUInt16LE() else { break }
-        // 250 ms = 256/1024 s, 2000 ms = 2048/1024 s.
-        if raw < 256 || raw > 2048 {
-          ProfileSupport.warn(
-            &frame, "RR interval \(SummaryPart.formatReal(milliseconds(raw), places: 1)) ms is outside 250–2000 ms")
-        }
-      }
-    }
-    // Without RR intervals the format ends after the energy.
-    try ProfileSupport.requireEnd(reader, start: start)
   }
 }
 
 /// Body Sensor Location 0x2A38: one byte.
-public struct BodySensorLocation: FieldWritable, Equatable {
+public struct BodySensorLocation: CharacteristicValue, Equatable {
   public var location: UInt8
 
   public init(location: UInt8) { self.location = location }
@@ -186,18 +153,72 @@ public struct BodySensorLocation: FieldWritable, Equatable {
     }
   }
 
-  public static let decoder = ProfileSupport.decoder(BodySensorLocation.self, uuid16: 0x2A38, key: "body_sensor_location")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A38, key: "body_sensor_location", BodySensorLocation.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    ProfileSupport.writeLocation(location, name: name, what: "body sensor location", to: &frame)
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    ProfileSupport.writeLocation(location, name: name, to: &fields)
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    ProfileSupport.summarizeLocation(location, name: name, into: &summary)
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    if name == nil { ProfileSupport.warn(&diagnostics, "body sensor location \(location) is reserved") }
   }
 }
 
 /// Heart Rate Control Point 0x2A39: an op code. The SIG defines only 0x01 (Reset Energy
 /// Expended). Huami / Mi Band firmware reuses the characteristic for vendor commands
 /// (0x14 interval, 0x15 measurement control, 0x16 keep-alive; public reverse engineering).
-public enum HeartRateControlPoint {
+///
+/// Each known op code has a fixed length (bytes after it make the value malformed); a reserved
+/// op code keeps whatever follows it as opaque parameters.
+public struct HeartRateControlPoint: CharacteristicValue, Equatable {
+  public enum Command: Sendable, Equatable {
+    /// 0x01.
+    case resetEnergyExpended
+    /// 0x14 (Huami): the automatic measurement interval in minutes.
+    case huamiSetMeasurementInterval(minutes: UInt8)
+    /// 0x15 (Huami): start or stop a measurement mode (0 sleep, 1 continuous, 2 manual).
+    case huamiMeasurementControl(mode: UInt8, enable: Bool)
+    /// 0x16 (Huami).
+    case huamiKeepAlive
+    /// Any other op code, with the bytes after it.
+    case reserved(opcode: UInt8, parameters: [UInt8])
+  }
+
   public static let resetEnergyExpended: UInt8 = 0x01
+
+  public var command: Command
+
+  public init(command: Command) { self.command = command }
+
+  public init(parsing reader: inout ByteReader) throws(DecodeError) {
+    reader.layer = .profile
+    let opcode = try reader.readUInt8()
+    switch opcode {
+    case 0x01: command = .resetEnergyExpended
+    case 0x14: command = .huamiSetMeasurementInterval(minutes: try reader.readUInt8())
+    case 0x15:
+      let mode = try reader.readUInt8()
+      command = .huamiMeasurementControl(mode: mode, enable: try reader.readUInt8() != 0)
+    case 0x16: command = .huamiKeepAlive
+    default: command = .reserved(opcode: opcode, parameters: Array(reader.readRemaining()))
+    }
+  }
+
+  public var opcode: UInt8 {
+    switch command {
+    case .resetEnergyExpended: return 0x01
+    case .huamiSetMeasurementInterval: return 0x14
+    case .huamiMeasurementControl: return 0x15
+    case .huamiKeepAlive: return 0x16
+    case .reserved(let opcode, _): return opcode
+    }
+  }
+
+  public var opcodeName: StaticString? { Self.opcodeName(opcode) }
 
   public static func opcodeName(_ opcode: UInt8) -> StaticString? {
     switch opcode {
@@ -209,49 +230,56 @@ public enum HeartRateControlPoint {
     }
   }
 
-  public static let decoder = CharacteristicDecoder(uuid: BluetoothUUID(uuid16: 0x2A39), key: "heart_rate_control_point", decode: decode)
+  /// The name of a Huami measurement mode (`sleep`, `continuous`, `manual`).
+  public static func modeName(_ mode: UInt8) -> StaticString? {
+    switch mode {
+    case 0: return "sleep"
+    case 1: return "continuous"
+    case 2: return "manual"
+    default: return nil
+    }
+  }
 
-  static func decode(_ reader: inout ByteReader, _ context: ValueContext, _ frame: inout DissectedFrame) throws(DecodeError) {
-    reader.layer = .profile
-    let start = reader.offset
-    let opcode = try reader.readUInt8()
-    let name = opcodeName(opcode)
-    frame.fields.code("opcode", "Op code", opcode, width: 2, name: name)
-    if let name { frame.summaryParts.append(.text(name)) }
-    switch opcode {
-    case 0x01:
-      try ProfileSupport.requireEnd(reader, start: start)
-    case 0x14:
-      let minutes = try reader.readUInt8()
-      frame.fields.measure("interval_minutes", "Interval", minutes, scale: 1, unit: "min")
-      frame.summaryParts.append(.text(" "))
-      frame.summaryParts.append(.number(Int(minutes)))
-      frame.summaryParts.append(.text(" min"))
-      try ProfileSupport.requireEnd(reader, start: start)
-    case 0x15:
-      let mode = try reader.readUInt8()
-      let modeName: StaticString? =
-        switch mode {
-        case 0: "sleep"
-        case 1: "continuous"
-        case 2: "manual"
-        default: nil
-        }
-      frame.fields.code("mode", "Mode", mode, width: 2, name: modeName)
-      let enable = try reader.readUInt8()
-      frame.fields.flag("enable", "Enable", enable != 0)
-      if let modeName {
-        frame.summaryParts.append(.text(enable != 0 ? " start " : " stop "))
-        frame.summaryParts.append(.text(modeName))
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A39, key: "heart_rate_control_point", HeartRateControlPoint.self)
+
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.code("opcode", "Op code", opcode, width: 2, name: opcodeName)
+    switch command {
+    case .huamiSetMeasurementInterval(let minutes):
+      fields.measure("interval_minutes", "Interval", minutes, scale: 1, unit: "min")
+    case let .huamiMeasurementControl(mode, enable):
+      fields.code("mode", "Mode", mode, width: 2, name: Self.modeName(mode))
+      fields.flag("enable", "Enable", enable)
+    case .reserved(_, let parameters):
+      if !parameters.isEmpty { fields.bytes("parameters", "Parameters", parameters[...]) }
+    case .resetEnergyExpended, .huamiKeepAlive:
+      break
+    }
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    if let opcodeName { summary.append(.text(opcodeName)) }
+    switch command {
+    case .huamiSetMeasurementInterval(let minutes):
+      summary.append(.text(" "))
+      summary.append(.number(Int(minutes)))
+      summary.append(.text(" min"))
+    case let .huamiMeasurementControl(mode, enable):
+      if let modeName = Self.modeName(mode) {
+        summary.append(.text(enable ? " start " : " stop "))
+        summary.append(.text(modeName))
       }
-      try ProfileSupport.requireEnd(reader, start: start)
-    case 0x16:
-      try ProfileSupport.requireEnd(reader, start: start)
-    default:
-      frame.summaryParts.append(.text("reserved op code "))
-      frame.summaryParts.append(.hex(UInt64(opcode), width: 2))
-      if !reader.isAtEnd { frame.fields.bytes("parameters", "Parameters", reader.readRemaining()) }
-      ProfileSupport.warn(&frame, "Heart Rate Control Point op code \(Hex.prefixed(UInt64(opcode), width: 2)) is reserved")
+    case .reserved(let opcode, _):
+      summary.append(.text("reserved op code "))
+      summary.append(.hex(UInt64(opcode), width: 2))
+    case .resetEnergyExpended, .huamiKeepAlive:
+      break
+    }
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    if case .reserved(let opcode, _) = command {
+      ProfileSupport.warn(&diagnostics, "Heart Rate Control Point op code \(Hex.prefixed(UInt64(opcode), width: 2)) is reserved")
     }
   }
 }

@@ -21,27 +21,84 @@ public enum Huami {
 
   /// Battery info 0x0006: byte 1 level (%), byte 2 status (0 normal, 1 charging); later bytes
   /// (last charge time stamps, level at last charge) differ between parsers and stay hex.
-  public static let batteryInfo = CharacteristicDecoder(uuid: uuid(0x0006), key: "huami_battery_info") { reader, _, frame throws(DecodeError) in
-    reader.layer = .profile
-    frame.fields.addVerbose("unknown", "Byte 0", .unsigned(UInt64(try reader.readUInt8()), .hex(2)))
-    let level = try reader.readUInt8()
-    frame.fields.measure("percent", "Battery level", level, scale: 1, unit: "%")
-    let status = try reader.readUInt8()
-    frame.fields.code("status", "Status", status, width: 2, name: status == 0 ? "normal" : (status == 1 ? "charging" : nil))
-    if !reader.isAtEnd { frame.fields.verboseBytes("rest", "Rest", reader.readRemaining()) }
-    frame.summaryParts.append(.number(Int(level)))
-    frame.summaryParts.append(.text(status == 1 ? " %, charging" : " %"))
-    if level > 100 { ProfileSupport.warn(&frame, "battery level \(level) % is above 100 %") }
+  public struct BatteryInfo: CharacteristicValue, Equatable {
+    /// Byte 0, meaning unknown.
+    public var firstByte: UInt8
+    /// Percent.
+    public var level: UInt8
+    /// 0 normal, 1 charging; other values unknown.
+    public var status: UInt8
+    /// The bytes after the status, undecoded.
+    public var rest: [UInt8]
+
+    public init(firstByte: UInt8, level: UInt8, status: UInt8, rest: [UInt8] = []) {
+      self.firstByte = firstByte
+      self.level = level
+      self.status = status
+      self.rest = rest
+    }
+
+    public init(parsing reader: inout ByteReader) throws(DecodeError) {
+      reader.layer = .profile
+      firstByte = try reader.readUInt8()
+      level = try reader.readUInt8()
+      status = try reader.readUInt8()
+      rest = Array(reader.readRemaining())
+    }
+
+    public var isCharging: Bool { status == 1 }
+
+    public static let decoder = CharacteristicDecoder(uuid: Huami.uuid(0x0006), key: "huami_battery_info", BatteryInfo.self)
+
+    public func writeFields(to fields: inout FieldList, context: ValueContext) {
+      fields.addVerbose("unknown", "Byte 0", .unsigned(UInt64(firstByte), .hex(2)))
+      fields.measure("percent", "Battery level", level, scale: 1, unit: "%")
+      fields.code("status", "Status", status, width: 2, name: status == 0 ? "normal" : (status == 1 ? "charging" : nil))
+      if !rest.isEmpty { fields.addVerbose("rest", "Rest", .bytes(rest[...])) }
+    }
+
+    public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+      summary.append(.number(Int(level)))
+      summary.append(.text(isCharging ? " %, charging" : " %"))
+    }
+
+    public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+      if level > 100 { ProfileSupport.warn(&diagnostics, "battery level \(level) % is above 100 %") }
+    }
   }
 
   /// Realtime steps 0x0007: bytes 1–2 step count (u16); the rest stays hex.
-  public static let realtimeSteps = CharacteristicDecoder(uuid: uuid(0x0007), key: "huami_realtime_steps") { reader, _, frame throws(DecodeError) in
-    reader.layer = .profile
-    frame.fields.addVerbose("unknown", "Byte 0", .unsigned(UInt64(try reader.readUInt8()), .hex(2)))
-    let steps = try reader.readUInt16LE()
-    frame.fields.uint("steps", "Steps", steps)
-    if !reader.isAtEnd { frame.fields.verboseBytes("rest", "Rest", reader.readRemaining()) }
-    frame.summaryParts.append(.number(Int(steps)))
-    frame.summaryParts.append(.text(" steps"))
+  public struct RealtimeSteps: CharacteristicValue, Equatable {
+    /// Byte 0, meaning unknown.
+    public var firstByte: UInt8
+    public var steps: UInt16
+    /// The bytes after the step count, undecoded.
+    public var rest: [UInt8]
+
+    public init(firstByte: UInt8, steps: UInt16, rest: [UInt8] = []) {
+      self.firstByte = firstByte
+      self.steps = steps
+      self.rest = rest
+    }
+
+    public init(parsing reader: inout ByteReader) throws(DecodeError) {
+      reader.layer = .profile
+      firstByte = try reader.readUInt8()
+      steps = try reader.readUInt16LE()
+      rest = Array(reader.readRemaining())
+    }
+
+    public static let decoder = CharacteristicDecoder(uuid: Huami.uuid(0x0007), key: "huami_realtime_steps", RealtimeSteps.self)
+
+    public func writeFields(to fields: inout FieldList, context: ValueContext) {
+      fields.addVerbose("unknown", "Byte 0", .unsigned(UInt64(firstByte), .hex(2)))
+      fields.uint("steps", "Steps", steps)
+      if !rest.isEmpty { fields.addVerbose("rest", "Rest", .bytes(rest[...])) }
+    }
+
+    public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+      summary.append(.number(Int(steps)))
+      summary.append(.text(" steps"))
+    }
   }
 }

@@ -90,11 +90,11 @@ public struct MedicalFloat: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// Summary parts: the number, or the special value's word.
-  func summarize(_ frame: inout DissectedFrame) {
+  func summarize(into summary: inout SummaryLine) {
     if let special {
-      frame.summaryParts.append(.text(special.word))
+      summary.append(.text(special.word))
     } else {
-      frame.summaryParts.append(.real(value, places: places))
+      summary.append(.real(value, places: places))
     }
   }
 }

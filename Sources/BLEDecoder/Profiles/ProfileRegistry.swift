@@ -21,12 +21,12 @@ public enum ProfileRegistry {
     case 0x2BED: return BatteryLevelStatus.decoder
     // Device Information
     case 0x2A23: return SystemID.decoder
-    case 0x2A24: return DeviceInformationStrings.modelNumber
-    case 0x2A25: return DeviceInformationStrings.serialNumber
-    case 0x2A26: return DeviceInformationStrings.firmwareRevision
-    case 0x2A27: return DeviceInformationStrings.hardwareRevision
-    case 0x2A28: return DeviceInformationStrings.softwareRevision
-    case 0x2A29: return DeviceInformationStrings.manufacturerName
+    case 0x2A24: return ModelNumberString.decoder
+    case 0x2A25: return SerialNumberString.decoder
+    case 0x2A26: return FirmwareRevisionString.decoder
+    case 0x2A27: return HardwareRevisionString.decoder
+    case 0x2A28: return SoftwareRevisionString.decoder
+    case 0x2A29: return ManufacturerNameString.decoder
     case 0x2A2A: return RegulatoryCertificationDataList.decoder
     case 0x2A50: return PnPID.decoder
     // GAP / GATT
@@ -74,8 +74,8 @@ public enum ProfileRegistry {
   static func decoder128(high: UInt64, low: UInt64) -> CharacteristicDecoder? {
     if let short = Huami.shortID(high: high, low: low) {
       switch short {
-      case 0x0006: return Huami.batteryInfo
-      case 0x0007: return Huami.realtimeSteps
+      case 0x0006: return Huami.BatteryInfo.decoder
+      case 0x0007: return Huami.RealtimeSteps.decoder
       default: return nil
       }
     }
@@ -94,9 +94,9 @@ public enum ProfileRegistry {
   public static let all: [CharacteristicDecoder] = [
     HeartRateMeasurement.decoder, BodySensorLocation.decoder, HeartRateControlPoint.decoder,
     BatteryLevel.decoder, BatteryLevelStatus.decoder,
-    SystemID.decoder, DeviceInformationStrings.modelNumber, DeviceInformationStrings.serialNumber,
-    DeviceInformationStrings.firmwareRevision, DeviceInformationStrings.hardwareRevision,
-    DeviceInformationStrings.softwareRevision, DeviceInformationStrings.manufacturerName,
+    SystemID.decoder, ModelNumberString.decoder, SerialNumberString.decoder,
+    FirmwareRevisionString.decoder, HardwareRevisionString.decoder,
+    SoftwareRevisionString.decoder, ManufacturerNameString.decoder,
     RegulatoryCertificationDataList.decoder, PnPID.decoder,
     DeviceName.decoder, Appearance.decoder, PeripheralPreferredConnectionParameters.decoder, ServiceChanged.decoder,
     CentralAddressResolution.decoder, ResolvablePrivateAddressOnly.decoder, ClientSupportedFeatures.decoder,
@@ -110,6 +110,6 @@ public enum ProfileRegistry {
     TemperatureMeasurement.decoder, TemperatureType.decoder, TemperatureMeasurement.intermediateDecoder,
     BloodPressureMeasurement.decoder, BloodPressureMeasurement.intermediateCuffPressureDecoder,
     Temperature.decoder, Humidity.decoder,
-    Huami.batteryInfo, Huami.realtimeSteps,
+    Huami.BatteryInfo.decoder, Huami.RealtimeSteps.decoder,
   ]
 }

@@ -1,32 +1,6 @@
 import BLECore
 
-/// A characteristic or descriptor value with a typed form, for tests and library users.
-///
-/// `init(parsing:)` reads exactly the value's format from the reader (setting its layer to
-/// `.profile`) and leaves any bytes after it; `init(bytes:)` parses a whole value and also
-/// rejects bytes left over.
-public protocol CharacteristicValue: Sendable {
-  init(parsing reader: inout ByteReader) throws(DecodeError)
-}
-
-extension CharacteristicValue {
-  /// Parses a complete value: throws `.truncated` when bytes are missing and
-  /// `.lengthMismatch` when bytes are left over.
-  public init(bytes: [UInt8]) throws(DecodeError) {
-    self = try ByteReader.reading(bytes, layer: .profile) { (reader: inout ByteReader) throws(DecodeError) -> Self in
-      let value = try Self(parsing: &reader)
-      try ProfileSupport.requireEnd(reader, start: 0)
-      return value
-    }
-  }
-}
-
-/// A typed value that can also write its decoded form into a frame.
-protocol FieldWritable: CharacteristicValue {
-  func write(to frame: inout DissectedFrame, context: ValueContext)
-}
-
-/// Helpers shared by the characteristic decoders.
+/// Helpers shared by the characteristic values.
 enum ProfileSupport {
   /// Throws unless the reader is exhausted: the format has no room for more bytes.
   static func requireEnd(_ reader: ByteReader, start: Int) throws(DecodeError) {
@@ -37,77 +11,108 @@ enum ProfileSupport {
     }
   }
 
-  /// A decoder that parses `T`, writes its fields, then rejects bytes left over (after writing,
-  /// so the decoded part stays visible next to the error).
-  static func decoder<T: FieldWritable>(_ type: T.Type, uuid16: UInt16, key: StaticString, summarySaysItAll: Bool = false) -> CharacteristicDecoder {
-    CharacteristicDecoder(uuid: BluetoothUUID(uuid16: uuid16), key: key, summarySaysItAll: summarySaysItAll) { reader, context, frame throws(DecodeError) in
-      reader.layer = .profile
-      let start = reader.offset
-      let value = try T(parsing: &reader)
-      value.write(to: &frame, context: context)
-      try requireEnd(reader, start: start)
-    }
+  /// A one-byte location code (Body Sensor Location, Sensor Location) as a field.
+  static func writeLocation(_ location: UInt8, name: StaticString?, to fields: inout FieldList) {
+    fields.code("location", "Location", location, width: 2, name: name)
   }
 
-  /// A one-byte location code (Body Sensor Location, Sensor Location): field, summary, and a
-  /// warning for reserved values.
-  static func writeLocation(_ location: UInt8, name: StaticString?, what: String, to frame: inout DissectedFrame) {
-    frame.fields.code("location", "Location", location, width: 2, name: name)
+  /// A location code's words: its name, or that it is reserved.
+  static func summarizeLocation(_ location: UInt8, name: StaticString?, into summary: inout SummaryLine) {
     if let name {
-      frame.summaryParts.append(.text(name))
+      summary.append(.text(name))
     } else {
-      frame.summaryParts.append(.text("reserved location "))
-      frame.summaryParts.append(.number(Int(location)))
-      warn(&frame, "\(what) \(location) is reserved")
+      summary.append(.text("reserved location "))
+      summary.append(.number(Int(location)))
     }
   }
 
-  static func warn(_ frame: inout DissectedFrame, _ message: String) {
-    frame.diagnostics.append(Diagnostic(.warning, .profile, message))
+  static func warn(_ diagnostics: inout [Diagnostic], _ message: String) {
+    diagnostics.append(Diagnostic(.warning, .profile, message))
   }
 
-  static func note(_ frame: inout DissectedFrame, _ message: String) {
-    frame.diagnostics.append(Diagnostic(.note, .profile, message))
+  static func note(_ diagnostics: inout [Diagnostic], _ message: String) {
+    diagnostics.append(Diagnostic(.note, .profile, message))
   }
 
   /// Warns when bits outside `defined` are set in a flags or bit-field value.
-  static func checkReserved(_ value: UInt64, defined: UInt64, width: Int, what: StaticString, _ frame: inout DissectedFrame, severity: Diagnostic.Severity = .warning) {
+  static func checkReserved(
+    _ value: UInt64, defined: UInt64, width: Int, what: StaticString, _ diagnostics: inout [Diagnostic],
+    severity: Diagnostic.Severity = .warning
+  ) {
     let reserved = value & ~defined
     guard reserved != 0 else { return }
-    frame.diagnostics.append(
-      Diagnostic(severity, .profile, "reserved bits set in \(what): \(Hex.prefixed(reserved, width: width))"))
+    diagnostics.append(Diagnostic(severity, .profile, "reserved bits set in \(what): \(Hex.prefixed(reserved, width: width))"))
   }
 
-  /// UTF-8 text: the bytes up to the end, trailing NUL padding dropped (with a note), invalid
-  /// sequences replaced (with a warning).
-  static func utf8(_ bytes: ByteView, _ frame: inout DissectedFrame) -> String {
-    var end = bytes.endIndex
-    while end > bytes.startIndex, bytes[end - 1] == 0 { end -= 1 }
-    let body = bytes[bytes.startIndex..<end]
-    if end != bytes.endIndex { note(&frame, "string ends with \(bytes.endIndex - end) NUL byte\(bytes.endIndex - end == 1 ? "" : "s") (the format has no terminator)") }
-    let text = String(decoding: body, as: UTF8.self)
-    if !text.utf8.elementsEqual(body) { warn(&frame, "string is not valid UTF-8") }
-    return text
-  }
-
-  /// A decoder for a UTF-8 string characteristic or descriptor: field `value`, summary the text.
-  static func stringDecoder(uuid16: UInt16, key: StaticString, label: StaticString) -> CharacteristicDecoder {
-    CharacteristicDecoder(uuid: BluetoothUUID(uuid16: uuid16), key: key, summarySaysItAll: true) { reader, _, frame throws(DecodeError) in
-      reader.layer = .profile
-      let text = utf8(reader.readRemaining(), &frame)
-      frame.fields.add("value", label, .text(text))
-      frame.summaryParts.append(.string(text))
-    }
-  }
-
-  /// A summary separator: nothing before the first part this decoder writes, ", " after.
-  static func separate(_ frame: inout DissectedFrame, first: inout Bool) {
-    if first { first = false } else { frame.summaryParts.append(.text(", ")) }
+  /// A summary separator: nothing before the first part a value writes, ", " after.
+  static func separate(_ summary: inout SummaryLine, first: inout Bool) {
+    if first { first = false } else { summary.append(.text(", ")) }
   }
 
   /// `0`-padded decimal (`07`), for dates.
   static func padded(_ value: some BinaryInteger, width: Int) -> String {
     let digits = String(value)
     return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+  }
+}
+
+/// UTF-8 text as GATT strings carry it: the bytes up to the end, without a terminator.
+public struct UTF8Text: Sendable, Equatable {
+  /// The text, trailing NUL padding dropped, invalid sequences replaced.
+  public var text: String
+  /// NUL bytes dropped from the end (the format has no terminator, but devices pad).
+  public var nulPadding: Int
+  public var isValidUTF8: Bool
+
+  public init(text: String, nulPadding: Int = 0, isValidUTF8: Bool = true) {
+    self.text = text
+    self.nulPadding = nulPadding
+    self.isValidUTF8 = isValidUTF8
+  }
+
+  public init(parsing reader: inout ByteReader) {
+    let bytes = reader.readRemaining()
+    var end = bytes.endIndex
+    while end > bytes.startIndex, bytes[end - 1] == 0 { end -= 1 }
+    let body = bytes[bytes.startIndex..<end]
+    text = String(decoding: body, as: UTF8.self)
+    nulPadding = bytes.endIndex - end
+    isValidUTF8 = text.utf8.elementsEqual(body)
+  }
+
+  func diagnose(into diagnostics: inout [Diagnostic]) {
+    if nulPadding > 0 {
+      ProfileSupport.note(&diagnostics, "string ends with \(nulPadding) NUL byte\(nulPadding == 1 ? "" : "s") (the format has no terminator)")
+    }
+    if !isValidUTF8 { ProfileSupport.warn(&diagnostics, "string is not valid UTF-8") }
+  }
+}
+
+/// A characteristic or descriptor whose value is one UTF-8 string: field `value`, summary the text.
+public protocol TextCharacteristic: CharacteristicValue {
+  /// The text label of the `value` field ("Device name").
+  static var label: StaticString { get }
+  var string: UTF8Text { get }
+  init(string: UTF8Text)
+}
+
+extension TextCharacteristic {
+  public var text: String { string.text }
+
+  public init(parsing reader: inout ByteReader) throws(DecodeError) {
+    reader.layer = .profile
+    self.init(string: UTF8Text(parsing: &reader))
+  }
+
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.add("value", Self.label, .text(string.text))
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.string(string.text))
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    string.diagnose(into: &diagnostics)
   }
 }

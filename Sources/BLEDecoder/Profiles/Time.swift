@@ -8,7 +8,7 @@ import BLECore
 
 /// Date Time 0x2A08: `year(u16) month day hours minutes seconds`, 7 bytes; 0 = unknown for
 /// year, month and day. Also the time stamp of health measurements.
-public struct DateTime: FieldWritable, Equatable, CustomStringConvertible {
+public struct DateTime: CharacteristicValue, Equatable, CustomStringConvertible {
   public var year: UInt16
   public var month: UInt8
   public var day: UInt8
@@ -54,16 +54,10 @@ public struct DateTime: FieldWritable, Equatable, CustomStringConvertible {
     return found
   }
 
-  public static let decoder = ProfileSupport.decoder(DateTime.self, uuid16: 0x2A08, key: "date_time")
-
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    writeFields(&frame.fields)
-    frame.summaryParts.append(.string(description))
-    warnProblems(&frame)
-  }
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A08, key: "date_time", DateTime.self)
 
   /// `date_time` text, then the parts (JSON; text only with -v).
-  func writeFields(_ fields: inout FieldList) {
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
     fields.add("date_time", "Date and time", .text(description))
     fields.addVerbose("year", "Year", .unsigned(UInt64(year), .decimal))
     fields.addVerbose("month", "Month", .unsigned(UInt64(month), .decimal))
@@ -73,13 +67,30 @@ public struct DateTime: FieldWritable, Equatable, CustomStringConvertible {
     fields.addVerbose("seconds", "Seconds", .unsigned(UInt64(seconds), .decimal))
   }
 
-  func warnProblems(_ frame: inout DissectedFrame) {
-    for problem in problems { ProfileSupport.warn(&frame, "date and time: " + problem) }
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.string(description))
+  }
+
+  /// Also the warnings of a time stamp inside another value (health measurements).
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    for problem in problems { ProfileSupport.warn(&diagnostics, "date and time: " + problem) }
   }
 }
 
 /// Day of Week 0x2A09: 1 Monday … 7 Sunday, 0 unknown.
-public enum DayOfWeek {
+public struct DayOfWeek: CharacteristicValue, Equatable {
+  public var rawValue: UInt8
+
+  public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+  public init(parsing reader: inout ByteReader) throws(DecodeError) {
+    reader.layer = .profile
+    rawValue = try reader.readUInt8()
+  }
+
+  /// The day's name ("Unknown" for 0), nil when reserved (8–255).
+  public var name: StaticString? { Self.name(rawValue) }
+
   public static func name(_ day: UInt8) -> StaticString? {
     switch day {
     case 0: return "Unknown"
@@ -94,68 +105,102 @@ public enum DayOfWeek {
     }
   }
 
-  static func write(_ day: UInt8, to frame: inout DissectedFrame) {
-    frame.fields.code("day_of_week", "Day of week", day, width: 2, name: name(day))
-    if day > 7 { ProfileSupport.warn(&frame, "day of week \(day) is reserved") }
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A09, key: "day_of_week", DayOfWeek.self)
+
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.code("day_of_week", "Day of week", rawValue, width: 2, name: name)
   }
 
-  public static let decoder = CharacteristicDecoder(uuid: BluetoothUUID(uuid16: 0x2A09), key: "day_of_week") { reader, _, frame throws(DecodeError) in
-    reader.layer = .profile
-    let start = reader.offset
-    let day = try reader.readUInt8()
-    write(day, to: &frame)
-    frame.summaryParts.append(.text(name(day) ?? "reserved day"))
-    try ProfileSupport.requireEnd(reader, start: start)
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.text(name ?? "reserved day"))
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    if name == nil { ProfileSupport.warn(&diagnostics, "day of week \(rawValue) is reserved") }
   }
 }
 
 /// Day Date Time 0x2A0A: Date Time + day of week, 8 bytes.
-public struct DayDateTime: FieldWritable, Equatable {
+public struct DayDateTime: CharacteristicValue, Equatable {
   public var dateTime: DateTime
+  /// 1 Monday … 7 Sunday, 0 unknown (see `DayOfWeek`).
   public var dayOfWeek: UInt8
+
+  public init(dateTime: DateTime, dayOfWeek: UInt8) {
+    self.dateTime = dateTime
+    self.dayOfWeek = dayOfWeek
+  }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     dateTime = try DateTime(parsing: &reader)
     dayOfWeek = try reader.readUInt8()
   }
 
-  public static let decoder = ProfileSupport.decoder(DayDateTime.self, uuid16: 0x2A0A, key: "day_date_time")
+  var day: DayOfWeek { DayOfWeek(rawValue: dayOfWeek) }
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    dateTime.writeFields(&frame.fields)
-    DayOfWeek.write(dayOfWeek, to: &frame)
-    frame.summaryParts.append(.string(dateTime.description))
-    if let name = DayOfWeek.name(dayOfWeek), dayOfWeek != 0 {
-      frame.summaryParts.append(.text(" "))
-      frame.summaryParts.append(.text(name))
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A0A, key: "day_date_time", DayDateTime.self)
+
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    dateTime.writeFields(to: &fields, context: context)
+    day.writeFields(to: &fields, context: context)
+  }
+
+  /// The date, then the day's name when known ("2024-03-01 12:34:56 Friday").
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.string(dateTime.description))
+    if let name = day.name, dayOfWeek != 0 {
+      summary.append(.text(" "))
+      summary.append(.text(name))
     }
-    dateTime.warnProblems(&frame)
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    day.diagnose(into: &diagnostics, context: context)
+    dateTime.diagnose(into: &diagnostics, context: context)
   }
 }
 
 /// Exact Time 256 0x2A0C: Day Date Time + fractions of a second in 1/256 s, 9 bytes.
-public struct ExactTime256: FieldWritable, Equatable {
+public struct ExactTime256: CharacteristicValue, Equatable {
   public var dayDateTime: DayDateTime
   public var fractions256: UInt8
+
+  public init(dayDateTime: DayDateTime, fractions256: UInt8) {
+    self.dayDateTime = dayDateTime
+    self.fractions256 = fractions256
+  }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     dayDateTime = try DayDateTime(parsing: &reader)
     fractions256 = try reader.readUInt8()
   }
 
-  public static let decoder = ProfileSupport.decoder(ExactTime256.self, uuid16: 0x2A0C, key: "exact_time_256")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A0C, key: "exact_time_256", ExactTime256.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    dayDateTime.write(to: &frame, context: context)
-    frame.fields.measure("fractions256", "Fractions", fractions256, scale: 1.0 / 256, unit: "s")
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    dayDateTime.writeFields(to: &fields, context: context)
+    fields.measure("fractions256", "Fractions", fractions256, scale: 1.0 / 256, unit: "s")
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    dayDateTime.summarize(into: &summary, context: context)
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    dayDateTime.diagnose(into: &diagnostics, context: context)
   }
 }
 
 /// Current Time 0x2A2B: Exact Time 256 + adjust reason, 10 bytes. Adjust reason bits: 0 manual
 /// time update, 1 external reference time update, 2 time zone change, 3 DST change.
-public struct CurrentTime: FieldWritable, Equatable {
+public struct CurrentTime: CharacteristicValue, Equatable {
   public var exactTime: ExactTime256
   public var adjustReason: UInt8
+
+  public init(exactTime: ExactTime256, adjustReason: UInt8) {
+    self.exactTime = exactTime
+    self.adjustReason = adjustReason
+  }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     exactTime = try ExactTime256(parsing: &reader)
@@ -170,21 +215,29 @@ public struct CurrentTime: FieldWritable, Equatable {
   public var timeZoneChange: Bool { adjustReason & 0x04 != 0 }
   public var dstChange: Bool { adjustReason & 0x08 != 0 }
 
-  public static let decoder = ProfileSupport.decoder(CurrentTime.self, uuid16: 0x2A2B, key: "current_time")
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A2B, key: "current_time", CurrentTime.self)
 
-  func write(to frame: inout DissectedFrame, context: ValueContext) {
-    exactTime.write(to: &frame, context: context)
-    frame.fields.beginObject("adjust_reason", "Adjust reason")
-    frame.fields.addVerbose("value", "Value", .unsigned(UInt64(adjustReason), .hex(2)))
-    frame.fields.flag("manual_time_update", "Manual time update", manualTimeUpdate)
-    frame.fields.flag("external_reference_time_update", "External reference time update", externalReferenceTimeUpdate)
-    frame.fields.flag("time_zone_change", "Change of time zone", timeZoneChange)
-    frame.fields.flag("dst_change", "Change of DST", dstChange)
-    frame.fields.end()
-    if manualTimeUpdate { frame.summaryParts.append(.text(", manual update")) }
-    if externalReferenceTimeUpdate { frame.summaryParts.append(.text(", external reference update")) }
-    if timeZoneChange { frame.summaryParts.append(.text(", time zone change")) }
-    if dstChange { frame.summaryParts.append(.text(", DST change")) }
-    ProfileSupport.checkReserved(UInt64(adjustReason), defined: 0x0F, width: 2, what: "Current Time adjust reason", &frame)
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    exactTime.writeFields(to: &fields, context: context)
+    fields.beginObject("adjust_reason", "Adjust reason")
+    fields.addVerbose("value", "Value", .unsigned(UInt64(adjustReason), .hex(2)))
+    fields.flag("manual_time_update", "Manual time update", manualTimeUpdate)
+    fields.flag("external_reference_time_update", "External reference time update", externalReferenceTimeUpdate)
+    fields.flag("time_zone_change", "Change of time zone", timeZoneChange)
+    fields.flag("dst_change", "Change of DST", dstChange)
+    fields.end()
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    exactTime.summarize(into: &summary, context: context)
+    if manualTimeUpdate { summary.append(.text(", manual update")) }
+    if externalReferenceTimeUpdate { summary.append(.text(", external reference update")) }
+    if timeZoneChange { summary.append(.text(", time zone change")) }
+    if dstChange { summary.append(.text(", DST change")) }
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    exactTime.diagnose(into: &diagnostics, context: context)
+    ProfileSupport.checkReserved(UInt64(adjustReason), defined: 0x0F, width: 2, what: "Current Time adjust reason", &diagnostics)
   }
 }

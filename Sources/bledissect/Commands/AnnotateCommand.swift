@@ -1,6 +1,7 @@
 import BLECapture
 import BLECore
 import BLEDecoder
+import BLEEngine
 import BLERender
 
 /// `bledissect [annotate] FILE`: every frame decoded, as text or JSON Lines.
@@ -79,19 +80,19 @@ enum AnnotateCommand: CLICommand {
     let damage = damagePolicy(arguments)
     if json {
       let renderer = JSONLinesRenderer()
-      return annotate(path: path, renderer: renderer, limit: limit, verboseFields: true, filter: filter, damage: damage, context)
+      return annotate(path: path, renderer: renderer, limit: limit, filter: filter, damage: damage, context)
     }
     let verbose = arguments.has("verbose")
     let oneLine = arguments.has("oneline")
     // One line per frame on a terminal: a line longer than the terminal is cut (ending in
     // "…") rather than wrapped; piped output is never cut.
     let renderer = TextRenderer(time: time, color: color, details: !oneLine, verbose: verbose, lineWidth: oneLine ? context.terminalColumns : nil)
-    return annotate(path: path, renderer: renderer, limit: limit, verboseFields: verbose, filter: filter, damage: damage, context)
+    return annotate(path: path, renderer: renderer, limit: limit, filter: filter, damage: damage, context)
   }
 
   /// The main loop: read, dissect, render, one frame at a time in reused buffers.
   static func annotate<R: FrameRenderer>(
-    path: Argument, renderer: R, limit: Int, verboseFields: Bool, filter: FrameFilter = FrameFilter(), damage: DamagePolicy = .resynchronize,
+    path: Argument, renderer: R, limit: Int, filter: FrameFilter = FrameFilter(), damage: DamagePolicy = .resynchronize,
     _ context: CLIContext
   ) -> Int32 {
     let reader: any CaptureReader
@@ -99,12 +100,13 @@ enum AnnotateCommand: CLICommand {
     case .success(let opened): reader = opened
     case .failure(let code): return code.status
     }
-    // Plain text hides verbose fields, so they need not be built at all.
     let sink = OutputSink(context.stdout)
     let errors = OutputSink(context.stderr)
-    let (failure, frames) = FramePipeline<R>.run(
-      reader: reader, renderer: renderer, limit: limit, keepsVerbose: verboseFields, keepsSummaries: R.self == TextRenderer.self,
-      defersValueDecoding: R.self == TextRenderer.self, filter: filter, output: sink, errors: errors, label: path.display)
+    var options = FrameStream.Options()
+    options.limit = limit
+    let consumer = RenderingConsumer(renderer: renderer, filter: filter, output: sink, errors: errors, label: path.display)
+    let end = FrameStream(source: reader, options: options).run(into: consumer)
+    let (failure, frames) = (end.failure, end.frames)
     context.stdout = sink.buffer
     context.stderr = errors.buffer
     context.stdout.flush()

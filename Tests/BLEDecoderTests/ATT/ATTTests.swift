@@ -1,5 +1,6 @@
 import Testing
 import BLECore
+import BLERender
 @testable import BLEDecoder
 
 @Suite struct ATTTests {
@@ -12,7 +13,7 @@ import BLECore
     t.discoverStrap()
     // Subscribe: Write Request to the CCCD 0x0011 with 01 00, then its Write Response.
     let write = t.att(tx, [0x12, 0x11, 0x00, 0x01, 0x00])
-    #expect(write.title.description == "Write Request")
+    #expect(write.att?.opcode == 0x12)
     #expect(write.fields.text("gatt.descriptor") == "2902")
     #expect(write.fields.text("gatt.characteristic") == "2a37")
     #expect(write.summaryText.contains("notifications enabled on Heart Rate Measurement"), "\(write.summaryText)")
@@ -21,7 +22,7 @@ import BLECore
     #expect(response.fields.uint("att.handle") == 0x11)
     // Notification: flags 0x16 (contact detected, RR present), 72 bpm, RR 832/1024 s = 812.5 ms.
     let notification = t.att(rx, [0x1B, 0x10, 0x00, 0x16, 0x48, 0x40, 0x03])
-    #expect(notification.layerLabel.description == "ATT")
+    #expect(notification.att?.kind == .notification)
     #expect(notification.fields.uint("att.opcode") == 0x1B)
     #expect(notification.fields.uint("att.handle") == 0x10)
     #expect(notification.fields.text("att.value") == "16484003")
@@ -137,7 +138,12 @@ import BLECore
     let notification = t.att(rx, [0x23, 0x10, 0x00, 0x02, 0x00, 0x00, 0x50, 0x18, 0x00, 0x01, 0x00, 0x32])
     #expect(notification.fields.uint("att.values.0.decoded.heart_rate_measurement.bpm") == 80)
     #expect(notification.fields.uint("att.values.1.decoded.battery_level.percent") == 50)
-    #expect(notification.attributeHandles.array == [0x10, 0x18])
+    #expect(notification.attributes.map(\.handle) == [0x10, 0x18])
+    // The typed values, as analyses read them.
+    #expect((notification.attributes[0].value as? HeartRateMeasurement)?.bpm == 80)
+    #expect(notification.attributes[0].characteristic == BluetoothUUID(uuid16: 0x2A37))
+    #expect(notification.attributes[1].characteristic == BluetoothUUID(uuid16: 0x2A19))
+    #expect(notification.att?.opcode == 0x23 && notification.att?.channel == 4)
   }
 
   @Test func indicationAndConfirmationPair() {

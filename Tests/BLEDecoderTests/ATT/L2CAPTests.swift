@@ -1,5 +1,6 @@
 import Testing
 import BLECore
+import BLERender
 @testable import BLEDecoder
 
 @Suite struct L2CAPTests {
@@ -127,7 +128,7 @@ import BLECore
     _ = t.l2cap(handle: 0x40, rx, cid: 5, [0x18, 0x03, 0x0C, 0x00, 0x00, 0x08, 0x00, 0x08, 0x00, 0x01, 0x00, 0x00, 0x50, 0x00, 0x51, 0x00])
     // On the second bearer: Read Request 0x0018 to the peer's CID 0x0051, the response to ours, 0x0041.
     let read = t.l2cap(handle: 0x40, tx, cid: 0x51, [3, 0, 0x0A, 0x18, 0x00])
-    #expect(read.title.description == "Read Request")
+    #expect(read.att?.opcode == 0x0A)
     let value = t.l2cap(handle: 0x40, rx, cid: 0x41, [2, 0, 0x0B, 0x50])
     #expect(value.fields.uint("att.request_frame") == UInt64(read.number))
     #expect(value.fields.uint("decoded.battery_level.percent") == 80)

@@ -1,4 +1,5 @@
 import BLECore
+import BLERender
 import Testing
 
 @testable import BLEDecoder
@@ -16,6 +17,8 @@ import Testing
     let high = try decodeProfile(0x2A19, [101])
     #expect(high.warnings == ["battery level 101 % is above 100 %"])
     #expect(try decodeProfile(0x2A19, [100]).diagnostics.isEmpty)
+    #expect((typedValue(0x2A19, [87]) as? BatteryLevel)?.percent == 87)
+    #expect((typedValue(0x2A19, [101]) as? BatteryLevel) == BatteryLevel(percent: 101))
   }
 
   @Test func batteryLevelStatus() throws {
@@ -44,6 +47,10 @@ import Testing
     #expect(typed.chargeState == .charging)
     #expect(typed.wiredExternalPower == .yes)
     #expect(typed.chargingType == 1)
+    let registered = try #require(typedValue(0x2BED, bytes) as? BatteryLevelStatus)
+    #expect(registered == typed)
+    #expect(registered.batteryPresent && registered.chargeLevel == .unknown && registered.additionalStatus == 0x01)
+    #expect(registered.serviceRequired == 1 && registered.batteryFault == false)
     expectPrefixesTruncate(0x2BED, bytes)
     expectTrailingByteRejected(0x2BED, bytes)
 
@@ -53,6 +60,9 @@ import Testing
     #expect(minimal.fields.word("power_state.charge_level") == "critical")
     #expect(minimal.fields.value("percent") == nil)
     #expect(minimal.summaryText == "charge state unknown, level critical")
+    let minimalValue = try #require(typedValue(0x2BED, [0x00, 0x81, 0x01]) as? BatteryLevelStatus)
+    #expect(minimalValue.batteryLevel == nil && minimalValue.identifier == nil && minimalValue.serviceRequired == nil)
+    #expect(minimalValue.chargeLevel == .critical)
     // Reserved flag bit 3 and power-state bit 15.
     let reserved = try decodeProfile(0x2BED, [0x08, 0x01, 0x80])
     #expect(
@@ -77,14 +87,26 @@ import Testing
       #expect(frame.fields.text("value") == text)
       #expect(frame.summaryText == text)
       #expect(frame.diagnostics.isEmpty)
+      #expect((typedValue(uuid, bytes) as? any TextCharacteristic)?.text == text)
     }
+    // Each string has its own type and label.
+    #expect((typedValue(0x2A29, Array("bledissect labs".utf8)) as? ManufacturerNameString)?.text == "bledissect labs")
+    #expect((typedValue(0x2A24, Array("HRS-1".utf8)) as? ModelNumberString)?.string == UTF8Text(text: "HRS-1"))
+    #expect((typedValue(0x2A25, Array("0001-2025".utf8)) as? SerialNumberString)?.text == "0001-2025")
+    #expect((typedValue(0x2A26, Array("1.2.3".utf8)) as? FirmwareRevisionString)?.text == "1.2.3")
+    #expect((typedValue(0x2A27, Array("rev B".utf8)) as? HardwareRevisionString)?.text == "rev B")
+    #expect((typedValue(0x2A28, Array("2.0".utf8)) as? SoftwareRevisionString)?.text == "2.0")
+    #expect(ModelNumberString.label.description == "Model number")
+    #expect(ManufacturerNameString.label.description == "Manufacturer name")
     #expect(ProfileRegistry.decoder(for: BluetoothUUID(uuid16: 0x2A29))?.key.description == "manufacturer_name_string")
     // NUL padding is dropped (with a note); invalid UTF-8 is replaced (with a warning).
     let padded = try decodeProfile(0x2A24, Array("HRS-1".utf8) + [0, 0], operation: .read)
     #expect(padded.fields.text("value") == "HRS-1")
     #expect(padded.diagnostics.first?.severity == .note)
+    #expect((typedValue(0x2A24, Array("HRS-1".utf8) + [0, 0]) as? ModelNumberString)?.string == UTF8Text(text: "HRS-1", nulPadding: 2))
     let invalid = try decodeProfile(0x2A24, [0x41, 0xFF], operation: .read)
     #expect(invalid.warnings == ["string is not valid UTF-8"])
+    #expect((typedValue(0x2A24, [0x41, 0xFF]) as? ModelNumberString)?.string.isValidUTF8 == false)
     // An empty string is a valid value.
     #expect(try decodeProfile(0x2A26, [], operation: .read).fields.text("value") == "")
   }
@@ -97,6 +119,9 @@ import Testing
     #expect(frame.fields.uint("manufacturer_identifier") == 0x01_0203_0405)
     #expect(frame.fields.uint("oui") == 0xAABBCC)
     #expect(frame.summaryText == "OUI 0xaabbcc, identifier 0x0102030405")
+    let typed = try #require(typedValue(0x2A23, bytes) as? SystemID)
+    #expect(typed == SystemID(rawValue: 0xAABB_CC01_0203_0405))
+    #expect(typed.manufacturerIdentifier == 0x01_0203_0405 && typed.organizationallyUniqueIdentifier == 0xAABBCC)
     expectPrefixesTruncate(0x2A23, bytes)
     expectTrailingByteRejected(0x2A23, bytes)
   }
@@ -105,6 +130,11 @@ import Testing
     let frame = try decodeProfile(0x2A2A, [0xFE, 0x00, 0x01], operation: .read)
     #expect(frame.fields.text("data") == "fe0001")
     #expect(frame.summaryText == "3 bytes")
+    #expect((typedValue(0x2A2A, [0xFE, 0x00, 0x01]) as? RegulatoryCertificationDataList)?.data == [0xFE, 0x00, 0x01])
+    // The data is the whole value: nothing is left over, and an empty value is allowed.
+    #expect(profileError(0x2A2A, [0xFE, 0x00, 0x01]) == nil)
+    #expect(try decodeProfile(0x2A2A, [0x01], operation: .read).summaryText == "1 byte")
+    #expect((typedValue(0x2A2A, []) as? RegulatoryCertificationDataList) == RegulatoryCertificationDataList(data: []))
   }
 
   @Test func pnpID() throws {
@@ -122,6 +152,7 @@ import Testing
     let typed = try PnPID(bytes: bytes)
     #expect(typed == PnPID(vendorIDSource: 1, vendorID: 0x59, productID: 1, productVersion: 0x100))
     #expect(typed.vendorName?.description == "Nordic Semiconductor ASA")
+    #expect((typedValue(0x2A50, bytes) as? PnPID) == typed)
     expectPrefixesTruncate(0x2A50, bytes)
     expectTrailingByteRejected(0x2A50, bytes)
 

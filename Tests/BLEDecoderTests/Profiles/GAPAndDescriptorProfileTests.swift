@@ -1,4 +1,5 @@
 import BLECore
+import BLERender
 import Testing
 
 @testable import BLEDecoder
@@ -9,12 +10,23 @@ import Testing
     let name = try decodeProfile(0x2A00, Array("bledissect HR".utf8), operation: .read)
     #expect(name.fields.text("value") == "bledissect HR")
     #expect(name.summaryText == "bledissect HR")
+    let typedName = try #require(typedValue(0x2A00, Array("bledissect HR".utf8)) as? DeviceName)
+    #expect(typedName.text == "bledissect HR")
+    #expect(typedName == DeviceName(string: UTF8Text(text: "bledissect HR")))
+    #expect(DeviceName.label.description == "Device name")
+    // Any length: strings read the whole value.
+    #expect(profileError(0x2A00, Array("bledissect HR".utf8)) == nil)
+    #expect((typedValue(0x2A00, []) as? DeviceName)?.text == "")
     let appearance = try decodeProfile(0x2A01, [0x41, 0x03], operation: .read)
     #expect(appearance.fields.uint("appearance") == 0x0341)
     #expect(appearance.fields.name("appearance") == "Heart Rate Sensor: Heart Rate Belt")
     #expect(appearance.fields.uint("category") == 13)
     #expect(appearance.fields.uint("subcategory") == 1)
     #expect(appearance.summaryText == "Heart Rate Sensor: Heart Rate Belt")
+    let typedAppearance = try #require(typedValue(0x2A01, [0x41, 0x03]) as? Appearance)
+    #expect(typedAppearance.rawValue == 0x0341)
+    #expect(typedAppearance.name?.description == "Heart Rate Sensor: Heart Rate Belt")
+    #expect(typedAppearance.category == 13 && typedAppearance.subcategory == 1)
     expectPrefixesTruncate(0x2A01, [0x41, 0x03])
     expectTrailingByteRejected(0x2A01, [0x41, 0x03])
   }
@@ -36,6 +48,9 @@ import Testing
     #expect(typed.minimumIntervalMilliseconds == 30)
     #expect(typed.maximumIntervalMilliseconds == 50)
     #expect(typed.supervisionTimeoutMilliseconds == 4000)
+    let registered = try #require(typedValue(0x2A04, bytes) as? PeripheralPreferredConnectionParameters)
+    #expect(registered == PeripheralPreferredConnectionParameters(minimumInterval: 24, maximumInterval: 40, peripheralLatency: 0, supervisionTimeout: 400))
+    #expect(registered.problems.isEmpty)
     // Exactly 8 bytes (BlueZ gas.c rejects other lengths).
     expectPrefixesTruncate(0x2A04, bytes)
     expectTrailingByteRejected(0x2A04, bytes)
@@ -45,6 +60,11 @@ import Testing
     #expect(any.fields.isNull("interval_min") && any.fields.isNull("interval_max") && any.fields.isNull("supervision_timeout"))
     #expect(any.summaryText == "interval any, latency 0, timeout any")
     #expect(any.diagnostics.isEmpty)
+    let anyValue = try #require(typedValue(0x2A04, [0xFF, 0xFF, 0xFF, 0xFF, 0x00, 0x00, 0xFF, 0xFF]) as? PeripheralPreferredConnectionParameters)
+    #expect(anyValue.minimumIntervalMilliseconds == nil && anyValue.supervisionTimeoutMilliseconds == nil)
+    // Only a minimum or only a maximum preferred.
+    #expect(try decodeProfile(0x2A04, [0x18, 0x00, 0xFF, 0xFF, 0x00, 0x00, 0xFF, 0xFF]).summaryText == "interval ≥ 30 ms, latency 0, timeout any")
+    #expect(try decodeProfile(0x2A04, [0xFF, 0xFF, 0x28, 0x00, 0x00, 0x00, 0xFF, 0xFF]).summaryText == "interval ≤ 50 ms, latency 0, timeout any")
 
     // Out of range: min 5 (< 6), max 3201, min > max does not apply (5 < 3201), latency 500,
     // timeout 9 (< 10).
@@ -74,6 +94,10 @@ import Testing
     expectPrefixesTruncate(0x2A05, [0x01, 0x00, 0xFF, 0xFF])
     expectTrailingByteRejected(0x2A05, [0x01, 0x00, 0xFF, 0xFF])
     #expect(try decodeProfile(0x2A05, [0x10, 0x00, 0x01, 0x00]).warnings == ["Service Changed start handle is above the end handle"])
+    #expect(try decodeProfile(0x2A05, [0x00, 0x00, 0x01, 0x00]).warnings == ["Service Changed start handle 0x0000 is invalid"])
+    let range = try #require(typedValue(0x2A05, [0x01, 0x00, 0xFF, 0xFF]) as? ServiceChanged)
+    #expect(range == ServiceChanged(startHandle: 1, endHandle: 0xFFFF))
+    #expect(range.startHandle == 0x0001 && range.endHandle == 0xFFFF)
 
     // Central Address Resolution (Core Vol 3 Part C §12.4): 1 = supported.
     let car = try decodeProfile(0x2AA6, [0x01], operation: .read)
@@ -81,6 +105,21 @@ import Testing
     #expect(car.summaryText == "supported")
     expectTrailingByteRejected(0x2AA6, [0x01])
     #expect(try decodeProfile(0x2AA6, [0x02]).warnings == ["Central Address Resolution value 2 is reserved"])
+    #expect((typedValue(0x2AA6, [0x01]) as? CentralAddressResolution)?.isSupported == true)
+    #expect((typedValue(0x2AA6, [0x00]) as? CentralAddressResolution) == CentralAddressResolution(rawValue: 0))
+
+    // Resolvable Private Address Only (Core Vol 3 Part C §12.5): 0 is the only defined value.
+    let rpao = try decodeProfile(0x2AC9, [0x00], operation: .read)
+    #expect(rpao.fields.uint("value") == 0)
+    #expect(rpao.summaryText == "only resolvable private addresses")
+    #expect(rpao.diagnostics.isEmpty)
+    expectPrefixesTruncate(0x2AC9, [0x00])
+    expectTrailingByteRejected(0x2AC9, [0x00])
+    let rpaoReserved = try decodeProfile(0x2AC9, [0x03], operation: .read)
+    #expect(rpaoReserved.summaryText == "reserved value 3")
+    #expect(rpaoReserved.warnings == ["Resolvable Private Address Only value 3 is reserved"])
+    #expect((typedValue(0x2AC9, [0x00]) as? ResolvablePrivateAddressOnly)?.onlyResolvablePrivateAddresses == true)
+    #expect((typedValue(0x2AC9, [0x03]) as? ResolvablePrivateAddressOnly) == ResolvablePrivateAddressOnly(rawValue: 3))
 
     // Client Supported Features (Core Vol 3 Part G §7.2): robust caching + EATT + multiple notifications.
     let csf = try decodeProfile(0x2B29, [0x07], operation: .write)
@@ -91,6 +130,12 @@ import Testing
     expectPrefixesTruncate(0x2B29, [0x07])
     #expect(try decodeProfile(0x2B29, [0x09]).warnings == ["reserved bits set in Client Supported Features"])
     #expect(try decodeProfile(0x2B29, [0x00]).summaryText == "no features")
+    let features = try #require(typedValue(0x2B29, [0x07]) as? ClientSupportedFeatures)
+    #expect(features.robustCaching && features.enhancedATTBearer && features.multipleHandleValueNotifications)
+    // Later bytes belong to the bit field (all reserved today): kept, and warned about when set.
+    #expect((typedValue(0x2B29, [0x01, 0x00]) as? ClientSupportedFeatures) == ClientSupportedFeatures(bytes: [0x01, 0x00]))
+    #expect(try decodeProfile(0x2B29, [0x01, 0x00]).diagnostics.isEmpty)
+    #expect(try decodeProfile(0x2B29, [0x01, 0x02]).warnings == ["reserved bits set in Client Supported Features"])
 
     // Database Hash (Core Vol 3 Part G §7.3): 16 bytes.
     let hash: [UInt8] = Array(0x00...0x0F)
@@ -99,12 +144,17 @@ import Testing
     #expect(hashed.summaryText == "000102030405060708090a0b0c0d0e0f")
     expectPrefixesTruncate(0x2B2A, hash)
     expectTrailingByteRejected(0x2B2A, hash)
+    #expect((typedValue(0x2B2A, hash) as? DatabaseHash)?.bytes == hash)
 
     // Server Supported Features (Core Vol 3 Part G §7.4): EATT supported.
     let ssf = try decodeProfile(0x2B3A, [0x01], operation: .read)
     #expect(ssf.fields.bool("enhanced_att_bearer") == true)
     #expect(ssf.summaryText == "EATT supported")
     expectPrefixesTruncate(0x2B3A, [0x01])
+    #expect((typedValue(0x2B3A, [0x01]) as? ServerSupportedFeatures)?.enhancedATTBearer == true)
+    #expect((typedValue(0x2B3A, [0x00, 0x00]) as? ServerSupportedFeatures) == ServerSupportedFeatures(bytes: [0x00, 0x00]))
+    #expect(try decodeProfile(0x2B3A, [0x00]).summaryText == "no features")
+    #expect(try decodeProfile(0x2B3A, [0x03]).warnings == ["reserved bits set in Server Supported Features"])
   }
 
   @Test func cccdInWords() throws {
@@ -129,6 +179,9 @@ import Testing
     #expect(byUUID.summaryText == "notifications enabled on Battery Level")
 
     #expect(try ClientCharacteristicConfiguration(bytes: [0x03, 0x00]) == ClientCharacteristicConfiguration(rawValue: 3))
+    let cccd = try #require(typedValue(0x2902, [0x01, 0x00]) as? ClientCharacteristicConfiguration)
+    #expect(cccd.notifications && !cccd.indications)
+    #expect((typedValue(0x2902, [0x02, 0x00]) as? ClientCharacteristicConfiguration)?.indications == true)
     expectPrefixesTruncate(0x2902, [0x01, 0x00])
     expectTrailingByteRejected(0x2902, [0x01, 0x00])
     #expect(try decodeProfile(0x2902, [0x05, 0x00]).warnings == ["reserved bits set in Client Characteristic Configuration: 0x0004"])
@@ -139,18 +192,28 @@ import Testing
     let cud = try decodeProfile(0x2901, Array("Heart rate".utf8), operation: .read)
     #expect(cud.fields.text("value") == "Heart rate")
     #expect(cud.summaryText == "Heart rate")
+    #expect((typedValue(0x2901, Array("Heart rate".utf8)) as? CharacteristicUserDescription)?.text == "Heart rate")
+    #expect(CharacteristicUserDescription.label.description == "Description")
 
     // Extended Properties (§3.3.3.1): reliable write.
     let ext = try decodeProfile(0x2900, [0x01, 0x00], operation: .read)
     #expect(ext.fields.bool("reliable_write") == true)
     #expect(ext.fields.bool("writable_auxiliaries") == false)
     #expect(ext.summaryText == "reliable write")
+    let extended = try #require(typedValue(0x2900, [0x01, 0x00]) as? CharacteristicExtendedProperties)
+    #expect(extended.reliableWrite && !extended.writableAuxiliaries)
+    #expect(extended == CharacteristicExtendedProperties(rawValue: 1))
+    #expect(try decodeProfile(0x2900, [0x04, 0x00]).warnings == ["reserved bits set in Characteristic Extended Properties: 0x0004"])
     expectPrefixesTruncate(0x2900, [0x01, 0x00])
     expectTrailingByteRejected(0x2900, [0x01, 0x00])
 
     // Server Characteristic Configuration (§3.3.3.4): broadcasts.
     let sccd = try decodeProfile(0x2903, [0x01, 0x00], operation: .read)
     #expect(sccd.fields.bool("broadcasts") == true)
+    #expect(sccd.summaryText == "broadcasts enabled")
+    #expect((typedValue(0x2903, [0x01, 0x00]) as? ServerCharacteristicConfiguration)?.broadcasts == true)
+    #expect((typedValue(0x2903, [0x00, 0x00]) as? ServerCharacteristicConfiguration) == ServerCharacteristicConfiguration(rawValue: 0))
+    expectTrailingByteRejected(0x2903, [0x01, 0x00])
 
     // Presentation Format (§3.3.3.5): sint16, exponent −2, degree Celsius (0x272F), namespace
     // Bluetooth SIG, description 0x0000 — how an ESS Temperature 0x2A6E (0.01 °C) is described.
@@ -165,6 +228,9 @@ import Testing
     #expect(cpf.summaryText == "sint16 ×10^-2, degree Celsius")
     let typed = try CharacteristicPresentationFormat(bytes: cpfBytes)
     #expect(typed == CharacteristicPresentationFormat(format: 0x0E, exponent: -2, unit: 0x272F, namespace: 1, description: 0))
+    let registered = try #require(typedValue(0x2904, cpfBytes) as? CharacteristicPresentationFormat)
+    #expect(registered == typed)
+    #expect(registered.formatName?.description == "sint16" && registered.unitName?.description == "degree Celsius")
     expectPrefixesTruncate(0x2904, cpfBytes)
     expectTrailingByteRejected(0x2904, cpfBytes)
     // uint8 percentage, "main" (a battery level's format), and a reserved format.

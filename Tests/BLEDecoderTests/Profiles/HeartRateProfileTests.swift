@@ -1,4 +1,5 @@
 import BLECore
+import BLERender
 import Testing
 
 @testable import BLEDecoder
@@ -144,11 +145,13 @@ import Testing
     #expect(first.summaryText == "135 bpm, contact detected, 31 kJ, RR 507.8 ms 502.9 ms 498 ms")
   }
 
-  @Test func textModeSkipsTheRawArray() throws {
-    let frame = try decodeProfile(Self.hrm, [0x16, 0x4A, 0x3E, 0x03], keepsVerbose: false)
-    #expect(frame.fields.topKeys == ["bpm", "sensor_contact", "energy_expended_kj", "rr_intervals_ms"])
-    let verbose = try decodeProfile(Self.hrm, [0x16, 0x4A, 0x3E, 0x03])
-    #expect(verbose.fields.fields.first { $0.key.description == "rr_intervals" }?.isVerbose == true)
+  @Test func theRawArrayIsVerbose() throws {
+    let frame = try decodeProfile(Self.hrm, [0x16, 0x4A, 0x3E, 0x03])
+    #expect(frame.fields.topKeys == ["bpm", "sensor_contact", "energy_expended_kj", "rr_intervals", "rr_intervals_ms"])
+    #expect(frame.fields.fields.first { $0.key.description == "rr_intervals" }?.isVerbose == true)
+    #expect(frame.fields.fields.first { $0.key.description == "rr_intervals_ms" }?.isVerbose == false)
+    let value = try #require(typedValue(Self.hrm, [0x16, 0x4A, 0x3E, 0x03]) as? HeartRateMeasurement)
+    #expect(value.bpm == 74 && value.rrIntervals == [0x033E] && value.sensorContact == .detected && value.energyExpended == nil)
   }
 
   @Test func prefixesAndTrailingBytes() {
@@ -201,6 +204,9 @@ import Testing
     let reserved = try decodeProfile(0x2A38, [0x07], operation: .read)
     #expect(reserved.warnings == ["body sensor location 7 is reserved"])
     #expect(try BodySensorLocation(bytes: [0x05]).name?.description == "Ear Lobe")
+    let typed = try #require(typedValue(0x2A38, [0x01]) as? BodySensorLocation)
+    #expect(typed == BodySensorLocation(location: 1) && typed.name?.description == "Chest")
+    #expect((typedValue(0x2A38, [0x07]) as? BodySensorLocation)?.name == nil)
   }
 
   @Test func controlPoint() throws {
@@ -218,5 +224,32 @@ import Testing
     let reserved = try decodeProfile(0x2A39, [0x42, 0x01], operation: .write)
     #expect(reserved.summaryText == "reserved op code 0x42")
     #expect(reserved.warnings == ["Heart Rate Control Point op code 0x42 is reserved"])
+    #expect(reserved.fields.text("parameters") == "01")
+
+    // The typed commands.
+    let resetValue = try #require(typedValue(0x2A39, [0x01]) as? HeartRateControlPoint)
+    #expect(resetValue.command == .resetEnergyExpended)
+    #expect(resetValue.opcode == HeartRateControlPoint.resetEnergyExpended)
+    #expect(resetValue.opcodeName?.description == "Reset Energy Expended")
+    #expect((typedValue(0x2A39, [0x15, 0x01, 0x01]) as? HeartRateControlPoint)?.command == .huamiMeasurementControl(mode: 1, enable: true))
+    #expect((typedValue(0x2A39, [0x15, 0x00, 0x00]) as? HeartRateControlPoint)?.command == .huamiMeasurementControl(mode: 0, enable: false))
+    #expect((typedValue(0x2A39, [0x16]) as? HeartRateControlPoint)?.command == .huamiKeepAlive)
+    let reservedValue = try #require(typedValue(0x2A39, [0x42, 0x01]) as? HeartRateControlPoint)
+    #expect(reservedValue.command == .reserved(opcode: 0x42, parameters: [0x01]))
+    #expect(reservedValue.opcode == 0x42 && reservedValue.opcodeName == nil)
+    // A reserved op code alone: no parameters field.
+    #expect(try decodeProfile(0x2A39, [0x42]).fields.value("parameters") == nil)
+
+    // Huami interval: 14 1e = every 30 minutes.
+    let interval = try decodeProfile(0x2A39, [0x14, 0x1E], operation: .write)
+    #expect(interval.fields.uint("interval_minutes") == 30)
+    #expect(interval.summaryText == "Huami: Set Measurement Interval 30 min")
+    #expect((typedValue(0x2A39, [0x14, 0x1E]) as? HeartRateControlPoint)?.command == .huamiSetMeasurementInterval(minutes: 30))
+    expectTrailingByteRejected(0x2A39, [0x14, 0x1E])
+    expectTrailingByteRejected(0x2A39, [0x16])
+    // An unknown mode is shown by number only.
+    let unknownMode = try decodeProfile(0x2A39, [0x15, 0x07, 0x01], operation: .write)
+    #expect(unknownMode.fields.uint("mode") == 7 && unknownMode.fields.name("mode") == nil)
+    #expect(unknownMode.summaryText == "Huami: Measurement Control")
   }
 }

@@ -1,5 +1,6 @@
 import BLETestSupport
 import BLECore
+import BLERender
 import Testing
 
 @testable import BLEDecoder
@@ -50,22 +51,43 @@ import Testing
     var outer = ByteReader(testBytes: [0x1B, 0x10, 0x00, 0x16, 0x4A, 0x3E, 0x03], layer: .att)
     try outer.skip(3)
     var value = try outer.readReader(count: 4)
+    let decoded = HeartRateMeasurement.decoder.decode(&value)
+    #expect(decoded.error == nil)
+    #expect(value.isAtEnd)
+    let measurement = try #require(decoded.value as? HeartRateMeasurement)
+    #expect(measurement.bpm == 74 && measurement.rrIntervals == [0x033E])
     var frame = DissectedFrame()
-    try HeartRateMeasurement.decoder.decode(&value, ValueContext(operation: .notification, uuid: BluetoothUUID(uuid16: 0x2A37)), &frame)
+    measurement.summarize(into: &frame.summaryParts, context: ValueContext(operation: .notification, uuid: BluetoothUUID(uuid16: 0x2A37)))
     #expect(frame.summaryText == "74 bpm, contact detected, RR 810.5 ms")
     // A fixed-format value with trailing bytes reports its own length, not the PDU's.
     var pdu = ByteReader(testBytes: [0x0B, 0x57, 0x00], layer: .att)
     try pdu.skip(1)
     var battery = try pdu.readReader(count: 2)
-    var other = DissectedFrame()
-    do {
-      try BatteryLevel.decoder.decode(&battery, ValueContext(operation: .read, uuid: BluetoothUUID(uuid16: 0x2A19)), &other)
-      Issue.record("trailing byte accepted")
-    } catch {
-      #expect(error == DecodeError(.lengthMismatch(field: "the value format", declared: 1, actual: 2), layer: .profile, offset: 2))
-    }
-    // The fields before the error are kept.
-    #expect(other.fields.uint("percent") == 87)
+    let leftover = BatteryLevel.decoder.decode(&battery)
+    #expect(leftover.error == DecodeError(.lengthMismatch(field: "the value format", declared: 1, actual: 2), layer: .profile, offset: 2))
+    // The value before the leftover byte is kept beside the error (its fields still show).
+    #expect((leftover.value as? BatteryLevel)?.percent == 87)
+  }
+
+  @Test func huamiTypedValues() throws {
+    let battery = try #require(typedValue(Huami.uuid(0x0006), [0x0F, 0x37, 0x01, 0xE3, 0x07]) as? Huami.BatteryInfo)
+    #expect(battery == Huami.BatteryInfo(firstByte: 0x0F, level: 55, status: 1, rest: [0xE3, 0x07]))
+    #expect(battery.isCharging)
+    // The undecoded bytes are part of the format: nothing is left over, and they show with -v.
+    #expect(ProfileRegistry.decoder(for: Huami.uuid(0x0006))?.decode([0x0F, 0x37, 0x01, 0xE3, 0x07]).error == nil)
+    let frame = try decodeProfile(Huami.uuid(0x0006), [0x0F, 0x37, 0x01, 0xE3, 0x07])
+    #expect(frame.fields.text("rest") == "e307")
+    #expect(frame.fields.fields.first { $0.key.description == "rest" }?.isVerbose == true)
+    // Three bytes: no rest field; a 101 % level warns.
+    let full = try decodeProfile(Huami.uuid(0x0006), [0x00, 101, 0x00])
+    #expect(full.fields.value("rest") == nil)
+    #expect(full.summaryText == "101 %")
+    #expect(full.warnings == ["battery level 101 % is above 100 %"])
+    #expect(ProfileRegistry.decoder(for: Huami.uuid(0x0006))?.decode([0x00, 0x37]).value == nil)
+
+    let steps = try #require(typedValue(Huami.uuid(0x0007), [0x0C, 0x10, 0x27, 0x00, 0x00]) as? Huami.RealtimeSteps)
+    #expect(steps.steps == 10000 && steps.firstByte == 0x0C && steps.rest == [0x00, 0x00])
+    #expect((typedValue(Huami.uuid(0x0007), [0x0C, 0x10, 0x27]) as? Huami.RealtimeSteps)?.rest == [])
   }
 }
 

@@ -7,17 +7,23 @@ import Testing
 /// Thrown by `decodeProfile` when the registry has no decoder for the UUID.
 struct NoDecoder: Error {}
 
-/// Runs the registry's decoder for `uuid` over `bytes` the way the GATT layer does.
+/// Runs the registry's decoder for `uuid` over `bytes` the way the GATT layer does: the typed
+/// value, then its fields, header-line words and warnings written into a frame. Throws the
+/// decode error when the value does not fit its format.
 func decodeProfile(
   _ uuid: BluetoothUUID, _ bytes: [UInt8], operation: GATTOperation = .notification,
-  characteristic: BluetoothUUID? = nil, characteristicName: StaticString? = nil, keepsVerbose: Bool = true
+  characteristic: BluetoothUUID? = nil, characteristicName: StaticString? = nil
 ) throws -> DissectedFrame {
   guard let decoder = ProfileRegistry.decoder(for: uuid) else { throw NoDecoder() }
+  let context = ValueContext(operation: operation, uuid: uuid, characteristic: characteristic, characteristicName: characteristicName)
+  let decoded = decoder.decode(bytes)
   var frame = DissectedFrame()
-  frame.fields.keepsVerbose = keepsVerbose
-  var reader = ByteReader(testBytes: bytes, layer: .profile)
-  try decoder.decode(
-    &reader, ValueContext(operation: operation, uuid: uuid, characteristic: characteristic, characteristicName: characteristicName), &frame)
+  if let value = decoded.value {
+    value.writeFields(to: &frame.fields, context: context)
+    value.summarize(into: &frame.summaryParts, context: context)
+    value.diagnose(into: &frame.diagnostics, context: context)
+  }
+  if let error = decoded.error { throw error }
   return frame
 }
 
@@ -25,17 +31,19 @@ func decodeProfile(_ uuid16: UInt16, _ bytes: [UInt8], operation: GATTOperation 
   try decodeProfile(BluetoothUUID(uuid16: uuid16), bytes, operation: operation, characteristicName: characteristicName)
 }
 
+/// The typed value the registry's decoder for `uuid16` makes of `bytes`.
+func typedValue(_ uuid: BluetoothUUID, _ bytes: [UInt8]) -> (any CharacteristicValue)? {
+  ProfileRegistry.decoder(for: uuid)?.decode(bytes).value
+}
+
+func typedValue(_ uuid16: UInt16, _ bytes: [UInt8]) -> (any CharacteristicValue)? {
+  typedValue(BluetoothUUID(uuid16: uuid16), bytes)
+}
+
 /// The error the decoder for `uuid16` throws on `bytes`, or nil when it decodes.
 func profileError(_ uuid16: UInt16, _ bytes: [UInt8]) -> DecodeError? {
   guard let decoder = ProfileRegistry.decoder(for: BluetoothUUID(uuid16: uuid16)) else { return nil }
-  var frame = DissectedFrame()
-  var reader = ByteReader(testBytes: bytes, layer: .profile)
-  do {
-    try decoder.decode(&reader, ValueContext(operation: .read, uuid: BluetoothUUID(uuid16: uuid16)), &frame)
-    return nil
-  } catch {
-    return error
-  }
+  return decoder.decode(bytes).error
 }
 
 /// Expects every strict prefix of `bytes` to throw `.truncated` at the profile layer.

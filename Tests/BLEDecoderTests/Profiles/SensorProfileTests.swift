@@ -1,4 +1,5 @@
 import BLECore
+import BLERender
 import Testing
 
 @testable import BLEDecoder
@@ -17,6 +18,8 @@ import Testing
     #expect(frame.summaryText == "wheel 1000 revs, crank 50 revs")
     let typed = try CSCMeasurement(bytes: bytes)
     #expect(typed.cumulativeWheelRevolutions == 1000 && typed.lastCrankEventTime == 1024)
+    let registered = try #require(typedValue(0x2A5B, bytes) as? CSCMeasurement)
+    #expect(registered == typed && registered.lastWheelEventTime == 2048 && registered.cumulativeCrankRevolutions == 50)
     expectPrefixesTruncate(0x2A5B, bytes)
     expectTrailingByteRejected(0x2A5B, bytes)
     // Crank only; reserved flag bit 2.
@@ -24,6 +27,8 @@ import Testing
     #expect(crank.fields.value("wheel_revolutions") == nil)
     #expect(crank.summaryText == "crank 50 revs")
     #expect(crank.warnings == ["reserved bits set in CSC Measurement flags: 0x04"])
+    #expect((typedValue(0x2A5B, [0x06, 0x32, 0x00, 0x00, 0x04]) as? CSCMeasurement)?.cumulativeWheelRevolutions == nil)
+    #expect(try decodeProfile(0x2A5B, [0x00]).summaryText == "no data")
   }
 
   @Test func rscMeasurement() throws {
@@ -44,6 +49,9 @@ import Testing
     // Walking, no optional fields: speed 0x0180 = 1.5 m/s.
     let walk = try decodeProfile(0x2A53, [0x00, 0x80, 0x01, 0x64])
     #expect(walk.summaryText == "1.5 m/s, 100/min, walking")
+    let walking = try #require(typedValue(0x2A53, [0x00, 0x80, 0x01, 0x64]) as? RSCMeasurement)
+    #expect(!walking.isRunning && walking.speedMetresPerSecond == 1.5 && walking.instantaneousCadence == 100)
+    #expect(walking.instantaneousStrideLength == nil && walking.totalDistance == nil)
   }
 
   @Test func cyclingPowerMeasurement() throws {
@@ -80,6 +88,10 @@ import Testing
     let typed = try CyclingPowerMeasurement(bytes: bytes)
     #expect(typed.instantaneousPower == 250 && typed.maximumAngle == 0xABC && typed.minimumAngle == 0x123)
     #expect(typed.minimumForce == -50 && typed.accumulatedEnergy == 42)
+    let registered = try #require(typedValue(0x2A63, bytes) as? CyclingPowerMeasurement)
+    #expect(registered == typed)
+    #expect(registered.pedalPowerBalancePercent == 50 && registered.pedalPowerBalanceReferenceIsLeft)
+    #expect(registered.accumulatedTorqueSourceIsCrank && registered.offsetCompensation)
     expectPrefixesTruncate(0x2A63, bytes)
     expectTrailingByteRejected(0x2A63, bytes)
     // Power only, negative; reserved flag bit 13.
@@ -87,6 +99,8 @@ import Testing
     #expect(minimal.fields.int("power_w") == -10)
     #expect(minimal.summaryText == "-10 W")
     #expect(minimal.warnings == ["reserved bits set in Cycling Power Measurement flags: 0x2000"])
+    let powerOnly = try #require(typedValue(0x2A63, [0x00, 0x20, 0xF6, 0xFF]) as? CyclingPowerMeasurement)
+    #expect(powerOnly.instantaneousPower == -10 && powerOnly.pedalPowerBalancePercent == nil && powerOnly.accumulatedEnergy == nil)
   }
 
   @Test func sensorLocationAndFeatures() throws {
@@ -96,12 +110,23 @@ import Testing
     #expect(location.summaryText == "Right Crank")
     expectTrailingByteRejected(0x2A5D, [0x06])
     #expect(try decodeProfile(0x2A5D, [0x11]).warnings == ["sensor location 17 is reserved"])
+    #expect(try decodeProfile(0x2A5D, [0x11]).summaryText == "reserved location 17")
+    let typedLocation = try #require(typedValue(0x2A5D, [0x06]) as? SensorLocation)
+    #expect(typedLocation == SensorLocation(location: 6) && typedLocation.name?.description == "Right Crank")
 
     // CSC Feature: wheel + crank.
     let csc = try decodeProfile(0x2A5C, [0x03, 0x00], operation: .read)
     #expect(csc.fields.bool("wheel_revolution_data") == true)
     #expect(csc.fields.bool("multiple_sensor_locations") == false)
     #expect(csc.summaryText == "wheel, crank")
+    let cscFeature = try #require(typedValue(0x2A5C, [0x03, 0x00]) as? CSCFeature)
+    #expect(cscFeature.wheelRevolutionData && cscFeature.crankRevolutionData && !cscFeature.multipleSensorLocations)
+    #expect(cscFeature == CSCFeature(rawValue: 3))
+    // Reserved feature bits are a note, not a warning.
+    let cscReserved = try decodeProfile(0x2A5C, [0x08, 0x00])
+    #expect(cscReserved.warnings.isEmpty)
+    #expect(cscReserved.diagnostics.map(\.message) == ["reserved bits set in CSC Feature: 0x0008"])
+    #expect(cscReserved.summaryText == "no features")
     expectPrefixesTruncate(0x2A5C, [0x03, 0x00])
     expectTrailingByteRejected(0x2A5C, [0x03, 0x00])
 
@@ -110,6 +135,11 @@ import Testing
     #expect(rsc.fields.bool("walking_or_running_status") == true)
     #expect(rsc.fields.bool("calibration_procedure") == false)
     #expect(rsc.summaryText == "stride length, total distance, walking/running")
+    let rscFeature = try #require(typedValue(0x2A54, [0x07, 0x00]) as? RSCFeature)
+    #expect(rscFeature.strideLength && rscFeature.totalDistance && rscFeature.walkingOrRunningStatus)
+    #expect(!rscFeature.calibrationProcedure && !rscFeature.multipleSensorLocations)
+    #expect((typedValue(0x2A54, [0x18, 0x00]) as? RSCFeature) == RSCFeature(rawValue: 0x18))
+    #expect(try decodeProfile(0x2A54, [0x18, 0x00]).summaryText == "calibration, multiple locations")
     expectPrefixesTruncate(0x2A54, [0x07, 0x00])
   }
 
@@ -129,6 +159,10 @@ import Testing
     #expect(typed.temperature.value == 36.6)
     #expect(typed.timestamp == DateTime(year: 2024, month: 3, day: 1, hours: 12, minutes: 34, seconds: 56))
     #expect(typed.temperatureType == 3)
+    let registered = try #require(typedValue(0x2A1C, bytes) as? TemperatureMeasurement)
+    #expect(registered == typed && !registered.isFahrenheit && registered.unit.description == "°C")
+    // Intermediate Temperature makes the same type.
+    #expect((typedValue(0x2A1E, bytes) as? TemperatureMeasurement) == typed)
     expectPrefixesTruncate(0x2A1C, bytes)
     expectTrailingByteRejected(0x2A1C, bytes)
 
@@ -145,6 +179,23 @@ import Testing
     // Intermediate Temperature shares the format under its own key.
     #expect(ProfileRegistry.decoder(for: BluetoothUUID(uuid16: 0x2A1E))?.key.description == "intermediate_temperature")
     #expect(try decodeProfile(0x2A1D, [0x02], operation: .read).summaryText == "Body (general)")
+    // Temperature Type alone: one byte.
+    let type = try decodeProfile(0x2A1D, [0x02], operation: .read)
+    #expect(type.fields.uint("type") == 2 && type.fields.name("type") == "Body (general)")
+    let typedType = try #require(typedValue(0x2A1D, [0x02]) as? TemperatureType)
+    #expect(typedType == TemperatureType(rawValue: 2) && typedType.name?.description == "Body (general)")
+    expectPrefixesTruncate(0x2A1D, [0x02])
+    expectTrailingByteRejected(0x2A1D, [0x02])
+    let reservedType = try decodeProfile(0x2A1D, [0x0A], operation: .read)
+    #expect(reservedType.summaryText == "reserved type 10")
+    #expect(reservedType.warnings == ["temperature type 10 is reserved"])
+    // A reserved type and a bad time stamp inside a measurement.
+    let odd = try decodeProfile(0x2A1C, [0x06, 0x6E, 0x01, 0x00, 0xFF, 0xE8, 0x07, 0x0D, 0x01, 0x0C, 0x22, 0x38, 0x0A])
+    #expect(
+      odd.warnings == [
+        "date and time: month 13 is above 12",
+        "temperature type 10 is reserved",
+      ])
   }
 
   @Test func bloodPressureMeasurement() throws {
@@ -170,6 +221,9 @@ import Testing
     #expect(frame.diagnostics.isEmpty)
     let typed = try BloodPressureMeasurement(bytes: bytes)
     #expect(typed.systolic.value == 120 && typed.pulseRate?.value == 72 && typed.userID == 1 && typed.measurementStatus == 4)
+    let registered = try #require(typedValue(0x2A35, bytes) as? BloodPressureMeasurement)
+    #expect(registered == typed && !registered.isKilopascal)
+    #expect(registered.timestamp == DateTime(year: 2024, month: 3, day: 1, hours: 8, minutes: 0, seconds: 0))
     expectPrefixesTruncate(0x2A35, bytes)
     expectTrailingByteRejected(0x2A35, bytes)
 
@@ -182,6 +236,8 @@ import Testing
     #expect(cuff.fields.real("systolic") == 100)
     #expect(cuff.fields.word("diastolic") == "nan")
     #expect(cuff.summaryText == "100/nan mmHg, MAP nan")
+    let cuffValue = try #require(typedValue(0x2A36, [0x00, 0x64, 0x00, 0xFF, 0x07, 0xFF, 0x07]) as? BloodPressureMeasurement)
+    #expect(cuffValue.systolic.value == 100 && cuffValue.diastolic.special == .nan)
     // Reserved flag bit 5 and reserved status bit 6.
     let reserved = try decodeProfile(0x2A35, [0x30, 0x78, 0x00, 0x50, 0x00, 0x5D, 0x00, 0x40, 0x00])
     #expect(
@@ -200,6 +256,9 @@ import Testing
     let unknown = try decodeProfile(0x2A6E, [0x00, 0x80])
     #expect(unknown.fields.isNull("celsius"))
     #expect(unknown.summaryText == "unknown")
+    #expect((typedValue(0x2A6E, [0x66, 0x08]) as? Temperature)?.celsius == 21.5)
+    let unknownValue = try #require(typedValue(0x2A6E, [0x00, 0x80]) as? Temperature)
+    #expect(!unknownValue.isKnown && unknownValue.celsius == nil && unknownValue == Temperature(rawValue: Int16.min))
     expectPrefixesTruncate(0x2A6E, [0x66, 0x08])
     expectTrailingByteRejected(0x2A6E, [0x66, 0x08])
 
@@ -208,6 +267,10 @@ import Testing
     #expect(humid.fields.real("percent") == 45.5)
     #expect(humid.summaryText == "45.5 %")
     #expect(try decodeProfile(0x2A6F, [0xFF, 0xFF]).fields.isNull("percent"))
+    #expect(try decodeProfile(0x2A6F, [0xFF, 0xFF]).summaryText == "unknown")
+    #expect((typedValue(0x2A6F, [0xC6, 0x11]) as? Humidity)?.percent == 45.5)
+    #expect((typedValue(0x2A6F, [0xFF, 0xFF]) as? Humidity) == Humidity(rawValue: 0xFFFF))
+    expectTrailingByteRejected(0x2A6F, [0xC6, 0x11])
     #expect(try decodeProfile(0x2A6F, [0x11, 0x27]).warnings == ["humidity 100.01 % is above 100 %"])
     expectPrefixesTruncate(0x2A6F, [0xC6, 0x11])
   }
@@ -230,6 +293,9 @@ import Testing
     let typed = try CurrentTime(bytes: bytes)
     #expect(typed.dateTime == DateTime(year: 2024, month: 3, day: 1, hours: 12, minutes: 34, seconds: 56))
     #expect(typed.dayOfWeek == 5 && typed.fractions256 == 128 && typed.manualTimeUpdate)
+    let registered = try #require(typedValue(0x2A2B, bytes) as? CurrentTime)
+    #expect(registered == typed && registered.adjustReason == 0x01)
+    #expect(!registered.externalReferenceTimeUpdate && !registered.timeZoneChange && !registered.dstChange)
     expectPrefixesTruncate(0x2A2B, bytes)
     expectTrailingByteRejected(0x2A2B, bytes)
     // Out of range parts, reserved adjust reason bit 4.
@@ -245,5 +311,53 @@ import Testing
     let dateTime = try decodeProfile(0x2A08, [0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00], operation: .read)
     #expect(dateTime.summaryText == "0000-00-00 00:00:00")
     expectPrefixesTruncate(0x2A08, [0xE8, 0x07, 0x03, 0x01, 0x0C, 0x22, 0x38])
+    expectTrailingByteRejected(0x2A08, [0xE8, 0x07, 0x03, 0x01, 0x0C, 0x22, 0x38])
+    let typedDateTime = try #require(typedValue(0x2A08, [0xE8, 0x07, 0x03, 0x01, 0x0C, 0x22, 0x38]) as? DateTime)
+    #expect(typedDateTime == DateTime(year: 2024, month: 3, day: 1, hours: 12, minutes: 34, seconds: 56))
+    #expect(typedDateTime.problems.isEmpty && typedDateTime.description == "2024-03-01 12:34:56")
+    #expect(try decodeProfile(0x2A08, [0x05, 0x00, 0x01, 0x20, 0x00, 0x3C, 0x00]).warnings == [
+      "date and time: year 5 is outside 1582–9999",
+      "date and time: day 32 is above 31",
+      "date and time: minutes 60 is above 59",
+    ])
+  }
+
+  @Test func dayOfWeekAndDayDateTime() throws {
+    // Day of Week 0x2A09: 7 = Sunday.
+    let sunday = try decodeProfile(0x2A09, [0x07], operation: .read)
+    #expect(sunday.fields.name("day_of_week") == "Sunday")
+    #expect(sunday.summaryText == "Sunday")
+    #expect(sunday.diagnostics.isEmpty)
+    let typedDay = try #require(typedValue(0x2A09, [0x07]) as? DayOfWeek)
+    #expect(typedDay == DayOfWeek(rawValue: 7) && typedDay.name?.description == "Sunday")
+    expectPrefixesTruncate(0x2A09, [0x07])
+    expectTrailingByteRejected(0x2A09, [0x07])
+    let reservedDay = try decodeProfile(0x2A09, [0x08], operation: .read)
+    #expect(reservedDay.summaryText == "reserved day")
+    #expect(reservedDay.warnings == ["day of week 8 is reserved"])
+    #expect((typedValue(0x2A09, [0x08]) as? DayOfWeek)?.name == nil)
+
+    // Day Date Time 0x2A0A: 2024-03-01 12:34:56, Friday; a day of 0 (unknown) is not named.
+    let bytes: [UInt8] = [0xE8, 0x07, 0x03, 0x01, 0x0C, 0x22, 0x38, 0x05]
+    let frame = try decodeProfile(0x2A0A, bytes, operation: .read)
+    #expect(frame.fields.text("date_time") == "2024-03-01 12:34:56")
+    #expect(frame.fields.name("day_of_week") == "Friday")
+    #expect(frame.summaryText == "2024-03-01 12:34:56 Friday")
+    let typed = try #require(typedValue(0x2A0A, bytes) as? DayDateTime)
+    #expect(typed == DayDateTime(dateTime: DateTime(year: 2024, month: 3, day: 1, hours: 12, minutes: 34, seconds: 56), dayOfWeek: 5))
+    expectPrefixesTruncate(0x2A0A, bytes)
+    expectTrailingByteRejected(0x2A0A, bytes)
+    #expect(try decodeProfile(0x2A0A, Array(bytes.dropLast()) + [0x00]).summaryText == "2024-03-01 12:34:56")
+
+    // Exact Time 256 0x2A0C: the same plus 64/256 s.
+    let exactBytes = bytes + [0x40]
+    let exact = try decodeProfile(0x2A0C, exactBytes, operation: .read)
+    #expect(exact.fields.uint("fractions256") == 64)
+    #expect(exact.fields.unit("fractions256") == "s")
+    #expect(exact.summaryText == "2024-03-01 12:34:56 Friday")
+    let typedExact = try #require(typedValue(0x2A0C, exactBytes) as? ExactTime256)
+    #expect(typedExact == ExactTime256(dayDateTime: typed, fractions256: 64))
+    expectPrefixesTruncate(0x2A0C, exactBytes)
+    expectTrailingByteRejected(0x2A0C, exactBytes)
   }
 }

@@ -1,0 +1,165 @@
+import BLECore
+
+// Typed facts of one frame, beside its field list. Decoders record them; renderers derive the
+// header line from them and analyses (summary, heart-rate series, diff) read them, so every
+// consumer sees the same facts whatever it shows.
+
+/// What an HCI packet is.
+public enum HCIFact: Sendable, Equatable {
+  /// Not an HCI packet (a monitor note, an index record), or nothing decoded yet.
+  case none
+  case command(opcode: UInt16)
+  /// `subevent` for LE Meta events (0x3E).
+  case event(code: UInt8, subevent: UInt8?)
+  case acl(handle: UInt16)
+  case sco(handle: UInt16)
+  case iso(handle: UInt16)
+}
+
+/// Connection parameters as the controller reports them (raw units).
+public struct ConnectionParameters: Sendable, Equatable {
+  /// Connection interval in units of 1.25 ms.
+  public var interval: UInt16
+  public var latency: UInt16
+  /// Supervision timeout in units of 10 ms.
+  public var supervisionTimeout: UInt16
+
+  public init(interval: UInt16, latency: UInt16, supervisionTimeout: UInt16) {
+    self.interval = interval
+    self.latency = latency
+    self.supervisionTimeout = supervisionTimeout
+  }
+
+  public var intervalMilliseconds: Double { Double(interval) * 1.25 }
+  public var supervisionTimeoutMilliseconds: Double { Double(supervisionTimeout) * 10 }
+}
+
+/// One advertising report: who advertised, and what the analyses name devices by.
+public struct AdvertisementFact: Sendable, Equatable {
+  public var address: BDAddr
+  public var addressType: AddressType?
+  /// dBm; nil when the controller did not measure it (127).
+  public var rssi: Int8?
+  /// The Complete or Shortened Local Name.
+  public var name: String?
+  public var appearance: UInt16?
+  /// The company of the first Manufacturer Specific Data structure.
+  public var company: UInt16?
+
+  public init(address: BDAddr, addressType: AddressType?, rssi: Int8? = nil, name: String? = nil, appearance: UInt16? = nil, company: UInt16? = nil) {
+    self.address = address
+    self.addressType = addressType
+    self.rssi = rssi
+    self.name = name
+    self.appearance = appearance
+    self.company = company
+  }
+}
+
+/// Something that happened to a link (or to a link being made): the story a connection
+/// summary tells. Statuses and reasons are HCI error codes.
+public enum LinkEvent: Sendable, Equatable {
+  /// The host asked to connect (LE Create Connection, LE Extended Create Connection, Create
+  /// Connection); `peer` is nil when the filter accept list is used.
+  case connectRequested(peer: BDAddr?, peerType: AddressType?, isLE: Bool)
+  /// The controller refused the connection request at once (Command Status with an error).
+  case connectRejected(status: UInt8)
+  /// The host cancelled a connection attempt.
+  case connectCancelRequested
+  case connected(status: UInt8, handle: UInt16, peer: BDAddr?, peerType: AddressType?, role: LinkRole?, parameters: ConnectionParameters?)
+  case parametersUpdated(status: UInt8, handle: UInt16, parameters: ConnectionParameters)
+  /// The host asked to disconnect (HCI Disconnect).
+  case disconnectRequested(handle: UInt16, reason: UInt8)
+  case disconnected(status: UInt8, handle: UInt16, reason: UInt8)
+  case encryptionChanged(status: UInt8, handle: UInt16, enabled: Bool)
+  case phyUpdated(status: UInt8, handle: UInt16, transmit: UInt8, receive: UInt8)
+  case dataLengthChanged(handle: UInt16, maxTransmitOctets: UInt16, maxTransmitTime: UInt16, maxReceiveOctets: UInt16, maxReceiveTime: UInt16)
+  case remoteVersion(status: UInt8, handle: UInt16, version: UInt8, manufacturer: UInt16, subversion: UInt16)
+  case advertisement(AdvertisementFact)
+  /// An SMP command on the link: its code, and the reason of Pairing Failed.
+  case securityManager(code: UInt8, reason: UInt8?)
+}
+
+/// What an ATT PDU did, beyond its opcode.
+public enum ATTOperationFact: Sendable, Equatable {
+  /// Nothing beyond the attributes the PDU names.
+  case plain
+  case error(request: UInt8, handle: UInt16, code: UInt8)
+  case exchangeMTU(client: UInt16)
+  /// Server MTU and the ATT_MTU now in force.
+  case exchangeMTUResponse(server: UInt16, mtu: Int)
+  /// A request over a handle range (Find Information, Find By Type Value, Read By (Group) Type),
+  /// with its attribute type and, for Find By Type Value, the UUID searched for.
+  case range(start: UInt16, end: UInt16, type: BluetoothUUID?, value: BluetoothUUID?)
+  /// A discovery response: how many entries of what.
+  case found(count: Int, noun: DiscoveryNoun)
+  /// Read Multiple (Variable) Request.
+  case handles(count: Int)
+  /// A part of a long value read so far (`first`: the Read Response that starts it).
+  case longReadPart(total: Int, first: Bool)
+  case readBlobRequest(offset: UInt16)
+  case prepareWrite(offset: UInt16, length: Int)
+  /// Execute Write Request: `cancelled` queued parts were dropped (flags 0), or the queue was written.
+  case executeWrite(cancelled: Int?)
+  /// A value whose attribute is not known (a response without its request, Read Multiple
+  /// values that cannot be split), in the frame's `valueBytes`.
+  case unattributedValue(Range<Int>)
+}
+
+/// What a discovery response lists.
+public enum DiscoveryNoun: Sendable, Equatable {
+  case attributes, services, characteristics
+}
+
+/// The ATT side of a frame.
+public struct ATTFact: Sendable, Equatable {
+  public var opcode: UInt8
+  /// The L2CAP channel (4 for the fixed channel; an EATT or BR/EDR channel otherwise).
+  public var channel: UInt16
+  public var operation: ATTOperationFact = .plain
+  /// The request or indication this PDU answers or confirms, and its opcode.
+  public var requestFrame: Int?
+  public var requestOpcode: UInt8?
+  /// Time from that request, in microseconds (nil when the clock ran backwards).
+  public var latency: Int64?
+
+  public init(opcode: UInt8, channel: UInt16) {
+    self.opcode = opcode
+    self.channel = channel
+  }
+
+  public var kind: ATTMethodKind { ATTMethodKind(opcode: opcode) }
+  /// The ATT error code of an Error Response.
+  public var errorCode: UInt8? {
+    if case .error(_, _, let code) = operation { return code }
+    return nil
+  }
+}
+
+/// One attribute a frame is about: its handle, what GATT says it is, and its value.
+public struct AttributeFact: Sendable {
+  public var handle: UInt16
+  public var operation: GATTOperation
+  /// What the handle is, when a GATT database knows it.
+  public var meaning: ResolvedHandle?
+  /// The typed value, when a decoder read it.
+  public var value: (any CharacteristicValue)?
+  /// The value's registry entry (its JSON key, whether its words say it all).
+  public var decoderIndex: Int?
+  /// The raw value's bytes in the frame's `valueBytes`, when the PDU carried a value.
+  public var rawValue: Range<Int>?
+  /// The value did not fit its format.
+  public var isMalformed = false
+  /// The value waits for `ValueStage` (a pipeline has not run it yet).
+  var isValuePending = false
+
+  public init(handle: UInt16, operation: GATTOperation) {
+    self.handle = handle
+    self.operation = operation
+  }
+
+  public var service: BluetoothUUID? { meaning?.service }
+  public var characteristic: BluetoothUUID? { meaning?.characteristic }
+  /// The descriptor's own type when the handle is a descriptor (or a declaration).
+  public var descriptor: BluetoothUUID? { meaning?.role == .characteristicValue ? nil : meaning?.descriptor }
+}

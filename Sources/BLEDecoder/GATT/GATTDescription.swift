@@ -1,0 +1,166 @@
+import BLECore
+
+/// What an attribute a PDU is about means: its GATT meaning (from the server's database, or a
+/// handle override), and its value decoded by the registry's decoder into a typed value. Each
+/// attribute becomes an `AttributeFact` on the frame, with `gatt` and `decoded` field groups.
+enum GATTDescription {
+  static func describe(
+    _ handle: UInt16, value: ByteView?, operation: GATTOperation, leavingValue: Bool = false, _ pdu: inout ATTPDU,
+    _ database: inout GATTDatabase, _ frame: inout DissectedFrame
+  ) {
+    var fact = AttributeFact(handle: handle, operation: operation)
+    if let uuid = pdu.registry.handleOverride(handle, peer: pdu.link.peer) {
+      // An override (Decode As) wins over what discovery said.
+      let name = GATTDatabase.name(uuid)
+      fact.meaning = ResolvedHandle(role: .characteristicValue, service: nil, characteristic: uuid, descriptor: nil, name: name, characteristicName: name)
+      fact.decoderIndex = pdu.registry.index(for: uuid)
+    } else if let index = database.locate(handle, registry: pdu.registry) {
+      // Read in place: the table entry is copied once, into the fact.
+      fact.meaning = database.resolved[index]
+      let decoder = database.decoders[index]
+      fact.decoderIndex = decoder >= 0 ? Int(decoder) : nil
+    }
+    if let meaning = fact.meaning {
+      frame.deepestLayer = .gatt
+      writeFields(meaning, &frame.fields)
+    }
+    if let value {
+      fact.rawValue = frame.keepValue(value)
+      if operation == .read { learnFromRead(value, &fact, &pdu, database) }
+      if let decoder = fact.decoderIndex {
+        if leavingValue {
+          fact.isValuePending = true
+        } else {
+          decodeValue(pdu.registry[decoder: decoder], value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
+        }
+      }
+      // Service Changed: the server's attributes in the range are no longer known.
+      if operation == .indication, fact.characteristic?.uuid16 == 0x2A05, value.count == 4 {
+        let start = UInt16(value[value.startIndex]) | UInt16(value[value.startIndex + 1]) << 8
+        let end = UInt16(value[value.startIndex + 2]) | UInt16(value[value.startIndex + 3]) << 8
+        pdu.learned.append(.serviceChanged(start: start, end: end))
+      }
+    }
+    frame.attributes.append(consume fact)
+  }
+
+  /// A value listed by a Read By Type Response of a type with a decoder: its handle is known
+  /// only by that type.
+  static func describeTyped(_ handle: UInt16, value: ByteView, type: BluetoothUUID, decoder: Int, _ pdu: inout ATTPDU, _ frame: inout DissectedFrame) {
+    var fact = AttributeFact(handle: handle, operation: .read)
+    let name = GATTDatabase.name(type)
+    fact.meaning = ResolvedHandle(role: .characteristicValue, service: nil, characteristic: type, descriptor: nil, name: name, characteristicName: name)
+    fact.decoderIndex = decoder
+    fact.rawValue = frame.keepValue(value)
+    decodeValue(pdu.registry[decoder: decoder], value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
+    frame.attributes.append(consume fact)
+  }
+
+  /// The `gatt` group: JSON always has it; plain text shows the meaning in the header line.
+  static func writeFields(_ meaning: ResolvedHandle, _ fields: inout FieldList) {
+    fields.beginObject("gatt", "GATT", verbose: true)
+    if let service = meaning.service { fields.add("service", "Service", .uuid(service, name: GATTDatabase.name(service))) }
+    if let characteristic = meaning.characteristic {
+      fields.add("characteristic", "Characteristic", .uuid(characteristic, name: meaning.characteristicName))
+    }
+    if let descriptor = meaning.descriptor { fields.add("descriptor", "Descriptor", .uuid(descriptor, name: GATTDatabase.name(descriptor))) }
+    if let name = meaning.name { fields.add("name", "Name", .staticText(name)) }
+    fields.end()
+  }
+
+  /// Runs the decoder inside `decoded.<key>`: the typed value goes on the fact; a value that
+  /// does not fit is flagged, and its raw bytes stay in `att.value`.
+  static func decodeValue(
+    _ decoder: CharacteristicDecoder, _ value: ByteView, _ fact: inout AttributeFact, _ fields: inout FieldList,
+    _ diagnostics: inout [Diagnostic], _ malformed: inout DecodeError?
+  ) {
+    let context = fact.valueContext
+    let name = fact.meaning?.name
+    let depth = fields.depth
+    fields.beginObject("decoded", "Decoded", inline: true, verbose: decoder.summarySaysItAll)
+    fields.beginObject(decoder.key, name ?? "Value", inline: true)
+    var reader = ByteReader(value, layer: .profile)
+    let decoded = decoder.decode(&reader)
+    if let typed = decoded.value {
+      typed.writeFields(to: &fields, context: context)
+      typed.diagnose(into: &diagnostics, context: context)
+      fact.value = typed
+    }
+    if let error = decoded.error {
+      if malformed == nil { malformed = error }
+      fact.isMalformed = true
+    } else if !reader.isAtEnd {
+      diagnostics.append(Diagnostic(.warning, .profile, "\(reader.remaining) bytes after the \(name ?? "value") value"))
+    }
+    fields.close(toDepth: depth)
+  }
+
+  /// Read Responses on declaration handles teach the database too: a characteristic
+  /// declaration's properties, value handle and UUID; an included service's 128-bit UUID.
+  static func learnFromRead(_ value: ByteView, _ fact: inout AttributeFact, _ pdu: inout ATTPDU, _ database: GATTDatabase) {
+    if database.awaitsIncludedService(at: fact.handle), let uuid = ATTLayer.uuidValue(value) {
+      pdu.learned.append(.includedService(start: fact.handle, uuid: uuid))
+      fact.value = IncludedServiceUUID(uuid: uuid)
+      return
+    }
+    guard fact.meaning?.role == .characteristicDeclaration, value.count == 5 || value.count == 19 else { return }
+    var reader = ByteReader(value, layer: .gatt)
+    guard let properties = try? reader.readUInt8(), let valueHandle = try? reader.readUInt16LE(),
+      let uuid = reader.remaining == 16 ? try? reader.readUUID128() : try? reader.readUUID16()
+    else { return }
+    pdu.learned.append(.characteristic(declaration: fact.handle, valueHandle: valueHandle, uuid: uuid, properties: properties))
+  }
+}
+
+/// The second stage of dissection: the characteristic value a frame left (`Dissector.dissect(…,
+/// leavingValue: true)`), decoded wherever the pipeline runs it. Pure: it needs the frame and
+/// the registry only, so it can run on another thread than the dissector's.
+public enum ValueStage {
+  /// Decodes a left value into its typed value and `decoded` group (the last fields of the
+  /// frame); nothing to do for a frame that left none.
+  public static func complete(_ frame: inout DissectedFrame, registry: DecoderRegistry) {
+    guard let index = frame.attributes.lastIndex(where: \.isValuePending) else { return }
+    frame.attributes[index].isValuePending = false
+    guard let decoder = frame.attributes[index].decoderIndex, let raw = frame.attributes[index].rawValue else { return }
+    // The fact is changed in place (copying it would copy its value), beside the fields.
+    frame.valueBytes.withBytes(raw) { buffer in
+      GATTDescription.decodeValue(
+        registry[decoder: decoder], ByteView.pinned(buffer, count: buffer.count), &frame.attributes[index], &frame.fields,
+        &frame.diagnostics, &frame.malformed)
+    }
+  }
+}
+
+/// The 128-bit UUID of an included service, read from its declaration handle.
+public struct IncludedServiceUUID: CharacteristicValue, Equatable {
+  public var uuid: BluetoothUUID
+
+  public init(uuid: BluetoothUUID) { self.uuid = uuid }
+
+  public init(parsing reader: inout ByteReader) throws(DecodeError) {
+    uuid = try reader.readUUID128()
+  }
+
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.add("included_service", "Included service", .uuid(uuid, name: GATTDatabase.name(uuid)))
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.text("included service "))
+    summary.append(.string(uuid.description))
+  }
+}
+
+extension AttributeFact {
+  /// What the value's decoder is told: the attribute's UUID and, for a descriptor, its characteristic.
+  public var valueContext: ValueContext {
+    // Reads the meaning's parts in place (binding it would copy it whole).
+    let unknown = BluetoothUUID(uuid16: 0)
+    if meaning?.role == .descriptor {
+      return ValueContext(
+        operation: operation, uuid: meaning?.descriptor ?? unknown, characteristic: meaning?.characteristic,
+        characteristicName: meaning?.characteristicName)
+    }
+    return ValueContext(operation: operation, uuid: meaning?.characteristic ?? meaning?.descriptor ?? unknown)
+  }
+}

@@ -1,0 +1,339 @@
+import BLECapture
+import BLECore
+import BLEDecoder
+import Dispatch
+import Foundation
+
+/// What a frame stream hands its frames to: a renderer, an analysis, a diff side.
+///
+/// Calls come in capture order, from one thread at a time (the stream's second thread when it
+/// runs on two). Every frame is complete: all its layers and its typed value decoded.
+public protocol FrameConsumer: AnyObject {
+  /// How much of each frame's field list the consumer shows (`.none` for analyses that read
+  /// facts only); the facts are the same whatever it says.
+  var fieldDetail: FieldDetail { get }
+  /// One frame. The frame is reused once this returns: keep what is needed, not the frame.
+  /// Returns false to end the stream early (an output closed).
+  func consume(_ frame: inout DissectedFrame) -> Bool
+  /// The reader skipped damaged bytes just before the frame that comes next.
+  func skippedDamage(_ skip: SkippedDamage)
+  /// The input went idle (a pipe waits for its writer): show what was consumed so far.
+  func inputIdle()
+  /// After the last frame, with the engine's final state.
+  func finish(_ end: FrameStream.End)
+}
+
+extension FrameConsumer {
+  public var fieldDetail: FieldDetail { .all }
+  public func skippedDamage(_ skip: SkippedDamage) {}
+  public func inputIdle() {}
+  public func finish(_ end: FrameStream.End) {}
+}
+
+/// Reads a capture, dissects every record and hands the frames to a consumer: the one engine
+/// every command runs on. Decoding does not depend on the consumer.
+///
+/// On two threads (the default), the dissector (sequential: connections, reassembly, GATT
+/// state) runs on the calling thread and the consumer on a second one, batches of reused
+/// frames going between them; the stateless last stage of dissection (`ValueStage`: typed
+/// characteristic values) runs on either side, the share adjusted batch by batch toward the
+/// split that keeps both threads busy. On one thread (several files processed at once, one
+/// per core) everything runs in turn on the calling thread.
+///
+/// Latency: before a read that would wait (a pipe, standard input), the frames read so far
+/// are handed over and the consumer is told the input is idle; files never wait, so they
+/// keep the throughput of full batches.
+public struct FrameStream {
+  public enum Threading: Sendable { case two, one }
+
+  /// Which thread decodes characteristic values on two threads.
+  public enum ValueShare: Sendable {
+    /// Adjusted batch by batch toward the split that keeps both threads busy.
+    case adaptive
+    /// This many eighths of the frames leave their value to the consumer's thread (0...8).
+    case fixed(Int)
+  }
+
+  public struct Options: Sendable {
+    /// Stop after this many records.
+    public var limit = Int.max
+    public var registry = DecoderRegistry.standard
+    public var threading = Threading.two
+    public var valueShare = ValueShare.adaptive
+    public init() {}
+  }
+
+  /// How the stream ended, and what the engine knew then.
+  public struct End {
+    public var frames: Int
+    /// The damage that ended the read, if it did not end cleanly.
+    public var failure: CaptureError?
+    /// The dissector's final state: connections still open, GATT databases learned.
+    public var dissector: Dissector
+  }
+
+  let reader: any CaptureReader
+  let options: Options
+
+  public init(source: any CaptureReader, options: Options = Options()) {
+    self.reader = source
+    self.options = options
+  }
+
+  /// Runs the stream to its end (or until the consumer stops it); returns how it ended. The
+  /// consumer's `finish` has been called when this returns.
+  @discardableResult
+  public func run(into consumer: some FrameConsumer) -> End {
+    switch options.threading {
+    case .one: return runOnOneThread(consumer)
+    case .two: return runOnTwoThreads(consumer)
+    }
+  }
+
+  func runOnOneThread(_ consumer: some FrameConsumer) -> End {
+    var dissector = Dissector(registry: options.registry)
+    dissector.fieldDetail = consumer.fieldDetail
+    var frame = DissectedFrame()
+    var number = 0
+    var failure: CaptureError?
+    var damageSeen = reader.damagePlaces
+    let watchesInput = reader.mayWaitForInput
+    do {
+      while number < options.limit {
+        if watchesInput && number > 0 && !reader.nextIsReady() { consumer.inputIdle() }
+        guard try reader.next(into: &frame.record) else { break }
+        number += 1
+        if reader.damagePlaces != damageSeen {
+          damageSeen = reader.damagePlaces
+          if let skip = reader.damage.last { consumer.skippedDamage(skip) }
+        }
+        dissector.dissect(number: number, into: &frame)
+        let goOn = consumer.consume(&frame)
+        frame.releaseLargeBuffers()
+        if !goOn { break }
+      }
+    } catch {
+      failure = error
+    }
+    let end = End(frames: number, failure: failure, dissector: dissector)
+    consumer.finish(end)
+    return end
+  }
+
+  static var batchSize: Int { 128 }
+  /// A batch is also handed over once its records hold this much: 512 records of 256 KiB in
+  /// each of three batches would otherwise be 384 MiB in flight.
+  static var batchByteLimit: Int { 4 << 20 }
+
+  func runOnTwoThreads(_ consumer: some FrameConsumer) -> End {
+    let empty = BatchQueue()
+    let filled = BatchQueue()
+    for _ in 0..<3 { empty.put(FrameBatch(capacity: Self.batchSize)) }
+    let finished = DispatchSemaphore(value: 0)
+    let side = ConsumerSide(consumer, registry: options.registry)
+    // The thread sees the consumer through a non-generic protocol: nothing generic crosses threads.
+    let worker: any BatchConsuming = side
+    let thread = Thread {
+      worker.consumeBatches(from: filled, returningTo: empty)
+      finished.signal()
+    }
+    thread.stackSize = 1 << 20
+    thread.start()
+
+    var dissector = Dissector(registry: options.registry)
+    dissector.fieldDetail = consumer.fieldDetail
+    var number = 0
+    var failure: CaptureError?
+    // Eighths of the frames whose value the consumer's thread decodes.
+    var leftEighths = 4
+    var adapts = true
+    if case .fixed(let eighths) = options.valueShare {
+      leftEighths = min(max(eighths, 0), 8)
+      adapts = false
+    }
+    var batch = empty.take()
+    var batchBytes = 0
+    let watchesInput = reader.mayWaitForInput
+    // Whether a batch went to the consumer since it was last told the input was idle.
+    var handedOver = false
+    var damageSeen = reader.damagePlaces
+    func handOver() {
+      filled.put(batch)
+      batch = empty.take()
+      batch.count = 0
+      batchBytes = 0
+    }
+    do {
+      // Records are read straight into the frames, whose byte buffers are reused.
+      while number < options.limit {
+        if watchesInput && (batch.count > 0 || handedOver) && !reader.nextIsReady() {
+          batch.inputIdle = true
+          handOver()
+          handedOver = false
+          if side.stopped { break }
+        }
+        guard try reader.next(into: &batch.frames[batch.count].record) else { break }
+        number += 1
+        if reader.damagePlaces != damageSeen {
+          damageSeen = reader.damagePlaces
+          if let skip = reader.damage.last { batch.damageNotices.append((batch.count, skip)) }
+        }
+        dissector.dissect(number: number, into: &batch.frames[batch.count], leavingValue: number & 7 < leftEighths)
+        batchBytes += batch.frames[batch.count].record.bytes.count
+        batch.count += 1
+        if batch.count == Self.batchSize || batchBytes >= Self.batchByteLimit {
+          handOver()
+          handedOver = true
+          // This thread waited for an empty batch: the consumer is behind, decode more here.
+          // The consumer waited for a full one: this thread is behind, leave it more.
+          if empty.tookWaited() && adapts { leftEighths = max(leftEighths - 1, 0) }
+          if filled.tookWaited() && adapts { leftEighths = min(leftEighths + 1, 8) }
+          // A stopped consumer (`| head`) is noticed once per batch: a lock per record costs more.
+          if side.stopped { break }
+        }
+      }
+    } catch {
+      failure = error
+    }
+    let end = End(frames: number, failure: failure, dissector: dissector)
+    batch.end = end
+    filled.put(batch)
+    finished.wait()
+    return end
+  }
+}
+
+/// A batch of dissected frames handed from the dissecting thread to the consumer's. The
+/// frames are reused batch after batch, so their buffers keep their capacity.
+final class FrameBatch: @unchecked Sendable {
+  /// The frames, in memory of their own: reached only through this pointer, never copied.
+  let frames: UnsafeMutablePointer<DissectedFrame>
+  let capacity: Int
+  var count = 0
+  /// Set on the last batch of the stream.
+  var end: FrameStream.End?
+  /// Set when the input went idle after these frames.
+  var inputIdle = false
+  /// Damage the reader skipped just before the frame at `index`: reported in order.
+  var damageNotices: [(index: Int, skip: SkippedDamage)] = []
+
+  init(capacity: Int) {
+    self.capacity = capacity
+    frames = .allocate(capacity: capacity)
+    frames.initialize(repeating: DissectedFrame(), count: capacity)
+  }
+
+  deinit {
+    frames.deinitialize(count: capacity)
+    frames.deallocate()
+  }
+}
+
+/// A blocking queue of batches between two threads.
+final class BatchQueue: @unchecked Sendable {
+  private var items: [FrameBatch] = []
+  private let lock = NSLock()
+  private let available = DispatchSemaphore(value: 0)
+  /// Whether a `take` found the queue empty since the last `tookWaited()`: the taking thread
+  /// is the faster one.
+  private var waited = false
+
+  func put(_ batch: FrameBatch) {
+    lock.lock()
+    items.append(batch)
+    lock.unlock()
+    available.signal()
+  }
+
+  func take() -> FrameBatch {
+    // The other thread usually hands a batch over within microseconds: look a few times, then
+    // give the processor away a few times, before sleeping (waking a sleeping thread costs
+    // more). Looking long would steal the time the other thread needs when the two share a
+    // processor.
+    for attempt in 0..<200 {
+      lock.lock()
+      let ready = !items.isEmpty
+      if !ready { waited = true }
+      lock.unlock()
+      if ready { break }
+      if attempt >= 100 { sched_yield() }
+    }
+    available.wait()
+    lock.lock()
+    defer { lock.unlock() }
+    return items.removeFirst()
+  }
+
+  /// Whether a taker had to wait since the last call; clears the mark.
+  func tookWaited() -> Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    let result = waited
+    waited = false
+    return result
+  }
+}
+
+/// What the consumer's thread runs.
+protocol BatchConsuming: AnyObject, Sendable {
+  func consumeBatches(from filled: BatchQueue, returningTo empty: BatchQueue)
+}
+
+/// The consumer's side of a two-thread stream.
+final class ConsumerSide<Consumer: FrameConsumer>: BatchConsuming, @unchecked Sendable {
+  let consumer: Consumer
+  let registry: DecoderRegistry
+  private let lock = NSLock()
+  private var isStopped = false
+
+  init(_ consumer: Consumer, registry: DecoderRegistry) {
+    self.consumer = consumer
+    self.registry = registry.separateCopy()
+  }
+
+  /// Whether the consumer asked to stop.
+  var stopped: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return isStopped
+  }
+
+  func consumeBatches(from filled: BatchQueue, returningTo empty: BatchQueue) {
+    var stopping = false
+    while true {
+      let batch = filled.take()
+      if !stopping {
+        var notice = 0
+        var noticeIndex = batch.damageNotices.first?.index ?? Int.max
+        for index in 0..<batch.count {
+          if index == noticeIndex {
+            consumer.skippedDamage(batch.damageNotices[notice].skip)
+            notice += 1
+            noticeIndex = notice < batch.damageNotices.count ? batch.damageNotices[notice].index : Int.max
+          }
+          // Borrowed in place: copying a frame would retain every buffer it holds.
+          let frame = batch.frames + index
+          ValueStage.complete(&frame.pointee, registry: registry)
+          let goOn = consumer.consume(&frame.pointee)
+          frame.pointee.releaseLargeBuffers()
+          if !goOn {
+            stopping = true
+            lock.lock()
+            isStopped = true
+            lock.unlock()
+            break
+          }
+        }
+        if batch.inputIdle && !stopping { consumer.inputIdle() }
+      }
+      batch.count = 0
+      batch.inputIdle = false
+      batch.damageNotices.removeAll(keepingCapacity: true)
+      if let end = batch.end {
+        consumer.finish(end)
+        return
+      }
+      empty.put(batch)
+    }
+  }
+}

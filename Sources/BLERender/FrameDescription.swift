@@ -1,0 +1,151 @@
+import BLECore
+import BLEDecoder
+
+/// The header line's words, derived from a frame's facts: its title, the protocol it belongs
+/// to, and the summary after the title. Decoding never builds them; renderers ask.
+public enum FrameDescription {
+  /// The protocol item's name ("Handle Value Notification", "LE Set Scan Enable").
+  public static func title(_ frame: DissectedFrame) -> StaticString {
+    if let att = frame.att { return AssignedNumbers.attOpcodeName(att.opcode) ?? "Unknown PDU" }
+    return frame.title
+  }
+
+  /// The layer above HCI the title belongs to ("ATT", "SMP", "L2CAP"), or empty.
+  public static func layerLabel(_ frame: DissectedFrame) -> StaticString {
+    frame.att != nil ? "ATT" : frame.layerLabel
+  }
+
+  /// Writes the summary into `line` (emptied first); returns what joins it to the title: " "
+  /// when it continues the title ("Read Request 0x0010 …"), else ": ".
+  public static func summary(_ frame: DissectedFrame, into line: inout SummaryLine) -> StaticString {
+    line.removeAll(keepingCapacity: true)
+    guard let att = frame.att else {
+      if !frame.summary.isEmpty { line.append(.string(frame.summary)) }
+      line.append(contentsOf: frame.summaryParts)
+      return frame.summarySeparator
+    }
+    return attSummary(att, frame, into: &line)
+  }
+
+  /// The summary as text (tests, tools).
+  public static func summaryText(_ frame: DissectedFrame) -> String {
+    var line = SummaryLine()
+    _ = summary(frame, into: &line)
+    return line.map(\.text).joined()
+  }
+
+  static func attSummary(_ att: ATTFact, _ frame: DissectedFrame, into line: inout SummaryLine) -> StaticString {
+    switch att.operation {
+    case .plain:
+      attributes(frame, into: &line)
+    case let .error(request, handle, code):
+      line.append(.text(AssignedNumbers.attOpcodeName(request) ?? "Unknown PDU"))
+      line.append(.text(" "))
+      line.append(.hex(UInt64(handle), width: 4))
+      line.append(.text(": "))
+      line.append(.text(AssignedNumbers.attErrorName(code) ?? "error"))
+      // A long read that an error ended: the value read.
+      if !frame.attributes.isEmpty {
+        line.append(.text(": "))
+        attributes(frame, into: &line)
+      }
+    case .exchangeMTU(let client):
+      line.append(.text("client MTU "))
+      line.append(.number(Int(client)))
+    case let .exchangeMTUResponse(server, mtu):
+      line.append(.text("server MTU "))
+      line.append(.number(Int(server)))
+      line.append(.text(", ATT_MTU "))
+      line.append(.number(mtu))
+    case let .range(start, end, type, value):
+      line.append(.hex(UInt64(start), width: 4))
+      line.append(.text("–"))
+      line.append(.hex(UInt64(end), width: 4))
+      if att.opcode == 0x06 {
+        if let value {
+          line.append(.text(", "))
+          line.append(.text(GATTDatabase.name(value) ?? "service"))
+        }
+      } else if let type {
+        line.append(.text(" "))
+        line.append(.text(GATTDatabase.name(type) ?? "type"))
+      }
+    case let .found(count, noun):
+      line.append(.number(count))
+      switch noun {
+      case .attributes: line.append(.text(count == 1 ? " attribute" : " attributes"))
+      case .services: line.append(.text(count == 1 ? " service" : " services"))
+      case .characteristics: line.append(.text(count == 1 ? " characteristic" : " characteristics"))
+      }
+    case .handles(let count):
+      line.append(.number(count))
+      line.append(.text(" handles"))
+    case let .longReadPart(total, first):
+      attributes(frame, into: &line)
+      line.append(.text(first ? ": first " : ": "))
+      line.append(.number(total))
+      line.append(.text(first ? " bytes of a long value" : " bytes so far"))
+    case .readBlobRequest(let offset):
+      attributes(frame, into: &line)
+      line.append(.text(" at offset "))
+      line.append(.number(Int(offset)))
+    case let .prepareWrite(offset, length):
+      attributes(frame, into: &line)
+      line.append(.text(", "))
+      line.append(.number(length))
+      line.append(.text(" bytes at offset "))
+      line.append(.number(Int(offset)))
+    case .executeWrite(let cancelled):
+      if let cancelled {
+        line.append(.text("cancel "))
+        line.append(.number(cancelled))
+        line.append(.text(cancelled == 1 ? " prepared write" : " prepared writes"))
+      } else if frame.attributes.isEmpty {
+        line.append(.text("nothing prepared"))
+      } else {
+        attributes(frame, into: &line)
+      }
+    case .unattributedValue(let range):
+      line.append(.bytes(frame.valueBytes(range)))
+    }
+    // Words that begin with a handle continue the title.
+    if case .hex? = line.first { return " " }
+    return ": "
+  }
+
+  /// Each attribute: its handle, its name, and its value's words (or bytes), joined by "; ".
+  static func attributes(_ frame: DissectedFrame, into line: inout SummaryLine) {
+    for index in frame.attributes.indices {
+      if index > 0 { line.append(.text("; ")) }
+      attribute(at: index, frame, into: &line)
+    }
+  }
+
+  /// Reads the fact in place: copying it would copy its typed value.
+  static func attribute(at index: Int, _ frame: DissectedFrame, into line: inout SummaryLine) {
+    line.append(.hex(UInt64(frame.attributes[index].handle), width: 4))
+    if let name = frame.attributes[index].meaning?.name {
+      line.append(.text(" "))
+      line.append(.text(name))
+    } else if let uuid = frame.attributes[index].meaning.flatMap({ $0.characteristic ?? $0.descriptor ?? $0.service }) {
+      line.append(.text(" "))
+      line.append(.string(uuid.description))
+    }
+    let raw = frame.attributes[index].rawValue
+    if frame.attributes[index].isMalformed, let raw {
+      line.append(.text(": malformed value "))
+      line.append(.bytes(frame.valueBytes(raw)))
+    } else if let value = frame.attributes[index].value {
+      line.append(.text(": "))
+      value.summarize(into: &line, context: frame.attributes[index].valueContext)
+    } else if let raw, !raw.isEmpty {
+      line.append(.text(": "))
+      line.append(.bytes(frame.valueBytes(raw)))
+    }
+  }
+}
+
+extension DissectedFrame {
+  /// The header line's summary as text (tests, tools); renderers write the parts.
+  public var summaryText: String { FrameDescription.summaryText(self) }
+}
