@@ -250,7 +250,12 @@ public struct DissectedFrame: Sendable {
     hci = .none
     linkEvents.removeAll()
     att = nil
-    if !attributes.isEmpty { attributes.removeAll(keepingCapacity: true) }
+    // Most frames hold one attribute or none: removeLast is much cheaper than removeAll.
+    if attributes.count == 1 {
+      attributes.removeLast()
+    } else if !attributes.isEmpty {
+      attributes.removeAll(keepingCapacity: true)
+    }
     valueBytes.removeAll()
     summary = ""
     if !summaryParts.isEmpty { summaryParts.removeAll(keepingCapacity: true) }

@@ -141,7 +141,12 @@ public struct AttributeFact: Sendable {
   public var handle: UInt16
   public var operation: GATTOperation
   /// What the handle is, when a GATT database knows it.
-  public var meaning: ResolvedHandle?
+  public var meaning: ResolvedHandle? {
+    didSet { valueContext = Self.context(for: meaning, operation: operation) }
+  }
+  /// What the value's decoder is told: the attribute's UUID and, for a descriptor, its
+  /// characteristic (kept beside the meaning, so it is worked out once).
+  public private(set) var valueContext: ValueContext
   /// The typed value, when a decoder read it.
   public var value: (any CharacteristicValue)?
   /// The value's registry entry (its JSON key, whether its words say it all).
@@ -156,6 +161,18 @@ public struct AttributeFact: Sendable {
   public init(handle: UInt16, operation: GATTOperation) {
     self.handle = handle
     self.operation = operation
+    self.valueContext = ValueContext(operation: operation, uuid: BluetoothUUID(uuid16: 0))
+  }
+
+  static func context(for meaning: ResolvedHandle?, operation: GATTOperation) -> ValueContext {
+    let unknown = BluetoothUUID(uuid16: 0)
+    guard let meaning else { return ValueContext(operation: operation, uuid: unknown) }
+    if meaning.role == .descriptor {
+      return ValueContext(
+        operation: operation, uuid: meaning.descriptor ?? unknown, characteristic: meaning.characteristic,
+        characteristicName: meaning.characteristicName)
+    }
+    return ValueContext(operation: operation, uuid: meaning.characteristic ?? meaning.descriptor ?? unknown)
   }
 
   public var service: BluetoothUUID? { meaning?.service }

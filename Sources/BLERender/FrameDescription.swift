@@ -115,29 +115,31 @@ public enum FrameDescription {
 
   /// Each attribute: its handle, its name, and its value's words (or bytes), joined by "; ".
   static func attributes(_ frame: DissectedFrame, into line: inout SummaryLine) {
-    for index in frame.attributes.indices {
-      if index > 0 { line.append(.text("; ")) }
-      attribute(at: index, frame, into: &line)
+    // Facts are read where they are: copying one would copy (and retain) its typed value.
+    frame.attributes.withUnsafeBufferPointer { facts in
+      for index in facts.indices {
+        if index > 0 { line.append(.text("; ")) }
+        attribute(facts.baseAddress! + index, frame, into: &line)
+      }
     }
   }
 
-  /// Reads the fact in place: copying it would copy its typed value.
-  static func attribute(at index: Int, _ frame: DissectedFrame, into line: inout SummaryLine) {
-    line.append(.hex(UInt64(frame.attributes[index].handle), width: 4))
-    if let name = frame.attributes[index].meaning?.name {
+  static func attribute(_ fact: UnsafePointer<AttributeFact>, _ frame: DissectedFrame, into line: inout SummaryLine) {
+    line.append(.hex(UInt64(fact.pointee.handle), width: 4))
+    if let name = fact.pointee.meaning?.name {
       line.append(.text(" "))
       line.append(.text(name))
-    } else if let uuid = frame.attributes[index].meaning.flatMap({ $0.characteristic ?? $0.descriptor ?? $0.service }) {
+    } else if let uuid = fact.pointee.meaning.flatMap({ $0.characteristic ?? $0.descriptor ?? $0.service }) {
       line.append(.text(" "))
       line.append(.string(uuid.description))
     }
-    let raw = frame.attributes[index].rawValue
-    if frame.attributes[index].isMalformed, let raw {
+    let raw = fact.pointee.rawValue
+    if fact.pointee.isMalformed, let raw {
       line.append(.text(": malformed value "))
       line.append(.bytes(frame.valueBytes(raw)))
-    } else if let value = frame.attributes[index].value {
+    } else if fact.pointee.value != nil {
       line.append(.text(": "))
-      value.summarize(into: &line, context: frame.attributes[index].valueContext)
+      fact.pointee.value?.summarize(into: &line, context: fact.pointee.valueContext)
     } else if let raw, !raw.isEmpty {
       line.append(.text(": "))
       line.append(.bytes(frame.valueBytes(raw)))

@@ -80,8 +80,8 @@ enum GATTDescription {
     fields.beginObject("decoded", "Decoded", inline: true, verbose: decoder.summarySaysItAll)
     fields.beginObject(decoder.key, name ?? "Value", inline: true)
     var reader = ByteReader(value, layer: .profile)
-    let decoded = decoder.decode(&reader)
-    if let typed = decoded.value {
+    var decoded = decoder.decode(&reader)
+    if let typed = decoded.value.take() {
       typed.writeFields(to: &fields, context: context)
       typed.diagnose(into: &diagnostics, context: context)
       fact.value = typed
@@ -119,7 +119,8 @@ public enum ValueStage {
   /// Decodes a left value into its typed value and `decoded` group (the last fields of the
   /// frame); nothing to do for a frame that left none.
   public static func complete(_ frame: inout DissectedFrame, registry: DecoderRegistry) {
-    guard let index = frame.attributes.lastIndex(where: \.isValuePending) else { return }
+    // The left value is the frame's last attribute (and the only one, nearly always).
+    guard let index = frame.attributes.indices.last, frame.attributes[index].isValuePending else { return }
     frame.attributes[index].isValuePending = false
     guard let decoder = frame.attributes[index].decoderIndex, let raw = frame.attributes[index].rawValue else { return }
     // The fact is changed in place (copying it would copy its value), beside the fields.
@@ -151,16 +152,3 @@ public struct IncludedServiceUUID: CharacteristicValue, Equatable {
   }
 }
 
-extension AttributeFact {
-  /// What the value's decoder is told: the attribute's UUID and, for a descriptor, its characteristic.
-  public var valueContext: ValueContext {
-    // Reads the meaning's parts in place (binding it would copy it whole).
-    let unknown = BluetoothUUID(uuid16: 0)
-    if meaning?.role == .descriptor {
-      return ValueContext(
-        operation: operation, uuid: meaning?.descriptor ?? unknown, characteristic: meaning?.characteristic,
-        characteristicName: meaning?.characteristicName)
-    }
-    return ValueContext(operation: operation, uuid: meaning?.characteristic ?? meaning?.descriptor ?? unknown)
-  }
-}

@@ -104,6 +104,8 @@ enum AnnotateCommand: CLICommand {
     let errors = OutputSink(context.stderr)
     var options = FrameStream.Options()
     options.limit = limit
+    // For measurements (docs/performance.md): one thread, every value decoded in turn.
+    if context.environment["BLEDISSECT_THREADS"] == "1" { options.threading = .one }
     let consumer = RenderingConsumer(renderer: renderer, filter: filter, output: sink, errors: errors, label: path.display)
     let end = FrameStream(source: reader, options: options).run(into: consumer)
     let (failure, frames) = (end.failure, end.frames)
