@@ -57,7 +57,8 @@ public struct DecoderRegistry: Sendable {
   /// changed (`change` makes a new one), so reading it needs no exclusivity checks.
   struct Tables: Sendable {
     var decoders: [CharacteristicDecoder] = []
-    var byUUID: [BluetoothUUID: Int] = [:]
+    /// By the 128-bit value: a SIG UUID sent in 16, 32 or 128 bits finds the same decoder.
+    var byUUID: [UUIDValue: Int] = [:]
     var handleOverrides: [HandleOverride] = []
     var companies: [UInt16: PayloadDecoder] = [:]
     var vendorCommands: [UInt16: PayloadDecoder] = [:]
@@ -69,6 +70,13 @@ public struct DecoderRegistry: Sendable {
     init(_ tables: Tables) { self.tables = tables }
   }
   var box: Box
+
+  /// A UUID's value without the width it was sent with.
+  struct UUIDValue: Hashable, Sendable {
+    var high: UInt64
+    var low: UInt64
+    init(_ uuid: BluetoothUUID) { (high, low) = (uuid.high, uuid.low) }
+  }
 
   var tables: Tables { box.tables }
 
@@ -103,10 +111,10 @@ public struct DecoderRegistry: Sendable {
   /// Adds a characteristic decoder; one already registered for its UUID is replaced.
   public mutating func register(_ decoder: CharacteristicDecoder) {
     change { tables in
-      if let index = tables.byUUID[decoder.uuid] {
+      if let index = tables.byUUID[UUIDValue(decoder.uuid)] {
         tables.decoders[index] = decoder
       } else {
-        tables.byUUID[decoder.uuid] = tables.decoders.count
+        tables.byUUID[UUIDValue(decoder.uuid)] = tables.decoders.count
         tables.decoders.append(decoder)
       }
     }
@@ -132,9 +140,9 @@ public struct DecoderRegistry: Sendable {
   public subscript(decoder index: Int) -> CharacteristicDecoder { box.tables.decoders[index] }
 
   /// Where the decoder for `uuid` is in `decoders`.
-  public func index(for uuid: BluetoothUUID) -> Int? { tables.byUUID[uuid] }
+  public func index(for uuid: BluetoothUUID) -> Int? { tables.byUUID[UUIDValue(uuid)] }
 
-  public func decoder(for uuid: BluetoothUUID) -> CharacteristicDecoder? { tables.byUUID[uuid].map { tables.decoders[$0] } }
+  public func decoder(for uuid: BluetoothUUID) -> CharacteristicDecoder? { index(for: uuid).map { tables.decoders[$0] } }
 
   /// The UUID `handle` is decoded as on `peer`, when overridden (a peer's own override first).
   func handleOverride(_ handle: UInt16, peer: BDAddr?) -> BluetoothUUID? {

@@ -179,6 +179,7 @@ public struct ReusableList<Element: Sendable>: Sendable, Sequence {
 
   public var count: Int { used }
   public var isEmpty: Bool { used == 0 }
+  public var first: Element? { used > 0 ? storage[0] : nil }
 
   public mutating func append(_ element: Element) {
     if used < storage.count { storage[used] = element } else { storage.append(element) }

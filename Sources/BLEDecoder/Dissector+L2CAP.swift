@@ -233,6 +233,7 @@ extension Dissector {
           try dissectATT(&payload, slot: slot, bearerKey: bearer, channel: cid, direction: direction, into: &frame)
           return
         }
+        decodePayload(&payload, psm: channel.psm, &frame)
         frame.fields.bytes("payload", "Payload", payload.readRemaining())
         frame.fields.end()
         frame.layerLabel = "L2CAP"
@@ -286,6 +287,9 @@ extension Dissector {
           }
           return
         }
+        if registry.psm(channel.psm) != nil {
+          ByteReader.reading(sdu, layer: .l2cap) { (reader: inout ByteReader) in decodePayload(&reader, psm: channel.psm, &frame) }
+        }
         frame.fields.bytes("sdu", "SDU", sdu[...])
         frame.fields.end()
         frame.title = "SDU"
@@ -334,6 +338,18 @@ extension Dissector {
     try ATTLayer.decode(
       &reader, bearer: &connections.entries[slot].link[bearer: bearerKey],
       database: &gattDatabases.databases[database], link: link, registry: registry, frame: &frame)
+  }
+
+  /// Runs the decoder registered for a dynamic channel's PSM over its payload (or SDU): its
+  /// fields in their group; a payload that does not fit is flagged, its bytes kept.
+  func decodePayload(_ payload: inout ByteReader, psm: UInt16, _ frame: inout DissectedFrame) {
+    guard let decoder = registry.psm(psm) else { return }
+    var copy = payload
+    if let error = decoder.run(&copy, into: &frame.fields) {
+      if frame.malformed == nil { frame.malformed = error }
+      return
+    }
+    payload = copy
   }
 
   /// Closes the `hci` group of an ACL frame whose PDU decodes: the upper layers say more, so

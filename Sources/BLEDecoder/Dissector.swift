@@ -86,11 +86,13 @@ public struct Dissector: Sendable {
       switch kind {
       case .command:
         var context = HCICommand.Context()
+        context.registry = registry
         defer { for event in context.events { frame.linkEvents.append(event) } }
         try HCICommand.decode(&reader, into: &frame, context: &context)
         if let handle = context.handle { label(&frame, handle: handle, createIfMissing: false) }
       case .event:
         var context = HCIEvent.Context()
+        context.registry = registry
         context.adapter = adapter
         defer {
           apply(context, to: &frame)

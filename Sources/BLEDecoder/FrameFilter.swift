@@ -32,8 +32,10 @@ public struct FrameFilter: Sendable {
   /// (a descriptor) its own type.
   static func names(_ fact: AttributeFact, _ uuid: BluetoothUUID) -> Bool {
     guard let meaning = fact.meaning else { return false }
-    if meaning.service == uuid || meaning.characteristic == uuid { return true }
-    return meaning.role == .descriptor && meaning.descriptor == uuid
+    // By value: `--uuid 180d` matches a service sent as a 128-bit UUID, and the other way round.
+    func same(_ other: BluetoothUUID?) -> Bool { other.map { $0.high == uuid.high && $0.low == uuid.low } ?? false }
+    if same(meaning.service) || same(meaning.characteristic) { return true }
+    return meaning.role == .descriptor && same(meaning.descriptor)
   }
 
   public func matches(_ frame: DissectedFrame) -> Bool {

@@ -20,7 +20,10 @@ public enum AdvertisingData {
   /// A zero length ends the data (the rest is padding); a structure longer than what remains
   /// is reported as malformed after the ones before it.
   @discardableResult
-  public static func decode(_ reader: inout ByteReader, into fields: inout FieldList, key: StaticString = "ad", label: StaticString = "Advertising data") throws(DecodeError) -> Advertised {
+  public static func decode(
+    _ reader: inout ByteReader, into fields: inout FieldList, key: StaticString = "ad", label: StaticString = "Advertising data",
+    registry: DecoderRegistry? = nil
+  ) throws(DecodeError) -> Advertised {
     fields.beginArray(key, label)
     defer { fields.end() }
     var advertised = Advertised()
@@ -32,7 +35,7 @@ public enum AdvertisingData {
       note(type: type, item, in: &advertised)
       fields.beginObject("", "AD", inline: true)
       fields.addVerbose("type", "Type", .code(UInt64(type), width: 2, name: AssignedNumbers.adTypeName(type)))
-      try decodeStructure(type: type, &item, into: &fields)
+      try decodeStructure(type: type, &item, into: &fields, registry: registry)
       fields.end()
     }
     reader.layer = .hci
@@ -55,7 +58,7 @@ public enum AdvertisingData {
     }
   }
 
-  static func decodeStructure(type: UInt8, _ item: inout ByteReader, into fields: inout FieldList) throws(DecodeError) {
+  static func decodeStructure(type: UInt8, _ item: inout ByteReader, into fields: inout FieldList, registry: DecoderRegistry? = nil) throws(DecodeError) {
     switch type {
     case 0x01:
       let flags = try item.readUInt8()
@@ -106,7 +109,13 @@ public enum AdvertisingData {
     case 0xFF:
       let company = try item.readUInt16LE()
       fields.code("company", "Company", company, width: 4, name: AssignedNumbers.companyName(company))
-      fields.bytes("data", "Data", item.readRemaining())
+      if let decoder = registry?.company(company) {
+        // The company's layout; what it does not read stays as bytes.
+        var data = item
+        if let error = decoder.run(&data, into: &fields) { throw error }
+        item = data
+      }
+      if !item.isAtEnd { fields.bytes("data", "Data", item.readRemaining()) }
     default:
       fields.bytes("data", "Data", item.readRemaining())
     }

@@ -12,6 +12,8 @@ public enum HCICommand {
     public var handle: UInt16?
     /// What the command does to links (connect, cancel, disconnect).
     public var events: [LinkEvent] = []
+    /// Where vendor commands find their decoders.
+    var registry: DecoderRegistry?
     public init() {}
   }
 
@@ -44,6 +46,9 @@ public enum HCICommand {
       if AssignedNumbers.hciCommandName(opcode) == nil {
         // No name to go by: say which opcode it is, as OGF and OCF.
         frame.summary = "opcode \(Hex.prefixed(UInt64(opcode), width: 4)) (OGF \(Hex.prefixed(UInt64(ogf(opcode)), width: 2)), OCF \(Hex.prefixed(UInt64(ocf(opcode)), width: 4)))"
+      }
+      if ogf(opcode) == 0x3F, let decoder = context.registry?.vendorCommand(ocf(opcode)) {
+        if let error = decoder.run(&parameters, into: &frame.fields), frame.malformed == nil { frame.malformed = error }
       }
       if !parameters.isAtEnd { frame.fields.bytes("raw", "Data", parameters.readRemaining()) }
     } else if !parameters.isAtEnd {

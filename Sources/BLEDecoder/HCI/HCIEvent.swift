@@ -18,6 +18,8 @@ public enum HCIEvent {
     var events: [LinkEvent] = []
     /// The LE subevent, for `frame.hci`.
     var subevent: UInt8?
+    /// Where vendor events and manufacturer data find their decoders.
+    var registry: DecoderRegistry?
   }
 
   public static func name(_ code: UInt8) -> StaticString {
@@ -54,6 +56,9 @@ public enum HCIEvent {
     let known = try decodeParameters(code: code, &p, into: &frame.fields, summary: &frame.summary, context: &context)
     if !known {
       if AssignedNumbers.hciEventName(code) == nil { frame.summary = "event code " + Hex.prefixed(UInt64(code), width: 2) }
+      if code == 0xFF, let decoder = context.registry?.vendorEvent {
+        if let error = decoder.run(&p, into: &frame.fields), frame.malformed == nil { frame.malformed = error }
+      }
       if !p.isAtEnd { frame.fields.bytes("raw", "Data", p.readRemaining()) }
     } else if !p.isAtEnd {
       frame.fields.bytes("extra", "Unexpected bytes", p.readRemaining())

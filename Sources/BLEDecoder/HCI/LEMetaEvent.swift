@@ -115,7 +115,7 @@ enum LEMetaEvent {
         let length = Int(try p.readUInt8())
         fields.addVerbose("data_length", "Data length", .unsigned(UInt64(length), .decimal))
         var data = try p.readReader(count: length, layer: .advertising)
-        let advertised = try AdvertisingData.decode(&data, into: &fields)
+        let advertised = try AdvertisingData.decode(&data, into: &fields, registry: context.registry)
         let rssi = try p.readInt8()
         context.events.append(.advertisement(advertised.fact(address: addr, type: addrType, rssi: rssi)))
         fields.measure("rssi", "RSSI", rssi, scale: 1, unit: "dBm")
@@ -194,7 +194,7 @@ enum LEMetaEvent {
         let length = Int(try p.readUInt8())
         fields.addVerbose("data_length", "Data length", .unsigned(UInt64(length), .decimal))
         var data = try p.readReader(count: length, layer: .advertising)
-        let advertised = try AdvertisingData.decode(&data, into: &fields)
+        let advertised = try AdvertisingData.decode(&data, into: &fields, registry: context.registry)
         context.events.append(.advertisement(advertised.fact(address: addr, type: addrType, rssi: rssi)))
         fields.end()
         if index == 0 { summary += "\(addr) \(rssi) dBm" }

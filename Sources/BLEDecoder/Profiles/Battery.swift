@@ -187,3 +187,11 @@ public struct BatteryLevelStatus: CharacteristicValue, Equatable {
     if let batteryLevel, batteryLevel > 100 { ProfileSupport.warn(&diagnostics, "battery level \(batteryLevel) % is above 100 %") }
   }
 }
+
+extension ProfileRegistry {
+  /// This file's decoders: adding one here registers it.
+  static let battery: [CharacteristicDecoder] = [
+    BatteryLevel.decoder,
+    BatteryLevelStatus.decoder,
+  ]
+}

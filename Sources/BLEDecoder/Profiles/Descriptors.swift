@@ -332,3 +332,14 @@ public struct CharacteristicPresentationFormat: CharacteristicValue, Equatable {
     }
   }
 }
+
+extension ProfileRegistry {
+  /// This file's decoders: adding one here registers it.
+  static let descriptors: [CharacteristicDecoder] = [
+    CharacteristicExtendedProperties.decoder,
+    CharacteristicUserDescription.decoder,
+    ClientCharacteristicConfiguration.decoder,
+    ServerCharacteristicConfiguration.decoder,
+    CharacteristicPresentationFormat.decoder,
+  ]
+}

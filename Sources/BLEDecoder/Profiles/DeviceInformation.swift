@@ -177,3 +177,18 @@ public struct PnPID: CharacteristicValue, Equatable {
     }
   }
 }
+
+extension ProfileRegistry {
+  /// This file's decoders: adding one here registers it.
+  static let deviceInformation: [CharacteristicDecoder] = [
+    SystemID.decoder,
+    ModelNumberString.decoder,
+    SerialNumberString.decoder,
+    FirmwareRevisionString.decoder,
+    HardwareRevisionString.decoder,
+    SoftwareRevisionString.decoder,
+    ManufacturerNameString.decoder,
+    RegulatoryCertificationDataList.decoder,
+    PnPID.decoder,
+  ]
+}

@@ -77,3 +77,11 @@ public struct Humidity: CharacteristicValue, Equatable {
     }
   }
 }
+
+extension ProfileRegistry {
+  /// This file's decoders: adding one here registers it.
+  static let environmentalSensing: [CharacteristicDecoder] = [
+    Temperature.decoder,
+    Humidity.decoder,
+  ]
+}

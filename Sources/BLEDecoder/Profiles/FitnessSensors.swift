@@ -385,3 +385,15 @@ public struct RSCFeature: CharacteristicValue, Equatable {
     ProfileSupport.checkReserved(UInt64(rawValue), defined: 0x001F, width: 4, what: "RSC Feature", &diagnostics, severity: .note)
   }
 }
+
+extension ProfileRegistry {
+  /// This file's decoders: adding one here registers it.
+  static let fitness: [CharacteristicDecoder] = [
+    CSCMeasurement.decoder,
+    CSCFeature.decoder,
+    RSCMeasurement.decoder,
+    RSCFeature.decoder,
+    CyclingPowerMeasurement.decoder,
+    SensorLocation.decoder,
+  ]
+}

@@ -355,3 +355,18 @@ public struct ServerSupportedFeatures: CharacteristicValue, Equatable {
     }
   }
 }
+
+extension ProfileRegistry {
+  /// This file's decoders: adding one here registers it.
+  static let gapAndGATT: [CharacteristicDecoder] = [
+    DeviceName.decoder,
+    Appearance.decoder,
+    PeripheralPreferredConnectionParameters.decoder,
+    ServiceChanged.decoder,
+    CentralAddressResolution.decoder,
+    ResolvablePrivateAddressOnly.decoder,
+    ClientSupportedFeatures.decoder,
+    DatabaseHash.decoder,
+    ServerSupportedFeatures.decoder,
+  ]
+}

@@ -201,3 +201,14 @@ public struct BloodPressureMeasurement: CharacteristicValue, Equatable {
     }
   }
 }
+
+extension ProfileRegistry {
+  /// This file's decoders: adding one here registers it.
+  static let health: [CharacteristicDecoder] = [
+    TemperatureMeasurement.decoder,
+    TemperatureType.decoder,
+    TemperatureMeasurement.intermediateDecoder,
+    BloodPressureMeasurement.decoder,
+    BloodPressureMeasurement.intermediateCuffPressureDecoder,
+  ]
+}

@@ -283,3 +283,12 @@ public struct HeartRateControlPoint: CharacteristicValue, Equatable {
     }
   }
 }
+
+extension ProfileRegistry {
+  /// This file's decoders: adding one here registers it.
+  static let heartRate: [CharacteristicDecoder] = [
+    HeartRateMeasurement.decoder,
+    BodySensorLocation.decoder,
+    HeartRateControlPoint.decoder,
+  ]
+}

@@ -102,3 +102,11 @@ public enum Huami {
     }
   }
 }
+
+extension ProfileRegistry {
+  /// This file's decoders: adding one here registers it.
+  static let huami: [CharacteristicDecoder] = [
+    Huami.BatteryInfo.decoder,
+    Huami.RealtimeSteps.decoder,
+  ]
+}

@@ -241,3 +241,14 @@ public struct CurrentTime: CharacteristicValue, Equatable {
     ProfileSupport.checkReserved(UInt64(adjustReason), defined: 0x0F, width: 2, what: "Current Time adjust reason", &diagnostics)
   }
 }
+
+extension ProfileRegistry {
+  /// This file's decoders: adding one here registers it.
+  static let time: [CharacteristicDecoder] = [
+    DateTime.decoder,
+    DayOfWeek.decoder,
+    DayDateTime.decoder,
+    ExactTime256.decoder,
+    CurrentTime.decoder,
+  ]
+}

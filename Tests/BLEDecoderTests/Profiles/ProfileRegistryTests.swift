@@ -92,18 +92,20 @@ import Testing
 }
 
 @Suite struct ProfileRegistryIndexTests {
-  /// Frames and databases keep a decoder's index in `all`: every decoder a UUID finds must be there.
+  /// Facts and databases keep a decoder's index in the registry: every decoder a UUID finds is there.
   @Test func everyDecoderFoundByUUIDHasAnIndex() {
+    let registry = DecoderRegistry.standard
     var found = 0
     for short in UInt16(0x2900)...UInt16(0x2BFF) {
       let uuid = BluetoothUUID(uuid16: short)
       guard let decoder = ProfileRegistry.decoder(for: uuid) else { continue }
-      let index = ProfileRegistry.index(for: uuid)
-      #expect(index.map { ProfileRegistry.all[$0].key.description } == decoder.key.description, "\(uuid)")
+      let index = registry.index(for: uuid)
+      #expect(index.map { registry[decoder: $0].key.description } == decoder.key.description, "\(uuid)")
       found += 1
     }
     #expect(found >= 40)
+    #expect(found + 2 == ProfileRegistry.all.count)  // and the two Huami ones
     let huamiBattery = BluetoothUUID("00000006-0000-3512-2118-0009af100700")!
-    #expect(ProfileRegistry.index(for: huamiBattery).map { ProfileRegistry.all[$0].key.description } == ProfileRegistry.decoder(for: huamiBattery)?.key.description)
+    #expect(registry.index(for: huamiBattery).map { registry[decoder: $0].key.description } == "huami_battery_info")
   }
 }
