@@ -106,6 +106,7 @@ enum AnnotateCommand: CLICommand {
     options.limit = limit
     // For measurements (docs/performance.md): one thread, every value decoded in turn.
     if context.environment["BLEDISSECT_THREADS"] == "1" { options.threading = .one }
+    if let share = context.environment["BLEDISSECT_VALUE_SHARE"].flatMap(Int.init) { options.valueShare = .fixed(share) }
     let consumer = RenderingConsumer(renderer: renderer, filter: filter, output: sink, errors: errors, label: path.display)
     let end = FrameStream(source: reader, options: options).run(into: consumer)
     let (failure, frames) = (end.failure, end.frames)
