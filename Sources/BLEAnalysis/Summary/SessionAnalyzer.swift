@@ -195,7 +195,7 @@ public struct SessionAnalyzer: Sendable {
     let number = summary.connections.count + 1
     summary.connections.append(ConnectionSummary(
       number: number, adapter: adapter, handle: handle, generation: generation, peer: peer, peerType: peerType, role: role,
-      startSeen: startSeen, startFrame: frame, start: time, lastActivity: time, parameters: parameters))
+      startSeen: startSeen, startFrame: frame, start: time, lastActivity: time, parameters: parameters, openingParameters: parameters))
     work.append(LinkWork())
     open[key] = OpenLink(generation: generation, index: number - 1)
     return number - 1
@@ -402,7 +402,9 @@ public struct SessionAnalyzer: Sendable {
       break
     }
     if let latency = att.latency, let request = att.requestOpcode {
-      addLatency(request, microseconds: latency, failed: errorCode != nil)
+      // Attribute Not Found ending a discovery is the procedure's normal end, not a failure.
+      let failed = errorCode.map { !(Self.isDiscovery(request) && $0 == 0x0A) } ?? false
+      addLatency(request, microseconds: latency, failed: failed)
     }
     if let request = att.requestFrame, !work[index].pendingSubscriptions.isEmpty,
       let position = work[index].pendingSubscriptions.removeValue(forKey: request)

@@ -221,7 +221,10 @@ public struct ConnectionSummary: Sendable {
   public var initiator: DisconnectInitiator?
   /// The reason the local host gave in HCI Disconnect.
   public var disconnectRequestReason: UInt8?
+  /// The parameters in force now (after the last successful update).
   public var parameters: ConnectionParameters?
+  /// The parameters of Connection Complete.
+  public var openingParameters: ConnectionParameters?
   /// Every LE Connection Update Complete, in order (up to `Limits.parameterUpdates`).
   public var updates: [ParameterChange] = []
   public var updatesNotListed = 0

@@ -10,6 +10,9 @@ public final class SummaryConsumer: FrameConsumer {
   /// Damage the reader skipped, in bytes and places (the summary says the capture was damaged).
   public private(set) var skippedBytes = 0
   public private(set) var skippedPlaces = 0
+  /// The first skips, to name them (bounded: a hostile file may have a million).
+  public private(set) var skips: [SkippedDamage] = []
+  public static let listedSkips = 100
 
   public init() {}
 
@@ -23,6 +26,7 @@ public final class SummaryConsumer: FrameConsumer {
   public func skippedDamage(_ skip: SkippedDamage) {
     skippedBytes = skippedBytes.saturatingAdd(skip.byteCount)
     skippedPlaces = skippedPlaces.saturatingAdd(1)
+    if skips.count < Self.listedSkips { skips.append(skip) }
   }
 
   public func finish(_ end: FrameStream.End) {
