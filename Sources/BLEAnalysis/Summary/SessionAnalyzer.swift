@@ -7,7 +7,7 @@ import BLEDecoder
 /// (a notification on a known link and handle) costs a few comparisons: the last link and the
 /// last handle are remembered, so no hashing happens until the frame names another one.
 public struct SessionAnalyzer: Sendable {
-  public private(set) var summary = SessionSummary()
+  public internal(set) var summary = SessionSummary()
 
   /// What a connection's analysis needs while it is open; dropped when it closes.
   struct LinkWork: Sendable {
