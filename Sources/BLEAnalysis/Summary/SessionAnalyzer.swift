@@ -420,7 +420,7 @@ public struct SessionAnalyzer: Sendable {
     guard !frame.attributes.isEmpty else { return }
     let kind = att.kind
     for position in frame.attributes.indices {
-      attribute(position, opcode: att.opcode, kind: kind, operation: att.operation, frame: frame, index: index, time: time)
+      attribute(position, opcode: att.opcode, kind: kind, operation: att.operation, frame: &frame, index: index, time: time)
     }
   }
 
@@ -499,7 +499,7 @@ public struct SessionAnalyzer: Sendable {
     work[index].kinds[activity] = kind
   }
 
-  mutating func attribute(_ position: Int, opcode: UInt8, kind: ATTMethodKind, operation: ATTOperationFact, frame: DissectedFrame, index: Int, time: Int64) {
+  mutating func attribute(_ position: Int, opcode: UInt8, kind: ATTMethodKind, operation: ATTOperationFact, frame: inout DissectedFrame, index: Int, time: Int64) {
     let handle = frame.attributes[position].handle
     guard let activity = activity(handle, index: index) else { return }
     if summary.connections[index].characteristics[activity].uuid == nil, let meaning = frame.attributes[position].meaning {
@@ -594,9 +594,9 @@ public struct SessionAnalyzer: Sendable {
       guard let last = summary.connections[index].characteristics[activity].lastValue, !work[index].unsubscribed[activity] else { continue }
       noteGap(activity, Gap(start: last, microseconds: Timestamp.elapsed(from: last, to: end), untilEnd: true), index: index)
     }
-    if var heartRate = summary.connections[index].heartRate, let start = heartRate.lossStart {
-      Self.endContactLoss(&heartRate, start: start, end: heartRate.lastTime ?? start)
-      summary.connections[index].heartRate = heartRate
+    if let start = summary.connections[index].heartRate?.lossStart {
+      let end = summary.connections[index].heartRate?.lastTime ?? start
+      Self.endContactLoss(&summary.connections[index].heartRate!, start: start, end: end)
     }
   }
 
@@ -635,8 +635,12 @@ public struct SessionAnalyzer: Sendable {
   static let dropoutFloor: Int64 = 2_000_000
 
   mutating func heartRate(_ measurement: HeartRateMeasurement, index: Int, time: Int64) {
-    var hr = summary.connections[index].heartRate ?? HeartRateSummary()
-    summary.connections[index].heartRate = nil  // no second copy while it changes
+    if summary.connections[index].heartRate == nil { summary.connections[index].heartRate = HeartRateSummary() }
+    // Changed in place: a copy would retain and release its arrays on every measurement.
+    Self.add(measurement, time: time, to: &summary.connections[index].heartRate!)
+  }
+
+  static func add(_ measurement: HeartRateMeasurement, time: Int64, to hr: inout HeartRateSummary) {
     hr.measurements = hr.measurements.saturatingAdd(1)
     if measurement.bpm == 0 { hr.zeroReadings = hr.zeroReadings.saturatingAdd(1) } else { hr.bpm.add(Double(measurement.bpm)) }
     switch measurement.sensorContact {
@@ -645,20 +649,20 @@ public struct SessionAnalyzer: Sendable {
       if hr.lossStart == nil { hr.lossStart = time }
     case .detected:
       hr.contactDetected = hr.contactDetected.saturatingAdd(1)
-      if let start = hr.lossStart { Self.endContactLoss(&hr, start: start, end: time) }
+      if let start = hr.lossStart { endContactLoss(&hr, start: start, end: time) }
     case .unsupported:
-      if let start = hr.lossStart { Self.endContactLoss(&hr, start: start, end: time) }
+      if let start = hr.lossStart { endContactLoss(&hr, start: start, end: time) }
     }
     if let last = hr.lastTime {
       let interval = Timestamp.elapsed(from: last, to: time)
       if interval >= 0 {
-        if interval >= Self.dropoutFloor {
+        if interval >= dropoutFloor {
           hr.successive.reset()
           // The dropout rule: longer than max(2 s, 3 × the median interval so far).
           let median = (hr.intervals.quantile(0.5) ?? 0) * 1000
-          if Double(interval) > max(Double(Self.dropoutFloor), 3 * median) {
+          if Double(interval) > max(Double(dropoutFloor), 3 * median) {
             hr.dropoutCount = hr.dropoutCount.saturatingAdd(1)
-            Self.keepLongest(&hr.dropouts, ClosedTimeSpan(start: last, end: time))
+            keepLongest(&hr.dropouts, ClosedTimeSpan(start: last, end: time))
           }
         }
         // In ms, at most an hour: the sketch then stays under 2100 buckets (16 KiB).
@@ -674,7 +678,6 @@ public struct SessionAnalyzer: Sendable {
     }
     if let energy = measurement.energyExpended { hr.energyExpended = energy }
     hr.lastTime = time
-    summary.connections[index].heartRate = hr
   }
 
   static func endContactLoss(_ hr: inout HeartRateSummary, start: Int64, end: Int64) {

@@ -24,7 +24,7 @@ enum SummaryCommand: CLICommand {
       """,
     options: [
       OptionSpec(name: "json", short: nil, kind: .flag, help: "Write one JSON object per file (one per line)."),
-      OptionSpec(name: "jobs", short: "j", kind: .value(valueName: "n"), help: "Files summarized at once (default 1); output stays in input order."),
+      OptionSpec(name: "jobs", short: "j", kind: .value(valueName: "n"), help: "Files to summarize at once (default 1; for now one at a time); output stays in input order."),
       stopAtDamageOption,
     ],
     minimumPositionals: 1,

@@ -454,11 +454,13 @@ enum SummaryText {
       let milliseconds = Double(micros) / 1000
       return fixed(milliseconds, places: micros.magnitude < 10_000 ? 1 : 0) + " ms"
     }
-    let text = seconds(micros)
     let whole = micros.magnitude / 1_000_000
-    guard whole >= 120 else { return text }
-    let (hours, minutes, secs) = (whole / 3600, whole % 3600 / 60, whole % 60)
-    return text + " (" + (hours > 0 ? "\(hours) h \(minutes) min" : "\(minutes) min \(secs) s") + ")"
+    guard whole >= 120 else { return seconds(micros) }
+    // Long spans in minutes (and hours): `3 min 56.258 s`, `2 h 05 min 10 s`.
+    let (hours, minutes) = (whole / 3600, whole % 3600 / 60)
+    let rest = seconds(Int64(clamping: micros.magnitude % 60_000_000))
+    let sign = micros < 0 ? "-" : ""
+    return sign + (hours > 0 ? "\(hours) h \(minutes < 10 ? "0" : "")\(minutes) min \(whole % 60) s" : "\(minutes) min \(rest)")
   }
 }
 
