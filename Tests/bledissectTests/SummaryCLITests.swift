@@ -137,4 +137,21 @@ import Testing
     let missing = SummaryCommand.summarize(Argument("/nonexistent"), settings: settings)
     #expect(missing.status == 2 && missing.output.isEmpty && !missing.errors.isEmpty)
   }
+
+  /// Every capture of ../shared/corpus (when present): a summary of valid JSON, no trap.
+  @Test func corpusCapturesSummarize() throws {
+    guard let corpusRoot else { return }
+    let files = FileManager.default.enumerator(atPath: corpusRoot.path)?.compactMap { $0 as? String }.filter { !$0.hasSuffix(".md") }.sorted() ?? []
+    for file in files {
+      let path = corpusRoot.appendingPathComponent(file).path
+      var isDirectory: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+      let result = runCLI(["summary", "--json", path])
+      #expect([0, 1, 2].contains(result.status), "\(file)")
+      if result.status != 2 {
+        #expect(JSONKeyChecker.check(result.stdout.dropLast()) == nil, "\(file)")
+        #expect(runCLI(["summary", path]).status == result.status, "\(file)")
+      }
+    }
+  }
 }

@@ -206,7 +206,10 @@ enum SummaryText {
 
   static func characteristics(_ connection: ConnectionSummary, _ summary: SessionSummary, _ text: inout Lines) {
     // Descriptors are left out (their writes are the subscriptions above), unless they failed.
-    let shown = connection.characteristics.filter { !$0.isDescriptor || !$0.errors.isEmpty || $0.reads > 0 }.sorted { $0.handle < $1.handle }
+    let shown = connection.characteristics.filter { activity in
+      let used = activity.reads > 0 || activity.pushed > 0 || (!activity.isDescriptor && activity.writes.saturatingAdd(activity.writeCommands) > 0)
+      return used || !activity.errors.isEmpty
+    }.sorted { $0.handle < $1.handle }
     guard !shown.isEmpty else { return }
     var rows = Table()
     rows.add(["  characteristic", "handle", "reads", "writes", "notified", "rate", "longest silence"])
