@@ -218,7 +218,7 @@ enum SummaryText {
       var pushed = activity.notifications > 0 ? "\(activity.notifications)" : ""
       if activity.indications > 0 { pushed += (pushed.isEmpty ? "" : " + ") + "\(activity.indications) ind" }
       let writes = activity.writes.saturatingAdd(activity.writeCommands)
-      let rate = activity.rate.map { real($0, places: 2) + " /s" } ?? ""
+      let rate = activity.rate.map { fixed($0, places: 2) + " /s" } ?? ""
       var silence = ""
       if let gap = activity.longestGaps.first, activity.pushed > 1 {
         silence = duration(gap.microseconds) + (gap.untilEnd ? " at the end" : " after " + seconds(summary.offset(gap.start)))
