@@ -26,7 +26,7 @@ let package = Package(
     // The engine every command runs on: FrameStream (read, dissect, hand frames to a consumer).
     .target(name: "BLEEngine", dependencies: ["BLECore", "BLECapture", "BLEDecoder"]),
     // Analyses over decoded frames (summary, GATT trees, heart-rate series), statistics, plots.
-    .target(name: "BLEAnalysis", dependencies: ["BLECore", "BLEDecoder"]),
+    .target(name: "BLEAnalysis", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine"]),
     // Text and JSON Lines renderers, the buffered output writer.
     .target(name: "BLERender", dependencies: ["BLECore", "BLEDecoder"]),
     .executableTarget(name: "bledissect", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLEAnalysis"]),
@@ -40,7 +40,7 @@ let package = Package(
     .testTarget(name: "BLECaptureTests", dependencies: ["BLECore", "BLECapture", "BLETestSupport"]),
     .testTarget(name: "BLEDecoderTests", dependencies: ["BLECore", "BLEDecoder", "BLERender", "BLETestSupport"]),
     .testTarget(name: "BLEEngineTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLETestSupport"]),
-    .testTarget(name: "BLEAnalysisTests", dependencies: ["BLECore", "BLEDecoder", "BLEAnalysis", "BLETestSupport"]),
+    .testTarget(name: "BLEAnalysisTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLEAnalysis", "BLETestSupport"]),
     .testTarget(
       name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"], exclude: ["Snapshots"]),
     .testTarget(

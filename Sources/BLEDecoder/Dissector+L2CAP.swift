@@ -202,6 +202,12 @@ extension Dissector {
       var rest = payload
       _ = try? rest.readUInt8()
       frame.linkEvents.append(.securityManager(code: code, reason: code == 0x05 ? try? rest.readUInt8() : nil))
+      // What a summary needs beyond the code: the pairing features and an identity address.
+      if code == 0x01 || code == 0x02, let io = try? rest.readUInt8(), let oob = try? rest.readUInt8(), let auth = try? rest.readUInt8() {
+        frame.linkEvents.append(.pairingFeatures(code: code, ioCapability: io, oobData: oob, authRequirements: auth))
+      } else if code == 0x09, let type = try? rest.readUInt8(), let address = try? rest.readBDAddr() {
+        frame.linkEvents.append(.identityAddress(address: address, type: AddressType(rawValue: type)))
+      }
       frame.fields.beginObject("smp", "SMP", inline: true)
       try SecurityManager.decode(&payload, into: &frame.fields, summary: &frame.summary)
       frame.fields.end()

@@ -78,6 +78,13 @@ public enum LinkEvent: Sendable, Equatable {
   case advertisement(AdvertisementFact)
   /// An SMP command on the link: its code, and the reason of Pairing Failed.
   case securityManager(code: UInt8, reason: UInt8?)
+  /// SMP Pairing Request (code 1) or Pairing Response (2): what its sender can do, from which
+  /// the pairing method follows (Core Vol 3 Part H §2.3.5.1). `authRequirements` is AuthReq
+  /// (bit 2 MITM, bit 3 Secure Connections).
+  case pairingFeatures(code: UInt8, ioCapability: UInt8, oobData: UInt8, authRequirements: UInt8)
+  /// SMP Identity Address Information: the identity address its sender distributed (type 0
+  /// public, 1 random static).
+  case identityAddress(address: BDAddr, type: AddressType)
 }
 
 /// What an ATT PDU did, beyond its opcode.

@@ -67,6 +67,11 @@ public struct GATTDatabase: Sendable {
 
   public var isEmpty: Bool { services.isEmpty && characteristics.isEmpty && types.isEmpty }
 
+  /// The services learned, in handle order (for summaries; read-only).
+  public var serviceList: [(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool)] {
+    services.entries.map { ($0.value.start, $0.value.end, $0.value.uuid, $0.value.primary) }
+  }
+
   public mutating func addService(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool) {
     forget()
     services[start] = Service(start: start, end: max(start, end), uuid: uuid, primary: primary)

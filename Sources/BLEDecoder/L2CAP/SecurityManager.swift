@@ -197,7 +197,7 @@ public enum SecurityManager {
   }
 
   /// Pairing Failed reasons §3.5.5, Table 3.7.
-  static func failureReasonName(_ reason: UInt8) -> StaticString? {
+  public static func failureReasonName(_ reason: UInt8) -> StaticString? {
     switch reason {
     case 0x01: return "Passkey Entry Failed"
     case 0x02: return "OOB Not Available"

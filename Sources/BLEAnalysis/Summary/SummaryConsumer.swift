@@ -1,0 +1,38 @@
+import BLECapture
+import BLECore
+import BLEDecoder
+import BLEEngine
+
+/// Runs a `SessionAnalyzer` as a frame stream's consumer: facts only, no fields kept.
+public final class SummaryConsumer: FrameConsumer {
+  // Used by the stream's consumer thread only, then read after `run` returns.
+  @exclusivity(unchecked) public private(set) var analyzer = SessionAnalyzer()
+  /// Damage the reader skipped, in bytes and places (the summary says the capture was damaged).
+  public private(set) var skippedBytes = 0
+  public private(set) var skippedPlaces = 0
+  /// The first skips, to name them (bounded: a hostile file may have a million).
+  public private(set) var skips: [SkippedDamage] = []
+  public static let listedSkips = 100
+
+  public init() {}
+
+  public var fieldDetail: FieldDetail { .none }
+
+  public func consume(_ frame: inout DissectedFrame) -> Bool {
+    analyzer.add(&frame)
+    return true
+  }
+
+  public func skippedDamage(_ skip: SkippedDamage) {
+    skippedBytes = skippedBytes.saturatingAdd(skip.byteCount)
+    skippedPlaces = skippedPlaces.saturatingAdd(1)
+    if skips.count < Self.listedSkips { skips.append(skip) }
+  }
+
+  public func finish(_ end: FrameStream.End) {
+    analyzer.finish(databases: end.dissector.databases)
+  }
+
+  /// The summary, once the stream has run.
+  public var summary: SessionSummary { analyzer.summary }
+}

@@ -1,0 +1,114 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+import BLEDecoder
+import BLEEngine
+import BLERender
+
+/// `bledissect summary FILE...`: what happened in each capture, on one screen (or one JSON
+/// object per file).
+enum SummaryCommand: CLICommand {
+  static let configuration = CommandConfiguration(
+    name: "summary",
+    abstract: "Summarize captures: devices, connections, subscriptions, heart rate, battery.",
+    usage: "summary [options] <file>...",
+    discussion: """
+      For each file, in the order given: the devices seen (address, identity, name,
+      appearance, maker, GATT services), connection attempts that did not connect, and each
+      connection: start, end and who ended it, role, parameters and their updates, ATT MTU,
+      PHY, data length, pairing and encryption, subscriptions, activity per characteristic
+      (counts, rate, longest silences, errors), heart rate (bpm, RR, RMSSD, SDNN, contact
+      loss, dropouts) and battery; then ATT latency per procedure. Times are seconds since
+      the capture's first frame. --json writes one JSON object per file, one per line
+      (docs/json.md). A damaged capture is summarized up to the damage (status 1).
+      """,
+    options: [
+      OptionSpec(name: "json", short: nil, kind: .flag, help: "Write one JSON object per file (one per line)."),
+      OptionSpec(name: "jobs", short: "j", kind: .value(valueName: "n"), help: "Files to summarize at once (default 1; for now one at a time); output stays in input order."),
+      stopAtDamageOption,
+    ],
+    minimumPositionals: 1,
+    maximumPositionals: Int.max)
+
+  /// What summarizing one file produced: standard output and error, and the exit status.
+  struct FileResult: Sendable {
+    var output: [UInt8]
+    var errors: [UInt8]
+    var status: Int32
+  }
+
+  struct Settings: Sendable {
+    var json = false
+    var damage = DamagePolicy.resynchronize
+    /// One thread when several files run at once (a batch runner), two for one file at a time.
+    var threading = FrameStream.Threading.two
+  }
+
+  static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
+    var settings = Settings()
+    settings.json = arguments.has("json")
+    settings.damage = damagePolicy(arguments)
+    if let value = arguments.value("jobs") {
+      guard let jobs = Int(value), jobs >= 1 else {
+        return BLEDissectCLI.usageError("--jobs needs a whole number of at least 1, not '\(value)'", command: configuration.name, context)
+      }
+      // Files are summarized one after another for now; `summarize` is what a batch runner calls
+      // on its worker threads (one stream thread each).
+      _ = jobs
+    }
+    var status = ExitStatus.success
+    for path in arguments.positionals {
+      let result = summarize(path, settings: settings)
+      for byte in result.output { context.stdout.byte(byte) }
+      context.stdout.flush()
+      if !result.errors.isEmpty {
+        for byte in result.errors { context.stderr.byte(byte) }
+        context.stderr.flush()
+      }
+      status = max(status, result.status)
+      if context.stdout.isClosed { break }
+    }
+    return status
+  }
+
+  /// Summarizes one capture into bytes: safe to call from any thread (it shares nothing).
+  static func summarize(_ path: Argument, settings: Settings) -> FileResult {
+    let context = CLIContext(stdout: OutputBuffer(fd: nil), stderr: OutputBuffer(fd: nil), environment: [:], stdoutIsTerminal: false)
+    let reader: any CaptureReader
+    switch context.openCapture(path, damage: settings.damage) {
+    case .success(let opened): reader = opened
+    case .failure(let code): return FileResult(output: [], errors: context.stderr.bytes, status: code.status)
+    }
+    var options = FrameStream.Options()
+    options.threading = settings.threading
+    let consumer = SummaryConsumer()
+    let end = FrameStream(source: reader, options: options).run(into: consumer)
+    var report = SummaryReport(file: path.display, format: "\(reader.format.name), \(reader.format.detail)", summary: consumer.summary)
+    report.damage = end.failure?.message
+    report.skippedBytes = reader.damage.bytes
+    report.skippedPlaces = reader.damage.places
+    if settings.json {
+      SummaryJSON.write(report, to: &context.stdout)
+    } else {
+      SummaryText.write(report, to: &context.stdout)
+    }
+    // Each skip in order, then the damage that ended the read and the tally.
+    for skip in consumer.skips { context.error("\(path.display): \(skip.message)") }
+    if consumer.skippedPlaces > consumer.skips.count {
+      context.error("\(path.display): \(consumer.skippedPlaces - consumer.skips.count) more damaged places not listed")
+    }
+    let status = context.finishRead(path, reader: reader, frames: end.frames, failure: end.failure)
+    return FileResult(output: context.stdout.bytes, errors: context.stderr.bytes, status: status)
+  }
+}
+
+/// A summary with what the command knows of its file.
+struct SummaryReport {
+  var file: String
+  var format: String
+  var summary: SessionSummary
+  /// The damage that ended the read, if it did not end cleanly.
+  var damage: String?
+  var skippedBytes: Int64 = 0
+  var skippedPlaces = 0
+}

@@ -1,0 +1,157 @@
+import Foundation
+import Testing
+
+@testable import bledissect
+
+/// `bledissect summary`, end to end.
+@Suite struct SummaryCLITests {
+  @Test func summarizesTheStrapSession() {
+    let result = runCLI(["summary", capturePath("hr_strap_session.btsnoop")])
+    #expect(result.status == 0)
+    #expect(result.stderr.isEmpty)
+    let text = result.stdout
+    #expect(text.contains("  160 frames over 20.568 s"))
+    #expect(text.contains("  1 device, 1 connection, 1 connection attempt (1 connected)"))
+    #expect(text.contains("Connection 1  D0:B1:ED:00:48:52 \"bledissect HR\", handle 1, as central\n"))
+    #expect(text.contains("  ended       by the local host: Remote User Terminated Connection (0x13)\n"))
+    #expect(text.contains("  link        ATT MTU 247\n"))
+    #expect(text.contains("  heart rate  72 / 113.0 / 184 bpm (min / mean / max), 21 measurements\n"))
+    #expect(text.contains("    RR        37 intervals, mean 459.8 ms, RMSSD 46.0 ms, SDNN 164.3 ms\n"))
+    #expect(text.contains("    0.332 s  Heart Rate Measurement  notifications on  accepted\n"))
+    #expect(text.contains("  battery     87 % at 0.331 s → 86 % at 16.360 s"))
+    // One screen for a typical session.
+    #expect(text.split(separator: "\n", omittingEmptySubsequences: false).count < 60)
+  }
+
+  @Test func twoStrapsInText() {
+    let text = runCLI(["summary", capturePath("two_straps.btsnoop")]).stdout
+    #expect(text.contains("  heart rate  60 / 70.0 / 80 bpm (min / mean / max), 21 measurements\n"))
+    #expect(text.contains("  heart rate  140 / 150.0 / 160 bpm (min / mean / max), 21 measurements\n"))
+    #expect(text.contains("  battery     87 % at"))
+    #expect(text.contains("  battery     55 % at"))
+  }
+
+  /// Several files: one JSON object per file, per line, in input order; valid, no repeated keys.
+  @Test func jsonHasOneObjectPerFileInOrder() throws {
+    let names = ["two_straps.btsnoop", "hr_strap_session.btsnoop", "reconnect_cached.btsnoop", "eatt.btsnoop", "hr_strap_session.pcapng", "hr_strap_session.pklg"]
+    let result = runCLI(["summary", "--json"] + names.map(capturePath))
+    #expect(result.status == 0)
+    let lines = result.stdout.split(separator: "\n")
+    #expect(lines.count == names.count)
+    var objects: [[String: Any]] = []
+    for line in lines {
+      #expect(JSONKeyChecker.check(line) == nil)
+      objects.append(try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]))
+    }
+    #expect(objects.map { $0["file"] as? String } == names.map(capturePath))
+    for object in objects {
+      for key in ["v", "kind", "file", "format", "frames", "start_ts", "duration_s", "devices", "attempts", "connections", "att_latency"] {
+        #expect(object[key] != nil, "missing \(key)")
+      }
+    }
+    let strap = try #require((objects[1]["connections"] as? [[String: Any]])?.first)
+    #expect(strap["mtu"] as? Int == 247)
+    #expect(strap["disconnected_by"] as? String == "local_host")
+    #expect(strap["disconnect_reason_name"] as? String == "Remote User Terminated Connection")
+    #expect((strap["parameters"] as? [String: Any])?["interval_ms"] as? Double == 15)
+    #expect((strap["updates"] as? [Any])?.count == 2)
+    let hr = try #require(strap["heart_rate"] as? [String: Any])
+    #expect(hr["bpm_min"] as? Double == 72 && hr["bpm_max"] as? Double == 184 && hr["rr_count"] as? Int == 37)
+    #expect(hr["measurements"] as? Int == 21 && hr["contact_loss_count"] as? Int == 4 && hr["dropout_count"] as? Int == 0)
+    let subscriptions = try #require(strap["subscriptions"] as? [[String: Any]])
+    #expect(subscriptions.map { $0["outcome"] as? String } == ["accepted", "accepted"])
+    #expect(subscriptions.map { $0["characteristic"] as? String } == ["2a37", "2a19"])
+    // The same session in three containers: the same summary but for the file and format.
+    func stripped(_ object: [String: Any]) -> NSDictionary {
+      var copy = object
+      copy["file"] = nil
+      copy["format"] = nil
+      return copy as NSDictionary
+    }
+    #expect(stripped(objects[1]) == stripped(objects[4]))
+    #expect(stripped(objects[1]) == stripped(objects[5]))
+    let straps = try #require(objects[0]["connections"] as? [[String: Any]])
+    #expect(straps.map { ($0["battery"] as? [String: Any]).flatMap { ($0["first"] as? [String: Any])?["percent"] as? Int } } == [87, 55])
+  }
+
+  /// A truncated capture: the summary of what was read, then the damage, status 1.
+  @Test func damagedCaptureIsSummarizedUpToTheDamage() throws {
+    let whole = try Data(contentsOf: URL(fileURLWithPath: capturePath("hr_strap_session.btsnoop")))
+    let cut = temporaryFile(Array(whole.dropLast(3)))
+    defer { try? FileManager.default.removeItem(atPath: cut) }
+    let result = runCLI(["summary", cut])
+    #expect(result.status == 1)
+    #expect(result.stdout.contains("  159 frames over"))
+    #expect(result.stdout.contains("  damaged: read up to the damage: damaged capture at frame 160"))
+    #expect(result.stdout.contains("  heart rate  72 / 113.0 / 184 bpm"))
+    #expect(result.stderr.hasPrefix("bledissect: \(cut): damaged capture at frame 160 (byte offset 6073)"))
+    let json = runCLI(["summary", "--json", cut])
+    #expect(json.status == 1)
+    #expect(JSONKeyChecker.check(json.stdout.dropLast()) == nil)
+    #expect(json.stdout.contains("\"damaged\":{\"message\":\"damaged capture at frame 160"))
+  }
+
+  /// Unreadable files get their line on stderr; the others are still summarized; the status
+  /// is the worst.
+  @Test func unreadableAndEmptyFiles() {
+    let empty = temporaryFile([])
+    let header = temporaryFile(Array("btsnoop".utf8) + [0, 0, 0, 0, 1, 0, 0, 0x03, 0xEA])
+    defer {
+      try? FileManager.default.removeItem(atPath: empty)
+      try? FileManager.default.removeItem(atPath: header)
+    }
+    let result = runCLI(["summary", empty, header, "/nonexistent/capture.btsnoop", capturePath("eatt.btsnoop")])
+    #expect(result.status == 2)
+    #expect(result.stderr.split(separator: "\n").count == 2)
+    #expect(result.stdout.contains("\(header): btsnoop, datalink 1002 (H4)\n  0 frames\n  0 devices, 0 connections\n"))
+    #expect(result.stdout.contains("eatt.btsnoop: btsnoop"))
+    let headerOnly = runCLI(["summary", "--json", header])
+    #expect(headerOnly.status == 0)
+    #expect(headerOnly.stdout.contains("\"frames\":0,\"duration_s\":0.000000,\"devices\":[]"))
+  }
+
+  @Test func usageErrors() {
+    #expect(runCLI(["summary"]).status == 64)
+    #expect(runCLI(["summary", "-j", "0", capturePath("eatt.btsnoop")]).status == 64)
+    #expect(runCLI(["summary", "--jobs=two", capturePath("eatt.btsnoop")]).stderr.contains("--jobs needs a whole number"))
+    #expect(runCLI(["summary", "-j2", capturePath("eatt.btsnoop")]).status == 0)
+  }
+
+  /// The built binary, as a user runs it: several files, text.
+  @Test func theBinarySummarizesSeveralFiles() throws {
+    guard let binary = binaryPath() else { return }
+    let (status, data) = try runProgram(binary, ["summary", capturePath("hr_strap_session.btsnoop"), capturePath("two_straps.btsnoop")])
+    #expect(status == 0)
+    let text = String(decoding: data, as: UTF8.self)
+    #expect(text == runCLI(["summary", capturePath("hr_strap_session.btsnoop"), capturePath("two_straps.btsnoop")]).stdout)
+    #expect(text.components(separatedBy: "btsnoop, datalink 1002 (H4)\n").count == 3)
+  }
+
+  /// `summarize` works alone, as a batch runner's worker calls it.
+  @Test func summarizeOneFileReturnsBytesAndStatus() {
+    var settings = SummaryCommand.Settings()
+    settings.threading = .one
+    let result = SummaryCommand.summarize(Argument(capturePath("two_straps.btsnoop")), settings: settings)
+    #expect(result.status == 0 && result.errors.isEmpty)
+    #expect(String(decoding: result.output, as: UTF8.self) == runCLI(["summary", capturePath("two_straps.btsnoop")]).stdout)
+    let missing = SummaryCommand.summarize(Argument("/nonexistent"), settings: settings)
+    #expect(missing.status == 2 && missing.output.isEmpty && !missing.errors.isEmpty)
+  }
+
+  /// Every capture of ../shared/corpus (when present): a summary of valid JSON, no trap.
+  @Test func corpusCapturesSummarize() throws {
+    guard let corpusRoot else { return }
+    let files = FileManager.default.enumerator(atPath: corpusRoot.path)?.compactMap { $0 as? String }.filter { !$0.hasSuffix(".md") }.sorted() ?? []
+    for file in files {
+      let path = corpusRoot.appendingPathComponent(file).path
+      var isDirectory: ObjCBool = false
+      guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+      let result = runCLI(["summary", "--json", path])
+      #expect([0, 1, 2].contains(result.status), "\(file)")
+      if result.status != 2 {
+        #expect(JSONKeyChecker.check(result.stdout.dropLast()) == nil, "\(file)")
+        #expect(runCLI(["summary", path]).status == result.status, "\(file)")
+      }
+    }
+  }
+}
