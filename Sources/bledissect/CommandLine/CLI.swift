@@ -88,7 +88,7 @@ protocol CLICommand {
 
 enum BLEDissectCLI {
   static let version = "0.1.0"
-  nonisolated(unsafe) static let commands: [any CLICommand.Type] = [AnnotateCommand.self, InfoCommand.self, ConvertCommand.self]
+  nonisolated(unsafe) static let commands: [any CLICommand.Type] = [AnnotateCommand.self, InfoCommand.self, ConvertCommand.self, GATTCommand.self, HRCommand.self]
 
   static let exitStatusHelp = """
     EXIT STATUS:
