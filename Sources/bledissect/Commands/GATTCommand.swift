@@ -18,7 +18,8 @@ enum GATTCommand: CLICommand {
       range), characteristic (value handle and properties), descriptors; '#N' is the frame
       each entry was learned in. --json writes one GATT map per capture (docs/json.md).
       Several files are read in parallel (-j) and printed in the order given, each after a
-      '==> FILE <==' line (text) or with its name in "capture" (JSON).
+      '==> FILE <==' line (text) or with its name in "capture" (JSON); the exit status is
+      the worst of the files'.
       """,
     options: [
       OptionSpec(name: "json", short: nil, kind: .flag, help: "Write a GATT map: one JSON object per capture, on one line."),

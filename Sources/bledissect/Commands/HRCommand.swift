@@ -21,7 +21,8 @@ enum HRCommand: CLICommand {
       --svg plots heart rate and RR intervals per device, with dropouts (a gap longer than
       max(2 s, 3 × the device's median interval)) and losses of sensor contact shaded.
       Several files are read in parallel (-j) and printed in the order given: text after a
-      '==> FILE <==' line, CSV and JSON with a "file" column or key (one CSV header row).
+      '==> FILE <==' line, CSV and JSON with a "file" column or key (one CSV header row);
+      the exit status is the worst of the files'.
       """,
     options: [
       OptionSpec(name: "csv", short: nil, kind: .flag, help: "Write CSV with a header row."),
