@@ -13,6 +13,12 @@ public struct GATTDescriptorEntry: Sendable, Equatable {
   public var learnedIn: Int
   public var name: StaticString? { GATTDatabase.name(uuid) }
 
+  public init(handle: UInt16, uuid: BluetoothUUID, learnedIn: Int) {
+    self.handle = handle
+    self.uuid = uuid
+    self.learnedIn = learnedIn
+  }
+
   public static func == (a: Self, b: Self) -> Bool { a.handle == b.handle && a.uuid == b.uuid && a.learnedIn == b.learnedIn }
 }
 
