@@ -1,3 +1,4 @@
+import BLERender
 import Foundation
 import Testing
 
@@ -93,5 +94,34 @@ func truncatedCapture(_ capture: String, keeping bytes: Int) throws -> String {
     let four = runCLI(["hr", "--json", "-j", "4"] + files)
     #expect(one.stdout == four.stdout)
     #expect(one.stdout.split(separator: "\n").count == 42 * 40)
+  }
+}
+
+@Suite struct BatchRunnerTests {
+  /// Jobs that write numbered lines in several hand-overs, finishing out of order: the output
+  /// comes in file order, through memory and temporary files alike.
+  @Test(arguments: [0, 100, 1 << 20])
+  func orderKeptThroughMemoryAndTemporaryFiles(memoryLimit: Int) {
+    let files = (0..<7).map { Argument("file\($0)") }
+    for jobs in [1, 3, 7] {
+      let context = CLIContext(stdout: OutputBuffer(fd: nil), stderr: OutputBuffer(fd: nil), environment: [:], stdoutIsTerminal: false)
+      let status = BatchRunner.run(files: files, jobs: jobs, header: fileHeader, context, memoryLimit: memoryLimit) { file, output, context in
+        let index = Int(file.text.dropFirst(4))!
+        // Later files finish first: each waits for the files before it.
+        usleep(UInt32((7 - index) * 2000))
+        for line in 0..<(index * 3000) {
+          output.buffer.append(string: "\(file.text) line \(line)\n")
+          output.checkpoint()
+        }
+        if index == 4 { context.error("\(file.text): something to say") }
+        return index == 5 ? 1 : 0
+      }
+      #expect(status == 1)
+      let expected = files.enumerated().map { index, file in
+        (index > 0 ? "\n" : "") + "==> \(file.text) <==\n" + (0..<(index * 3000)).map { "\(file.text) line \($0)\n" }.joined()
+      }.joined()
+      #expect(context.stdout.text == expected, "jobs \(jobs), memory \(memoryLimit)")
+      #expect(context.stderr.text == "bledissect: file4: something to say\n")
+    }
   }
 }

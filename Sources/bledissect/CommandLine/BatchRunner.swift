@@ -90,7 +90,8 @@ enum BatchRunner {
   /// `header`: a line written before each file's output when several files are given (text
   /// outputs), or nil (machine-readable outputs say the file in their records).
   static func run(
-    files: [Argument], jobs: Int, header: (@Sendable (Argument) -> String)?, _ context: CLIContext, job: @escaping Job
+    files: [Argument], jobs: Int, header: (@Sendable (Argument) -> String)?, _ context: CLIContext,
+    memoryLimit: Int = 1 << 20, job: @escaping Job
   ) -> Int32 {
     if files.count == 1 {
       let output = JobOutput(direct: context.stdout)
@@ -99,7 +100,7 @@ enum BatchRunner {
       context.stdout.flush()
       return status
     }
-    let order = OrderedOutput(count: files.count, stdout: context.stdout, stderr: context.stderr)
+    let order = OrderedOutput(count: files.count, stdout: context.stdout, stderr: context.stderr, memoryLimit: memoryLimit)
     let workers = min(max(jobs, 1), files.count)
     let threading: FrameStream.Threading = workers > 1 ? .one : .two
     let (environment, isTerminal, columns) = (context.environment, context.stdoutIsTerminal, context.terminalColumns)
@@ -159,8 +160,8 @@ private final class NextIndex: @unchecked Sendable {
 /// The batch's standard output and error, written in file order. Every write to them happens
 /// under `lock`, by the thread of the file whose turn it is or of the file that ends a turn.
 private final class OrderedOutput: @unchecked Sendable {
-  /// Kept in memory per waiting file before it goes to a temporary file.
-  static let memoryLimit = 1 << 20
+  /// Kept in memory per waiting file before it goes to a temporary file (1 MiB; tests use less).
+  let memoryLimit: Int
   /// Standard error kept per file (a few lines in practice); beyond it lines are dropped.
   static let errorLimit = 256 << 10
 
@@ -181,7 +182,8 @@ private final class OrderedOutput: @unchecked Sendable {
   private var head = 0
   private(set) var worstStatus: Int32 = ExitStatus.success
 
-  init(count: Int, stdout: OutputBuffer, stderr: OutputBuffer) {
+  init(count: Int, stdout: OutputBuffer, stderr: OutputBuffer, memoryLimit: Int) {
+    self.memoryLimit = memoryLimit
     self.stdout = stdout
     self.stderr = stderr
     files = Array(repeating: Waiting(), count: count)
@@ -243,7 +245,7 @@ private final class OrderedOutput: @unchecked Sendable {
   }
 
   private func keep(_ index: Int, _ bytes: UnsafeBufferPointer<UInt8>) {
-    if files[index].spill < 0, files[index].spillFailed == nil, files[index].memory.count + bytes.count <= Self.memoryLimit {
+    if files[index].spill < 0, files[index].spillFailed == nil, files[index].memory.count + bytes.count <= memoryLimit {
       files[index].memory.append(contentsOf: bytes)
       return
     }
