@@ -48,6 +48,13 @@ func truncatedCapture(_ capture: String, keeping bytes: Int) throws -> String {
     #expect(json.stdout.split(separator: "\n").count == 99)
   }
 
+  @Test func csvHeaderEvenWhenTheFirstFileIsMissing() {
+    let result = runCLI(["hr", "--csv", capturePath("no_such_capture.btsnoop"), capturePath("two_straps.btsnoop")])
+    #expect(result.status == 2)
+    let lines = result.stdout.split(separator: "\n")
+    #expect(lines.first == "file,frame,time,device,bpm,contact,energy_kj,rr_ms" && lines.count == 43)
+  }
+
   @Test func missingAndDamagedFiles() throws {
     let cut = try truncatedCapture("two_straps.btsnoop", keeping: 7000)
     let missing = capturePath("no_such_capture.btsnoop")

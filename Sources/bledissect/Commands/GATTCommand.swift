@@ -110,10 +110,10 @@ final class GATTConsumer: FrameConsumer {
   /// The server whose value a frame carries: the capturing host when it sent the value (a
   /// capture taken on the server), else the peer, by address when known, as the dissector keys
   /// its databases. Values travel server to client except in writes.
-  static func server(of frame: DissectedFrame, _ connection: ConnectionLabel) -> GATTServerIdentity {
-    let sentByHost = frame.record.direction == .hostToController
+  static func server(of frame: borrowing DissectedFrame, _ connection: ConnectionLabel) -> GATTServerIdentity {
+    let direction = frame.record.direction
     let fromServer = !(frame.att.map { ATTMethodKind(opcode: $0.opcode).isClientToServer } ?? false)
-    if sentByHost == fromServer && frame.record.direction != nil { return .local(adapter: connection.adapter) }
+    if let direction, (direction == .hostToController) == fromServer { return .local(adapter: connection.adapter) }
     if let peer = connection.peer { return .peer(peer) }
     return .connection(adapter: connection.adapter, handle: connection.handle, generation: connection.generation)
   }

@@ -72,6 +72,10 @@ enum HRCommand: CLICommand {
     settings.damage = damagePolicy(arguments)
     let header = settings.format == .text ? fileHeader : nil
     let fixed = settings
+    if settings.format == .csv && arguments.positionals.count > 1 {
+      // One header row for the whole batch, whichever files can be read.
+      context.stdout.append("file,frame,time,device,bpm,contact,energy_kj,rr_ms\n")
+    }
     return BatchRunner.run(files: arguments.positionals, jobs: jobs, header: header, context) { file, output, context in
       measurements(file, settings: fixed, output: output, context)
     }
@@ -155,7 +159,7 @@ final class HeartRateRows: FrameConsumer {
       if !settings.peers.isEmpty {
         guard let peer = frame.connection?.peer, settings.peers.contains(peer) else { continue }
       }
-      label(frame)
+      label(frame.connection, sentByHost: frame.record.direction == .hostToController, adapter: frame.record.adapter)
       row(frame.number, timestamp, measurement)
       if settings.svg != nil { track(timestamp, measurement) }
     }
@@ -182,9 +186,8 @@ final class HeartRateRows: FrameConsumer {
     switch settings.format {
     case .json: return
     case .csv:
-      // One header row for the whole batch: the files' rows follow it as one table.
-      guard output.index == 0 else { return }
-      output.buffer.append(fileField == nil ? "" : "file,")
+      // In a batch the command wrote the one header row before the files' rows.
+      guard !output.inBatch else { return }
       output.buffer.append("frame,time,device,bpm,contact,energy_kj,rr_ms\n")
     case .text:
       output.buffer.append(string: "frame".padding(toLength: Self.frameWidth, withPad: " ", startingAt: 0) + " ")
@@ -197,22 +200,22 @@ final class HeartRateRows: FrameConsumer {
 
   /// The device a frame's measurement comes from: the peer, or the capturing host when it sent
   /// the notification (a capture taken on the strap).
-  func label(_ frame: DissectedFrame) {
-    let sentByHost = frame.record.direction == .hostToController
-    if let connection = frame.connection, connection == lastConnection, sentByHost == lastSentByHost { return }
-    lastConnection = frame.connection
+  /// Takes the frame's parts, not the frame: a copy of it would retain every buffer it holds.
+  func label(_ connection: ConnectionLabel?, sentByHost: Bool, adapter recordAdapter: UInt16) {
+    if let connection, connection == lastConnection, sentByHost == lastSentByHost { return }
+    lastConnection = connection
     lastSentByHost = sentByHost
-    if !sentByHost, let peer = frame.connection?.peer {
+    if !sentByHost, let peer = connection?.peer {
       lastLabel = OutputBuffer.addressText(peer)
       labelIsAddress = true
       lastLabelString = peer.description
       return
     }
-    let adapter = frame.connection?.adapter ?? frame.record.adapter
+    let adapter = connection?.adapter ?? recordAdapter
     if sentByHost {
       lastLabelString = "hci\(adapter)"
     } else {
-      lastLabelString = "hci\(adapter) conn \(frame.connection?.handle ?? 0)"
+      lastLabelString = "hci\(adapter) conn \(connection?.handle ?? 0)"
     }
     labelIsAddress = false
   }
