@@ -154,3 +154,52 @@ import Testing
     #expect(large.utf8.count < small.utf8.count * 3 / 2)
   }
 }
+
+@Suite struct HeartRateTrackTests {
+  @Test func dropoutIsAGapLongerThanTwoSecondsAndThreeMedianIntervals() {
+    var track = HeartRateTrack()
+    // Each second, with a 10 s gap after 20 s and a 2.5 s one after 40 s (> 2 s, but 3 × 1 s = 3 s).
+    let times = (0...20).map(Double.init) + (30...40).map(Double.init) + (0...10).map { 42.5 + Double($0) }
+    for time in times { track.add(time: time, bpm: 70, contactLost: false, rrMilliseconds: [857]) }
+    #expect(track.medianInterval.map { abs($0 - 1) < 0.01 } == true)
+    #expect(track.dropouts == [TimeSpan(start: 20, end: 30)])
+    #expect(track.measurements == times.count)
+
+    // Notifications every 5 s: a 12 s gap is under 3 × 5 s, not a dropout; a 16 s gap is.
+    var slow = HeartRateTrack()
+    for time in [0.0, 5, 10, 15, 20, 32, 37, 42, 58, 63] { slow.add(time: time, bpm: 60, contactLost: false, rrMilliseconds: []) }
+    #expect(slow.dropouts == [TimeSpan(start: 42, end: 58)])
+  }
+
+  @Test func contactLossRunsUntilContactReturns() {
+    var track = HeartRateTrack()
+    for (time, lost) in [(0.0, false), (1, true), (2, true), (3, false), (4, true), (5, true)] {
+      track.add(time: time, bpm: 70, contactLost: lost, rrMilliseconds: [])
+    }
+    // The last loss is still open at the end: it ends with the last measurement.
+    #expect(track.contactLossSpans == [TimeSpan(start: 1, end: 3), TimeSpan(start: 4, end: 5)])
+  }
+
+  @Test func rrIntervalsEndWhereTheirBeatsEnd() {
+    var track = HeartRateTrack()
+    track.add(time: 10, bpm: 60, contactLost: false, rrMilliseconds: [1000, 500])
+    let times = track.rrIntervals.buckets.map(\.earliestTime)
+    // The first point sets the series' origin (10 s, the last beat); the earlier one is clamped to it.
+    #expect(times == [10])
+    #expect(track.rrIntervals.count == 2)
+  }
+
+  /// A million short losses stay within the bound and still cover the whole session.
+  @Test func spansMergeInsteadOfGrowing() {
+    var list = SpanList()
+    for index in 0..<1_000_000 {
+      let start = Double(index)
+      list.add(TimeSpan(start: start, end: start + 0.25))
+    }
+    #expect(list.spans.count <= SpanList.maximumCount)
+    #expect(list.spans.first?.start == 0 && list.spans.last?.end == 999_999.25)
+    list.add(TimeSpan(start: .nan, end: 1))
+    list.add(TimeSpan(start: 2, end: .infinity))
+    #expect(list.spans.allSatisfy { $0.start.isFinite && $0.end.isFinite })
+  }
+}

@@ -113,7 +113,7 @@ import Testing
   @Test func usageErrors() {
     #expect(runCLI(["summary"]).status == 64)
     #expect(runCLI(["summary", "-j", "0", capturePath("eatt.btsnoop")]).status == 64)
-    #expect(runCLI(["summary", "--jobs=two", capturePath("eatt.btsnoop")]).stderr.contains("--jobs needs a whole number"))
+    #expect(runCLI(["summary", "--jobs=two", capturePath("eatt.btsnoop")]).stderr.contains("--jobs needs a number of files to read at once"))
     #expect(runCLI(["summary", "-j2", capturePath("eatt.btsnoop")]).status == 0)
   }
 
@@ -152,6 +152,21 @@ import Testing
         #expect(JSONKeyChecker.check(result.stdout.dropLast()) == nil, "\(file)")
         #expect(runCLI(["summary", path]).status == result.status, "\(file)")
       }
+    }
+  }
+}
+
+@Suite struct SummaryBatchTests {
+  /// Several files summarized at once give the same bytes, in the same order, as one at a time.
+  @Test func parallelSummariesKeepTheirOrder() {
+    let files = ["two_straps.btsnoop", "hr_strap_session.btsnoop", "reconnect_cached.btsnoop", "eatt.btsnoop"].map(capturePath)
+    for format in [[], ["--json"]] {
+      let serial = runCLI(["summary", "-j", "1"] + format + files)
+      let parallel = runCLI(["summary", "-j", "3"] + format + files)
+      #expect(serial.status == 0 && parallel.status == 0)
+      #expect(parallel.stdout == serial.stdout)
+      let order = files.compactMap { file in serial.stdout.range(of: file)?.lowerBound }
+      #expect(order.count == files.count && order == order.sorted())
     }
   }
 }

@@ -31,12 +31,15 @@ public struct ResolvedHandle: Sendable {
 /// Find Information. A handle resolves to the nearest preceding characteristic inside its
 /// service, as a GATT client would see it.
 public struct GATTDatabase: Sendable {
-  struct Service: Sendable { var start: UInt16; var end: UInt16; var uuid: BluetoothUUID; var primary: Bool }
-  struct Characteristic: Sendable { var declaration: UInt16; var valueHandle: UInt16; var uuid: BluetoothUUID; var properties: UInt8 }
+  // Each entry keeps the frame it was learned in (`learnedIn`, 0 when added by hand): the
+  // `gatt` command shows where in the capture each part of the table came from.
+  struct Service: Sendable { var start: UInt16; var end: UInt16; var uuid: BluetoothUUID; var primary: Bool; var learnedIn = 0 }
+  struct Characteristic: Sendable { var declaration: UInt16; var valueHandle: UInt16; var uuid: BluetoothUUID; var properties: UInt8; var learnedIn = 0 }
+  struct TypedHandle: Sendable { var uuid: BluetoothUUID; var learnedIn = 0 }
 
   var services = HandleMap<Service>()                // by start handle
   var characteristics = HandleMap<Characteristic>()  // by declaration handle
-  var types = HandleMap<BluetoothUUID>()             // any handle's type from Find Information
+  var types = HandleMap<TypedHandle>()               // any handle's type from Find Information
   /// Included services announced without a UUID (128-bit): start → end, until a read names them.
   var pendingIncludes: [UInt16: UInt16] = [:]
   /// Handles resolved so far: handle → index in `resolved` (-1: not known). Decoders read
@@ -72,19 +75,29 @@ public struct GATTDatabase: Sendable {
     services.entries.map { ($0.value.start, $0.value.end, $0.value.uuid, $0.value.primary) }
   }
 
-  public mutating func addService(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool) {
+  // `learnedIn`: the frame that showed the entry. Rediscovering an entry unchanged (a reconnect
+  // that runs discovery again) keeps the frame it was first learned in.
+
+  public mutating func addService(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool, learnedIn frame: Int = 0) {
     forget()
-    services[start] = Service(start: start, end: max(start, end), uuid: uuid, primary: primary)
+    var service = Service(start: start, end: max(start, end), uuid: uuid, primary: primary, learnedIn: frame)
+    if let old = services[start], old.end == service.end, old.uuid == uuid, old.primary == primary { service.learnedIn = old.learnedIn }
+    services[start] = service
   }
 
-  public mutating func addCharacteristic(declaration: UInt16, valueHandle: UInt16, uuid: BluetoothUUID, properties: UInt8) {
+  public mutating func addCharacteristic(declaration: UInt16, valueHandle: UInt16, uuid: BluetoothUUID, properties: UInt8, learnedIn frame: Int = 0) {
     forget()
-    characteristics[declaration] = Characteristic(declaration: declaration, valueHandle: valueHandle, uuid: uuid, properties: properties)
+    var characteristic = Characteristic(declaration: declaration, valueHandle: valueHandle, uuid: uuid, properties: properties, learnedIn: frame)
+    if let old = characteristics[declaration], old.valueHandle == valueHandle, old.uuid == uuid, old.properties == properties {
+      characteristic.learnedIn = old.learnedIn
+    }
+    characteristics[declaration] = characteristic
   }
 
-  public mutating func setType(_ uuid: BluetoothUUID, of handle: UInt16) {
+  public mutating func setType(_ uuid: BluetoothUUID, of handle: UInt16, learnedIn frame: Int = 0) {
+    if let old = types[handle], old.uuid == uuid { return }
     forget()
-    types[handle] = uuid
+    types[handle] = TypedHandle(uuid: uuid, learnedIn: frame)
   }
 
   /// Notes an included service whose UUID (128-bit) the client will read at `start`.
@@ -152,7 +165,7 @@ public struct GATTDatabase: Sendable {
   func lookUp(_ handle: UInt16) -> ResolvedHandle? {
     // Services do not overlap: the one starting last at or before the handle is the only candidate.
     let service = services.atOrBefore(handle).map(\.value).flatMap { handle <= $0.end ? $0 : nil }
-    let ownType = types[handle]
+    let ownType = types[handle]?.uuid
     if let service, service.start == handle {
       return ResolvedHandle(role: .serviceDeclaration, service: service.uuid, characteristic: nil,
         descriptor: BluetoothUUID(uuid16: service.primary ? 0x2800 : 0x2801), name: Self.name(service.uuid), characteristicName: nil)

@@ -22,15 +22,15 @@ enum GATTLearning {
     for declaration in declarations {
       switch declaration {
       case let .service(start, end, uuid, primary):
-        database.addService(start: start, end: end, uuid: uuid, primary: primary)
+        database.addService(start: start, end: end, uuid: uuid, primary: primary, learnedIn: frame.number)
       case let .characteristic(declaration, valueHandle, uuid, properties):
-        database.addCharacteristic(declaration: declaration, valueHandle: valueHandle, uuid: uuid, properties: properties)
+        database.addCharacteristic(declaration: declaration, valueHandle: valueHandle, uuid: uuid, properties: properties, learnedIn: frame.number)
       case let .type(uuid, handle):
-        database.setType(uuid, of: handle)
+        database.setType(uuid, of: handle, learnedIn: frame.number)
       case let .includedServiceAwaited(start, end):
         database.awaitIncludedService(start: start, end: end)
       case let .includedService(start, uuid):
-        if let end = database.includedServiceEnd(start: start) { database.addService(start: start, end: end, uuid: uuid, primary: false) }
+        if let end = database.includedServiceEnd(start: start) { database.addService(start: start, end: end, uuid: uuid, primary: false, learnedIn: frame.number) }
       case let .serviceChanged(start, end):
         database.invalidate(start, end)
         frame.diagnostics.append(Diagnostic(.note, .gatt, "Service Changed: handles \(Hex.prefixed(UInt64(start), width: 4))–\(Hex.prefixed(UInt64(end), width: 4)) forgotten until rediscovered"))

@@ -88,7 +88,9 @@ protocol CLICommand {
 
 enum BLEDissectCLI {
   static let version = "0.1.0"
-  nonisolated(unsafe) static let commands: [any CLICommand.Type] = [AnnotateCommand.self, InfoCommand.self, SummaryCommand.self, ConvertCommand.self]
+  nonisolated(unsafe) static let commands: [any CLICommand.Type] = [
+    AnnotateCommand.self, InfoCommand.self, SummaryCommand.self, GATTCommand.self, HRCommand.self, ConvertCommand.self,
+  ]
 
   static let exitStatusHelp = """
     EXIT STATUS:

@@ -24,7 +24,7 @@ enum SummaryCommand: CLICommand {
       """,
     options: [
       OptionSpec(name: "json", short: nil, kind: .flag, help: "Write one JSON object per file (one per line)."),
-      OptionSpec(name: "jobs", short: "j", kind: .value(valueName: "n"), help: "Files to summarize at once (default 1; for now one at a time); output stays in input order."),
+      jobsOption,
       stopAtDamageOption,
     ],
     minimumPositionals: 1,
@@ -45,30 +45,27 @@ enum SummaryCommand: CLICommand {
   }
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
-    var settings = Settings()
-    settings.json = arguments.has("json")
-    settings.damage = damagePolicy(arguments)
-    if let value = arguments.value("jobs") {
-      guard let jobs = Int(value), jobs >= 1 else {
-        return BLEDissectCLI.usageError("--jobs needs a whole number of at least 1, not '\(value)'", command: configuration.name, context)
-      }
-      // Files are summarized one after another for now; `summarize` is what a batch runner calls
-      // on its worker threads (one stream thread each).
-      _ = jobs
+    let jobs: Int
+    do { jobs = try BatchRunner.jobCount(arguments) } catch {
+      return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }
-    var status = ExitStatus.success
-    for path in arguments.positionals {
-      let result = summarize(path, settings: settings)
-      for byte in result.output { context.stdout.byte(byte) }
-      context.stdout.flush()
+    var chosen = Settings()
+    chosen.json = arguments.has("json")
+    chosen.damage = damagePolicy(arguments)
+    let settings = chosen
+    // The text names its file on its first line and the JSON has `file`: no header needed.
+    return BatchRunner.run(files: arguments.positionals, jobs: jobs, header: nil, context) { file, output, context in
+      var fileSettings = settings
+      fileSettings.threading = output.threading
+      let result = summarize(file, settings: fileSettings)
+      for byte in result.output { output.buffer.byte(byte) }
+      output.handOver()
       if !result.errors.isEmpty {
         for byte in result.errors { context.stderr.byte(byte) }
         context.stderr.flush()
       }
-      status = max(status, result.status)
-      if context.stdout.isClosed { break }
+      return result.status
     }
-    return status
   }
 
   /// Summarizes one capture into bytes: safe to call from any thread (it shares nothing).

@@ -1,0 +1,120 @@
+/// One device's heart-rate measurements gathered for a plot, in bounded memory: the series
+/// (`DownsampledSeries`), the intervals between notifications (for the median), the gaps that may
+/// be dropouts, and the spans without sensor contact.
+///
+/// A dropout is a gap between two notifications longer than max(2 s, 3 × the device's median
+/// interval). The median is only known at the end, so every gap over 2 s is kept as a candidate
+/// and judged in `dropouts`. Gaps and contact losses are kept in `SpanList`s: past
+/// `SpanList.maximumCount` spans, neighbours closer than a growing resolution merge (as the
+/// series' buckets do), so a capture with a million short losses still shades where they are.
+public struct HeartRateTrack: Sendable {
+  /// The shortest gap that can be a dropout, in seconds.
+  public static let minimumDropout = 2.0
+
+  /// Buckets start 1 µs wide (capture timestamps' resolution): a short capture keeps every point.
+  public private(set) var heartRate = DownsampledSeries(initialWidth: 1e-6)
+  public private(set) var rrIntervals = DownsampledSeries(initialWidth: 1e-6)
+  public private(set) var measurements = 0
+  private var intervals = QuantileSketch()
+  private var gaps = SpanList()
+  private var contactLosses = SpanList()
+  private var lastTime: Double?
+  /// Where the current loss of contact began, while the sensor says it has none.
+  private var lossStart: Double?
+
+  public init() {}
+
+  /// One measurement at `time` (seconds): its heart rate, whether the sensor reported no
+  /// contact, and its RR intervals in milliseconds, oldest first (each is placed where its beat
+  /// ended: the last at `time`, the ones before it earlier by the intervals after them).
+  public mutating func add(time: Double, bpm: Double, contactLost: Bool, rrMilliseconds: [Double]) {
+    guard time.isFinite else { return }
+    measurements += 1
+    heartRate.add(time: time, value: bpm)
+    var beat = time
+    for rr in rrMilliseconds.reversed() {
+      rrIntervals.add(time: beat, value: rr)
+      beat -= rr / 1000
+    }
+    if let lastTime {
+      let gap = time - lastTime
+      if gap.isFinite, gap >= 0 {
+        intervals.add(gap)
+        if gap > Self.minimumDropout { gaps.add(TimeSpan(start: lastTime, end: time)) }
+      }
+    }
+    lastTime = max(lastTime ?? time, time)
+    if contactLost {
+      if lossStart == nil { lossStart = time }
+    } else if let start = lossStart {
+      contactLosses.add(TimeSpan(start: start, end: time))
+      lossStart = nil
+    }
+  }
+
+  /// The median time between notifications, in seconds; nil before two measurements.
+  public var medianInterval: Double? { intervals.count > 0 ? intervals.quantile(0.5) : nil }
+
+  /// The gaps longer than max(2 s, 3 × the median interval).
+  public var dropouts: [TimeSpan] {
+    let threshold = max(Self.minimumDropout, 3 * (medianInterval ?? 0))
+    return gaps.spans.filter { $0.end - $0.start > threshold }
+  }
+
+  /// The spans without contact; one still open ends at the last measurement.
+  public var contactLossSpans: [TimeSpan] {
+    guard let start = lossStart, let lastTime else { return contactLosses.spans }
+    var spans = contactLosses
+    spans.add(TimeSpan(start: start, end: lastTime))
+    return spans.spans
+  }
+
+  public func plotDevice(label: String) -> HeartRatePlot.Device {
+    HeartRatePlot.Device(
+      label: label, heartRate: heartRate, rrIntervals: rrIntervals, dropouts: dropouts, contactLosses: contactLossSpans)
+  }
+}
+
+/// Spans in time order, bounded: when more than `maximumCount` are held, neighbours whose gap is
+/// under `resolution` merge, the resolution doubling until they fit. A plot cannot tell apart
+/// spans closer than a pixel anyway; merging overstates a span by at most the resolution (two
+/// dropout candidates merged are judged as one: only past 4096 gaps of over 2 s).
+public struct SpanList: Sendable, Equatable {
+  public static let maximumCount = 4096
+  public private(set) var spans: [TimeSpan] = []
+  /// Gaps up to this many seconds are merged; 0 until the list first fills.
+  public private(set) var resolution = 0.0
+
+  public init() {}
+
+  /// Adds a span that starts at or after the previous one; spans with a non-finite end are left out.
+  /// Spans that merge: separated by less than the resolution (touching spans stay apart: two
+  /// gaps around one notification are two gaps). At infinity everything merges.
+  private func closeEnough(_ earlier: TimeSpan, _ later: TimeSpan) -> Bool {
+    resolution == .infinity || later.start - earlier.end < resolution
+  }
+
+  public mutating func add(_ span: TimeSpan) {
+    guard span.start.isFinite, span.end.isFinite else { return }
+    if let last = spans.last, closeEnough(last, span) {
+      spans[spans.count - 1].end = Swift.max(last.end, span.end)
+      return
+    }
+    spans.append(span)
+    while spans.count > Self.maximumCount {
+      // Starts at the spacing that could fit, then doubles: reaches infinity (all merge) at worst.
+      let spread = (spans[spans.count - 1].end - spans[0].start) / Double(Self.maximumCount)
+      resolution = resolution > 0 ? resolution * 2 : Swift.max(spread.isFinite ? spread : 0, 1e-6)
+      var merged: [TimeSpan] = []
+      merged.reserveCapacity(spans.count)
+      for span in spans {
+        if let last = merged.last, closeEnough(last, span) {
+          merged[merged.count - 1].end = Swift.max(last.end, span.end)
+        } else {
+          merged.append(span)
+        }
+      }
+      spans = merged
+    }
+  }
+}

@@ -1,0 +1,320 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import BLEEngine
+import BLERender
+import Foundation
+
+/// Where one file's job writes its standard output. The job appends to `buffer` and calls
+/// `checkpoint()` after each unit of output (a row, a frame); `isClosed` says the reader of the
+/// final output went away (`| head`), so the job can stop.
+///
+/// Alone (one file), `buffer` is the command's standard output itself. In a batch it is a
+/// private buffer whose bytes the checkpoint hands, every 64 KiB, to the batch's ordered output.
+final class JobOutput: @unchecked Sendable {
+  // One thread at a time uses it (the job's, or its stream's consumer thread).
+  @exclusivity(unchecked) var buffer: OutputBuffer
+  /// How the job should run its FrameStream: one thread when several files run at once.
+  let threading: FrameStream.Threading
+  /// The file's position in the batch (0 for a file alone).
+  let index: Int
+  /// Whether several files are processed (rows may then name their file).
+  let inBatch: Bool
+  private let order: OrderedOutput?
+  private(set) var isClosed = false
+
+  static let handOverSize = 64 << 10
+
+  /// The output of a file alone: straight to `buffer`.
+  init(direct buffer: OutputBuffer, threading: FrameStream.Threading = .two) {
+    self.buffer = buffer
+    self.threading = threading
+    index = 0
+    inBatch = false
+    order = nil
+  }
+
+  fileprivate init(index: Int, order: OrderedOutput, threading: FrameStream.Threading) {
+    // A large threshold: the buffer is never flushed by itself (it has no descriptor).
+    buffer = OutputBuffer(fd: nil, flushThreshold: Self.handOverSize)
+    self.index = index
+    self.order = order
+    self.threading = threading
+    inBatch = true
+  }
+
+  /// Passes on what was written once there is enough of it.
+  @inline(__always) func checkpoint() {
+    if buffer.count >= Self.handOverSize { handOver() }
+  }
+
+  /// Passes on everything written so far.
+  func handOver() {
+    guard let order else {
+      buffer.flush()
+      isClosed = buffer.isClosed
+      return
+    }
+    guard buffer.count > 0 else { return }
+    let open = buffer.withAppendedBytes(since: 0) { order.deliver(index, $0) }
+    isClosed = !open
+    // A fresh buffer: one without a descriptor cannot be emptied in place.
+    buffer = OutputBuffer(fd: nil, flushThreshold: Self.handOverSize)
+  }
+}
+
+/// Runs one job per capture file, several at once, and prints their outputs in the order the
+/// files were given: file k's output entirely before file k+1's.
+///
+/// The file whose turn it is writes straight through; the others keep their output (1 MiB in
+/// memory, the rest in an unlinked temporary file) until the files before them are done. Each
+/// file's standard error lines follow its output. The exit status is the worst of the files'.
+enum BatchRunner {
+  /// One file's work: read `file`, write to `output` (checkpointing), report errors through
+  /// `context` (`openCapture`, `finishRead`); returns the file's exit status.
+  typealias Job = @Sendable (_ file: Argument, _ output: JobOutput, _ context: CLIContext) -> Int32
+
+  /// `-j`, parsed: a positive number of files at once, default the number of processors.
+  static func jobCount(_ arguments: ParsedArguments) throws(UsageError) -> Int {
+    guard let text = arguments.value("jobs") else { return max(ProcessInfo.processInfo.activeProcessorCount, 1) }
+    guard let value = Int(text), value >= 1, value <= 1024 else {
+      throw UsageError(message: "--jobs needs a number of files to read at once (1 to 1024), not '\(text)'")
+    }
+    return value
+  }
+
+  /// `header`: a line written before each file's output when several files are given (text
+  /// outputs), or nil (machine-readable outputs say the file in their records).
+  static func run(
+    files: [Argument], jobs: Int, header: (@Sendable (Argument) -> String)?, _ context: CLIContext,
+    memoryLimit: Int = 1 << 20, job: @escaping Job
+  ) -> Int32 {
+    if files.count == 1 {
+      let output = JobOutput(direct: context.stdout)
+      let status = job(files[0], output, context)
+      context.stdout = output.buffer
+      context.stdout.flush()
+      return status
+    }
+    let order = OrderedOutput(count: files.count, stdout: context.stdout, stderr: context.stderr, memoryLimit: memoryLimit)
+    let workers = min(max(jobs, 1), files.count)
+    let threading: FrameStream.Threading = workers > 1 ? .one : .two
+    let (environment, isTerminal, columns) = (context.environment, context.stdoutIsTerminal, context.terminalColumns)
+    let runOne: @Sendable (Int) -> Void = { index in
+      let output = JobOutput(index: index, order: order, threading: threading)
+      if let header {
+        if index > 0 { output.buffer.byte(0x0A) }
+        output.buffer.append(string: header(files[index]))
+      }
+      let jobContext = CLIContext(
+        stdout: OutputBuffer(fd: nil), stderr: OutputBuffer(fd: nil), environment: environment,
+        stdoutIsTerminal: isTerminal, terminalColumns: columns)
+      let status = order.isClosed ? ExitStatus.success : job(files[index], output, jobContext)
+      output.handOver()
+      order.finish(index, status: status, errors: jobContext.stderr)
+    }
+    if workers == 1 {
+      for index in files.indices { runOne(index) }
+    } else {
+      let next = NextIndex(limit: files.count)
+      let done = DispatchGroup()
+      for _ in 0..<workers {
+        done.enter()
+        let thread = Thread {
+          while let index = next.take() { runOne(index) }
+          done.leave()
+        }
+        // The dissector runs on this thread: give it the stack of a main thread.
+        thread.stackSize = 8 << 20
+        thread.start()
+      }
+      done.wait()
+    }
+    context.stdout = order.stdout
+    context.stderr = order.stderr
+    context.stdout.flush()
+    context.stderr.flush()
+    return order.worstStatus
+  }
+}
+
+/// Hands out 0, 1, 2, ... up to a limit, to several threads.
+private final class NextIndex: @unchecked Sendable {
+  private let lock = NSLock()
+  private var next = 0
+  private let limit: Int
+  init(limit: Int) { self.limit = limit }
+  func take() -> Int? {
+    lock.lock()
+    defer { lock.unlock() }
+    guard next < limit else { return nil }
+    next += 1
+    return next - 1
+  }
+}
+
+/// The batch's standard output and error, written in file order. Every write to them happens
+/// under `lock`, by the thread of the file whose turn it is or of the file that ends a turn.
+private final class OrderedOutput: @unchecked Sendable {
+  /// Kept in memory per waiting file before it goes to a temporary file (1 MiB; tests use less).
+  let memoryLimit: Int
+  /// Standard error kept per file (a few lines in practice); beyond it lines are dropped.
+  static let errorLimit = 256 << 10
+
+  struct Waiting {
+    var memory: [UInt8] = []
+    /// An unlinked temporary file holding what did not fit in memory, written in order after it.
+    var spill: Int32 = -1
+    var spillFailed: String?
+    var done = false
+    var errors: [UInt8] = []
+  }
+
+  private let lock = NSLock()
+  var stdout: OutputBuffer
+  var stderr: OutputBuffer
+  private var files: [Waiting]
+  /// The file whose output is being written.
+  private var head = 0
+  private(set) var worstStatus: Int32 = ExitStatus.success
+
+  init(count: Int, stdout: OutputBuffer, stderr: OutputBuffer, memoryLimit: Int) {
+    self.memoryLimit = memoryLimit
+    self.stdout = stdout
+    self.stderr = stderr
+    files = Array(repeating: Waiting(), count: count)
+  }
+
+  var isClosed: Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    return stdout.isClosed
+  }
+
+  /// Bytes of file `index`: written now if it is that file's turn, else kept. Returns whether
+  /// the output is still open.
+  func deliver(_ index: Int, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    lock.lock()
+    defer { lock.unlock() }
+    if stdout.isClosed { return false }
+    if index == head {
+      // It became this file's turn while it ran: what it kept goes first.
+      writeKept(index)
+      append(bytes)
+      stdout.flushIfFull()
+    } else {
+      keep(index, bytes)
+    }
+    return !stdout.isClosed
+  }
+
+  /// File `index` is done: print it and every finished file after it once their turn comes.
+  func finish(_ index: Int, status: Int32, errors: OutputBuffer) {
+    lock.lock()
+    defer { lock.unlock() }
+    worstStatus = max(worstStatus, status)
+    files[index].done = true
+    errors.withAppendedBytes(since: 0) { files[index].errors = Array($0.prefix(Self.errorLimit)) }
+    while head < files.count, files[head].done {
+      writeKept(head)
+      // Standard error after the file's output, so a terminal shows them in that order.
+      stdout.flush()
+      if !files[head].errors.isEmpty {
+        files[head].errors.withUnsafeBufferPointer { stderr.append(string: String(decoding: $0, as: UTF8.self)) }
+        stderr.flush()
+      }
+      files[head].errors = []
+      head += 1
+    }
+  }
+
+  private func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+    guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+    // In pieces, so the output never holds more than about its flush threshold plus a piece.
+    var offset = 0
+    while offset < bytes.count {
+      let length = min(64 << 10, bytes.count - offset)
+      stdout.append(UnsafeBufferPointer(start: base + offset, count: length))
+      stdout.flushIfFull()
+      offset += length
+    }
+  }
+
+  private func keep(_ index: Int, _ bytes: UnsafeBufferPointer<UInt8>) {
+    if files[index].spill < 0, files[index].spillFailed == nil, files[index].memory.count + bytes.count <= memoryLimit {
+      files[index].memory.append(contentsOf: bytes)
+      return
+    }
+    if files[index].spillFailed != nil { return }
+    if files[index].spill < 0 {
+      var template = Array((NSTemporaryDirectory() + "/bledissect-batch-XXXXXX").utf8CString)
+      let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+      guard fd >= 0 else {
+        spillFailed(index, String(cString: strerror(errno)))
+        return
+      }
+      // Gone from the directory at once: removed by the system however the run ends.
+      template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+      files[index].spill = fd
+    }
+    guard let base = bytes.baseAddress else { return }
+    var written = 0
+    while written < bytes.count {
+      let result = write(files[index].spill, base + written, bytes.count - written)
+      if result < 0 {
+        if errno == EINTR { continue }
+        spillFailed(index, String(cString: strerror(errno)))
+        return
+      }
+      written += result
+    }
+  }
+
+  private func spillFailed(_ index: Int, _ reason: String) {
+    files[index].spillFailed = reason
+    worstStatus = max(worstStatus, ExitStatus.unreadable)
+  }
+
+  /// Writes what file `index` kept (memory, then its temporary file) and forgets it.
+  private func writeKept(_ index: Int) {
+    if !files[index].memory.isEmpty {
+      files[index].memory.withUnsafeBufferPointer { append($0) }
+      files[index].memory = []
+    }
+    let fd = files[index].spill
+    if fd >= 0 {
+      files[index].spill = -1
+      defer { close(fd) }
+      lseek(fd, 0, SEEK_SET)
+      var block = [UInt8](repeating: 0, count: 64 << 10)
+      while true {
+        let count = block.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+        if count < 0 && errno == EINTR { continue }
+        guard count > 0 else {
+          if count < 0 { spillFailed(index, String(cString: strerror(errno))) }
+          break
+        }
+        block.withUnsafeBufferPointer { append(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+      }
+    }
+    if let reason = files[index].spillFailed {
+      files[index].spillFailed = nil
+      stdout.flush()
+      stderr.append(string: "bledissect: output of file \(index + 1) cut short: cannot keep it in a temporary file: \(reason)\n")
+      stderr.flush()
+    }
+  }
+}
+
+extension OutputBuffer {
+  /// Appends raw bytes (a batch copying a file's output).
+  mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+    // OutputBuffer has no public bulk copy; room is reserved once, then bytes go in unchecked.
+    reserve(bytes.count)
+    for value in bytes { uncheckedByte(value) }
+  }
+}

@@ -1,0 +1,355 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+import BLEDecoder
+import BLEEngine
+import BLERender
+import Foundation
+
+/// `bledissect hr FILE...`: one row per Heart Rate Measurement, as text, CSV or JSON Lines,
+/// written as the frames come (memory does not grow with the capture); `--svg` also plots them.
+enum HRCommand: CLICommand {
+  static let configuration = CommandConfiguration(
+    name: "hr",
+    abstract: "List heart-rate measurements (bpm, contact, energy, RR intervals); plot them as SVG.",
+    usage: "hr [options] <file>...",
+    discussion: """
+      One row per Heart Rate Measurement notification or indication: frame, time, device,
+      bpm, sensor contact, energy expended (kJ) and RR intervals (ms). Times are seconds
+      since the capture's first frame (--time abs: UTC). --csv writes a header row and
+      the RR intervals space-separated in one column; --json writes JSON Lines (docs/json.md).
+      --svg plots heart rate and RR intervals per device, with dropouts (a gap longer than
+      max(2 s, 3 × the device's median interval)) and losses of sensor contact shaded.
+      Several files are read in parallel (-j) and printed in the order given: text after a
+      '==> FILE <==' line, CSV and JSON with a "file" column or key (one CSV header row);
+      the exit status is the worst of the files'.
+      """,
+    options: [
+      OptionSpec(name: "csv", short: nil, kind: .flag, help: "Write CSV with a header row."),
+      OptionSpec(name: "json", short: nil, kind: .flag, help: "Write JSON Lines, one object per measurement."),
+      OptionSpec(name: "svg", short: nil, kind: .value(valueName: "file"), help: "Also write an SVG plot of heart rate and RR intervals per device (one capture only)."),
+      OptionSpec(name: "peer", short: nil, kind: .value(valueName: "address"), help: "Only measurements from this device (AA:BB:CC:DD:EE:FF); given twice, either."),
+      OptionSpec(name: "time", short: "t", kind: .value(valueName: "rel|abs"), help: "Seconds since the capture's first frame (default), or UTC."),
+      jobsOption,
+      stopAtDamageOption,
+    ],
+    minimumPositionals: 1,
+    maximumPositionals: Int.max)
+
+  enum Format: Sendable { case text, csv, json }
+
+  struct Settings: Sendable {
+    var format = Format.text
+    var absoluteTime = false
+    var peers: [BDAddr] = []
+    var svg: Argument?
+    var damage = DamagePolicy.resynchronize
+  }
+
+  static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
+    var settings = Settings()
+    let jobs: Int
+    do throws(UsageError) {
+      jobs = try BatchRunner.jobCount(arguments)
+      if arguments.has("csv") && arguments.has("json") { throw UsageError(message: "--csv and --json cannot be used together") }
+      settings.format = arguments.has("csv") ? .csv : (arguments.has("json") ? .json : .text)
+      switch arguments.value("time")?.lowercased() {
+      case nil, "rel"?: break
+      case "abs"?: settings.absoluteTime = true
+      case let other?: throw UsageError(message: "--time must be rel or abs, not '\(other)'")
+      }
+      for text in arguments.allValues("peer") {
+        guard let address = BDAddr(text) else { throw UsageError(message: "--peer needs an address like C0:11:22:33:44:55, not '\(text)'") }
+        settings.peers.append(address)
+      }
+      if let svg = arguments.value("svg") {
+        guard arguments.positionals.count == 1 else { throw UsageError(message: "--svg plots one capture; give one file") }
+        settings.svg = Argument(svg)
+      }
+    } catch {
+      return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
+    }
+    settings.damage = damagePolicy(arguments)
+    let header = settings.format == .text ? fileHeader : nil
+    let fixed = settings
+    if settings.format == .csv && arguments.positionals.count > 1 {
+      // One header row for the whole batch, whichever files can be read.
+      context.stdout.append("file,frame,time,device,bpm,contact,energy_kj,rr_ms\n")
+    }
+    return BatchRunner.run(files: arguments.positionals, jobs: jobs, header: header, context) { file, output, context in
+      measurements(file, settings: fixed, output: output, context)
+    }
+  }
+
+  static func measurements(_ path: Argument, settings: Settings, output: JobOutput, _ context: CLIContext) -> Int32 {
+    let reader: any CaptureReader
+    switch context.openCapture(path, damage: settings.damage) {
+    case .success(let opened): reader = opened
+    case .failure(let code): return code.status
+    }
+    var options = FrameStream.Options()
+    options.threading = output.threading
+    let consumer = HeartRateRows(settings: settings, file: output.inBatch ? path.display : nil, output: output)
+    let end = FrameStream(source: reader, options: options).run(into: consumer)
+    output.handOver()
+    var status = context.finishRead(path, reader: reader, frames: end.frames, failure: end.failure)
+    if consumer.devicesLeftOut > 0 {
+      context.error("\(path.display): only the first \(HeartRateRows.maximumPlottedDevices) devices are plotted; \(consumer.devicesLeftOut) more left out")
+    }
+    if let svg = settings.svg {
+      let plot = HeartRatePlot(title: "Heart rate — \(path.display)", devices: consumer.plotDevices())
+      if !FileManager.default.createFile(atPath: svg.text, contents: Data(plot.svg().utf8)) {
+        context.error("\(svg.display): cannot write the SVG plot")
+        status = max(status, ExitStatus.unreadable)
+      }
+    }
+    return status
+  }
+}
+
+/// Writes a row per heart-rate measurement as frames come; gathers the plot when asked.
+final class HeartRateRows: FrameConsumer {
+  static let maximumPlottedDevices = 64
+  let settings: HRCommand.Settings
+  let output: JobOutput
+  /// The file's name for batch rows (CSV column, JSON key), already quoted for its format.
+  let fileField: String?
+  var firstTimestamp: Int64?
+  var headerWritten = false
+  /// The last device label written, by connection: notifications repeat one connection.
+  var lastConnection: ConnectionLabel?
+  var lastSentByHost = false
+  var lastLabel = PackedText()
+  var labelIsAddress = false
+  var lastLabelString = ""
+  var tracks: [String: Int] = [:]
+  var trackList: [(label: String, track: HeartRateTrack)] = []
+  var devicesLeftOut = 0
+  var devicesSeenLeftOut: Set<String> = []
+
+  init(settings: HRCommand.Settings, file: String?, output: JobOutput) {
+    self.settings = settings
+    self.output = output
+    switch (file, settings.format) {
+    case (let file?, .csv): fileField = "\"" + file.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    case (let file?, .json):
+      var buffer = OutputBuffer(fd: nil)
+      buffer.jsonString(file)
+      fileField = buffer.text
+    default: fileField = nil
+    }
+  }
+
+  var fieldDetail: FieldDetail { .none }
+
+  func consume(_ frame: inout DissectedFrame) -> Bool {
+    let timestamp = frame.record.timestamp
+    if firstTimestamp == nil {
+      firstTimestamp = timestamp
+      writeHeader()
+    }
+    // Most frames carry no attribute: that test is all they cost.
+    guard !frame.attributes.isEmpty else { return true }
+    for attribute in frame.attributes {
+      guard let measurement = attribute.value as? HeartRateMeasurement else { continue }
+      switch attribute.operation {
+      case .notification, .indication, .read: break
+      case .write, .writeWithoutResponse: continue
+      }
+      if !settings.peers.isEmpty {
+        guard let peer = frame.connection?.peer, settings.peers.contains(peer) else { continue }
+      }
+      label(frame.connection, sentByHost: frame.record.direction == .hostToController, adapter: frame.record.adapter)
+      row(frame.number, timestamp, measurement)
+      if settings.svg != nil { track(timestamp, measurement) }
+    }
+    output.checkpoint()
+    return !output.isClosed
+  }
+
+  func finish(_ end: FrameStream.End) {
+    // A capture with no frame still gets its header row.
+    if firstTimestamp == nil { writeHeader() }
+  }
+
+  // MARK: Rows
+
+  static let frameWidth = 7
+  static let deviceWidth = 17
+  /// The time column's widths, as annotate's: relative seconds, UTC date and time.
+  static let secondsWidth = 12
+  static let dateTimeWidth = 26
+
+  func writeHeader() {
+    guard !headerWritten else { return }
+    headerWritten = true
+    switch settings.format {
+    case .json: return
+    case .csv:
+      // In a batch the command wrote the one header row before the files' rows.
+      guard !output.inBatch else { return }
+      output.buffer.append("frame,time,device,bpm,contact,energy_kj,rr_ms\n")
+    case .text:
+      output.buffer.append(string: "frame".padding(toLength: Self.frameWidth, withPad: " ", startingAt: 0) + " ")
+      let timeWidth = settings.absoluteTime ? Self.dateTimeWidth : Self.secondsWidth
+      output.buffer.append(string: String(repeating: " ", count: max(timeWidth - 4, 0)) + "time ")
+      output.buffer.append(string: "device".padding(toLength: Self.deviceWidth, withPad: " ", startingAt: 0))
+      output.buffer.append("  bpm contact      energy_kj rr_ms\n")
+    }
+  }
+
+  /// The device a frame's measurement comes from: the peer, or the capturing host when it sent
+  /// the notification (a capture taken on the strap).
+  /// Takes the frame's parts, not the frame: a copy of it would retain every buffer it holds.
+  func label(_ connection: ConnectionLabel?, sentByHost: Bool, adapter recordAdapter: UInt16) {
+    if let connection, connection == lastConnection, sentByHost == lastSentByHost { return }
+    lastConnection = connection
+    lastSentByHost = sentByHost
+    if !sentByHost, let peer = connection?.peer {
+      lastLabel = OutputBuffer.addressText(peer)
+      labelIsAddress = true
+      lastLabelString = peer.description
+      return
+    }
+    let adapter = connection?.adapter ?? recordAdapter
+    if sentByHost {
+      lastLabelString = "hci\(adapter)"
+    } else {
+      lastLabelString = "hci\(adapter) conn \(connection?.handle ?? 0)"
+    }
+    labelIsAddress = false
+  }
+
+  func writeLabel() {
+    if labelIsAddress { output.buffer.append(lastLabel) } else { output.buffer.append(string: lastLabelString) }
+  }
+
+  func writeTime(_ timestamp: Int64) {
+    if settings.absoluteTime {
+      output.buffer.utcDateTime(timestamp)
+    } else {
+      output.buffer.seconds(Timestamp.elapsed(from: firstTimestamp ?? timestamp, to: timestamp))
+    }
+  }
+
+  func row(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement) {
+    switch settings.format {
+    case .text: textRow(number, timestamp, measurement)
+    case .csv: csvRow(number, timestamp, measurement)
+    case .json: jsonRow(number, timestamp, measurement)
+    }
+  }
+
+  func textRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement) {
+    var start = output.buffer.count
+    output.buffer.byte(UInt8(ascii: "#"))
+    output.buffer.decimal(number)
+    output.buffer.spaces(Self.frameWidth - (output.buffer.count - start))
+    output.buffer.byte(0x20)
+    start = output.buffer.count
+    writeTime(timestamp)
+    output.buffer.alignRight(from: start, width: settings.absoluteTime ? Self.dateTimeWidth : Self.secondsWidth)
+    output.buffer.byte(0x20)
+    start = output.buffer.count
+    writeLabel()
+    output.buffer.spaces(Self.deviceWidth - (output.buffer.count - start))
+    output.buffer.byte(0x20)
+    start = output.buffer.count
+    output.buffer.decimal(Int(measurement.bpm))
+    output.buffer.alignRight(from: start, width: 4)
+    output.buffer.byte(0x20)
+    start = output.buffer.count
+    output.buffer.append(measurement.sensorContact.word)
+    output.buffer.spaces(12 - (output.buffer.count - start))
+    output.buffer.byte(0x20)
+    start = output.buffer.count
+    if let energy = measurement.energyExpended { output.buffer.decimal(Int(energy)) } else { output.buffer.byte(UInt8(ascii: "-")) }
+    output.buffer.alignRight(from: start, width: 9)
+    for (index, raw) in measurement.rrIntervals.enumerated() {
+      output.buffer.byte(index == 0 ? 0x20 : UInt8(ascii: " "))
+      output.buffer.real(HeartRateMeasurement.milliseconds(raw), places: 1)
+    }
+    output.buffer.byte(0x0A)
+  }
+
+  func csvRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement) {
+    if let fileField {
+      output.buffer.append(string: fileField)
+      output.buffer.byte(UInt8(ascii: ","))
+    }
+    output.buffer.decimal(number)
+    output.buffer.byte(UInt8(ascii: ","))
+    writeTime(timestamp)
+    output.buffer.byte(UInt8(ascii: ","))
+    writeLabel()
+    output.buffer.byte(UInt8(ascii: ","))
+    output.buffer.decimal(Int(measurement.bpm))
+    output.buffer.byte(UInt8(ascii: ","))
+    output.buffer.append(measurement.sensorContact.word)
+    output.buffer.byte(UInt8(ascii: ","))
+    if let energy = measurement.energyExpended { output.buffer.decimal(Int(energy)) }
+    output.buffer.byte(UInt8(ascii: ","))
+    for (index, raw) in measurement.rrIntervals.enumerated() {
+      if index > 0 { output.buffer.byte(UInt8(ascii: " ")) }
+      output.buffer.double(HeartRateMeasurement.milliseconds(raw))
+    }
+    output.buffer.byte(0x0A)
+  }
+
+  func jsonRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement) {
+    output.buffer.byte(UInt8(ascii: "{"))
+    if let fileField {
+      output.buffer.append(#""file":"#)
+      output.buffer.append(string: fileField)
+      output.buffer.byte(UInt8(ascii: ","))
+    }
+    output.buffer.append(#""frame":"#)
+    output.buffer.decimal(number)
+    output.buffer.append(#","time":"#)
+    output.buffer.seconds(Timestamp.elapsed(from: firstTimestamp ?? timestamp, to: timestamp))
+    output.buffer.append(#","ts":"#)
+    output.buffer.unixSeconds(timestamp)
+    output.buffer.append(#","device":""#)
+    writeLabel()
+    output.buffer.append(#"","bpm":"#)
+    output.buffer.decimal(Int(measurement.bpm))
+    output.buffer.append(#","sensor_contact":""#)
+    output.buffer.append(measurement.sensorContact.word)
+    output.buffer.append(#"","energy_expended_kj":"#)
+    if let energy = measurement.energyExpended { output.buffer.decimal(Int(energy)) } else { output.buffer.append("null") }
+    output.buffer.append(#","rr_intervals_ms":["#)
+    for (index, raw) in measurement.rrIntervals.enumerated() {
+      if index > 0 { output.buffer.byte(UInt8(ascii: ",")) }
+      output.buffer.double(HeartRateMeasurement.milliseconds(raw))
+    }
+    output.buffer.append("]}\n")
+  }
+
+  // MARK: Plot
+
+  func track(_ timestamp: Int64, _ measurement: HeartRateMeasurement) {
+    let slot: Int
+    if let known = tracks[lastLabelString] {
+      slot = known
+    } else if trackList.count < Self.maximumPlottedDevices {
+      slot = trackList.count
+      tracks[lastLabelString] = slot
+      trackList.append((lastLabelString, HeartRateTrack()))
+    } else {
+      // Counted once per device, with the set bounded too.
+      if devicesSeenLeftOut.count < 4096, devicesSeenLeftOut.insert(lastLabelString).inserted { devicesLeftOut += 1 }
+      return
+    }
+    let seconds = Double(Timestamp.elapsed(from: firstTimestamp ?? timestamp, to: timestamp)) / 1_000_000
+    trackList[slot].track.add(
+      time: seconds, bpm: Double(measurement.bpm), contactLost: measurement.sensorContact == .notDetected,
+      rrMilliseconds: measurement.rrIntervalsMilliseconds)
+  }
+
+  func plotDevices() -> [HeartRatePlot.Device] {
+    trackList.map { entry in
+      let count = entry.track.measurements
+      return entry.track.plotDevice(label: "\(entry.label) (\(count) measurement\(count == 1 ? "" : "s"))")
+    }
+  }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+
+#if canImport(FoundationXML)
+  import FoundationXML  // XMLParser on Linux
+#endif
+
+@testable import bledissect
+
+/// The strap session's 21 notifications (Tests/BLEDecoderTests/Profiles/HeartRateProfileTests
+/// `bumbleNotifications`): bpm, contact, energy, RR in 1/1024 s.
+let strapNotifications: [(bpm: Int, contact: String, energy: Int?, rr: [Int])] = [
+  (72, "unsupported", nil, []), (73, "not_detected", nil, []), (74, "detected", nil, [830]),
+  (75, "detected", 12, [819]), (78, "detected", nil, [790, 785]), (80, "detected", nil, []),
+  (82, "detected", 15, [750]), (90, "detected", 18, []), (96, "not_detected", 20, []),
+  (99, "unsupported", nil, [620]), (101, "unsupported", nil, [610, 605, 600]), (118, "unsupported", 27, []),
+  (135, "detected", 31, [520, 515, 510]), (150, "detected", 0, [410, 408]), (160, "detected", 1, [384]),
+  (184, "detected", nil, [335, 334, 333, 334, 335, 336, 334, 333, 332]),
+  (180, "detected", 2, [341, 340, 342, 341, 340, 339, 341, 342]), (170, "not_detected", nil, [361, 362]),
+  (140, "unsupported", nil, []), (120, "not_detected", 3, [512]), (95, "detected", 4, [647, 650]),
+]
+
+/// A copy of a btsnoop capture whose records from `frame` on are `seconds` later: a gap in
+/// whatever was being notified.
+func btsnoopWithGap(_ capture: String, from frame: Int, seconds: UInt64) throws -> String {
+  var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: capturePath(capture))))
+  var offset = 16
+  var number = 1
+  while offset + 24 <= bytes.count {
+    let included = bytes[offset + 4..<offset + 8].reduce(0) { $0 << 8 | Int($1) }
+    if number >= frame {
+      var timestamp = bytes[offset + 16..<offset + 24].reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+      timestamp += seconds * 1_000_000
+      for index in 0..<8 { bytes[offset + 16 + index] = UInt8(truncatingIfNeeded: timestamp >> (56 - 8 * UInt64(index))) }
+    }
+    offset += 24 + included
+    number += 1
+  }
+  return temporaryFile(bytes)
+}
+
+/// Rows of text output after the header row.
+func textRows(_ output: String) -> [[Substring]] {
+  output.split(separator: "\n").dropFirst().map { $0.split(separator: " ", omittingEmptySubsequences: true) }
+}
+
+@Suite struct HRCommandTests {
+  @Test func twoStrapsAlternate() {
+    let result = runCLI(["hr", capturePath("two_straps.btsnoop")])
+    #expect(result.status == 0 && result.stderr.isEmpty)
+    #expect(result.stdout.hasPrefix("frame           time device             bpm contact      energy_kj rr_ms\n"))
+    let rows = textRows(result.stdout)
+    #expect(rows.count == 42)
+    for (index, row) in rows.enumerated() {
+      let strapA = index % 2 == 0
+      #expect(row[2] == (strapA ? "D0:B1:ED:00:48:52" : "D0:B1:ED:00:48:53"))
+      #expect(Int(row[3]) == (strapA ? 60 : 140) + index / 2)
+      #expect(row[4] == "detected" && row[5] == "-" && row.count == 6)
+    }
+    #expect(result.stdout.contains("#155        0.338397 D0:B1:ED:00:48:52   60 detected             -\n"))
+  }
+
+  @Test func peerFilterKeepsOneStrap() {
+    let result = runCLI(["hr", "--peer", "d0:b1:ed:00:48:53", capturePath("two_straps.btsnoop")])
+    let rows = textRows(result.stdout)
+    #expect(rows.map { Int($0[3]) } == Array(140...160))
+    #expect(rows.allSatisfy { $0[2] == "D0:B1:ED:00:48:53" })
+    let both = runCLI(["hr", "--csv", "--peer", "D0:B1:ED:00:48:53", "--peer", "D0:B1:ED:00:48:52", capturePath("two_straps.btsnoop")])
+    #expect(both.stdout.split(separator: "\n").count == 43)
+    #expect(runCLI(["hr", "--peer", "nope", capturePath("two_straps.btsnoop")]).status == 64)
+  }
+
+  @Test func everyFlagCombinationAsText() {
+    let result = runCLI(["hr", capturePath("hr_strap_session.btsnoop")])
+    #expect(result.status == 0)
+    let rows = textRows(result.stdout)
+    #expect(rows.count == 21)
+    for (row, expected) in zip(rows, strapNotifications) {
+      #expect(Int(row[3]) == expected.bpm && String(row[4]) == expected.contact)
+      #expect(row[5] == (expected.energy.map(String.init) ?? "-"))
+      #expect(row.dropFirst(6).map { Double($0)! } == expected.rr.map { (Double($0) * 1000 / 1024 * 10).rounded() / 10 })
+    }
+    #expect(result.stdout.contains("#132        2.335818 D0:B1:ED:00:48:52   74 detected             - 810.5\n"))
+  }
+
+  @Test func csvHasOneHeaderAndExactRR() {
+    let result = runCLI(["hr", "--csv", capturePath("hr_strap_session.btsnoop")])
+    let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+    #expect(lines.first == "frame,time,device,bpm,contact,energy_kj,rr_ms")
+    #expect(lines.count == 22)
+    for (line, expected) in zip(lines.dropFirst(), strapNotifications) {
+      let cells = line.split(separator: ",", omittingEmptySubsequences: false)
+      #expect(cells.count == 7)
+      #expect(cells[2] == "D0:B1:ED:00:48:52" && Int(cells[3]) == expected.bpm && String(cells[4]) == expected.contact)
+      #expect(Int(cells[5]) == expected.energy)
+      let rr = cells[6].split(separator: " ").map { Double($0)! }
+      #expect(rr == expected.rr.map { Double($0) * 1000 / 1024 })
+    }
+    #expect(lines[3] == "132,2.335818,D0:B1:ED:00:48:52,74,detected,,810.546875")
+  }
+
+  @Test func jsonLinesParse() throws {
+    let result = runCLI(["hr", "--json", capturePath("hr_strap_session.btsnoop")])
+    let lines = result.stdout.split(separator: "\n")
+    #expect(lines.count == 21)
+    for (line, expected) in zip(lines, strapNotifications) {
+      #expect(JSONKeyChecker.check(line) == nil)
+      let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+      #expect(object["bpm"] as? Int == expected.bpm && object["sensor_contact"] as? String == expected.contact)
+      #expect(object["device"] as? String == "D0:B1:ED:00:48:52")
+      if let energy = expected.energy { #expect(object["energy_expended_kj"] as? Int == energy) } else { #expect(object["energy_expended_kj"] is NSNull) }
+      #expect(object["rr_intervals_ms"] as? [Double] == expected.rr.map { Double($0) * 1000 / 1024 })
+      #expect(object["file"] == nil)
+    }
+    #expect(lines[2] == #"{"frame":132,"time":2.335818,"ts":1796020014.486983,"device":"D0:B1:ED:00:48:52","bpm":74,"sensor_contact":"detected","energy_expended_kj":null,"rr_intervals_ms":[810.546875]}"#)
+  }
+
+  @Test func absoluteTime() {
+    let result = runCLI(["hr", "--csv", "--time", "abs", capturePath("hr_strap_session.btsnoop")])
+    #expect(result.stdout.split(separator: "\n")[3].hasPrefix("132,2026-11-30 "))
+  }
+
+  @Test func peripheralSideNamesTheLocalStrap() {
+    let rows = textRows(runCLI(["hr", capturePath("hr_strap_peripheral.btsnoop")]).stdout)
+    #expect(rows.count == 21 && rows.allSatisfy { $0[2] == "hci0" })
+  }
+
+  /// The SVG is well-formed, has a panel per strap, and a dropout rectangle only where the
+  /// capture has a gap (10 s in the middle of the two straps' notifications).
+  @Test func svgPlotsEachDeviceAndShadesAGap() throws {
+    let plain = NSTemporaryDirectory() + "bledissect-hr-\(UUID().uuidString).svg"
+    let result = runCLI(["hr", "--svg", plain, capturePath("two_straps.btsnoop")])
+    #expect(result.status == 0)
+    let svg = try String(contentsOfFile: plain, encoding: .utf8)
+    let elements = try #require(SVGElements(svg))
+    #expect(elements.texts(class: "device-label") == ["D0:B1:ED:00:48:52 (21 measurements)", "D0:B1:ED:00:48:53 (21 measurements)"])
+    #expect(elements.count("rect", class: "dropout") == 0)
+    #expect(elements.texts(class: nil).contains("time (s)"))
+
+    let gapped = try btsnoopWithGap("two_straps.btsnoop", from: 175, seconds: 10)
+    let gappedSVG = NSTemporaryDirectory() + "bledissect-hr-\(UUID().uuidString).svg"
+    #expect(runCLI(["hr", "--svg", gappedSVG, gapped]).status == 0)
+    let withGap = try #require(SVGElements(try String(contentsOfFile: gappedSVG, encoding: .utf8)))
+    // One dropout per strap, drawn in both of its plots (heart rate and RR).
+    #expect(withGap.count("rect", class: "dropout") == 4)
+    #expect(runCLI(["hr", "--svg", plain, gapped, gapped]).status == 64)
+  }
+}
+
+/// Elements of an SVG read back with Foundation's XML parser; nil when not well-formed.
+struct SVGElements {
+  final class Collector: NSObject, XMLParserDelegate {
+    var elements: [(name: String, attributes: [String: String], text: String)] = []
+    var open: [Int] = []
+    func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+      elements.append((name, attributes, ""))
+      open.append(elements.count - 1)
+    }
+    func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) { _ = open.popLast() }
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+      if let index = open.last { elements[index].text += string }
+    }
+  }
+  var elements: [(name: String, attributes: [String: String], text: String)]
+
+  init?(_ svg: String) {
+    let collector = Collector()
+    let parser = XMLParser(data: Data(svg.utf8))
+    parser.delegate = collector
+    guard parser.parse() else { return nil }
+    elements = collector.elements
+  }
+
+  func count(_ name: String, class className: String) -> Int {
+    elements.filter { $0.name == name && $0.attributes["class"] == className }.count
+  }
+
+  func texts(class className: String?) -> [String] {
+    elements.filter { $0.name == "text" && (className == nil || $0.attributes["class"] == className) }.map(\.text)
+  }
+}
