@@ -34,11 +34,20 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
   }
 
   public var flags: UInt8
+  // Laid out to fit the three words a typed value holds without a box of its own: a heart-rate
+  // strap sends one per beat, and a measurement with up to three RR intervals then costs no
+  // allocation at all.
+  var hasEnergy: Bool
   public var bpm: UInt16
-  /// Cumulative energy in kilojoules since the last reset, when sent.
-  public var energyExpended: UInt16?
+  var energy: UInt16
   /// RR intervals in 1/1024 s, oldest first.
-  public var rrIntervals: [UInt16]
+  public var rrIntervals: RRIntervals
+
+  /// Cumulative energy in kilojoules since the last reset, when sent.
+  public var energyExpended: UInt16? {
+    get { hasEnergy ? energy : nil }
+    set { (hasEnergy, energy) = (newValue != nil, newValue ?? 0) }
+  }
 
   public var sensorContact: SensorContact { SensorContact(flags: flags) }
   public var isSixteenBit: Bool { flags & HeartRateMeasurement.sixteenBit != 0 }
@@ -55,19 +64,20 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
   public init(flags: UInt8, bpm: UInt16, energyExpended: UInt16?, rrIntervals: [UInt16]) {
     self.flags = flags
     self.bpm = bpm
-    self.energyExpended = energyExpended
-    self.rrIntervals = rrIntervals
+    self.hasEnergy = energyExpended != nil
+    self.energy = energyExpended ?? 0
+    self.rrIntervals = RRIntervals(rrIntervals)
   }
 
   public init(parsing reader: inout ByteReader) throws(DecodeError) {
     reader.layer = .profile
     flags = try reader.readUInt8()
     bpm = flags & Self.sixteenBit != 0 ? try reader.readUInt16LE() : UInt16(try reader.readUInt8())
-    energyExpended = flags & Self.energyPresent != 0 ? try reader.readUInt16LE() : nil
-    rrIntervals = []
+    hasEnergy = flags & Self.energyPresent != 0
+    energy = hasEnergy ? try reader.readUInt16LE() : 0
+    rrIntervals = RRIntervals()
     if flags & Self.rrPresent != 0 {
       // The flag promises at least one interval; an odd byte left over is truncated.
-      rrIntervals.reserveCapacity(reader.remaining / 2)
       repeat { rrIntervals.append(try reader.readUInt16LE()) } while !reader.isAtEnd
     }
   }
@@ -125,6 +135,53 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
         "RR interval \(SummaryPart.formatReal(Self.milliseconds(raw), places: 1)) ms is outside 250–2000 ms"))
     }
   }
+}
+
+/// RR intervals in 1/1024 s, oldest first: up to three kept inline, more in an array.
+public struct RRIntervals: RandomAccessCollection, Equatable, Sendable, ExpressibleByArrayLiteral {
+  var inlineCount: UInt8 = 0
+  var first = (UInt16(0), UInt16(0), UInt16(0))
+  /// All of them, once there are more than three.
+  var spilled: [UInt16]?
+
+  public init() {}
+
+  public init(_ values: some Sequence<UInt16>) {
+    for value in values { append(value) }
+  }
+
+  public init(arrayLiteral values: UInt16...) { self.init(values) }
+
+  public var startIndex: Int { 0 }
+  public var endIndex: Int { spilled?.count ?? Int(inlineCount) }
+
+  public subscript(position: Int) -> UInt16 {
+    if let spilled { return spilled[position] }
+    precondition(position >= 0 && position < Int(inlineCount), "RR interval index out of range")
+    switch position {
+    case 0: return first.0
+    case 1: return first.1
+    default: return first.2
+    }
+  }
+
+  mutating func append(_ value: UInt16) {
+    if spilled != nil {
+      spilled!.append(value)
+      return
+    }
+    switch inlineCount {
+    case 0: first.0 = value
+    case 1: first.1 = value
+    case 2: first.2 = value
+    default:
+      spilled = [first.0, first.1, first.2, value]
+      return
+    }
+    inlineCount += 1
+  }
+
+  public static func == (a: RRIntervals, b: RRIntervals) -> Bool { a.elementsEqual(b) }
 }
 
 /// Body Sensor Location 0x2A38: one byte.

@@ -72,7 +72,7 @@ import Testing
         #expect(typed.bpm == 72)
         #expect(typed.isSixteenBit == sixteenBit)
         #expect(typed.energyExpended == energy)
-        #expect(typed.rrIntervals == rr)
+        #expect(Array(typed.rrIntervals) == rr)
         #expect(typed.rrIntervalsMilliseconds == rr.map { Self.milliseconds($0) })
         #expect(typed.sensorContact.word.description == contact)
       }
@@ -251,5 +251,30 @@ import Testing
     let unknownMode = try decodeProfile(0x2A39, [0x15, 0x07, 0x01], operation: .write)
     #expect(unknownMode.fields.uint("mode") == 7 && unknownMode.fields.name("mode") == nil)
     #expect(unknownMode.summaryText == "Huami: Measurement Control")
+  }
+}
+
+@Suite struct RRIntervalsTests {
+  /// Up to three intervals stay inline; a fourth moves them all to an array; order is kept.
+  @Test func inlineThenSpilled() {
+    for count in 0...9 {
+      let values = (0..<count).map { UInt16(700 + $0 * 7) }
+      let intervals = RRIntervals(values)
+      #expect(Array(intervals) == values)
+      #expect(intervals.count == count)
+      #expect((intervals.spilled != nil) == (count > 3))
+    }
+    #expect(RRIntervals([1, 2]) == [1, 2])
+    #expect(RRIntervals([1, 2, 3, 4]) != [1, 2, 3])
+    // A measurement with three intervals fits a typed value's inline storage (no box).
+    #expect(MemoryLayout<HeartRateMeasurement>.size <= 3 * MemoryLayout<Int>.size)
+  }
+
+  /// The longest value a 512-byte attribute can hold: 254 intervals after flags and bpm.
+  @Test func longValuesKeepEveryInterval() throws {
+    let bytes: [UInt8] = [0x10, 60] + (0..<254).flatMap { [UInt8($0 & 0xFF), 0x03] }
+    let value = try #require(typedValue(0x2A37, bytes) as? HeartRateMeasurement)
+    #expect(value.rrIntervals.count == 254)
+    #expect(value.rrIntervals.last == 0x03FD)
   }
 }
