@@ -142,6 +142,10 @@ public struct FieldList: Sendable {
     }
   }
 
+  /// Whether a group opened now would be kept: decoders skip building groups the consumer will
+  /// not see (their facts are recorded elsewhere).
+  @inlinable @inline(__always) public func keepsGroup(verbose: Bool) -> Bool { keeps(verbose: verbose) }
+
   /// Notes a verbose group opening at the current depth (whether it is kept or not).
   @inlinable @inline(__always) mutating func noteGroup(verbose: Bool) {
     if verbose && Int32(_depth) < verboseGroupDepth { verboseGroupDepth = Int32(_depth) }

@@ -155,7 +155,11 @@ public struct AttributeFact: Sendable {
   /// characteristic (kept beside the meaning, so it is worked out once).
   public private(set) var valueContext: ValueContext
   /// The typed value, when a decoder read it.
-  public var value: (any CharacteristicValue)?
+  public var value: (any CharacteristicValue)? {
+    didSet { hasValue = value != nil }
+  }
+  /// Whether there is a typed value (asked without touching the value itself).
+  public private(set) var hasValue = false
   /// The value's registry entry (its JSON key, whether its words say it all).
   public var decoderIndex: Int?
   /// The raw value's bytes in the frame's `valueBytes`, when the PDU carried a value.

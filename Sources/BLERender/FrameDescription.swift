@@ -6,7 +6,8 @@ import BLEDecoder
 public enum FrameDescription {
   /// The protocol item's name ("Handle Value Notification", "LE Set Scan Enable").
   public static func title(_ frame: DissectedFrame) -> StaticString {
-    if let att = frame.att { return AssignedNumbers.attOpcodeName(att.opcode) ?? "Unknown PDU" }
+    // Only the opcode is read (binding the whole fact would copy it).
+    if let opcode = frame.att?.opcode { return AssignedNumbers.attOpcodeName(opcode) ?? "Unknown PDU" }
     return frame.title
   }
 
@@ -19,12 +20,12 @@ public enum FrameDescription {
   /// when it continues the title ("Read Request 0x0010 …"), else ": ".
   public static func summary(_ frame: DissectedFrame, into line: inout SummaryLine) -> StaticString {
     line.removeAll(keepingCapacity: true)
-    guard let att = frame.att else {
+    guard let opcode = frame.att?.opcode, let operation = frame.att?.operation else {
       if !frame.summary.isEmpty { line.append(.string(frame.summary)) }
       line.append(contentsOf: frame.summaryParts)
       return frame.summarySeparator
     }
-    return attSummary(att, frame, into: &line)
+    return attSummary(opcode, operation, frame, into: &line)
   }
 
   /// The summary as text (tests, tools).
@@ -34,8 +35,8 @@ public enum FrameDescription {
     return line.map(\.text).joined()
   }
 
-  static func attSummary(_ att: ATTFact, _ frame: DissectedFrame, into line: inout SummaryLine) -> StaticString {
-    switch att.operation {
+  static func attSummary(_ opcode: UInt8, _ operation: ATTOperationFact, _ frame: DissectedFrame, into line: inout SummaryLine) -> StaticString {
+    switch operation {
     case .plain:
       attributes(frame, into: &line)
     case let .error(request, handle, code):
@@ -61,7 +62,7 @@ public enum FrameDescription {
       line.append(.hex(UInt64(start), width: 4))
       line.append(.text("–"))
       line.append(.hex(UInt64(end), width: 4))
-      if att.opcode == 0x06 {
+      if opcode == 0x06 {
         if let value {
           line.append(.text(", "))
           line.append(.text(GATTDatabase.name(value) ?? "service"))
@@ -125,11 +126,13 @@ public enum FrameDescription {
   }
 
   static func attribute(_ fact: UnsafePointer<AttributeFact>, _ frame: DissectedFrame, into line: inout SummaryLine) {
+    // Plain parts are read one by one; the typed value is used where it is.
     line.append(.hex(UInt64(fact.pointee.handle), width: 4))
-    if let name = fact.pointee.meaning?.name {
+    let meaning = fact.pointee.meaning
+    if let name = meaning?.name {
       line.append(.text(" "))
       line.append(.text(name))
-    } else if let uuid = fact.pointee.meaning.flatMap({ $0.characteristic ?? $0.descriptor ?? $0.service }) {
+    } else if let uuid = meaning?.characteristic ?? meaning?.descriptor ?? meaning?.service {
       line.append(.text(" "))
       line.append(.string(uuid.description))
     }
@@ -137,9 +140,10 @@ public enum FrameDescription {
     if fact.pointee.isMalformed, let raw {
       line.append(.text(": malformed value "))
       line.append(.bytes(frame.valueBytes(raw)))
-    } else if fact.pointee.value != nil {
+    } else if fact.pointee.hasValue {
       line.append(.text(": "))
-      fact.pointee.value?.summarize(into: &line, context: fact.pointee.valueContext)
+      let context = fact.pointee.valueContext
+      fact.pointee.value?.summarize(into: &line, context: context)
     } else if let raw, !raw.isEmpty {
       line.append(.text(": "))
       line.append(.bytes(frame.valueBytes(raw)))

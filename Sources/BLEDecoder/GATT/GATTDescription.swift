@@ -22,7 +22,7 @@ enum GATTDescription {
     }
     if let meaning = fact.meaning {
       frame.deepestLayer = .gatt
-      writeFields(meaning, &frame.fields)
+      if frame.fields.keepsGroup(verbose: true) { writeFields(meaning, &frame.fields) }
     }
     if let value {
       fact.rawValue = frame.keepValue(value)
@@ -77,12 +77,16 @@ enum GATTDescription {
     let context = fact.valueContext
     let name = fact.meaning?.name
     let depth = fields.depth
-    fields.beginObject("decoded", "Decoded", inline: true, verbose: decoder.summarySaysItAll)
-    fields.beginObject(decoder.key, name ?? "Value", inline: true)
+    // The group is built only when the consumer keeps it; the typed value is the fact.
+    let writesFields = fields.keepsGroup(verbose: decoder.summarySaysItAll)
+    if writesFields {
+      fields.beginObject("decoded", "Decoded", inline: true, verbose: decoder.summarySaysItAll)
+      fields.beginObject(decoder.key, name ?? "Value", inline: true)
+    }
     var reader = ByteReader(value, layer: .profile)
     var decoded = decoder.decode(&reader)
     if let typed = decoded.value.take() {
-      typed.writeFields(to: &fields, context: context)
+      if writesFields { typed.writeFields(to: &fields, context: context) }
       typed.diagnose(into: &diagnostics, context: context)
       fact.value = typed
     }
