@@ -136,11 +136,9 @@ func stream<R: FrameRenderer>(_ name: String, _ renderer: R, threading: FrameStr
     let end = try #require(consumer.end)
     #expect(end.frames == 160)
     #expect(end.failure == nil)
-    var dissector = end.dissector
-    #expect(dissector.connections.openConnections.isEmpty)
-    var database = try #require(dissector.databases[.peer(BDAddr("D0:B1:ED:00:48:52")!)])
+    #expect(end.dissector.connections.openConnections.isEmpty)
+    var database = try #require(end.dissector.databases[.peer(BDAddr("D0:B1:ED:00:48:52")!)])
     #expect(database.resolve(0x0010)?.characteristic == BluetoothUUID(uuid16: 0x2A37))
-    _ = dissector
   }
 
   /// A stream stops after `limit` records.

@@ -1,0 +1,322 @@
+import BLECore
+import BLEDecoder
+
+/// The ATT side of a session: per-characteristic activity, errors, latency, subscriptions and
+/// the values analyses keep (battery, heart rate).
+extension SessionAnalyzer {
+  // MARK: - ATT
+
+  mutating func attFrame(_ att: ATTFact, frame: inout DissectedFrame, index: Int, time: Int64) {
+    summary.connections[index].attPDUs = summary.connections[index].attPDUs.saturatingAdd(1)
+    summary.connections[index].lastActivity = time
+    if att.channel != 4, !summary.connections[index].eattChannels.contains(att.channel), summary.connections[index].eattChannels.count < 64 {
+      summary.connections[index].eattChannels.append(att.channel)
+    }
+    var errorCode: UInt8?
+    switch att.operation {
+    case .plain:
+      break
+    case .exchangeMTUResponse(_, let mtu):
+      if att.channel == 4 {
+        summary.connections[index].mtu = mtu
+        summary.connections[index].mtuFrame = frame.number
+      }
+    case .error(let request, let handle, let code):
+      errorCode = code
+      attError(request: request, handle: handle, code: code, frame: frame, index: index)
+    default:
+      break
+    }
+    if let latency = att.latency, let request = att.requestOpcode {
+      // Attribute Not Found ending a discovery is the procedure's normal end, not a failure.
+      let failed = errorCode.map { !(Self.isDiscovery(request) && $0 == 0x0A) } ?? false
+      addLatency(request, microseconds: latency, failed: failed)
+    }
+    if let request = att.requestFrame, !work[index].pendingSubscriptions.isEmpty,
+      let position = work[index].pendingSubscriptions.removeValue(forKey: request)
+    {
+      summary.connections[index].subscriptions[position].responseFrame = frame.number
+      if let errorCode {
+        summary.connections[index].subscriptions[position].outcome = .rejected
+        summary.connections[index].subscriptions[position].errorCode = errorCode
+      } else {
+        summary.connections[index].subscriptions[position].outcome = .accepted
+      }
+    }
+    guard !frame.attributes.isEmpty else { return }
+    let kind = att.kind
+    for position in frame.attributes.indices {
+      attribute(position, opcode: att.opcode, kind: kind, operation: att.operation, frame: &frame, index: index, time: time)
+    }
+  }
+
+  mutating func addLatency(_ opcode: UInt8, microseconds: Int64, failed: Bool) {
+    var slot = latencyIndex[Int(opcode)]
+    if slot < 0 {
+      summary.latencies.append(ProcedureLatency(opcode: opcode))
+      slot = summary.latencies.count - 1
+      latencyIndex[Int(opcode)] = slot
+    }
+    summary.latencies[slot].sketch.add(Double(microseconds))
+    if failed { summary.latencies[slot].errors = summary.latencies[slot].errors.saturatingAdd(1) }
+  }
+
+  static func isDiscovery(_ request: UInt8) -> Bool { request == 0x04 || request == 0x06 || request == 0x08 || request == 0x10 }
+
+  mutating func attError(request: UInt8, handle: UInt16, code: UInt8, frame: DissectedFrame, index: Int) {
+    // Attribute Not Found ends every discovery procedure: not a problem worth counting.
+    if Self.isDiscovery(request) && code == 0x0A { return }
+    Self.count(&summary.connections[index].errors, request: request, code: code)
+    guard !Self.isDiscovery(request), handle != 0 else { return }
+    guard let activity = activity(handle, index: index) else { return }
+    if summary.connections[index].characteristics[activity].uuid == nil, let meaning = frame.attributes.first(where: { $0.handle == handle })?.meaning {
+      describe(activity, meaning: meaning, index: index)
+    }
+    Self.count(&summary.connections[index].characteristics[activity].errors, request: request, code: code)
+  }
+
+  static func count(_ errors: inout [ErrorCount], request: UInt8, code: UInt8) {
+    if let position = errors.firstIndex(where: { $0.request == request && $0.code == code }) {
+      errors[position].count = errors[position].count.saturatingAdd(1)
+    } else if errors.count < SessionSummary.Limits.errorKinds {
+      errors.append(ErrorCount(request: request, code: code, count: 1))
+    }
+  }
+
+  /// The activity of `handle` on link `index`, created when new; nil past the limit.
+  mutating func activity(_ handle: UInt16, index: Int) -> Int? {
+    if handle == work[index].lastHandle { return work[index].lastActivity }
+    let found: Int
+    if let known = work[index].activityIndex[handle] {
+      found = known
+    } else {
+      guard summary.connections[index].characteristics.count < SessionSummary.Limits.characteristics else {
+        summary.connections[index].untrackedOperations = summary.connections[index].untrackedOperations.saturatingAdd(1)
+        return nil
+      }
+      summary.connections[index].characteristics.append(CharacteristicActivity(handle: handle, uuid: nil, name: nil, isDescriptor: false))
+      work[index].kinds.append(.other)
+      work[index].unsubscribed.append(false)
+      found = summary.connections[index].characteristics.count - 1
+      work[index].activityIndex[handle] = found
+    }
+    work[index].lastHandle = handle
+    work[index].lastActivity = found
+    return found
+  }
+
+  /// Names an activity from what GATT says of its handle (once discovery has shown it).
+  mutating func describe(_ activity: Int, meaning: ResolvedHandle, index: Int) {
+    let isDescriptor = meaning.role != .characteristicValue
+    let uuid = isDescriptor ? (meaning.descriptor ?? meaning.characteristic) : (meaning.characteristic ?? meaning.descriptor)
+    summary.connections[index].characteristics[activity].uuid = uuid
+    summary.connections[index].characteristics[activity].name = meaning.name
+    summary.connections[index].characteristics[activity].isDescriptor = isDescriptor
+    var kind = ValueKind.other
+    switch uuid?.uuid16 {
+    case 0x2A37?: kind = .heartRate
+    case 0x2A19?: kind = .battery
+    case 0x2A00?: kind = .deviceName
+    case 0x2A01?: kind = .appearance
+    case 0x2A29?: kind = .manufacturerName
+    case 0x2902?: kind = .configuration
+    default: break
+    }
+    work[index].kinds[activity] = kind
+  }
+
+  mutating func attribute(_ position: Int, opcode: UInt8, kind: ATTMethodKind, operation: ATTOperationFact, frame: inout DissectedFrame, index: Int, time: Int64) {
+    let handle = frame.attributes[position].handle
+    guard let activity = activity(handle, index: index) else { return }
+    if summary.connections[index].characteristics[activity].uuid == nil, let meaning = frame.attributes[position].meaning {
+      describe(activity, meaning: meaning, index: index)
+    }
+    let valueKind = work[index].kinds[activity]
+    switch frame.attributes[position].operation {
+    case .notification, .indication:
+      pushed(activity, indication: frame.attributes[position].operation == .indication, index: index, time: time)
+    case .read:
+      // A read counts once, on its request (a long read's blobs continue it).
+      if kind == .request && opcode != 0x0C {
+        summary.connections[index].characteristics[activity].reads = summary.connections[index].characteristics[activity].reads.saturatingAdd(1)
+      }
+    case .write:
+      var counts = kind == .request && opcode != 0x16
+      if case .prepareWrite(let offset, _) = operation, offset == 0 { counts = true }
+      if counts {
+        summary.connections[index].characteristics[activity].writes = summary.connections[index].characteristics[activity].writes.saturatingAdd(1)
+      }
+    case .writeWithoutResponse:
+      summary.connections[index].characteristics[activity].writeCommands = summary.connections[index].characteristics[activity].writeCommands.saturatingAdd(1)
+    }
+    guard valueKind != .other, let value = frame.attributes[position].value else { return }
+    let reading = frame.attributes[position].operation
+    switch valueKind {
+    case .other:
+      break
+    case .heartRate:
+      if let measurement = value as? HeartRateMeasurement { heartRate(measurement, index: index, time: time) }
+    case .battery:
+      if let level = value as? BatteryLevel, reading != .write, reading != .writeWithoutResponse {
+        battery(level.percent, index: index, frame: frame.number, time: time)
+      }
+    case .deviceName:
+      if let name = value as? DeviceName, reading == .read, let slot = peerDevice(index) {
+        summary.devices[slot].deviceName = Self.clipped(name.text)
+      }
+    case .appearance:
+      if let appearance = value as? Appearance, reading == .read, let slot = peerDevice(index) {
+        summary.devices[slot].appearance = appearance.rawValue
+      }
+    case .manufacturerName:
+      if let name = value as? ManufacturerNameString, reading == .read, let slot = peerDevice(index) {
+        summary.devices[slot].manufacturerName = Self.clipped(name.text)
+      }
+    case .configuration:
+      if let configuration = value as? ClientCharacteristicConfiguration, reading == .write || reading == .writeWithoutResponse {
+        subscribe(configuration.rawValue, handle: handle, meaning: frame.attributes[position].meaning, command: reading == .writeWithoutResponse,
+          index: index, frame: frame.number, time: time)
+      }
+    }
+  }
+
+  func peerDevice(_ index: Int) -> Int? {
+    summary.connections[index].peer.flatMap { deviceIndex[$0] }
+  }
+
+  /// A notification or indication: counted, and the silence before it measured.
+  mutating func pushed(_ activity: Int, indication: Bool, index: Int, time: Int64) {
+    if indication {
+      summary.connections[index].characteristics[activity].indications = summary.connections[index].characteristics[activity].indications.saturatingAdd(1)
+    } else {
+      summary.connections[index].characteristics[activity].notifications = summary.connections[index].characteristics[activity].notifications.saturatingAdd(1)
+    }
+    if let last = summary.connections[index].characteristics[activity].lastValue {
+      noteGap(activity, Gap(start: last, microseconds: Timestamp.elapsed(from: last, to: time), untilEnd: false), index: index)
+    } else {
+      summary.connections[index].characteristics[activity].firstValue = time
+    }
+    summary.connections[index].characteristics[activity].lastValue = time
+    work[index].unsubscribed[activity] = false
+  }
+
+  /// Keeps `gap` if it is among the longest of the activity.
+  mutating func noteGap(_ activity: Int, _ gap: Gap, index: Int) {
+    guard gap.microseconds > 0 else { return }
+    let limit = SessionSummary.Limits.gaps
+    let gaps = summary.connections[index].characteristics[activity].longestGaps
+    if gaps.count == limit, let shortest = gaps.last, shortest.microseconds >= gap.microseconds { return }
+    var kept = gaps
+    let position = kept.firstIndex { $0.microseconds < gap.microseconds } ?? kept.count
+    kept.insert(gap, at: position)
+    if kept.count > limit { kept.removeLast() }
+    summary.connections[index].characteristics[activity].longestGaps = kept
+  }
+
+  /// At a link's end: the silence after the last value of each characteristic still subscribed
+  /// counts as a gap (notifications that stopped), and an open contact loss ends.
+  mutating func settleActivities(_ index: Int, at end: Int64) {
+    for activity in summary.connections[index].characteristics.indices {
+      guard let last = summary.connections[index].characteristics[activity].lastValue, !work[index].unsubscribed[activity] else { continue }
+      noteGap(activity, Gap(start: last, microseconds: Timestamp.elapsed(from: last, to: end), untilEnd: true), index: index)
+    }
+    if let start = summary.connections[index].heartRate?.lossStart {
+      let end = summary.connections[index].heartRate?.lastTime ?? start
+      Self.endContactLoss(&summary.connections[index].heartRate!, start: start, end: end)
+    }
+  }
+
+  mutating func subscribe(_ value: UInt16, handle: UInt16, meaning: ResolvedHandle?, command: Bool, index: Int, frame: Int, time: Int64) {
+    if value & 0x03 == 0, let characteristic = meaning?.characteristic {
+      // Turned off: a silence after this is not data lost.
+      for activity in summary.connections[index].characteristics.indices
+      where summary.connections[index].characteristics[activity].uuid == characteristic && !summary.connections[index].characteristics[activity].isDescriptor {
+        work[index].unsubscribed[activity] = true
+      }
+    }
+    guard summary.connections[index].subscriptions.count < SessionSummary.Limits.subscriptions else {
+      summary.connections[index].subscriptionsNotListed = summary.connections[index].subscriptionsNotListed.saturatingAdd(1)
+      return
+    }
+    summary.connections[index].subscriptions.append(Subscription(
+      frame: frame, time: time, handle: handle, characteristic: meaning?.characteristic, characteristicName: meaning?.characteristicName,
+      value: value, outcome: command ? .unacknowledged : .noResponse))
+    if !command { work[index].pendingSubscriptions[frame] = summary.connections[index].subscriptions.count - 1 }
+  }
+
+  mutating func battery(_ percent: UInt8, index: Int, frame: Int, time: Int64) {
+    let reading = BatteryTrend.Reading(percent: percent, time: time, frame: frame)
+    guard var trend = summary.connections[index].battery else {
+      summary.connections[index].battery = BatteryTrend(first: reading, last: reading, minimum: reading, maximum: reading)
+      return
+    }
+    trend.last = reading
+    if percent < trend.minimum.percent { trend.minimum = reading }
+    if percent > trend.maximum.percent { trend.maximum = reading }
+    trend.readings = trend.readings.saturatingAdd(1)
+    summary.connections[index].battery = trend
+  }
+
+  /// A silence of this much breaks a run of RR intervals, and may be a dropout.
+  static let dropoutFloor: Int64 = 2_000_000
+
+  mutating func heartRate(_ measurement: HeartRateMeasurement, index: Int, time: Int64) {
+    if summary.connections[index].heartRate == nil { summary.connections[index].heartRate = HeartRateSummary() }
+    // Changed in place: a copy would retain and release its arrays on every measurement.
+    Self.add(measurement, time: time, to: &summary.connections[index].heartRate!)
+  }
+
+  static func add(_ measurement: HeartRateMeasurement, time: Int64, to hr: inout HeartRateSummary) {
+    hr.measurements = hr.measurements.saturatingAdd(1)
+    if measurement.bpm == 0 { hr.zeroReadings = hr.zeroReadings.saturatingAdd(1) } else { hr.bpm.add(Double(measurement.bpm)) }
+    switch measurement.sensorContact {
+    case .notDetected:
+      hr.contactNotDetected = hr.contactNotDetected.saturatingAdd(1)
+      if hr.lossStart == nil { hr.lossStart = time }
+    case .detected:
+      hr.contactDetected = hr.contactDetected.saturatingAdd(1)
+      if let start = hr.lossStart { endContactLoss(&hr, start: start, end: time) }
+    case .unsupported:
+      if let start = hr.lossStart { endContactLoss(&hr, start: start, end: time) }
+    }
+    if let last = hr.lastTime {
+      let interval = Timestamp.elapsed(from: last, to: time)
+      if interval >= 0 {
+        if interval >= dropoutFloor {
+          hr.successive.reset()
+          // The dropout rule: longer than max(2 s, 3 × the median interval so far).
+          let median = (hr.intervals.quantile(0.5) ?? 0) * 1000
+          if Double(interval) > max(Double(dropoutFloor), 3 * median) {
+            hr.dropoutCount = hr.dropoutCount.saturatingAdd(1)
+            keepLongest(&hr.dropouts, ClosedTimeSpan(start: last, end: time))
+          }
+        }
+        // In ms, at most an hour: the sketch then stays under 2100 buckets (16 KiB).
+        hr.intervals.add(min(Double(interval) / 1000, 3_600_000))
+      }
+    } else {
+      hr.firstTime = time
+    }
+    for raw in measurement.rrIntervals {
+      let milliseconds = HeartRateMeasurement.milliseconds(raw)
+      hr.rr.add(milliseconds)
+      hr.successive.add(milliseconds)
+    }
+    if let energy = measurement.energyExpended { hr.energyExpended = energy }
+    hr.lastTime = time
+  }
+
+  static func endContactLoss(_ hr: inout HeartRateSummary, start: Int64, end: Int64) {
+    hr.lossStart = nil
+    hr.contactLossSpans = hr.contactLossSpans.saturatingAdd(1)
+    hr.contactLossMicroseconds = hr.contactLossMicroseconds.saturatingAdd(max(Timestamp.elapsed(from: start, to: end), 0))
+    if hr.contactLoss.count < SessionSummary.Limits.spans { hr.contactLoss.append(ClosedTimeSpan(start: start, end: end)) }
+  }
+
+  /// Keeps the longest spans, in time order.
+  static func keepLongest(_ spans: inout [ClosedTimeSpan], _ span: ClosedTimeSpan) {
+    spans.append(span)
+    guard spans.count > SessionSummary.Limits.spans else { return }
+    if let shortest = spans.indices.min(by: { spans[$0].microseconds < spans[$1].microseconds }) { spans.remove(at: shortest) }
+  }
+}
