@@ -203,9 +203,12 @@ public struct DissectedFrame: Sendable {
   /// 1-based, the same numbering as Wireshark.
   public var number = 0
   public var record = CaptureRecord(timestamp: 0, direction: nil, kind: .other(0), bytes: [])
+  // The header words of HCI, L2CAP signaling and SMP frames, as their decoders still build them
+  // (ATT frames' words are derived from facts at rendering). Renderers read every frame's words
+  // through `FrameDescription`, never these directly.
   /// The protocol item's name for the header line ("LE Set Scan Enable", "Disconnection Complete").
   public var title: StaticString = ""
-  /// The protocol the title belongs to when it is above HCI ("ATT", "SMP", "L2CAP").
+  /// The protocol the title belongs to when it is above HCI ("SMP", "L2CAP").
   public var layerLabel: StaticString = ""
   /// The deepest layer this frame's bytes were decoded to (for `--layer`).
   public var deepestLayer: ProtocolLayer = .hci
