@@ -340,10 +340,18 @@ extension Dissector {
       channel: channel, peer: connections.entries[slot].peer, leavesValue: leavesValue)
     let footprint = gattDatabases.databases[database].footprint
     defer { gattDatabases.settle(database, footprintBefore: footprint, diagnostics: &frame.diagnostics) }
-    // Both are modified in place: copying them out would copy their storage on every PDU.
-    try ATTLayer.decode(
-      &reader, bearer: &connections.entries[slot].link[bearer: bearerKey],
-      database: &gattDatabases.databases[database], link: link, registry: registry, frame: &frame)
+    // Both are modified in place: copying them out would copy their storage on every PDU. The
+    // fixed channel's bearer is reached directly: through the subscript's coroutine, every PDU
+    // would allocate the coroutine's frame.
+    if bearerKey == 4 {
+      try ATTLayer.decode(
+        &reader, bearer: &connections.entries[slot].link.fixedBearer,
+        database: &gattDatabases.databases[database], link: link, registry: registry, frame: &frame)
+    } else {
+      try ATTLayer.decode(
+        &reader, bearer: &connections.entries[slot].link[bearer: bearerKey],
+        database: &gattDatabases.databases[database], link: link, registry: registry, frame: &frame)
+    }
   }
 
   /// Runs the decoder registered for a dynamic channel's PSM over its payload (or SDU): its

@@ -84,13 +84,11 @@ enum GATTDescription {
       fields.beginObject(decoder.key, name ?? "Value", inline: true)
     }
     var reader = ByteReader(value, layer: .profile)
-    var decoded = decoder.decode(&reader)
-    if let typed = decoded.value.take() {
-      if writesFields { typed.writeFields(to: &fields, context: context) }
-      typed.diagnose(into: &diagnostics, context: context)
-      fact.value = typed
-    }
-    if let error = decoded.error {
+    // Decoded into the fact and used there: copying a typed value costs more than decoding it.
+    let error = decoder.decode(&reader, into: &fact.value)
+    if writesFields { fact.value?.writeFields(to: &fields, context: context) }
+    fact.value?.diagnose(into: &diagnostics, context: context)
+    if let error {
       if malformed == nil { malformed = error }
       fact.isMalformed = true
     } else if !reader.isAtEnd {

@@ -108,6 +108,25 @@ public struct CharacteristicDecoder: Sendable {
     }
   }
 
+  /// Decodes the whole of `reader` into `value` (in place: a fact's value is not copied);
+  /// returns why the bytes do not fit the format, if they do not. A value followed by bytes its
+  /// format has no room for is kept beside the error.
+  func decode(_ reader: inout ByteReader, into value: inout (any CharacteristicValue)?) -> DecodeError? {
+    reader.layer = .profile
+    let start = reader.offset
+    do {
+      value = try valueType.init(parsing: &reader)
+    } catch {
+      return error
+    }
+    guard valueType.allowsTrailingBytes || reader.isAtEnd else {
+      return DecodeError(
+        .lengthMismatch(field: "the value format", declared: reader.offset - start, actual: reader.endOffset - start),
+        layer: .profile, offset: reader.offset)
+    }
+    return nil
+  }
+
   /// Decodes `bytes` (tests, tools).
   public func decode(_ bytes: [UInt8]) -> DecodedValue {
     ByteView.pinning(bytes) { view in

@@ -75,10 +75,11 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
     bpm = flags & Self.sixteenBit != 0 ? try reader.readUInt16LE() : UInt16(try reader.readUInt8())
     hasEnergy = flags & Self.energyPresent != 0
     energy = hasEnergy ? try reader.readUInt16LE() : 0
-    rrIntervals = RRIntervals()
     if flags & Self.rrPresent != 0 {
       // The flag promises at least one interval; an odd byte left over is truncated.
-      repeat { rrIntervals.append(try reader.readUInt16LE()) } while !reader.isAtEnd
+      rrIntervals = try RRIntervals(readingAll: &reader)
+    } else {
+      rrIntervals = RRIntervals()
     }
   }
 
@@ -151,6 +152,24 @@ public struct RRIntervals: RandomAccessCollection, Equatable, Sendable, Expressi
   }
 
   public init(arrayLiteral values: UInt16...) { self.init(values) }
+
+  /// Reads intervals to the end of `reader`: at least one; an odd byte left is truncated.
+  init(readingAll reader: inout ByteReader) throws(DecodeError) {
+    let count = Swift.max(reader.remaining / 2, 1)
+    if count <= 3 {
+      first.0 = try reader.readUInt16LE()
+      if count > 1 { first.1 = try reader.readUInt16LE() }
+      if count > 2 { first.2 = try reader.readUInt16LE() }
+      inlineCount = UInt8(count)
+    } else {
+      var values: [UInt16] = []
+      values.reserveCapacity(count)
+      for _ in 0..<count { values.append(try reader.readUInt16LE()) }
+      spilled = values
+    }
+    // The byte after the last whole interval: reading it says the value is truncated.
+    if !reader.isAtEnd { _ = try reader.readUInt16LE() }
+  }
 
   public var startIndex: Int { 0 }
   public var endIndex: Int { spilled?.count ?? Int(inlineCount) }
