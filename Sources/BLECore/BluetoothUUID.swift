@@ -29,6 +29,10 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
     self.width = 16
   }
 
+  /// Whether both name the same UUID, whatever width each was sent with (`==` also compares
+  /// the widths).
+  public func hasSameValue(as other: BluetoothUUID) -> Bool { high == other.high && low == other.low }
+
   /// The 16-bit alias when this UUID is one (whatever width it was sent with).
   public var uuid16: UInt16? {
     guard low == Self.baseLow, high & 0xFFFF_FFFF == Self.baseHighLow32, high >> 48 == 0 else { return nil }

@@ -33,7 +33,7 @@ public struct FrameFilter: Sendable {
   static func names(_ fact: AttributeFact, _ uuid: BluetoothUUID) -> Bool {
     guard let meaning = fact.meaning else { return false }
     // By value: `--uuid 180d` matches a service sent as a 128-bit UUID, and the other way round.
-    func same(_ other: BluetoothUUID?) -> Bool { other.map { $0.high == uuid.high && $0.low == uuid.low } ?? false }
+    func same(_ other: BluetoothUUID?) -> Bool { other?.hasSameValue(as: uuid) ?? false }
     if same(meaning.service) || same(meaning.characteristic) { return true }
     return meaning.role == .descriptor && same(meaning.descriptor)
   }

@@ -129,6 +129,7 @@ func textRows(_ output: String) -> [[Substring]] {
   /// capture has a gap (10 s in the middle of the two straps' notifications).
   @Test func svgPlotsEachDeviceAndShadesAGap() throws {
     let plain = NSTemporaryDirectory() + "bledissect-hr-\(UUID().uuidString).svg"
+    defer { try? FileManager.default.removeItem(atPath: plain) }
     let result = runCLI(["hr", "--svg", plain, capturePath("two_straps.btsnoop")])
     #expect(result.status == 0)
     let svg = try String(contentsOfFile: plain, encoding: .utf8)
@@ -139,6 +140,10 @@ func textRows(_ output: String) -> [[Substring]] {
 
     let gapped = try btsnoopWithGap("two_straps.btsnoop", from: 175, seconds: 10)
     let gappedSVG = NSTemporaryDirectory() + "bledissect-hr-\(UUID().uuidString).svg"
+    defer {
+      try? FileManager.default.removeItem(atPath: gappedSVG)
+      try? FileManager.default.removeItem(atPath: gapped)
+    }
     #expect(runCLI(["hr", "--svg", gappedSVG, gapped]).status == 0)
     let withGap = try #require(SVGElements(try String(contentsOfFile: gappedSVG, encoding: .utf8)))
     // One dropout per strap, drawn in both of its plots (heart rate and RR).

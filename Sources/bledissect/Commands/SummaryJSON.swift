@@ -385,10 +385,10 @@ struct JSONWriter {
     out.seconds(value)
   }
 
-  /// A capture timestamp as Unix seconds with six decimals.
+  /// A capture timestamp as Unix seconds with six decimals, as frames' `ts` is written.
   mutating func timestamp(_ key: String, _ value: Int64) {
     self.key(key)
-    out.seconds(value)
+    out.unixSeconds(value)
   }
 
   /// A UUID as lowercase text, and its name under `<key>_name` when known.
