@@ -62,110 +62,124 @@ public enum SummaryPart: Sendable, Equatable {
   }
 }
 
-/// A frame's summary as parts, stored without reference counting: strings and byte runs live
-/// in side arrays, so appending and clearing the parts (millions of times) costs no retains.
-public struct SummaryLine: Sendable, Sequence {
-  /// A part as stored (renderers read these; strings and bytes by slot).
-  public enum Stored: Sendable {
-    case text(StaticString)
-    case number(Int)
-    case real(Double, places: UInt8)
-    case hex(UInt64, width: UInt8)
-    case string(Int)
-    case bytes(Range<Int>)
-  }
-  /// Parts in use are `stored[0..<used]`; clearing only resets `used` (the parts are plain
-  /// data), so a frame's summary is emptied in O(1), millions of times.
-  @usableFromInline var stored: [Stored] = []
+/// A frame's header words, written as text as they are appended: a part is formatted once,
+/// into a buffer that is emptied by resetting a count, and a renderer copies the text out in
+/// one go. Appending costs no allocation and no reference counting once the buffer has grown.
+public struct SummaryLine: Sendable {
+  @usableFromInline var storage: [UInt8] = []
   @usableFromInline var used = 0
-  var strings: [String] = []
-  /// Byte runs copied out of the frame; a `.bytes` part names its run.
-  @usableFromInline var byteArena = ByteArena()
+  /// Whether the first part was a `.hex` (a handle): such words continue the title.
+  @usableFromInline var _startsWithHex = false
+  public var startsWithHex: Bool { _startsWithHex }
 
   public init() {}
 
   public var isEmpty: Bool { used == 0 }
-  public var count: Int { used }
-  public var first: SummaryPart? { used > 0 ? self[0] : nil }
+  /// The text's length in bytes.
+  public var byteCount: Int { used }
+  /// Bytes the line holds room for.
+  public var capacity: Int { storage.count }
 
-  /// Appends every part of `other`.
+  /// The words as a String (tests, tools; renderers copy the bytes).
+  public var text: String { String(decoding: storage[0..<used], as: UTF8.self) }
+
+  /// The text in place.
+  @inlinable @inline(__always) public func withText<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    storage.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<used])) }
+  }
+
+  /// Makes room for `extra` bytes, lets `body` write them at the end, and keeps what it says
+  /// it wrote (at most `extra`).
+  @inlinable @inline(__always) mutating func write(reserving extra: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+    if used &+ extra > storage.count { grow(used &+ extra) }
+    let start = used
+    let written = storage.withUnsafeMutableBufferPointer { body($0.baseAddress! + start) }
+    used = start &+ Swift.min(written, extra)
+  }
+
+  @usableFromInline mutating func grow(_ needed: Int) {
+    // Geometric, like an array, so appends stay amortized O(1).
+    storage.append(contentsOf: repeatElement(0, count: Swift.max(needed - storage.count, storage.count, 64)))
+  }
+
+  /// Appends every word of `other`.
   public mutating func append(contentsOf other: SummaryLine) {
-    for index in 0..<other.count { append(other[index]) }
+    if used == 0 { _startsWithHex = other.startsWithHex }
+    other.withText { appendUTF8($0) }
   }
 
-  @inline(__always) mutating func push(_ part: Stored) {
-    if used < stored.count { stored[used] = part } else { stored.append(part) }
-    used += 1
-  }
-
-  /// Inlined, so a part spelled at the call site becomes a stored part directly (the enum is
-  /// never built and passed by address).
-  @inline(__always) public mutating func append(_ part: SummaryPart) {
+  /// Inlined (in other modules too), so a part spelled at the call site is formatted directly
+  /// (the enum is never built and passed by address).
+  @inlinable @inline(__always) public mutating func append(_ part: SummaryPart) {
+    if used == 0 {
+      if case .hex = part { _startsWithHex = true } else { _startsWithHex = false }
+    }
     switch part {
-    case .text(let words): push(.text(words))
-    case .number(let value): push(.number(value))
-    case let .real(value, places): push(.real(value, places: places))
-    case let .hex(value, width): push(.hex(value, width: width))
-    case .string, .bytes: appendOwned(part)
+    case .text(let words):
+      if words.hasPointerRepresentation {
+        appendUTF8(UnsafeBufferPointer(start: words.utf8Start, count: words.utf8CodeUnitCount))
+      } else {
+        appendOwned(part)
+      }
+    case .number(let value): write(reserving: TextFormat.maximumDecimal) { TextFormat.decimal(Int64(value), to: $0) }
+    case let .hex(value, width):
+      write(reserving: Int(width) &+ 2) { TextFormat.hexPrefixed(value, width: Int(width), to: $0) }
+    case .real, .string, .bytes: appendOwned(part)
     }
   }
 
-  /// Parts whose text or bytes are kept in the side arrays.
-  @inline(never) mutating func appendOwned(_ part: SummaryPart) {
+  /// Parts that take more than a few instructions (or a String).
+  @usableFromInline @inline(never) mutating func appendOwned(_ part: SummaryPart) {
     switch part {
-    case .text, .number, .real, .hex: break
-    case .string(let words):
-        push(.string(strings.count))
-      strings.append(words)
+    case .text(let words):
+      var description = words.description
+      description.withUTF8 { appendUTF8($0) }
+    case .number, .hex: append(part)
+    case let .real(value, places):
+      var fallback: String?
+      write(reserving: TextFormat.maximumReal) { target in
+        if let written = TextFormat.real(value, places: places, to: target) { return written }
+        fallback = value.description
+        return 0
+      }
+      if var fallback { fallback.withUTF8 { appendUTF8($0) } }
+    case .string(var words):
+      words.withUTF8 { appendUTF8($0) }
     case .bytes(let data):
-      keepBytes(data)
+      data.withUnsafeBufferPointer { appendHexBytes($0) }
     }
   }
 
-  /// Bytes shown as hex, copied from a view (views do not outlive decoding).
-  public mutating func appendBytes(_ view: ByteView) { keepBytes(view.buffer) }
-
-  /// Copies bytes into the arena and adds a part showing them.
-  mutating func keepBytes(_ data: some Collection<UInt8>) {
-    push(.bytes(byteArena.append(contentsOf: data)))
+  @inlinable @inline(__always) mutating func appendUTF8(_ bytes: UnsafeBufferPointer<UInt8>) {
+    guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+    write(reserving: bytes.count) { target in
+      target.update(from: source, count: bytes.count)
+      return bytes.count
+    }
   }
 
-  /// The bytes of a `.bytes` part without a copy (renderers).
-  @inlinable @inline(__always) public func withBytes<R>(slot: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-    byteArena.withBytes(slot, body)
+  /// Bytes shown as hex, at most `SummaryPart.maximumBytes` of them, then " …".
+  mutating func appendHexBytes(_ data: UnsafeBufferPointer<UInt8>) {
+    let shown = UnsafeBufferPointer(rebasing: data.prefix(SummaryPart.maximumBytes))
+    write(reserving: shown.count * 3) { TextFormat.hexBytes(shown, separator: 0x20, to: $0) }
+    if data.count > SummaryPart.maximumBytes { append(.text(" …")) }
+  }
+
+  /// Bytes shown as hex, from a view (views do not outlive decoding).
+  public mutating func appendBytes(_ view: ByteView) {
+    if used == 0 { _startsWithHex = false }
+    appendHexBytes(view.buffer)
   }
 
   public mutating func removeAll(keepingCapacity: Bool = true) {
     used = 0
-    if !strings.isEmpty { strings.removeAll(keepingCapacity: keepingCapacity) }
-    byteArena.removeAll()
+    _startsWithHex = false
+    if !keepingCapacity { storage = [] }
   }
 
-  /// Drops the parts from `range.lowerBound` on (their strings stay until the next reset).
-  public mutating func removeSubrange(_ range: PartialRangeFrom<Int>) {
-    used = Swift.min(used, range.lowerBound)
-  }
-
-  /// The text of a `.string` part (renderers).
-  @inline(__always) public func string(slot: Int) -> String { strings[slot] }
-  /// The parts in use, read in place (renderers' hot path).
-  @inlinable @inline(__always) public func withStoredParts<R>(_ body: (UnsafeBufferPointer<Stored>) -> R) -> R {
-    stored.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<used])) }
-  }
-
-  public subscript(index: Int) -> SummaryPart {
-    switch stored[index] {
-    case .text(let words): return .text(words)
-    case .number(let value): return .number(value)
-    case let .real(value, places): return .real(value, places: places)
-    case let .hex(value, width): return .hex(value, width: width)
-    case .string(let slot): return .string(strings[slot])
-    case .bytes(let slot): return .bytes(byteArena[slot])
-    }
-  }
-
-  public func makeIterator() -> IndexingIterator<[SummaryPart]> {
-    (0..<used).map { self[$0] }.makeIterator()
+  /// Forgets the words and, when the buffer grew past `limit`, lets it go.
+  public mutating func release(ifLargerThan limit: Int) {
+    removeAll(keepingCapacity: storage.count <= limit)
   }
 }
 
@@ -283,10 +297,7 @@ public struct DissectedFrame: Sendable {
       attributes.removeAll(keepingCapacity: true)
       valueBytes.release(ifLargerThan: limit)
     }
-    if summaryParts.byteArena.capacity > limit {
-      summaryParts.removeAll(keepingCapacity: true)
-      summaryParts.byteArena.release(ifLargerThan: limit)
-    }
+    if summaryParts.capacity > limit { summaryParts.release(ifLargerThan: limit) }
     fields.releaseLargeBuffers(limit: limit)
   }
 

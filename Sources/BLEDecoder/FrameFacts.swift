@@ -155,11 +155,33 @@ public struct AttributeFact: Sendable {
   /// characteristic (kept beside the meaning, so it is worked out once).
   public private(set) var valueContext: ValueContext
   /// The typed value, when a decoder read it.
-  public var value: (any CharacteristicValue)? {
-    didSet { hasValue = value != nil }
-  }
+  public var value: (any CharacteristicValue)? { hasValue ? typedValue : nil }
+  /// The typed value as stored: not optional, so it is opened where it lies (an optional
+  /// existential reached through an optional chain is copied first, value and all) and
+  /// written in place by decoding. `NoValue` until a decoder sets it.
+  public internal(set) var typedValue: any CharacteristicValue = NoValue()
   /// Whether there is a typed value (asked without touching the value itself).
-  public private(set) var hasValue = false
+  public internal(set) var hasValue = false
+
+  /// The typed value if it is a `Value` (analyses: `fact.value(as: HeartRateMeasurement.self)`).
+  @inlinable public func value<Value: CharacteristicValue>(as type: Value.Type) -> Value? {
+    hasValue ? typedValue as? Value : nil
+  }
+
+  /// The typed value's header words, for a fact read where it lies (renderers). Reaching the
+  /// value through the fact (`pointer.pointee.typedValue`) copies the whole fact first; the
+  /// value's own address does not.
+  public static func summarizeValue(of fact: UnsafePointer<AttributeFact>, into line: inout SummaryLine) {
+    let context = fact.pointee.valueContext
+    let offset = MemoryLayout<AttributeFact>.offset(of: \.typedValue)!
+    let value = (UnsafeRawPointer(fact) + offset).assumingMemoryBound(to: (any CharacteristicValue).self)
+    value.pointee.summarize(into: &line, context: context)
+  }
+
+  mutating func setValue(_ value: some CharacteristicValue) {
+    typedValue = value
+    hasValue = true
+  }
   /// The value's registry entry (its JSON key, whether its words say it all).
   public var decoderIndex: Int?
   /// The raw value's bytes in the frame's `valueBytes`, when the PDU carried a value.
@@ -190,4 +212,12 @@ public struct AttributeFact: Sendable {
   public var characteristic: BluetoothUUID? { meaning?.characteristic }
   /// The descriptor's own type when the handle is a descriptor (or a declaration).
   public var descriptor: BluetoothUUID? { meaning?.role == .characteristicValue ? nil : meaning?.descriptor }
+}
+
+/// The typed value of a fact that has none (kept instead of an optional; see `typedValue`).
+public struct NoValue: CharacteristicValue {
+  public init() {}
+  public init(parsing reader: inout ByteReader) throws(DecodeError) {}
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {}
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {}
 }

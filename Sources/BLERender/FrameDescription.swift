@@ -6,33 +6,42 @@ import BLEDecoder
 public enum FrameDescription {
   /// The protocol item's name ("Handle Value Notification", "LE Set Scan Enable").
   public static func title(_ frame: DissectedFrame) -> StaticString {
-    // Only the opcode is read (binding the whole fact would copy it).
-    if let opcode = frame.att?.opcode { return AssignedNumbers.attOpcodeName(opcode) ?? "Unknown PDU" }
+    title(frame, attOpcode: frame.att?.opcode)
+  }
+
+  /// The title, given the frame's ATT opcode (read once by a renderer: each read of
+  /// `frame.att` copies the whole fact).
+  public static func title(_ frame: DissectedFrame, attOpcode: UInt8?) -> StaticString {
+    if let attOpcode { return AssignedNumbers.attOpcodeName(attOpcode) ?? "Unknown PDU" }
     return frame.title
   }
 
   /// The layer above HCI the title belongs to ("ATT", "SMP", "L2CAP"), or empty.
   public static func layerLabel(_ frame: DissectedFrame) -> StaticString {
-    frame.att != nil ? "ATT" : frame.layerLabel
+    layerLabel(frame, attOpcode: frame.att?.opcode)
+  }
+
+  public static func layerLabel(_ frame: DissectedFrame, attOpcode: UInt8?) -> StaticString {
+    attOpcode != nil ? "ATT" : frame.layerLabel
   }
 
   /// Writes the summary into `line` (emptied first); returns what joins it to the title: " "
   /// when it continues the title ("Read Request 0x0010 …"), else ": ".
   public static func summary(_ frame: DissectedFrame, into line: inout SummaryLine) -> StaticString {
     line.removeAll(keepingCapacity: true)
-    guard let opcode = frame.att?.opcode, let operation = frame.att?.operation else {
+    guard let att = frame.att else {
       if !frame.summary.isEmpty { line.append(.string(frame.summary)) }
       line.append(contentsOf: frame.summaryParts)
       return frame.summarySeparator
     }
-    return attSummary(opcode, operation, frame, into: &line)
+    return attSummary(att.opcode, att.operation, frame, into: &line)
   }
 
   /// The summary as text (tests, tools).
   public static func summaryText(_ frame: DissectedFrame) -> String {
     var line = SummaryLine()
     _ = summary(frame, into: &line)
-    return line.map(\.text).joined()
+    return line.text
   }
 
   static func attSummary(_ opcode: UInt8, _ operation: ATTOperationFact, _ frame: DissectedFrame, into line: inout SummaryLine) -> StaticString {
@@ -110,7 +119,7 @@ public enum FrameDescription {
       line.append(.bytes(frame.valueBytes(range)))
     }
     // Words that begin with a handle continue the title.
-    if case .hex? = line.first { return " " }
+    if line.startsWithHex { return " " }
     return ": "
   }
 
@@ -142,8 +151,7 @@ public enum FrameDescription {
       line.append(.bytes(frame.valueBytes(raw)))
     } else if fact.pointee.hasValue {
       line.append(.text(": "))
-      let context = fact.pointee.valueContext
-      fact.pointee.value?.summarize(into: &line, context: context)
+      AttributeFact.summarizeValue(of: fact, into: &line)
     } else if let raw, !raw.isEmpty {
       line.append(.text(": "))
       line.append(.bytes(frame.valueBytes(raw)))

@@ -146,7 +146,13 @@ public struct OutputBuffer {
       base[count] = source[0]
       base[count + length / 2] = source[length / 2]
       base[count + length - 1] = source[length - 1]
-    } else if length > 16 {
+    } else if length > 16 && length <= 32 {
+      // Names and addresses (17 to 32 bytes): four overlapping word copies, no call.
+      target.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
+      (target + 8).storeBytes(of: (from + 8).loadUnaligned(as: UInt64.self), as: UInt64.self)
+      (target + (length - 16)).storeBytes(of: (from + (length - 16)).loadUnaligned(as: UInt64.self), as: UInt64.self)
+      (target + (length - 8)).storeBytes(of: (from + (length - 8)).loadUnaligned(as: UInt64.self), as: UInt64.self)
+    } else if length > 32 {
       target.copyMemory(from: from, byteCount: length)
     }
     count &+= length
@@ -207,60 +213,16 @@ public struct OutputBuffer {
     append("…")
   }
 
-  /// "00" through "99" back to back: a literal, so reading it needs no lazy initialization.
-  @inline(__always) static var digitPairs: UnsafePointer<UInt8> {
-    let pairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
-    return pairs.utf8Start
-  }
-
-  /// How many decimal digits `value` has (comparisons and a few divisions, no loop per digit).
-  @inline(__always) static func digitCount(_ value: UInt64) -> Int {
-    var count = 1
-    var rest = value
-    if rest >= 10_000_000_000_000_000 { count += 16; rest /= 10_000_000_000_000_000 }
-    if rest >= 100_000_000 { count += 8; rest /= 100_000_000 }
-    if rest >= 10_000 { count += 4; rest /= 10_000 }
-    if rest >= 100 { count += 2; rest /= 100 }
-    if rest >= 10 { count += 1 }
-    return count
-  }
+  // Numbers: the digits come from `TextFormat` (shared with the header words' `SummaryLine`).
 
   public mutating func decimal(_ value: UInt64) {
-    if value < 10 {
-      byte(0x30 + UInt8(value))
-      return
-    }
-    let digits = Self.digitCount(value)
-    reserve(digits)
-    let pairs = Self.digitPairs
-    var rest = value
-    var index = count + digits
-    while rest >= 100 {
-      let pair = Int(rest % 100) &* 2
-      rest /= 100
-      index -= 2
-      base[index] = pairs[pair]
-      base[index + 1] = pairs[pair + 1]
-    }
-    if rest >= 10 {
-      let pair = Int(rest) &* 2
-      index -= 2
-      base[index] = pairs[pair]
-      base[index + 1] = pairs[pair + 1]
-    } else {
-      index -= 1
-      base[index] = 0x30 + UInt8(rest)
-    }
-    count += digits
+    reserve(TextFormat.maximumDecimal)
+    count &+= TextFormat.decimal(value, to: base + count)
   }
 
   public mutating func decimal(_ value: Int64) {
-    if value < 0 {
-      byte(UInt8(ascii: "-"))
-      decimal(UInt64(value.magnitude))
-    } else {
-      decimal(UInt64(value))
-    }
+    reserve(TextFormat.maximumDecimal)
+    count &+= TextFormat.decimal(value, to: base + count)
   }
 
   @inline(__always) public mutating func decimal(_ value: Int) { decimal(Int64(value)) }
@@ -268,37 +230,16 @@ public struct OutputBuffer {
   /// Exactly `width` digits, zero-padded (fractions of seconds).
   public mutating func zeroPadded(_ value: UInt64, width: Int) {
     reserve(width)
-    let pairs = Self.digitPairs
-    var rest = value
-    var index = count + width
-    // Two digits per division, then the odd one.
-    while index - count >= 2 {
-      let pair = Int(rest % 100) &* 2
-      rest /= 100
-      index -= 2
-      base[index] = pairs[pair]
-      base[index + 1] = pairs[pair + 1]
-    }
-    if index > count { base[count] = 0x30 + UInt8(rest % 10) }
-    count += width
+    count &+= TextFormat.zeroPadded(value, width: width, to: base + count)
   }
 
   @inline(__always) static func hexDigit(_ nibble: UInt8, upper: Bool = false) -> UInt8 {
-    nibble < 10 ? 0x30 + nibble : (upper ? 0x37 : 0x57) + nibble
+    TextFormat.hexDigit(nibble, upper: upper)
   }
 
   public mutating func hexPrefixed(_ value: UInt64, width: Int) {
     reserve(width + 2)
-    base[count] = UInt8(ascii: "0")
-    base[count + 1] = UInt8(ascii: "x")
-    var shift = (width - 1) * 4
-    var index = count + 2
-    while shift >= 0 {
-      base[index] = Self.hexDigit(UInt8((value >> UInt64(shift)) & 0xF))
-      shift -= 4
-      index += 1
-    }
-    count = index
+    count &+= TextFormat.hexPrefixed(value, width: width, to: base + count)
   }
 
   /// Lowercase hex of `data`, optionally with a separator between bytes.
@@ -309,17 +250,7 @@ public struct OutputBuffer {
   public mutating func hexBytes(_ source: UnsafeBufferPointer<UInt8>, separator: UInt8? = nil) {
     guard !source.isEmpty else { return }
     reserve(source.count * 3)
-    var index = count
-    for (position, value) in source.enumerated() {
-      if let separator, position > 0 {
-        base[index] = separator
-        index += 1
-      }
-      base[index] = Self.hexDigit(value >> 4)
-      base[index + 1] = Self.hexDigit(value & 0x0F)
-      index += 2
-    }
-    count = index
+    count &+= TextFormat.hexBytes(source, separator: separator, to: base + count)
   }
 
   /// A UUID as `2a37` (16-bit), 8 digits (32-bit) or dashed lowercase (128-bit), without a String.
@@ -343,14 +274,7 @@ public struct OutputBuffer {
   /// The low `count` hex digits of `value`, lowercase, no prefix.
   mutating func hexDigits(_ value: UInt64, count digits: Int) {
     reserve(digits)
-    var shift = (digits - 1) * 4
-    var index = count
-    while shift >= 0 {
-      base[index] = Self.hexDigit(UInt8((value >> UInt64(shift)) & 0xF))
-      shift -= 4
-      index += 1
-    }
-    count = index
+    count &+= TextFormat.hexDigits(value, count: digits, to: base + count)
   }
 
   /// An address's text, `AA:BB:CC:DD:EE:FF` (most significant byte first), kept to be written
@@ -420,15 +344,11 @@ public struct OutputBuffer {
 
   /// `value` rounded to `places` decimals, trailing zeros dropped (`812.5`, `72`).
   public mutating func real(_ value: Double, places: UInt8) {
-    guard let fixed = FixedDecimal(value, places: places) else {
+    reserve(TextFormat.maximumReal)
+    if let written = TextFormat.real(value, places: places, to: base + count) {
+      count &+= written
+    } else {
       append(string: value.description)  // 1e+20, inf, nan: too large for fixed decimals
-      return
-    }
-    if fixed.negative { byte(UInt8(ascii: "-")) }
-    decimal(fixed.whole)
-    if fixed.digits > 0 {
-      byte(UInt8(ascii: "."))
-      zeroPadded(fixed.fraction, width: fixed.digits)
     }
   }
 

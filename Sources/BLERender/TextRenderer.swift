@@ -50,8 +50,8 @@ public struct TextRenderer: FrameRenderer {
   }
 
   /// The protocol column: the highest layer decoded above HCI, else the kind of record.
-  static func protocolLabel(_ frame: DissectedFrame) -> StaticString {
-    let layer = FrameDescription.layerLabel(frame)
+  static func protocolLabel(_ frame: DissectedFrame, attOpcode: UInt8?) -> StaticString {
+    let layer = FrameDescription.layerLabel(frame, attOpcode: attOpcode)
     if layer.utf8CodeUnitCount > 0 { return layer }
     switch frame.record.kind {
     case .command: return "CMD"
@@ -68,12 +68,12 @@ public struct TextRenderer: FrameRenderer {
 
   /// One-line output (`-1`) names the PDUs that fill most captures briefly, so the common
   /// notification line fits 100 columns.
-  static func shortTitle(_ frame: DissectedFrame) -> StaticString {
-    switch frame.att?.opcode {
+  static func shortTitle(_ frame: DissectedFrame, attOpcode: UInt8?) -> StaticString {
+    switch attOpcode {
     case 0x1B?: return "Notify"
     case 0x1D?: return "Indicate"
     case 0x1E?: return "Confirm"
-    default: return FrameDescription.title(frame)
+    default: return FrameDescription.title(frame, attOpcode: attOpcode)
     }
   }
 
@@ -143,7 +143,9 @@ public struct TextRenderer: FrameRenderer {
     }
     style(Style.reset, &out)
     out.byte(0x20)
-    let label = Self.protocolLabel(frame)
+    // Read once: each read of `frame.att` copies the whole fact.
+    let attOpcode = frame.att?.opcode
+    let label = Self.protocolLabel(frame, attOpcode: attOpcode)
     out.append(label)
     out.spaces(Self.protocolWidth - label.utf8CodeUnitCount)
     out.byte(0x20)
@@ -166,9 +168,9 @@ public struct TextRenderer: FrameRenderer {
       out.byte(0x20)
     }
     style(Style.bold, &out)
-    out.append(details ? FrameDescription.title(frame) : Self.shortTitle(frame))
+    out.append(details ? FrameDescription.title(frame, attOpcode: attOpcode) : Self.shortTitle(frame, attOpcode: attOpcode))
     style(Style.reset, &out)
-    if frame.att != nil {
+    if attOpcode != nil {
       let separator = FrameDescription.summary(frame, into: &derivedSummary)
       if !derivedSummary.isEmpty {
         out.append(separator)
@@ -389,23 +391,10 @@ public struct TextRenderer: FrameRenderer {
     }
   }
 
-  /// The parts as stored: no part is materialized, no string or byte run retained.
-  static func writeSummary(_ parts: SummaryLine, _ out: inout OutputBuffer) {
-    parts.withStoredParts { stored in
-    for index in 0..<stored.count {
-      switch stored[index] {
-      case .text(let words): out.append(words)
-      case .number(let value): out.decimal(value)
-      case let .real(value, places): out.real(value, places: places)
-      case let .hex(value, width): out.hexPrefixed(value, width: Int(width))
-      case .string(let slot): out.append(string: parts.string(slot: slot))
-      case .bytes(let slot):
-        parts.withBytes(slot: slot) { data in
-          out.hexBytes(UnsafeBufferPointer(rebasing: data.prefix(SummaryPart.maximumBytes)), separator: 0x20)
-          if data.count > SummaryPart.maximumBytes { out.append(" …") }
-        }
-      }
-    }
+  /// The words, already text: one copy.
+  static func writeSummary(_ line: SummaryLine, _ out: inout OutputBuffer) {
+    line.withText { text in
+      if let start = text.baseAddress, !text.isEmpty { out.raw(start, text.count) }
     }
   }
 }

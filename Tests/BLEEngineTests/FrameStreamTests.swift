@@ -55,7 +55,7 @@ func describeFacts(_ frame: DissectedFrame) -> String {
     if let value = fact.value {
       var words = SummaryLine()
       value.summarize(into: &words, context: fact.valueContext)
-      text += " \(type(of: value)): " + words.map(\.text).joined()
+      text += " \(type(of: value)): " + words.text
     }
     if fact.isMalformed { text += " malformed" }
     text += "]"

@@ -149,31 +149,31 @@ extension SessionAnalyzer {
     case .writeWithoutResponse:
       summary.connections[index].characteristics[activity].writeCommands = summary.connections[index].characteristics[activity].writeCommands.saturatingAdd(1)
     }
-    guard valueKind != .other, let value = frame.attributes[position].value else { return }
+    guard valueKind != .other, frame.attributes[position].hasValue else { return }
     let reading = frame.attributes[position].operation
     switch valueKind {
     case .other:
       break
     case .heartRate:
-      if let measurement = value as? HeartRateMeasurement { heartRate(measurement, index: index, time: time) }
+      if let measurement = frame.attributes[position].value(as: HeartRateMeasurement.self) { heartRate(measurement, index: index, time: time) }
     case .battery:
-      if let level = value as? BatteryLevel, reading != .write, reading != .writeWithoutResponse {
+      if let level = frame.attributes[position].value(as: BatteryLevel.self), reading != .write, reading != .writeWithoutResponse {
         battery(level.percent, index: index, frame: frame.number, time: time)
       }
     case .deviceName:
-      if let name = value as? DeviceName, reading == .read, let slot = peerDevice(index) {
+      if let name = frame.attributes[position].value(as: DeviceName.self), reading == .read, let slot = peerDevice(index) {
         summary.devices[slot].deviceName = Self.clipped(name.text)
       }
     case .appearance:
-      if let appearance = value as? Appearance, reading == .read, let slot = peerDevice(index) {
+      if let appearance = frame.attributes[position].value(as: Appearance.self), reading == .read, let slot = peerDevice(index) {
         summary.devices[slot].appearance = appearance.rawValue
       }
     case .manufacturerName:
-      if let name = value as? ManufacturerNameString, reading == .read, let slot = peerDevice(index) {
+      if let name = frame.attributes[position].value(as: ManufacturerNameString.self), reading == .read, let slot = peerDevice(index) {
         summary.devices[slot].manufacturerName = Self.clipped(name.text)
       }
     case .configuration:
-      if let configuration = value as? ClientCharacteristicConfiguration, reading == .write || reading == .writeWithoutResponse {
+      if let configuration = frame.attributes[position].value(as: ClientCharacteristicConfiguration.self), reading == .write || reading == .writeWithoutResponse {
         subscribe(configuration.rawValue, handle: handle, meaning: frame.attributes[position].meaning, command: reading == .writeWithoutResponse,
           index: index, frame: frame.number, time: time)
       }

@@ -85,9 +85,11 @@ enum GATTDescription {
     }
     var reader = ByteReader(value, layer: .profile)
     // Decoded into the fact and used there: copying a typed value costs more than decoding it.
-    let error = decoder.decode(&reader, into: &fact.value)
-    if writesFields { fact.value?.writeFields(to: &fields, context: context) }
-    fact.value?.diagnose(into: &diagnostics, context: context)
+    let error = decoder.decode(&reader, into: &fact)
+    if fact.hasValue {
+      if writesFields { fact.typedValue.writeFields(to: &fields, context: context) }
+      fact.typedValue.diagnose(into: &diagnostics, context: context)
+    }
     if let error {
       if malformed == nil { malformed = error }
       fact.isMalformed = true
@@ -102,7 +104,7 @@ enum GATTDescription {
   static func learnFromRead(_ value: ByteView, _ fact: inout AttributeFact, _ pdu: inout ATTPDU, _ database: GATTDatabase) {
     if database.awaitsIncludedService(at: fact.handle), let uuid = ATTLayer.uuidValue(value) {
       pdu.learned.append(.includedService(start: fact.handle, uuid: uuid))
-      fact.value = IncludedServiceUUID(uuid: uuid)
+      fact.setValue(IncludedServiceUUID(uuid: uuid))
       return
     }
     guard fact.meaning?.role == .characteristicDeclaration, value.count == 5 || value.count == 19 else { return }

@@ -25,7 +25,7 @@ public struct ValueContext: Sendable {
 /// A characteristic or descriptor value, typed.
 ///
 /// Decoding makes it (`init(parsing:)`) and keeps it on the frame, where analyses read it
-/// (`frame.attributes[i].value as? HeartRateMeasurement`). Everything shown is derived from it:
+/// (`frame.attributes[i].value(as: HeartRateMeasurement.self)`). Everything shown is derived from it:
 /// the fields (`decoded.<key>` in JSON, detail lines in text), the words of the header line
 /// (only when a renderer asks), and warnings about values that decode but are implausible.
 ///
@@ -108,14 +108,15 @@ public struct CharacteristicDecoder: Sendable {
     }
   }
 
-  /// Decodes the whole of `reader` into `value` (in place: a fact's value is not copied);
-  /// returns why the bytes do not fit the format, if they do not. A value followed by bytes its
-  /// format has no room for is kept beside the error.
-  func decode(_ reader: inout ByteReader, into value: inout (any CharacteristicValue)?) -> DecodeError? {
+  /// Decodes the whole of `reader` into the fact's value (in place: a typed value is not
+  /// copied); returns why the bytes do not fit the format, if they do not. A value followed by
+  /// bytes its format has no room for is kept beside the error.
+  func decode(_ reader: inout ByteReader, into fact: inout AttributeFact) -> DecodeError? {
     reader.layer = .profile
     let start = reader.offset
     do {
-      value = try valueType.init(parsing: &reader)
+      fact.typedValue = try valueType.init(parsing: &reader)
+      fact.hasValue = true
     } catch {
       return error
     }

@@ -151,7 +151,7 @@ final class HeartRateRows: FrameConsumer {
     // Most frames carry no attribute: that test is all they cost.
     guard !frame.attributes.isEmpty else { return true }
     for attribute in frame.attributes {
-      guard let measurement = attribute.value as? HeartRateMeasurement else { continue }
+      guard let measurement = attribute.value(as: HeartRateMeasurement.self) else { continue }
       switch attribute.operation {
       case .notification, .indication, .read: break
       case .write, .writeWithoutResponse: continue

@@ -1,0 +1,135 @@
+/// Numbers written as ASCII straight into memory the caller has made room for: the one place
+/// the output buffer (`OutputBuffer`) and the header words (`SummaryLine`) format numbers, so
+/// both print the same digits. Each writer returns how many bytes it wrote; `maximum…`
+/// constants say how much room to make.
+public enum TextFormat {
+  /// A decimal UInt64 or Int64 takes at most 20 bytes (sign included).
+  public static let maximumDecimal = 20
+  /// A real with up to 9 decimals that `FixedDecimal` accepts: sign, 19 digits, point, 9.
+  public static let maximumReal = 30
+
+  /// "00" through "99" back to back: a literal, so reading it needs no lazy initialization.
+  @inlinable @inline(__always) static var digitPairs: UnsafePointer<UInt8> {
+    let pairs: StaticString = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+    return pairs.utf8Start
+  }
+
+  /// How many decimal digits `value` has (comparisons and a few divisions, no loop per digit).
+  @inlinable @inline(__always) public static func digitCount(_ value: UInt64) -> Int {
+    var count = 1
+    var rest = value
+    if rest >= 10_000_000_000_000_000 { count += 16; rest /= 10_000_000_000_000_000 }
+    if rest >= 100_000_000 { count += 8; rest /= 100_000_000 }
+    if rest >= 10_000 { count += 4; rest /= 10_000 }
+    if rest >= 100 { count += 2; rest /= 100 }
+    if rest >= 10 { count += 1 }
+    return count
+  }
+
+  @inlinable public static func decimal(_ value: UInt64, to target: UnsafeMutablePointer<UInt8>) -> Int {
+    if value < 10 {
+      target[0] = 0x30 &+ UInt8(truncatingIfNeeded: value)
+      return 1
+    }
+    let digits = digitCount(value)
+    let pairs = digitPairs
+    var rest = value
+    var index = digits
+    while rest >= 100 {
+      let pair = Int(truncatingIfNeeded: rest % 100) &* 2
+      rest /= 100
+      index &-= 2
+      target[index] = pairs[pair]
+      target[index &+ 1] = pairs[pair &+ 1]
+    }
+    if rest >= 10 {
+      let pair = Int(truncatingIfNeeded: rest) &* 2
+      target[index &- 2] = pairs[pair]
+      target[index &- 1] = pairs[pair &+ 1]
+    } else {
+      target[index &- 1] = 0x30 &+ UInt8(truncatingIfNeeded: rest)
+    }
+    return digits
+  }
+
+  @inlinable public static func decimal(_ value: Int64, to target: UnsafeMutablePointer<UInt8>) -> Int {
+    guard value < 0 else { return decimal(UInt64(value), to: target) }
+    target[0] = UInt8(ascii: "-")
+    return 1 &+ decimal(value.magnitude, to: target + 1)
+  }
+
+  /// Exactly `width` digits, zero-padded (fractions of seconds, decimals).
+  @inlinable public static func zeroPadded(_ value: UInt64, width: Int, to target: UnsafeMutablePointer<UInt8>) -> Int {
+    let pairs = digitPairs
+    var rest = value
+    var index = width
+    // Two digits per division, then the odd one.
+    while index >= 2 {
+      let pair = Int(truncatingIfNeeded: rest % 100) &* 2
+      rest /= 100
+      index &-= 2
+      target[index] = pairs[pair]
+      target[index &+ 1] = pairs[pair &+ 1]
+    }
+    if index > 0 { target[0] = 0x30 &+ UInt8(truncatingIfNeeded: rest % 10) }
+    return width
+  }
+
+  @inlinable @inline(__always) public static func hexDigit(_ nibble: UInt8, upper: Bool = false) -> UInt8 {
+    nibble < 10 ? 0x30 &+ nibble : (upper ? 0x37 : 0x57) &+ nibble
+  }
+
+  /// The low `count` hex digits of `value`, lowercase, no prefix.
+  @inlinable public static func hexDigits(_ value: UInt64, count digits: Int, to target: UnsafeMutablePointer<UInt8>) -> Int {
+    var shift = (digits &- 1) &* 4
+    var index = 0
+    while shift >= 0 {
+      target[index] = hexDigit(UInt8(truncatingIfNeeded: (value >> UInt64(shift)) & 0xF))
+      shift &-= 4
+      index &+= 1
+    }
+    return digits
+  }
+
+  /// `0x` and `width` lowercase hex digits.
+  @inlinable public static func hexPrefixed(_ value: UInt64, width: Int, to target: UnsafeMutablePointer<UInt8>) -> Int {
+    target[0] = UInt8(ascii: "0")
+    target[1] = UInt8(ascii: "x")
+    return 2 &+ hexDigits(value, count: width, to: target + 2)
+  }
+
+  /// Lowercase hex of `source`, with `separator` between bytes when given: at most
+  /// `3 * source.count` bytes.
+  @inlinable public static func hexBytes(_ source: UnsafeBufferPointer<UInt8>, separator: UInt8?, to target: UnsafeMutablePointer<UInt8>) -> Int {
+    var index = 0
+    for (position, value) in source.enumerated() {
+      if let separator, position > 0 {
+        target[index] = separator
+        index &+= 1
+      }
+      target[index] = hexDigit(value >> 4)
+      target[index &+ 1] = hexDigit(value & 0x0F)
+      index &+= 2
+    }
+    return index
+  }
+
+  /// `value` rounded to `places` decimals, trailing zeros dropped (`812.5`, `72`); nil (nothing
+  /// written) when it is too large for fixed decimals or not finite: callers then write
+  /// `value.description`.
+  @inlinable public static func real(_ value: Double, places: UInt8, to target: UnsafeMutablePointer<UInt8>) -> Int? {
+    guard let fixed = FixedDecimal(value, places: places) else { return nil }
+    var index = 0
+    if fixed.negative {
+      target[0] = UInt8(ascii: "-")
+      index = 1
+    }
+    index &+= decimal(fixed.whole, to: target + index)
+    if fixed.digits > 0 {
+      target[index] = UInt8(ascii: ".")
+      index &+= 1
+      index &+= zeroPadded(fixed.fraction, width: fixed.digits, to: target + index)
+    }
+    return index
+  }
+}
