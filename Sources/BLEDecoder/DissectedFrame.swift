@@ -285,7 +285,7 @@ public struct DissectedFrame: Sendable {
   }
 
   /// Frames are reused, and each buffer keeps the capacity of the largest record or value it
-  /// held: 1 536 frames in flight that once held a 256 KiB record would keep 384 MiB. Once a
+  /// held: 1 024 frames in flight that once held a 256 KiB record would keep 256 MiB. Once a
   /// frame is rendered, buffers grown past this are let go.
   public static let retainedBufferLimit = 16 << 10
 

@@ -120,15 +120,19 @@ public struct FrameStream {
     return end
   }
 
-  static var batchSize: Int { 128 }
-  /// A batch is also handed over once its records hold this much: 512 records of 256 KiB in
-  /// each of three batches would otherwise be 384 MiB in flight.
-  static var batchByteLimit: Int { 4 << 20 }
+  /// Small batches, many of them: the faster thread seldom finds the queue empty (or full)
+  /// and sleeps less, and a batch's frames stay in cache between the two threads. Measured on
+  /// the 1.5 M-frame capture: 16 × 64 took 0.92 s of CPU for text where 3 × 128 took 1.39 s.
+  static var batchSize: Int { 64 }
+  static var batchesInFlight: Int { 16 }
+  /// A batch is also handed over once its records hold this much: 64 records of 256 KiB in
+  /// each of 16 batches would otherwise be 256 MiB in flight; this keeps it to 16 MiB.
+  static var batchByteLimit: Int { 1 << 20 }
 
   func runOnTwoThreads(_ consumer: some FrameConsumer) -> End {
     let empty = BatchQueue()
     let filled = BatchQueue()
-    for _ in 0..<3 { empty.put(FrameBatch(capacity: Self.batchSize)) }
+    for _ in 0..<Self.batchesInFlight { empty.put(FrameBatch(capacity: Self.batchSize)) }
     let finished = DispatchSemaphore(value: 0)
     let side = ConsumerSide(consumer, registry: options.registry)
     // The thread sees the consumer through a non-generic protocol: nothing generic crosses threads.
