@@ -53,16 +53,20 @@ public struct FixedDecimal: Sendable, Equatable {
   public var fraction: UInt64
   public var digits: Int
 
+  @usableFromInline static let powersOfTen: [UInt64] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000]
+
   /// `value` rounded to `places` decimals (at most 9); nil when it is not finite or too large.
   @inlinable public init?(_ value: Double, places: UInt8) {
     guard value.isFinite else { return nil }
     let places = Int(min(places, 9))
-    var scale: UInt64 = 1
-    for _ in 0..<places { scale &*= 10 }
-    let scaled = (abs(value) * Double(scale)).rounded()
-    // 2^63: beyond it UInt64(scaled) would trap or lose the integer part's exactness anyway.
-    guard scaled < 9.2e18 else { return nil }
-    let units = UInt64(scaled)
+    let scale = FixedDecimal.powersOfTen[places]
+    let magnitude = abs(value) * Double(scale)
+    // 2^63: beyond it UInt64(…) would trap or lose the integer part's exactness anyway.
+    guard magnitude < 9.2e18 else { return nil }
+    // Rounded half away from zero, like `rounded()`, without a call into libm: the
+    // conversion truncates, and the remainder is exact.
+    let truncated = UInt64(magnitude)
+    let units = magnitude - Double(truncated) >= 0.5 ? truncated &+ 1 : truncated
     negative = value < 0 && units != 0
     whole = units / scale
     fraction = units % scale

@@ -119,6 +119,11 @@ public enum TextFormat {
   /// `value.description`.
   @inlinable public static func real(_ value: Double, places: UInt8, to target: UnsafeMutablePointer<UInt8>) -> Int? {
     guard let fixed = FixedDecimal(value, places: places) else { return nil }
+    return self.fixed(fixed, to: target)
+  }
+
+  /// A number already cut to its decimals.
+  @inlinable public static func fixed(_ fixed: FixedDecimal, to target: UnsafeMutablePointer<UInt8>) -> Int {
     var index = 0
     if fixed.negative {
       target[0] = UInt8(ascii: "-")

@@ -136,13 +136,12 @@ public struct SummaryLine: Sendable {
       description.withUTF8 { appendUTF8($0) }
     case .number, .hex: append(part)
     case let .real(value, places):
-      var fallback: String?
-      write(reserving: TextFormat.maximumReal) { target in
-        if let written = TextFormat.real(value, places: places, to: target) { return written }
-        fallback = value.description
-        return 0
+      if let fixed = FixedDecimal(value, places: places) {
+        write(reserving: TextFormat.maximumReal) { TextFormat.fixed(fixed, to: $0) }
+      } else {
+        var description = value.description  // 1e+20, inf, nan: too large for fixed decimals
+        description.withUTF8 { appendUTF8($0) }
       }
-      if var fallback { fallback.withUTF8 { appendUTF8($0) } }
     case .string(var words):
       words.withUTF8 { appendUTF8($0) }
     case .bytes(let data):

@@ -5,46 +5,52 @@ import BLEDecoder
 /// to, and the summary after the title. Decoding never builds them; renderers ask.
 public enum FrameDescription {
   /// The protocol item's name ("Handle Value Notification", "LE Set Scan Enable").
-  public static func title(_ frame: DissectedFrame) -> StaticString {
+  public static func title(_ frame: borrowing DissectedFrame) -> StaticString {
     title(frame, attOpcode: frame.att?.opcode)
   }
 
   /// The title, given the frame's ATT opcode (read once by a renderer: each read of
   /// `frame.att` copies the whole fact).
-  public static func title(_ frame: DissectedFrame, attOpcode: UInt8?) -> StaticString {
+  public static func title(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> StaticString {
     if let attOpcode { return AssignedNumbers.attOpcodeName(attOpcode) ?? "Unknown PDU" }
     return frame.title
   }
 
   /// The layer above HCI the title belongs to ("ATT", "SMP", "L2CAP"), or empty.
-  public static func layerLabel(_ frame: DissectedFrame) -> StaticString {
+  public static func layerLabel(_ frame: borrowing DissectedFrame) -> StaticString {
     layerLabel(frame, attOpcode: frame.att?.opcode)
   }
 
-  public static func layerLabel(_ frame: DissectedFrame, attOpcode: UInt8?) -> StaticString {
+  public static func layerLabel(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> StaticString {
     attOpcode != nil ? "ATT" : frame.layerLabel
   }
 
   /// Writes the summary into `line` (emptied first); returns what joins it to the title: " "
   /// when it continues the title ("Read Request 0x0010 …"), else ": ".
-  public static func summary(_ frame: DissectedFrame, into line: inout SummaryLine) -> StaticString {
+  public static func summary(_ frame: borrowing DissectedFrame, into line: inout SummaryLine) -> StaticString {
+    withUnsafePointer(to: frame) { summary(at: $0, into: &line) }
+  }
+
+  /// The same, for a frame read where it lies (renderers hold frames `inout`, and passing one
+  /// on as a value copies all of it). The facts are read through the pointer, field by field.
+  public static func summary(at frame: UnsafePointer<DissectedFrame>, into line: inout SummaryLine) -> StaticString {
     line.removeAll(keepingCapacity: true)
-    guard let att = frame.att else {
-      if !frame.summary.isEmpty { line.append(.string(frame.summary)) }
-      line.append(contentsOf: frame.summaryParts)
-      return frame.summarySeparator
+    guard let opcode = frame.pointee.att?.opcode, let operation = frame.pointee.att?.operation else {
+      if !frame.pointee.summary.isEmpty { line.append(.string(frame.pointee.summary)) }
+      line.append(contentsOf: frame.pointee.summaryParts)
+      return frame.pointee.summarySeparator
     }
-    return attSummary(att.opcode, att.operation, frame, into: &line)
+    return attSummary(opcode, operation, frame, into: &line)
   }
 
   /// The summary as text (tests, tools).
-  public static func summaryText(_ frame: DissectedFrame) -> String {
+  public static func summaryText(_ frame: borrowing DissectedFrame) -> String {
     var line = SummaryLine()
     _ = summary(frame, into: &line)
     return line.text
   }
 
-  static func attSummary(_ opcode: UInt8, _ operation: ATTOperationFact, _ frame: DissectedFrame, into line: inout SummaryLine) -> StaticString {
+  static func attSummary(_ opcode: UInt8, _ operation: ATTOperationFact, _ frame: UnsafePointer<DissectedFrame>, into line: inout SummaryLine) -> StaticString {
     switch operation {
     case .plain:
       attributes(frame, into: &line)
@@ -55,7 +61,7 @@ public enum FrameDescription {
       line.append(.text(": "))
       line.append(.text(AssignedNumbers.attErrorName(code) ?? "error"))
       // A long read that an error ended: the value read.
-      if !frame.attributes.isEmpty {
+      if !frame.pointee.attributes.isEmpty {
         line.append(.text(": "))
         attributes(frame, into: &line)
       }
@@ -110,13 +116,13 @@ public enum FrameDescription {
         line.append(.text("cancel "))
         line.append(.number(cancelled))
         line.append(.text(cancelled == 1 ? " prepared write" : " prepared writes"))
-      } else if frame.attributes.isEmpty {
+      } else if frame.pointee.attributes.isEmpty {
         line.append(.text("nothing prepared"))
       } else {
         attributes(frame, into: &line)
       }
     case .unattributedValue(let range):
-      line.append(.bytes(frame.valueBytes(range)))
+      line.append(.bytes(frame.pointee.valueBytes(range)))
     }
     // Words that begin with a handle continue the title.
     if line.startsWithHex { return " " }
@@ -124,9 +130,9 @@ public enum FrameDescription {
   }
 
   /// Each attribute: its handle, its name, and its value's words (or bytes), joined by "; ".
-  static func attributes(_ frame: DissectedFrame, into line: inout SummaryLine) {
+  static func attributes(_ frame: UnsafePointer<DissectedFrame>, into line: inout SummaryLine) {
     // Facts are read where they are: copying one would copy (and retain) its typed value.
-    frame.attributes.withUnsafeBufferPointer { facts in
+    frame.pointee.attributes.withUnsafeBufferPointer { facts in
       for index in facts.indices {
         if index > 0 { line.append(.text("; ")) }
         attribute(facts.baseAddress! + index, frame, into: &line)
@@ -134,7 +140,7 @@ public enum FrameDescription {
     }
   }
 
-  static func attribute(_ fact: UnsafePointer<AttributeFact>, _ frame: DissectedFrame, into line: inout SummaryLine) {
+  static func attribute(_ fact: UnsafePointer<AttributeFact>, _ frame: UnsafePointer<DissectedFrame>, into line: inout SummaryLine) {
     // Plain parts are read one by one; the typed value is used where it is.
     line.append(.hex(UInt64(fact.pointee.handle), width: 4))
     let meaning = fact.pointee.meaning
@@ -148,13 +154,13 @@ public enum FrameDescription {
     let raw = fact.pointee.rawValue
     if fact.pointee.isMalformed, let raw {
       line.append(.text(": malformed value "))
-      line.append(.bytes(frame.valueBytes(raw)))
+      line.append(.bytes(frame.pointee.valueBytes(raw)))
     } else if fact.pointee.hasValue {
       line.append(.text(": "))
       AttributeFact.summarizeValue(of: fact, into: &line)
     } else if let raw, !raw.isEmpty {
       line.append(.text(": "))
-      line.append(.bytes(frame.valueBytes(raw)))
+      line.append(.bytes(frame.pointee.valueBytes(raw)))
     }
   }
 }

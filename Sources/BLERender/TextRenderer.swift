@@ -50,10 +50,10 @@ public struct TextRenderer: FrameRenderer {
   }
 
   /// The protocol column: the highest layer decoded above HCI, else the kind of record.
-  static func protocolLabel(_ frame: DissectedFrame, attOpcode: UInt8?) -> StaticString {
-    let layer = FrameDescription.layerLabel(frame, attOpcode: attOpcode)
+  static func protocolLabel(layer: StaticString, kind: PacketKind, attOpcode: UInt8?) -> StaticString {
+    if attOpcode != nil { return "ATT" }
     if layer.utf8CodeUnitCount > 0 { return layer }
-    switch frame.record.kind {
+    switch kind {
     case .command: return "CMD"
     case .event: return "EVT"
     case .acl: return "ACL"
@@ -68,7 +68,7 @@ public struct TextRenderer: FrameRenderer {
 
   /// One-line output (`-1`) names the PDUs that fill most captures briefly, so the common
   /// notification line fits 100 columns.
-  static func shortTitle(_ frame: DissectedFrame, attOpcode: UInt8?) -> StaticString {
+  static func shortTitle(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> StaticString {
     switch attOpcode {
     case 0x1B?: return "Notify"
     case 0x1D?: return "Indicate"
@@ -143,9 +143,9 @@ public struct TextRenderer: FrameRenderer {
     }
     style(Style.reset, &out)
     out.byte(0x20)
-    // Read once: each read of `frame.att` copies the whole fact.
-    let attOpcode = frame.att?.opcode
-    let label = Self.protocolLabel(frame, attOpcode: attOpcode)
+    // Read in place, once: reading `frame.att?.opcode` copies the whole fact first.
+    let attOpcode = withUnsafePointer(to: &frame.att) { $0.pointee?.opcode }
+    let label = Self.protocolLabel(layer: frame.layerLabel, kind: frame.record.kind, attOpcode: attOpcode)
     out.append(label)
     out.spaces(Self.protocolWidth - label.utf8CodeUnitCount)
     out.byte(0x20)
@@ -171,7 +171,7 @@ public struct TextRenderer: FrameRenderer {
     out.append(details ? FrameDescription.title(frame, attOpcode: attOpcode) : Self.shortTitle(frame, attOpcode: attOpcode))
     style(Style.reset, &out)
     if attOpcode != nil {
-      let separator = FrameDescription.summary(frame, into: &derivedSummary)
+      let separator = withUnsafePointer(to: &frame) { FrameDescription.summary(at: $0, into: &derivedSummary) }
       if !derivedSummary.isEmpty {
         out.append(separator)
         Self.writeSummary(derivedSummary, &out)
