@@ -335,6 +335,16 @@ extension Dissector {
       database = reference.slot
       if local { connections.entries[slot].link.localDatabase = reference } else { connections.entries[slot].link.peerDatabase = reference }
     }
+    // A table given beforehand is used once a PDU names a value's handle while the capture's
+    // own discovery has shown nothing (a capture with discovery never needs it).
+    if !gattDatabases.databases[database].wasSeeded, gattDatabases.databases[database].isEmpty,
+      Self.namesValueHandle(try reader.peekUInt8())
+    {
+      let connection = connections.entries[slot]
+      let server: GATTServerIdentity = local ? .local(adapter: connection.adapter)
+        : connection.peer.map { .peer($0) } ?? .connection(adapter: connection.adapter, handle: connection.handle, generation: connection.generation)
+      seed(database, for: server, &frame)
+    }
     let link = ATTLinkContext(
       frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction,
       channel: channel, peer: connections.entries[slot].peer, leavesValue: leavesValue)

@@ -27,8 +27,12 @@ public struct Dissector: Sendable {
   static let reassemblyBudget = 16 << 20
   static let reassemblyCheckInterval = 4 << 20
 
-  public init(registry: DecoderRegistry = .standard) {
+  /// GATT tables given beforehand (imported, cached): a capture without discovery uses them.
+  public let maps: GATTMapSet
+
+  public init(registry: DecoderRegistry = .standard, maps: GATTMapSet = GATTMapSet()) {
     self.registry = registry
+    self.maps = maps
   }
 
   /// Counts bytes an incomplete PDU now holds; every few MiB, measures all links, and when they

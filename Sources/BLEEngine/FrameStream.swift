@@ -58,6 +58,8 @@ public struct FrameStream {
     /// Stop after this many records.
     public var limit = Int.max
     public var registry = DecoderRegistry.standard
+    /// GATT tables given beforehand (`--gatt`, the cache), for captures without discovery.
+    public var maps = GATTMapSet()
     public var threading = Threading.two
     public var valueShare = ValueShare.adaptive
     public init() {}
@@ -91,7 +93,7 @@ public struct FrameStream {
   }
 
   func runOnOneThread(_ consumer: some FrameConsumer) -> End {
-    var dissector = Dissector(registry: options.registry)
+    var dissector = Dissector(registry: options.registry, maps: options.maps)
     dissector.fieldDetail = consumer.fieldDetail
     var frame = DissectedFrame()
     var number = 0
@@ -144,7 +146,7 @@ public struct FrameStream {
     thread.stackSize = 1 << 20
     thread.start()
 
-    var dissector = Dissector(registry: options.registry)
+    var dissector = Dissector(registry: options.registry, maps: options.maps)
     dissector.fieldDetail = consumer.fieldDetail
     var number = 0
     var failure: CaptureError?

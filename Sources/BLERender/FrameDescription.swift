@@ -129,6 +129,24 @@ public enum FrameDescription {
     return ": "
   }
 
+  /// Where a meaning the capture did not show came from: " (map)", " (inferred, 97 %)".
+  static func provenance(_ meaning: ResolvedHandle, into line: inout SummaryLine) {
+    switch meaning.source {
+    case .capture: return
+    case .imported: line.append(.text(" (map)"))
+    case .cache: line.append(.text(" (cached map)"))
+    case .layout: line.append(.text(" (map by layout)"))
+    case .inferred:
+      line.append(.text(" (inferred"))
+      if let confidence = meaning.confidence {
+        line.append(.text(", "))
+        line.append(.number(Int(confidence)))
+        line.append(.text(" %"))
+      }
+      line.append(.text(")"))
+    }
+  }
+
   /// Each attribute: its handle, its name, and its value's words (or bytes), joined by "; ".
   static func attributes(_ frame: UnsafePointer<DissectedFrame>, into line: inout SummaryLine) {
     // Facts are read where they are: copying one would copy (and retain) its typed value.
@@ -146,11 +164,13 @@ public enum FrameDescription {
     let meaning = fact.pointee.meaning
     if let name = meaning?.name {
       line.append(.text(" "))
+      if meaning?.source == .inferred { line.append(.text("probably ")) }
       line.append(.text(name))
     } else if let uuid = meaning?.characteristic ?? meaning?.descriptor ?? meaning?.service {
       line.append(.text(" "))
       line.append(.string(uuid.description))
     }
+    if let meaning, meaning.source != .capture { provenance(meaning, into: &line) }
     let raw = fact.pointee.rawValue
     if fact.pointee.isMalformed, let raw {
       line.append(.text(": malformed value "))

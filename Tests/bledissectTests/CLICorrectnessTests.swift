@@ -138,6 +138,7 @@ import Testing
   /// Runs `sh -c script binary arguments...`; returns the status and standard error.
   func runShell(_ script: String, _ arguments: String...) throws -> (Int32, String) {
     let process = Process()
+    process.environment = hermeticEnvironment
     process.executableURL = URL(fileURLWithPath: "/bin/sh")
     process.arguments = ["-c", script] + arguments
     let errors = Pipe()

@@ -49,6 +49,14 @@ func temporaryFile(_ bytes: [UInt8]) -> String {
   return path
 }
 
+/// The environment for programs the tests start: the binary's GATT cache goes to a directory
+/// of this test run, so tests neither read nor fill the user's cache.
+let hermeticEnvironment: [String: String] = {
+  var environment = ProcessInfo.processInfo.environment
+  environment["XDG_CACHE_HOME"] = NSTemporaryDirectory() + "bledissect-tests-cache-\(getpid())"
+  return environment
+}()
+
 func which(_ tool: String) -> String? {
   for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
     let path = "\(directory)/\(tool)"
@@ -60,6 +68,7 @@ func which(_ tool: String) -> String? {
 /// Runs a program, returning its exit status and standard output.
 func runProgram(_ path: String, _ arguments: [String]) throws -> (Int32, Data) {
   let process = Process()
+  process.environment = hermeticEnvironment
   process.executableURL = URL(fileURLWithPath: path)
   process.arguments = arguments
   let output = Pipe()
@@ -75,6 +84,7 @@ func runProgram(_ path: String, _ arguments: [String]) throws -> (Int32, Data) {
 /// discarded): for tests that feed it bytes as a writer would.
 func launchReadingStandardInput(_ binary: String, _ arguments: [String]) throws -> (process: Process, input: Pipe, output: Pipe) {
   let process = Process()
+  process.environment = hermeticEnvironment
   process.executableURL = URL(fileURLWithPath: binary)
   process.arguments = arguments
   let input = Pipe()
@@ -96,6 +106,7 @@ struct ClosedPipeResult {
 
 func runWithOutputClosedEarly(_ binary: String, _ arguments: [String], after bytes: Int) throws -> ClosedPipeResult {
   let process = Process()
+  process.environment = hermeticEnvironment
   process.executableURL = URL(fileURLWithPath: binary)
   process.arguments = arguments
   let output = Pipe()

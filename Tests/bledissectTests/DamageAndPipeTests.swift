@@ -103,6 +103,7 @@ import Testing
     }
     let (path, _, _) = try Self.damagedSession()
     let process = Process()
+    process.environment = hermeticEnvironment
     process.executableURL = URL(fileURLWithPath: binary)
     process.arguments = ["-1", path]
     let both = Pipe()

@@ -32,6 +32,16 @@ public struct GATTCharacteristicEntry: Sendable, Equatable {
   /// Handles after the value up to the next characteristic or the service's end, in order.
   public var descriptors: [GATTDescriptorEntry]
   public var name: StaticString? { GATTDatabase.name(uuid) }
+
+  public init(declarationHandle: UInt16, valueHandle: UInt16, uuid: BluetoothUUID, properties: UInt8, learnedIn: Int, descriptors: [GATTDescriptorEntry]) {
+    self.declarationHandle = declarationHandle
+    self.valueHandle = valueHandle
+    self.uuid = uuid
+    self.properties = properties
+    self.learnedIn = learnedIn
+    self.descriptors = descriptors
+  }
+
   /// The properties' names in bit order (Core Vol 3 Part G 3.3.1.1).
   public var propertyNames: [StaticString] { GATTCharacteristicEntry.propertyNames(properties) }
 
@@ -61,6 +71,16 @@ public struct GATTServiceEntry: Sendable, Equatable {
   public var characteristics: [GATTCharacteristicEntry]
   public var name: StaticString? { GATTDatabase.name(uuid) }
 
+  public init(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool, learnedIn: Int, includes: [GATTDescriptorEntry], characteristics: [GATTCharacteristicEntry]) {
+    self.start = start
+    self.end = end
+    self.uuid = uuid
+    self.primary = primary
+    self.learnedIn = learnedIn
+    self.includes = includes
+    self.characteristics = characteristics
+  }
+
   public static func == (a: Self, b: Self) -> Bool {
     a.start == b.start && a.end == b.end && a.uuid == b.uuid && a.primary == b.primary && a.learnedIn == b.learnedIn
       && a.includes == b.includes && a.characteristics == b.characteristics
@@ -75,6 +95,12 @@ public struct GATTAttributeTree: Sendable, Equatable {
   public var characteristicsOutsideServices: [GATTCharacteristicEntry]
   /// Typed handles that belong to no characteristic and are not a service's includes.
   public var otherHandles: [GATTDescriptorEntry]
+
+  public init(services: [GATTServiceEntry], characteristicsOutsideServices: [GATTCharacteristicEntry], otherHandles: [GATTDescriptorEntry]) {
+    self.services = services
+    self.characteristicsOutsideServices = characteristicsOutsideServices
+    self.otherHandles = otherHandles
+  }
 
   public var isEmpty: Bool { services.isEmpty && characteristicsOutsideServices.isEmpty && otherHandles.isEmpty }
 }

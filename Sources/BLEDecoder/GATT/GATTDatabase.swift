@@ -22,6 +22,11 @@ public struct ResolvedHandle: Sendable {
   /// The name to show: the characteristic's, the descriptor's, or the service's.
   public var name: StaticString?
   public var characteristicName: StaticString?
+  /// Where this meaning came from: the capture's own discovery, an imported map, the cache, a
+  /// map matched by layout, or inference.
+  public var source: GATTSource = .capture
+  /// For an inferred meaning: how sure, in percent (the share of values that fit).
+  public var confidence: UInt8?
 }
 
 /// One GATT server's attribute table, learned from the discovery seen in the capture.
@@ -33,9 +38,10 @@ public struct ResolvedHandle: Sendable {
 public struct GATTDatabase: Sendable {
   // Each entry keeps the frame it was learned in (`learnedIn`, 0 when added by hand): the
   // `gatt` command shows where in the capture each part of the table came from.
-  struct Service: Sendable { var start: UInt16; var end: UInt16; var uuid: BluetoothUUID; var primary: Bool; var learnedIn = 0 }
-  struct Characteristic: Sendable { var declaration: UInt16; var valueHandle: UInt16; var uuid: BluetoothUUID; var properties: UInt8; var learnedIn = 0 }
-  struct TypedHandle: Sendable { var uuid: BluetoothUUID; var learnedIn = 0 }
+  // `source`: where the entry came from (this capture, or a map given beforehand).
+  struct Service: Sendable { var start: UInt16; var end: UInt16; var uuid: BluetoothUUID; var primary: Bool; var learnedIn = 0; var source = GATTSource.capture }
+  struct Characteristic: Sendable { var declaration: UInt16; var valueHandle: UInt16; var uuid: BluetoothUUID; var properties: UInt8; var learnedIn = 0; var source = GATTSource.capture }
+  struct TypedHandle: Sendable { var uuid: BluetoothUUID; var learnedIn = 0; var source = GATTSource.capture }
 
   var services = HandleMap<Service>()                // by start handle
   var characteristics = HandleMap<Characteristic>()  // by declaration handle
@@ -49,6 +55,10 @@ public struct GATTDatabase: Sendable {
   /// The value decoder of each entry of `resolved` (index in the registry's `decoders`, -1 for
   /// none), looked up once.
   var decoders: [Int32] = []
+  /// Whether maps were looked for when the table was first needed (they are, once).
+  var wasSeeded = false
+  /// Meanings guessed from values, for handles nothing else explains.
+  var guesses = HandleGuesses()
   /// The last handle resolved: notifications repeat one handle millions of times.
   var lastHandle: UInt16?
   var lastIndex: Int32 = -1
@@ -78,26 +88,26 @@ public struct GATTDatabase: Sendable {
   // `learnedIn`: the frame that showed the entry. Rediscovering an entry unchanged (a reconnect
   // that runs discovery again) keeps the frame it was first learned in.
 
-  public mutating func addService(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool, learnedIn frame: Int = 0) {
+  public mutating func addService(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool, learnedIn frame: Int = 0, source: GATTSource = .capture) {
     forget()
-    var service = Service(start: start, end: max(start, end), uuid: uuid, primary: primary, learnedIn: frame)
-    if let old = services[start], old.end == service.end, old.uuid == uuid, old.primary == primary { service.learnedIn = old.learnedIn }
+    var service = Service(start: start, end: max(start, end), uuid: uuid, primary: primary, learnedIn: frame, source: source)
+    if let old = services[start], old.source == source, old.end == service.end, old.uuid == uuid, old.primary == primary { service.learnedIn = old.learnedIn }
     services[start] = service
   }
 
-  public mutating func addCharacteristic(declaration: UInt16, valueHandle: UInt16, uuid: BluetoothUUID, properties: UInt8, learnedIn frame: Int = 0) {
+  public mutating func addCharacteristic(declaration: UInt16, valueHandle: UInt16, uuid: BluetoothUUID, properties: UInt8, learnedIn frame: Int = 0, source: GATTSource = .capture) {
     forget()
-    var characteristic = Characteristic(declaration: declaration, valueHandle: valueHandle, uuid: uuid, properties: properties, learnedIn: frame)
-    if let old = characteristics[declaration], old.valueHandle == valueHandle, old.uuid == uuid, old.properties == properties {
+    var characteristic = Characteristic(declaration: declaration, valueHandle: valueHandle, uuid: uuid, properties: properties, learnedIn: frame, source: source)
+    if let old = characteristics[declaration], old.source == source, old.valueHandle == valueHandle, old.uuid == uuid, old.properties == properties {
       characteristic.learnedIn = old.learnedIn
     }
     characteristics[declaration] = characteristic
   }
 
-  public mutating func setType(_ uuid: BluetoothUUID, of handle: UInt16, learnedIn frame: Int = 0) {
-    if let old = types[handle], old.uuid == uuid { return }
+  public mutating func setType(_ uuid: BluetoothUUID, of handle: UInt16, learnedIn frame: Int = 0, source: GATTSource = .capture) {
+    if let old = types[handle], old.uuid == uuid, old.source == source { return }
     forget()
-    types[handle] = TypedHandle(uuid: uuid, learnedIn: frame)
+    types[handle] = TypedHandle(uuid: uuid, learnedIn: frame, source: source)
   }
 
   /// Notes an included service whose UUID (128-bit) the client will read at `start`.
@@ -165,10 +175,12 @@ public struct GATTDatabase: Sendable {
   func lookUp(_ handle: UInt16) -> ResolvedHandle? {
     // Services do not overlap: the one starting last at or before the handle is the only candidate.
     let service = services.atOrBefore(handle).map(\.value).flatMap { handle <= $0.end ? $0 : nil }
-    let ownType = types[handle]?.uuid
+    let typed = types[handle]
+    let ownType = typed?.uuid
     if let service, service.start == handle {
       return ResolvedHandle(role: .serviceDeclaration, service: service.uuid, characteristic: nil,
-        descriptor: BluetoothUUID(uuid16: service.primary ? 0x2800 : 0x2801), name: Self.name(service.uuid), characteristicName: nil)
+        descriptor: BluetoothUUID(uuid16: service.primary ? 0x2800 : 0x2801), name: Self.name(service.uuid), characteristicName: nil,
+        source: service.source)
     }
     // The characteristic whose declaration precedes the handle, within the same service (a
     // characteristic's descriptors never run past the end of its service).
@@ -182,35 +194,36 @@ public struct GATTDatabase: Sendable {
       let name = Self.name(characteristic.uuid)
       if handle == characteristic.declaration {
         return ResolvedHandle(role: .characteristicDeclaration, service: service?.uuid, characteristic: characteristic.uuid,
-          descriptor: BluetoothUUID(uuid16: 0x2803), name: name, characteristicName: name)
+          descriptor: BluetoothUUID(uuid16: 0x2803), name: name, characteristicName: name, source: characteristic.source)
       }
       if handle == characteristic.valueHandle {
         return ResolvedHandle(role: .characteristicValue, service: service?.uuid, characteristic: characteristic.uuid,
-          descriptor: nil, name: name, characteristicName: name)
+          descriptor: nil, name: name, characteristicName: name, source: characteristic.source)
       }
       if handle > characteristic.valueHandle {
         let type = ownType
         return ResolvedHandle(role: .descriptor, service: service?.uuid, characteristic: characteristic.uuid,
-          descriptor: type, name: type.flatMap(Self.name) ?? name, characteristicName: name)
+          descriptor: type, name: type.flatMap(Self.name) ?? name, characteristicName: name, source: typed?.source ?? characteristic.source)
       }
     }
     if let ownType {
       // Known only from Find Information: a type without structure around it.
       switch ownType.uuid16 {
       case 0x2802?:
-        return ResolvedHandle(role: .includeDeclaration, service: service?.uuid, characteristic: nil, descriptor: ownType, name: Self.name(ownType), characteristicName: nil)
+        return ResolvedHandle(role: .includeDeclaration, service: service?.uuid, characteristic: nil, descriptor: ownType, name: Self.name(ownType), characteristicName: nil, source: typed?.source ?? .capture)
       case 0x2803?:
-        return ResolvedHandle(role: .characteristicDeclaration, service: service?.uuid, characteristic: nil, descriptor: ownType, name: Self.name(ownType), characteristicName: nil)
+        return ResolvedHandle(role: .characteristicDeclaration, service: service?.uuid, characteristic: nil, descriptor: ownType, name: Self.name(ownType), characteristicName: nil, source: typed?.source ?? .capture)
       case 0x2800?, 0x2801?:
-        return ResolvedHandle(role: .serviceDeclaration, service: service?.uuid, characteristic: nil, descriptor: ownType, name: Self.name(ownType), characteristicName: nil)
+        return ResolvedHandle(role: .serviceDeclaration, service: service?.uuid, characteristic: nil, descriptor: ownType, name: Self.name(ownType), characteristicName: nil, source: typed?.source ?? .capture)
       default:
         break
       }
       return ResolvedHandle(role: ownType.uuid16.map { (0x2900...0x29FF).contains($0) } == true ? .descriptor : .characteristicValue,
-        service: service?.uuid, characteristic: nil, descriptor: ownType, name: Self.name(ownType), characteristicName: nil)
+        service: service?.uuid, characteristic: nil, descriptor: ownType, name: Self.name(ownType), characteristicName: nil, source: typed?.source ?? .capture)
     }
     if let service {
-      return ResolvedHandle(role: .characteristicValue, service: service.uuid, characteristic: nil, descriptor: nil, name: Self.name(service.uuid), characteristicName: nil)
+      return ResolvedHandle(role: .characteristicValue, service: service.uuid, characteristic: nil, descriptor: nil, name: Self.name(service.uuid), characteristicName: nil,
+        source: service.source)
     }
     return nil
   }

@@ -19,6 +19,10 @@ enum GATTDescription {
       fact.meaning = database.resolved[index]
       let decoder = database.decoders[index]
       fact.decoderIndex = decoder >= 0 ? Int(decoder) : nil
+    } else if let value, let guessed = database.guesses.observe(handle, value: value, operation: operation, time: pdu.link.timestamp) {
+      // Nothing explains the handle: its values may (never over a table).
+      fact.decoderIndex = GATTDatabase.decoderIndex(for: guessed, registry: pdu.registry)
+      fact.meaning = guessed
     }
     if let meaning = fact.meaning {
       frame.deepestLayer = .gatt
@@ -65,6 +69,10 @@ enum GATTDescription {
     }
     if let descriptor = meaning.descriptor { fields.add("descriptor", "Descriptor", .uuid(descriptor, name: GATTDatabase.name(descriptor))) }
     if let name = meaning.name { fields.add("name", "Name", .staticText(name)) }
+    if meaning.source != .capture {
+      fields.add("source", "Source", .staticText(meaning.source.key))
+      if let confidence = meaning.confidence { fields.add("confidence", "Confidence", .unsigned(UInt64(confidence), .decimal)) }
+    }
     fields.end()
   }
 

@@ -34,7 +34,7 @@ enum AnnotateCommand: CLICommand {
       OptionSpec(name: "uuid", short: nil, kind: .value(valueName: "uuid"), help: "Only ATT frames about this service or characteristic (180d, 0x2a37, 128-bit)."),
       OptionSpec(name: "layer", short: nil, kind: .value(valueName: "hci|l2cap|att|gatt"), help: "Only frames decoded at least this deep (any case: ATT or att)."),
       stopAtDamageOption,
-    ],
+    ] + GATTMapOptions.specs,
     minimumPositionals: 1,
     maximumPositionals: 1)
 
@@ -76,24 +76,30 @@ enum AnnotateCommand: CLICommand {
     } catch {
       return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }
+    let maps: GATTMapOptions
+    do {
+      maps = try GATTMapOptions.parse(arguments, context)
+    } catch {
+      return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
+    }
     let path = arguments.positionals[0]
     let damage = damagePolicy(arguments)
     if json {
       let renderer = JSONLinesRenderer()
-      return annotate(path: path, renderer: renderer, limit: limit, filter: filter, damage: damage, context)
+      return annotate(path: path, renderer: renderer, limit: limit, filter: filter, damage: damage, maps: maps, context)
     }
     let verbose = arguments.has("verbose")
     let oneLine = arguments.has("oneline")
     // One line per frame on a terminal: a line longer than the terminal is cut (ending in
     // "…") rather than wrapped; piped output is never cut.
     let renderer = TextRenderer(time: time, color: color, details: !oneLine, verbose: verbose, lineWidth: oneLine ? context.terminalColumns : nil)
-    return annotate(path: path, renderer: renderer, limit: limit, filter: filter, damage: damage, context)
+    return annotate(path: path, renderer: renderer, limit: limit, filter: filter, damage: damage, maps: maps, context)
   }
 
   /// The main loop: read, dissect, render, one frame at a time in reused buffers.
   static func annotate<R: FrameRenderer>(
     path: Argument, renderer: R, limit: Int, filter: FrameFilter = FrameFilter(), damage: DamagePolicy = .resynchronize,
-    _ context: CLIContext
+    maps: GATTMapOptions = GATTMapOptions(), _ context: CLIContext
   ) -> Int32 {
     let reader: any CaptureReader
     switch context.openCapture(path, damage: damage) {
@@ -104,12 +110,14 @@ enum AnnotateCommand: CLICommand {
     let errors = OutputSink(context.stderr)
     var options = FrameStream.Options()
     options.limit = limit
+    maps.apply(to: &options)
     // For measurements (docs/performance.md): one thread, every value decoded in turn.
     if context.environment["BLEDISSECT_THREADS"] == "1" { options.threading = .one }
     if let share = context.environment["BLEDISSECT_VALUE_SHARE"].flatMap(Int.init) { options.valueShare = .fixed(share) }
     let consumer = RenderingConsumer(renderer: renderer, filter: filter, output: sink, errors: errors, label: path.display)
     let end = FrameStream(source: reader, options: options).run(into: consumer)
     let (failure, frames) = (end.failure, end.frames)
+    maps.finish(end, capture: path.display, context)
     context.stdout = sink.buffer
     context.stderr = errors.buffer
     context.stdout.flush()

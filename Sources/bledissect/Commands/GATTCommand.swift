@@ -25,7 +25,7 @@ enum GATTCommand: CLICommand {
       OptionSpec(name: "json", short: nil, kind: .flag, help: "Write a GATT map: one JSON object per capture, on one line."),
       jobsOption,
       stopAtDamageOption,
-    ],
+    ] + GATTMapOptions.specs,
     minimumPositionals: 1,
     maximumPositionals: Int.max)
 
@@ -36,12 +36,18 @@ enum GATTCommand: CLICommand {
     }
     let json = arguments.has("json")
     let damage = damagePolicy(arguments)
+    let maps: GATTMapOptions
+    do {
+      maps = try GATTMapOptions.parse(arguments, context)
+    } catch {
+      return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
+    }
     return BatchRunner.run(files: arguments.positionals, jobs: jobs, header: json ? nil : fileHeader, context) { file, output, context in
-      listTables(file, json: json, damage: damage, output: output, context)
+      listTables(file, json: json, damage: damage, maps: maps, output: output, context)
     }
   }
 
-  static func listTables(_ path: Argument, json: Bool, damage: DamagePolicy, output: JobOutput, _ context: CLIContext) -> Int32 {
+  static func listTables(_ path: Argument, json: Bool, damage: DamagePolicy, maps: GATTMapOptions = GATTMapOptions(), output: JobOutput, _ context: CLIContext) -> Int32 {
     let reader: any CaptureReader
     switch context.openCapture(path, damage: damage) {
     case .success(let opened): reader = opened
@@ -49,9 +55,11 @@ enum GATTCommand: CLICommand {
     }
     var options = FrameStream.Options()
     options.threading = output.threading
+    maps.apply(to: &options)
     let consumer = GATTConsumer()
     let end = FrameStream(source: reader, options: options).run(into: consumer)
     let devices = consumer.devices(end.dissector.databases)
+    maps.saveCache(devices, capture: path.display, context)
     if json {
       GATTMapWriter.write(devices, capture: path.display, to: &output.buffer)
     } else {
@@ -78,6 +86,8 @@ struct GATTDevice {
   var name: String?
   /// The Database Hash (0x2B2A) value last read from it.
   var databaseHash: [UInt8]?
+  /// Whether the capture's own discovery showed part of the table (not only a map given).
+  var capturedEntries = true
 }
 
 /// Collects, per server, what the tables do not hold: the last Database Hash and Device Name
@@ -126,7 +136,7 @@ final class GATTConsumer: FrameConsumer {
       if case .peer(let peer) = server { address = peer }
       devices.append(GATTDevice(
         server: server, tree: database.attributeTree, addressType: address.flatMap { addressTypes[$0] },
-        name: names[server], databaseHash: hashes[server]))
+        name: names[server], databaseHash: hashes[server], capturedEntries: database.hasCapturedEntries))
     }
     return devices.sorted { Self.sortKey($0.server).lexicographicallyPrecedes(Self.sortKey($1.server)) }
   }

@@ -32,7 +32,7 @@ enum HRCommand: CLICommand {
       OptionSpec(name: "time", short: "t", kind: .value(valueName: "rel|abs"), help: "Seconds since the capture's first frame (default), or UTC."),
       jobsOption,
       stopAtDamageOption,
-    ],
+    ] + GATTMapOptions.specs,
     minimumPositionals: 1,
     maximumPositionals: Int.max)
 
@@ -44,6 +44,7 @@ enum HRCommand: CLICommand {
     var peers: [BDAddr] = []
     var svg: Argument?
     var damage = DamagePolicy.resynchronize
+    var maps = GATTMapOptions()
   }
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
@@ -70,6 +71,11 @@ enum HRCommand: CLICommand {
       return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }
     settings.damage = damagePolicy(arguments)
+    do {
+      settings.maps = try GATTMapOptions.parse(arguments, context)
+    } catch {
+      return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
+    }
     let header = settings.format == .text ? fileHeader : nil
     let fixed = settings
     if settings.format == .csv && arguments.positionals.count > 1 {
@@ -89,8 +95,10 @@ enum HRCommand: CLICommand {
     }
     var options = FrameStream.Options()
     options.threading = output.threading
+    settings.maps.apply(to: &options)
     let consumer = HeartRateRows(settings: settings, file: output.inBatch ? path.display : nil, output: output)
     let end = FrameStream(source: reader, options: options).run(into: consumer)
+    settings.maps.finish(end, capture: path.display, context)
     output.handOver()
     var status = context.finishRead(path, reader: reader, frames: end.frames, failure: end.failure)
     if consumer.devicesLeftOut > 0 {

@@ -26,7 +26,7 @@ enum SummaryCommand: CLICommand {
       OptionSpec(name: "json", short: nil, kind: .flag, help: "Write one JSON object per file (one per line)."),
       jobsOption,
       stopAtDamageOption,
-    ],
+    ] + GATTMapOptions.specs,
     minimumPositionals: 1,
     maximumPositionals: Int.max)
 
@@ -42,6 +42,7 @@ enum SummaryCommand: CLICommand {
     var damage = DamagePolicy.resynchronize
     /// One thread when several files run at once (a batch runner), two for one file at a time.
     var threading = FrameStream.Threading.two
+    var maps = GATTMapOptions()
   }
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
@@ -52,6 +53,11 @@ enum SummaryCommand: CLICommand {
     var chosen = Settings()
     chosen.json = arguments.has("json")
     chosen.damage = damagePolicy(arguments)
+    do {
+      chosen.maps = try GATTMapOptions.parse(arguments, context)
+    } catch {
+      return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
+    }
     let settings = chosen
     // The text names its file on its first line and the JSON has `file`: no header needed.
     return BatchRunner.run(files: arguments.positionals, jobs: jobs, header: nil, context) { file, output, context in
@@ -78,8 +84,10 @@ enum SummaryCommand: CLICommand {
     }
     var options = FrameStream.Options()
     options.threading = settings.threading
+    settings.maps.apply(to: &options)
     let consumer = SummaryConsumer()
     let end = FrameStream(source: reader, options: options).run(into: consumer)
+    settings.maps.finish(end, capture: path.display, context)
     var report = SummaryReport(file: path.display, format: "\(reader.format.name), \(reader.format.detail)", summary: consumer.summary)
     report.damage = end.failure?.message
     report.skippedBytes = reader.damage.bytes

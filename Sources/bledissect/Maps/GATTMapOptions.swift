@@ -1,0 +1,129 @@
+import BLECore
+import BLEDecoder
+import BLEEngine
+import BLERender
+import Foundation
+
+/// `--gatt`, `--decode-as` and `--no-cache`, shared by every command that decodes: what is
+/// known of devices' GATT tables before the capture is read, and the cache that keeps tables
+/// learned from one capture for later captures of the same device.
+struct GATTMapOptions: Sendable {
+  var maps = GATTMapSet()
+  var overrides: [HandleOverride] = []
+  /// Where tables are cached (nil: not at all: `--no-cache`, or no HOME).
+  var cacheDirectory: String?
+
+  static let specs: [OptionSpec] = [
+    OptionSpec(
+      name: "gatt", short: nil, kind: .value(valueName: "file"),
+      help: "GATT tables to use where the capture shows no discovery: a 'gatt --json' map, a capture, or a BlueZ cache file (/var/lib/bluetooth/<adapter>/cache/<address>). Repeatable."),
+    OptionSpec(
+      name: "decode-as", short: nil, kind: .value(valueName: "handle=uuid[@address]"),
+      help: "Decode the attribute at handle as this characteristic (0x0010=2a37), on every device or only on the one given. Repeatable."),
+    OptionSpec(
+      name: "no-cache", short: nil, kind: .flag,
+      help: "Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)."),
+  ]
+
+  /// The cache directory: `$XDG_CACHE_HOME/bledissect/gatt`, else `$HOME/.cache/bledissect/gatt`.
+  static func cacheDirectory(_ environment: [String: String]) -> String? {
+    if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") { return base + "/bledissect/gatt" }
+    if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.cache/bledissect/gatt" }
+    return nil
+  }
+
+  /// Reads the options; a bad value or map file is a usage error (one line).
+  static func parse(_ arguments: ParsedArguments, _ context: CLIContext) throws(UsageError) -> GATTMapOptions {
+    var options = GATTMapOptions()
+    if !arguments.has("no-cache") { options.cacheDirectory = cacheDirectory(context.environment) }
+    for text in arguments.allValues("decode-as") {
+      guard let override = parseOverride(text) else {
+        throw UsageError(message: "--decode-as needs handle=uuid or handle=uuid@address (0x0010=2a37), not '\(text)'")
+      }
+      options.overrides.append(override)
+    }
+    // Cached tables first: an import of the same device replaces its cached table.
+    if let directory = options.cacheDirectory { options.loadCache(directory) }
+    for path in arguments.allValues("gatt").map({ Argument($0) }) {
+      do {
+        for map in try GATTMapImport.load(path, context: context) where !options.maps.add(map, source: .imported) {
+          throw UsageError(message: "\(path.display): GATT map too large (more than \(GATTMapSet.maximumEntriesPerMap) entries, or \(GATTMapSet.maximumMaps) devices)")
+        }
+      } catch let failure as GATTMapImport.Failure {
+        throw UsageError(message: failure.message)
+      } catch let error as UsageError {
+        throw error
+      } catch {
+        throw UsageError(message: "\(path.display): \(error)")
+      }
+    }
+    return options
+  }
+
+  static func parseOverride(_ text: String) -> HandleOverride? {
+    let halves = text.split(separator: "=", maxSplits: 1).map(String.init)
+    guard halves.count == 2, let handle = AnnotateCommand.parseNumber(halves[0]), handle <= 0xFFFF else { return nil }
+    let target = halves[1].split(separator: "@", maxSplits: 1).map(String.init)
+    guard let uuid = BluetoothUUID(target[0]) else { return nil }
+    var peer: BDAddr?
+    if target.count == 2 {
+      guard let address = BDAddr(target[1]) else { return nil }
+      peer = address
+    }
+    return HandleOverride(handle: UInt16(handle), uuid: uuid, peer: peer)
+  }
+
+  /// The stream options these give.
+  func apply(to options: inout FrameStream.Options) {
+    options.maps = maps
+    for override in overrides { options.registry.override(override) }
+  }
+
+  /// After a run: the tables the capture's discovery showed go to the cache.
+  func finish(_ end: FrameStream.End, capture: String, _ context: CLIContext) {
+    guard cacheDirectory != nil else { return }
+    saveCache(GATTConsumer().devices(end.dissector.databases), capture: capture, context)
+  }
+
+  // MARK: - The cache
+
+  /// Cached tables: one GATT map file per device, named by its address. Unreadable or
+  /// malformed files are ignored (the cache is ours; a broken file is rewritten next time).
+  mutating func loadCache(_ directory: String) {
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+    for name in names.sorted().prefix(GATTMapSet.maximumMaps) where name.hasSuffix(".json") {
+      let path = Argument(directory + "/" + name)
+      guard let found = try? GATTMapImport.loadJSON(path, cached: true) else { continue }
+      for map in found where map.address != nil { maps.add(map, source: .cache) }
+    }
+  }
+
+  /// Saves the tables a capture's discovery showed, one file per device, written whole and
+  /// renamed into place (several runs may save at once). Tables only imported are not saved.
+  func saveCache(_ devices: [GATTDevice], capture: String, _ context: CLIContext) {
+    guard let directory = cacheDirectory else { return }
+    let learned = devices.filter { device in
+      guard case .peer = device.server else { return false }
+      return device.capturedEntries
+    }
+    guard !learned.isEmpty else { return }
+    do {
+      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+      for device in learned {
+        guard case .peer(let address) = device.server else { continue }
+        var out = OutputBuffer(fd: nil)
+        GATTMapWriter.write([device], capture: capture, to: &out)
+        let name = address.description.replacingOccurrences(of: ":", with: "")
+        let target = directory + "/" + name + ".json"
+        let temporary = target + ".\(getpid()).tmp"
+        try Data(out.bytes).write(to: URL(fileURLWithPath: temporary))
+        if rename(temporary, target) != 0 {
+          unlink(temporary)
+          throw CocoaError(.fileWriteUnknown)
+        }
+      }
+    } catch {
+      context.error("could not save GATT tables to the cache \(directory) (\(error.localizedDescription)); use --no-cache to skip it")
+    }
+  }
+}
