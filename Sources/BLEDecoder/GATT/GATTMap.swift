@@ -99,6 +99,12 @@ extension GATTDatabase {
     for other in map.tree.otherHandles { setType(other.uuid, of: other.handle, source: source) }
   }
 
+  /// Where the table's first service (or characteristic) came from: `.capture` for a table
+  /// the capture discovered, else the map that seeded it.
+  public var origin: GATTSource {
+    services.entries.first?.value.source ?? characteristics.entries.first?.value.source ?? .capture
+  }
+
   /// Whether any entry was learned from the capture itself (what the cache keeps).
   public var hasCapturedEntries: Bool {
     services.entries.contains { $0.value.source == .capture } || characteristics.entries.contains { $0.value.source == .capture }

@@ -88,6 +88,8 @@ struct GATTDevice {
   var databaseHash: [UInt8]?
   /// Whether the capture's own discovery showed part of the table (not only a map given).
   var capturedEntries = true
+  /// Where the table came from (the capture, a map, the cache, a layout).
+  var source = GATTSource.capture
 }
 
 /// Collects, per server, what the tables do not hold: the last Database Hash and Device Name
@@ -136,7 +138,7 @@ final class GATTConsumer: FrameConsumer {
       if case .peer(let peer) = server { address = peer }
       devices.append(GATTDevice(
         server: server, tree: database.attributeTree, addressType: address.flatMap { addressTypes[$0] },
-        name: names[server], databaseHash: hashes[server], capturedEntries: database.hasCapturedEntries))
+        name: names[server], databaseHash: hashes[server], capturedEntries: database.hasCapturedEntries, source: database.origin))
     }
     return devices.sorted { Self.sortKey($0.server).lexicographicallyPrecedes(Self.sortKey($1.server)) }
   }
@@ -216,6 +218,13 @@ enum GATTTreeWriter {
     let characteristics = device.tree.services.reduce(device.tree.characteristicsOutsideServices.count) { $0 + $1.characteristics.count }
     text += ": \(services) service\(services == 1 ? "" : "s"), \(characteristics) characteristic\(characteristics == 1 ? "" : "s")"
     if let hash = device.databaseHash { text += ", database hash \(Hex.string(hash))" }
+    switch device.source {
+    case .capture: break
+    case .imported: text += " (from a map given with --gatt)"
+    case .cache: text += " (from the cache)"
+    case .layout: text += " (by layout: the peer is not in the capture)"
+    case .inferred: text += " (inferred)"
+    }
     return text
   }
 
@@ -284,6 +293,11 @@ enum GATTMapWriter {
     if let hash = device.databaseHash {
       out.append(#","database_hash":""#)
       out.hexBytes(hash[...])
+      out.byte(UInt8(ascii: "\""))
+    }
+    if device.source != .capture {
+      out.append(#","source":""#)
+      out.append(device.source.key)
       out.byte(UInt8(ascii: "\""))
     }
     out.append(#","services":["#)
