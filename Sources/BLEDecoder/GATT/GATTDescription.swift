@@ -24,6 +24,11 @@ enum GATTDescription {
       fact.decoderIndex = GATTDatabase.decoderIndex(for: guessed, registry: pdu.registry)
       fact.meaning = guessed
     }
+    // A user's decoder names what nothing else names.
+    if let decoder = fact.decoderIndex, fact.meaning?.name == nil, let name = pdu.registry[decoder: decoder].format?.name {
+      fact.meaning?.name = name
+      fact.meaning?.characteristicName = name
+    }
     if let meaning = fact.meaning {
       frame.deepestLayer = .gatt
       if frame.fields.keepsGroup(verbose: true) { writeFields(meaning, &frame.fields) }

@@ -77,12 +77,24 @@ public struct CharacteristicDecoder: Sendable {
   /// The value's type: parsing goes through it (a metatype, not a closure, so copying a
   /// decoder costs no reference counting on the per-value path).
   public let valueType: any CharacteristicValue.Type
+  /// A format a user declared (`--decoders`): values are read through it, not the type.
+  public let format: DeclaredFormat?
 
   public init<Value: CharacteristicValue>(uuid: BluetoothUUID, key: StaticString, _ type: Value.Type, summarySaysItAll: Bool = false) {
     self.uuid = uuid
     self.key = key
     self.summarySaysItAll = summarySaysItAll
     self.valueType = type
+    self.format = nil
+  }
+
+  /// A user's decoder: its header words say it all (its fields show with `-v`).
+  public init(uuid: BluetoothUUID, format: DeclaredFormat) {
+    self.uuid = uuid
+    self.key = format.key
+    self.summarySaysItAll = true
+    self.valueType = DeclaredValue.self
+    self.format = format
   }
 
   public init<Value: CharacteristicValue>(uuid16: UInt16, key: StaticString, _ type: Value.Type, summarySaysItAll: Bool = false) {
@@ -95,7 +107,8 @@ public struct CharacteristicDecoder: Sendable {
     reader.layer = .profile
     let start = reader.offset
     do {
-      let value = try valueType.init(parsing: &reader)
+      let value: any CharacteristicValue
+      if let format { value = try format.parse(&reader) } else { value = try valueType.init(parsing: &reader) }
       if !valueType.allowsTrailingBytes && !reader.isAtEnd {
         let error = DecodeError(
           .lengthMismatch(field: "the value format", declared: reader.offset - start, actual: reader.endOffset - start),
@@ -115,7 +128,11 @@ public struct CharacteristicDecoder: Sendable {
     reader.layer = .profile
     let start = reader.offset
     do {
-      fact.typedValue = try valueType.init(parsing: &reader)
+      if let format {
+        fact.typedValue = try format.parse(&reader)
+      } else {
+        fact.typedValue = try valueType.init(parsing: &reader)
+      }
       fact.hasValue = true
     } catch {
       return error

@@ -34,7 +34,7 @@ enum AnnotateCommand: CLICommand {
       OptionSpec(name: "uuid", short: nil, kind: .value(valueName: "uuid"), help: "Only ATT frames about this service or characteristic (180d, 0x2a37, 128-bit)."),
       OptionSpec(name: "layer", short: nil, kind: .value(valueName: "hci|l2cap|att|gatt"), help: "Only frames decoded at least this deep (any case: ATT or att)."),
       stopAtDamageOption,
-    ] + GATTMapOptions.specs,
+    ] + DecodingOptions.specs,
     minimumPositionals: 1,
     maximumPositionals: 1)
 
@@ -76,9 +76,9 @@ enum AnnotateCommand: CLICommand {
     } catch {
       return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }
-    let maps: GATTMapOptions
+    let maps: DecodingOptions
     do {
-      maps = try GATTMapOptions.parse(arguments, context)
+      maps = try DecodingOptions.parse(arguments, context)
     } catch {
       return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }
@@ -99,7 +99,7 @@ enum AnnotateCommand: CLICommand {
   /// The main loop: read, dissect, render, one frame at a time in reused buffers.
   static func annotate<R: FrameRenderer>(
     path: Argument, renderer: R, limit: Int, filter: FrameFilter = FrameFilter(), damage: DamagePolicy = .resynchronize,
-    maps: GATTMapOptions = GATTMapOptions(), _ context: CLIContext
+    maps: DecodingOptions = DecodingOptions(), _ context: CLIContext
   ) -> Int32 {
     let reader: any CaptureReader
     switch context.openCapture(path, damage: damage) {

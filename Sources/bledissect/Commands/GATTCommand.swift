@@ -25,7 +25,7 @@ enum GATTCommand: CLICommand {
       OptionSpec(name: "json", short: nil, kind: .flag, help: "Write a GATT map: one JSON object per capture, on one line."),
       jobsOption,
       stopAtDamageOption,
-    ] + GATTMapOptions.specs,
+    ] + DecodingOptions.specs,
     minimumPositionals: 1,
     maximumPositionals: Int.max)
 
@@ -36,9 +36,9 @@ enum GATTCommand: CLICommand {
     }
     let json = arguments.has("json")
     let damage = damagePolicy(arguments)
-    let maps: GATTMapOptions
+    let maps: DecodingOptions
     do {
-      maps = try GATTMapOptions.parse(arguments, context)
+      maps = try DecodingOptions.parse(arguments, context)
     } catch {
       return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }
@@ -47,7 +47,7 @@ enum GATTCommand: CLICommand {
     }
   }
 
-  static func listTables(_ path: Argument, json: Bool, damage: DamagePolicy, maps: GATTMapOptions = GATTMapOptions(), output: JobOutput, _ context: CLIContext) -> Int32 {
+  static func listTables(_ path: Argument, json: Bool, damage: DamagePolicy, maps: DecodingOptions = DecodingOptions(), output: JobOutput, _ context: CLIContext) -> Int32 {
     let reader: any CaptureReader
     switch context.openCapture(path, damage: damage) {
     case .success(let opened): reader = opened

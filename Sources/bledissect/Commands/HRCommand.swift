@@ -32,7 +32,7 @@ enum HRCommand: CLICommand {
       OptionSpec(name: "time", short: "t", kind: .value(valueName: "rel|abs"), help: "Seconds since the capture's first frame (default), or UTC."),
       jobsOption,
       stopAtDamageOption,
-    ] + GATTMapOptions.specs,
+    ] + DecodingOptions.specs,
     minimumPositionals: 1,
     maximumPositionals: Int.max)
 
@@ -44,7 +44,7 @@ enum HRCommand: CLICommand {
     var peers: [BDAddr] = []
     var svg: Argument?
     var damage = DamagePolicy.resynchronize
-    var maps = GATTMapOptions()
+    var maps = DecodingOptions()
   }
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
@@ -72,7 +72,7 @@ enum HRCommand: CLICommand {
     }
     settings.damage = damagePolicy(arguments)
     do {
-      settings.maps = try GATTMapOptions.parse(arguments, context)
+      settings.maps = try DecodingOptions.parse(arguments, context)
     } catch {
       return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }

@@ -26,7 +26,7 @@ enum SummaryCommand: CLICommand {
       OptionSpec(name: "json", short: nil, kind: .flag, help: "Write one JSON object per file (one per line)."),
       jobsOption,
       stopAtDamageOption,
-    ] + GATTMapOptions.specs,
+    ] + DecodingOptions.specs,
     minimumPositionals: 1,
     maximumPositionals: Int.max)
 
@@ -42,7 +42,7 @@ enum SummaryCommand: CLICommand {
     var damage = DamagePolicy.resynchronize
     /// One thread when several files run at once (a batch runner), two for one file at a time.
     var threading = FrameStream.Threading.two
-    var maps = GATTMapOptions()
+    var maps = DecodingOptions()
   }
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
@@ -54,7 +54,7 @@ enum SummaryCommand: CLICommand {
     chosen.json = arguments.has("json")
     chosen.damage = damagePolicy(arguments)
     do {
-      chosen.maps = try GATTMapOptions.parse(arguments, context)
+      chosen.maps = try DecodingOptions.parse(arguments, context)
     } catch {
       return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }

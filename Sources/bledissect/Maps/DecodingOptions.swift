@@ -4,12 +4,14 @@ import BLEEngine
 import BLERender
 import Foundation
 
-/// `--gatt`, `--decode-as` and `--no-cache`, shared by every command that decodes: what is
-/// known of devices' GATT tables before the capture is read, and the cache that keeps tables
-/// learned from one capture for later captures of the same device.
-struct GATTMapOptions: Sendable {
+/// `--gatt`, `--decode-as`, `--no-cache` and `--decoders`, shared by every command that
+/// decodes: what is known of devices' GATT tables before the capture is read, the cache that
+/// keeps tables learned from one capture for later captures of the same device, and the user's
+/// own decoders (files given, and those in the config directory).
+struct DecodingOptions: Sendable {
   var maps = GATTMapSet()
   var overrides: [HandleOverride] = []
+  var userDecoders: [UserDecoder] = []
   /// Where tables are cached (nil: not at all: `--no-cache`, or no HOME).
   var cacheDirectory: String?
 
@@ -20,6 +22,9 @@ struct GATTMapOptions: Sendable {
     OptionSpec(
       name: "decode-as", short: nil, kind: .value(valueName: "handle=uuid[@address]"),
       help: "Decode the attribute at handle as this characteristic (0x0010=2a37), on every device or only on the one given. Repeatable."),
+    OptionSpec(
+      name: "decoders", short: nil, kind: .value(valueName: "file"),
+      help: "Decoders of your own (docs/decoders.md); those in $XDG_CONFIG_HOME/bledissect/decoders/*.json are read too. Repeatable."),
     OptionSpec(
       name: "no-cache", short: nil, kind: .flag,
       help: "Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)."),
@@ -32,9 +37,32 @@ struct GATTMapOptions: Sendable {
     return nil
   }
 
+  /// The directory of decoder files read on every run: `$XDG_CONFIG_HOME/bledissect/decoders`,
+  /// else `$HOME/.config/bledissect/decoders`.
+  static func decoderDirectory(_ environment: [String: String]) -> String? {
+    if let base = environment["XDG_CONFIG_HOME"], base.hasPrefix("/") { return base + "/bledissect/decoders" }
+    if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.config/bledissect/decoders" }
+    return nil
+  }
+
+  /// Decoder files are small; larger ones are refused.
+  static let maximumDecoderFileBytes = 1 << 20
+
+  static func loadDecoders(_ path: String) throws(UsageError) -> [UserDecoder] {
+    let url = URL(fileURLWithPath: path)
+    let size = (try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
+    guard size <= maximumDecoderFileBytes else { throw UsageError(message: "\(path): decoder file too large (\(size) bytes; at most \(maximumDecoderFileBytes))") }
+    guard let data = try? Data(contentsOf: url) else { throw UsageError(message: "\(path): cannot read the decoder file (\(String(cString: strerror(errno))))") }
+    do {
+      return try DecoderFile.parse(String(decoding: data, as: UTF8.self), file: path)
+    } catch {
+      throw UsageError(message: error.message)
+    }
+  }
+
   /// Reads the options; a bad value or map file is a usage error (one line).
-  static func parse(_ arguments: ParsedArguments, _ context: CLIContext) throws(UsageError) -> GATTMapOptions {
-    var options = GATTMapOptions()
+  static func parse(_ arguments: ParsedArguments, _ context: CLIContext) throws(UsageError) -> DecodingOptions {
+    var options = DecodingOptions()
     if !arguments.has("no-cache") { options.cacheDirectory = cacheDirectory(context.environment) }
     for text in arguments.allValues("decode-as") {
       guard let override = parseOverride(text) else {
@@ -42,6 +70,11 @@ struct GATTMapOptions: Sendable {
       }
       options.overrides.append(override)
     }
+    // The config directory's decoders first, then those given: a later one for the same UUID wins.
+    if let directory = decoderDirectory(context.environment), let names = try? FileManager.default.contentsOfDirectory(atPath: directory) {
+      for name in names.sorted() where name.hasSuffix(".json") { options.userDecoders += try loadDecoders(directory + "/" + name) }
+    }
+    for path in arguments.allValues("decoders") { options.userDecoders += try loadDecoders(path) }
     // Cached tables first: an import of the same device replaces its cached table.
     if let directory = options.cacheDirectory { options.loadCache(directory) }
     for path in arguments.allValues("gatt").map({ Argument($0) }) {
@@ -76,6 +109,7 @@ struct GATTMapOptions: Sendable {
   /// The stream options these give.
   func apply(to options: inout FrameStream.Options) {
     options.maps = maps
+    for decoder in userDecoders { options.registry.register(decoder) }
     for override in overrides { options.registry.override(override) }
   }
 
