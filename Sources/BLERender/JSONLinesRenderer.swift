@@ -165,7 +165,16 @@ public struct JSONLinesRenderer: FrameRenderer {
   static func writeValue(_ field: UnsafePointer<FieldList.Stored>, inArray: Bool, _ fields: FieldList, _ out: inout OutputBuffer) {
     let key = field.pointee.key
     switch field.pointee.value {
-    case .unsigned(let number, _): out.decimal(number)
+    case let .unsigned(number, style):
+      // 64-bit fields (masks, random numbers, feature bits) as "0x…" strings, whatever their
+      // value: JSON numbers past 2^53 lose digits in most readers (jq), and a key keeps one type.
+      if case .hex(let width) = style, width >= 14 {
+        out.byte(UInt8(ascii: "\""))
+        out.hexPrefixed(number, width: Int(width))
+        out.byte(UInt8(ascii: "\""))
+      } else {
+        out.decimal(number)
+      }
     case .signed(let number): out.decimal(number)
     case .bool(let flag): out.append(flag ? "true" : "false")
     case let .code(number, _, name):

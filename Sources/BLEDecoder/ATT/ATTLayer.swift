@@ -117,7 +117,7 @@ enum ATTLayer {
     case 0x21: try ATTValuePDUs.readMultipleVariableResponse(&r, &pdu, &database, &frame)
     case 0x12, 0x52, 0xD2: return try ATTValuePDUs.write(&r, &pdu, &frame)
     case 0x13: return ATTValuePDUs.writeResponse(pdu, &frame)
-    case 0x16, 0x17: try ATTValuePDUs.prepareWrite(&r, &pdu, &bearer, &database, &frame)
+    case 0x16, 0x17: return try ATTValuePDUs.prepareWrite(&r, &pdu, &bearer, &frame)
     case 0x18: try ATTValuePDUs.executeWrite(&r, &pdu, &bearer, &database, &frame)
     case 0x19: break  // Execute Write Response
     case 0x1B, 0x1D: return try ATTValuePDUs.handleValue(&r, &pdu, &bearer, &frame)

@@ -36,8 +36,7 @@ enum ATTValuePDUs {
     pdu.opened.offset = try r.readUInt16LE()
     frame.fields.uint("offset", "Offset", pdu.opened.offset)
     frame.att?.operation = .readBlobRequest(offset: pdu.opened.offset)
-    GATTDescription.describe(handle, value: nil, operation: .read, &pdu, &database, &frame)
-    return nil
+    return (handle, nil, .read)
   }
 
   static func readResponse(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ bearer: inout ATTBearer, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) -> AttributeAbout? {
@@ -55,8 +54,7 @@ enum ATTValuePDUs {
     frame.fields.verboseBytes("part", "Part", value)
     bearer.longRead[pdu.link.direction.opposite] = LongRead(handle: handle, value: Array(value), firstFrame: pdu.link.frameNumber)
     frame.att?.operation = .longReadPart(total: value.count, first: true)
-    GATTDescription.describe(handle, value: nil, operation: .read, &pdu, &database, &frame)
-    return nil
+    return (handle, nil, .read)
   }
 
   static func readBlobResponse(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ bearer: inout ATTBearer, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) -> AttributeAbout? {
@@ -82,8 +80,7 @@ enum ATTValuePDUs {
       frame.fields.verboseBytes("part", "Part", part)
       frame.att?.operation = .longReadPart(total: long.value.count, first: false)
       bearer.longRead[direction] = long
-      GATTDescription.describe(handle, value: nil, operation: .read, &pdu, &database, &frame)
-      return nil
+      return (handle, nil, .read)
     }
     bearer.longRead[direction] = nil
     frame.fields.verboseBytes("part", "Part", part)
@@ -101,7 +98,7 @@ enum ATTValuePDUs {
 
   /// Read Multiple (Variable) Request: the handles asked for.
   static func readMultipleRequest(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ frame: inout DissectedFrame) throws(DecodeError) {
-    frame.fields.beginArray("handles", "Handles")
+    frame.fields.beginArray("handle_list", "Handles")
     while !r.isAtEnd {
       let handle = try r.readUInt16LE()
       pdu.opened.handles.append(handle)
@@ -207,7 +204,7 @@ enum ATTValuePDUs {
   }
 
   /// Prepare Write Request and Response: a part of a value, queued by the client until Execute Write.
-  static func prepareWrite(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ bearer: inout ATTBearer, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) throws(DecodeError) {
+  static func prepareWrite(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ bearer: inout ATTBearer, _ frame: inout DissectedFrame) throws(DecodeError) -> AttributeAbout? {
     let handle = try r.readUInt16LE()
     let offset = try r.readUInt16LE()
     let part = r.readRemaining()
@@ -215,7 +212,6 @@ enum ATTValuePDUs {
     frame.fields.uint("offset", "Offset", offset)
     frame.fields.verboseBytes("value", "Part", part)
     frame.att?.operation = .prepareWrite(offset: offset, length: part.count)
-    GATTDescription.describe(handle, value: nil, operation: .write, &pdu, &database, &frame)
     let direction = pdu.link.direction
     if pdu.opcode == 0x16 {
       pdu.opened.handle = handle
@@ -227,6 +223,7 @@ enum ATTValuePDUs {
     } else if let queued = bearer.prepared[direction.opposite].latest, queued.handle != handle || queued.offset != offset || !queued.part.elementsEqual(part) {
       frame.diagnostics.append(Diagnostic(.warning, .att, "Prepare Write Response differs from the request (#\(queued.frame))"))
     }
+    return (handle, nil, .write)
   }
 
   /// Execute Write Request: writes (flags 1) or cancels (flags 0) the queued parts.

@@ -34,7 +34,7 @@ public enum AdvertisingData {
       let type = try item.readUInt8()
       note(type: type, item, in: &advertised)
       fields.beginObject("", "AD", inline: true)
-      fields.addVerbose("type", "Type", .code(UInt64(type), width: 2, name: AssignedNumbers.adTypeName(type)))
+      fields.addVerbose("ad_type", "Type", .code(UInt64(type), width: 2, name: AssignedNumbers.adTypeName(type)))
       try decodeStructure(type: type, &item, into: &fields, registry: registry)
       fields.end()
     }

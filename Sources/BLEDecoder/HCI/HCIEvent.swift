@@ -95,7 +95,8 @@ public enum HCIEvent {
       fields.add("address", "Address", .address(peer, nil))
       let linkType = try p.readUInt8()
       fields.code("link_type", "Link type", linkType, width: 2, name: linkType == 1 ? "ACL" : (linkType == 0 ? "SCO" : (linkType == 2 ? "eSCO" : nil)))
-      fields.flag("encryption", "Encryption enabled", try p.readUInt8() != 0)
+      let encryption = try p.readUInt8()
+      fields.code("encryption", "Encryption", encryption, width: 2, name: encryption == 0 ? "off" : (encryption == 1 ? "on" : nil))
       if linkType == 1 {
         context.events.append(.connected(status: result, handle: h, peer: peer, peerType: .publicDevice, role: nil, parameters: nil))
       }

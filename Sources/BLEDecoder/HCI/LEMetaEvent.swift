@@ -136,10 +136,10 @@ enum LEMetaEvent {
     case 0x04:  // Read Remote Features Complete
       _ = try HCIEvent.status(&fields, &p)
       _ = try HCIEvent.handle(&fields, &p, &context)
-      fields.bytes("features", "LE features", try p.readBytes(count: 8))
+      fields.hex("le_features", "LE features", try p.readUInt64LE(), width: 16)
     case 0x05:  // Long Term Key Request
       _ = try HCIEvent.handle(&fields, &p, &context)
-      fields.bytes("random_number", "Random number", try p.readBytes(count: 8))
+      fields.hex("random_number", "Random number", try p.readUInt64LE(), width: 16)
       fields.hex("ediv", "Encrypted diversifier", try p.readUInt16LE(), width: 4)
     case 0x06:  // Remote Connection Parameter Request
       _ = try HCIEvent.handle(&fields, &p, &context)

@@ -119,7 +119,7 @@ enum MonitorNote {
         frame.fields.code("format", "Format", format, width: 4, name: format == 0 ? "RAW" : (format == 1 ? "USER" : (format == 2 ? "CONTROL" : nil)))
         let major = try reader.readUInt8()
         let revision = try reader.readUInt16LE()
-        frame.fields.add("version", "Version", .text("\(major).\(revision)"))
+        frame.fields.add("control_version", "Version", .text("\(major).\(revision)"))
         frame.fields.hex("flags", "Flags", try reader.readUInt32LE(), width: 8)
         let length = Int(try reader.readUInt8())
         let command = text(try reader.readBytes(count: length))

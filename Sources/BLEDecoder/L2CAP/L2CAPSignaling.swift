@@ -359,7 +359,7 @@ public enum L2CAPSignaling {
       let kind = type & 0x7F
       fields.beginObject("", "Option")
       defer { fields.end() }
-      fields.code("type", "Type", kind, width: 2, name: optionName(kind))
+      fields.code("option_type", "Type", kind, width: 2, name: optionName(kind))
       if type & 0x80 != 0 { fields.flag("hint", "Hint", true) }
       let length = Int(try d.readUInt8())
       fields.addVerbose("length", "Length", .unsigned(UInt64(length), .decimal))
@@ -419,7 +419,7 @@ public enum L2CAPSignaling {
       details += ", MTU \(mtu)"
     case 0x0002:
       let mask = try d.readUInt32LE()
-      fields.hex("features", "Extended features", mask, width: 8)
+      fields.hex("extended_features", "Extended features", mask, width: 8)
       for (bit, key, label) in featureBits where mask & (1 << bit) != 0 { fields.flag(key, label, true) }
     case 0x0003:
       let mask = try d.readUInt64LE()
@@ -447,7 +447,7 @@ public enum L2CAPSignaling {
 
   /// Fixed channels supported bits §4.13 (bit n = CID n).
   static let fixedChannelBits: [(UInt64, StaticString, StaticString)] = [
-    (1, "signaling", "L2CAP signaling channel"),
+    (1, "signaling_channel", "L2CAP signaling channel"),
     (2, "connectionless", "Connectionless reception"),
     (3, "amp_manager", "AMP Manager protocol"),
     (7, "br_edr_security_manager", "BR/EDR Security Manager"),

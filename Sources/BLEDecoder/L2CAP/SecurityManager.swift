@@ -133,7 +133,7 @@ public enum SecurityManager {
   static func authReq(_ value: UInt8, into fields: inout FieldList) {
     fields.beginObject("auth_req", "AuthReq")
     defer { fields.end() }
-    fields.addVerbose("value", "Value", .unsigned(UInt64(value), .hex(2)))
+    fields.addVerbose("bits", "Value", .unsigned(UInt64(value), .hex(2)))
     let bonding = value & 0x03
     fields.code("bonding_flags", "Bonding flags", bonding, width: 2, name: bonding == 0 ? "No Bonding" : (bonding == 1 ? "Bonding" : nil))
     fields.flag("mitm", "MITM protection", value & 0x04 != 0)

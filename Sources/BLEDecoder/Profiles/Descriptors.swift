@@ -23,7 +23,7 @@ public struct ClientCharacteristicConfiguration: CharacteristicValue, Equatable 
   public static let decoder = CharacteristicDecoder(uuid16: 0x2902, key: "client_characteristic_configuration", ClientCharacteristicConfiguration.self)
 
   public func writeFields(to fields: inout FieldList, context: ValueContext) {
-    fields.addVerbose("value", "Value", .unsigned(UInt64(rawValue), .hex(4)))
+    fields.addVerbose("configuration", "Value", .unsigned(UInt64(rawValue), .hex(4)))
     fields.flag("notifications", "Notifications", notifications)
     fields.flag("indications", "Indications", indications)
   }
@@ -62,7 +62,7 @@ public struct ServerCharacteristicConfiguration: CharacteristicValue, Equatable 
   public static let decoder = CharacteristicDecoder(uuid16: 0x2903, key: "server_characteristic_configuration", ServerCharacteristicConfiguration.self)
 
   public func writeFields(to fields: inout FieldList, context: ValueContext) {
-    fields.addVerbose("value", "Value", .unsigned(UInt64(rawValue), .hex(4)))
+    fields.addVerbose("configuration", "Value", .unsigned(UInt64(rawValue), .hex(4)))
     fields.flag("broadcasts", "Broadcasts", broadcasts)
   }
 
@@ -91,7 +91,7 @@ public struct CharacteristicExtendedProperties: CharacteristicValue, Equatable {
   public static let decoder = CharacteristicDecoder(uuid16: 0x2900, key: "characteristic_extended_properties", CharacteristicExtendedProperties.self)
 
   public func writeFields(to fields: inout FieldList, context: ValueContext) {
-    fields.addVerbose("value", "Value", .unsigned(UInt64(rawValue), .hex(4)))
+    fields.addVerbose("properties", "Value", .unsigned(UInt64(rawValue), .hex(4)))
     fields.flag("reliable_write", "Reliable write", reliableWrite)
     fields.flag("writable_auxiliaries", "Writable auxiliaries", writableAuxiliaries)
   }

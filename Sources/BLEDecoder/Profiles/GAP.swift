@@ -28,7 +28,7 @@ public struct Appearance: CharacteristicValue, Equatable {
   public var subcategory: UInt8 { UInt8(rawValue & 0x3F) }
   public var name: StaticString? { AssignedNumbers.appearanceName(rawValue) }
 
-  public static let decoder = CharacteristicDecoder(uuid16: 0x2A01, key: "appearance", Appearance.self)
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A01, key: "gap_appearance", Appearance.self)
 
   public func writeFields(to fields: inout FieldList, context: ValueContext) {
     fields.code("appearance", "Appearance", rawValue, width: 4, name: name)

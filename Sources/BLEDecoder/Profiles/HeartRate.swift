@@ -325,7 +325,7 @@ public struct HeartRateControlPoint: CharacteristicValue, Equatable {
       fields.measure("interval_minutes", "Interval", minutes, scale: 1, unit: "min")
     case let .huamiMeasurementControl(mode, enable):
       fields.code("mode", "Mode", mode, width: 2, name: Self.modeName(mode))
-      fields.flag("enable", "Enable", enable)
+      fields.flag("enabled", "Enable", enable)
     case .reserved(_, let parameters):
       if !parameters.isEmpty { fields.bytes("parameters", "Parameters", parameters[...]) }
     case .resetEnergyExpended, .huamiKeepAlive:

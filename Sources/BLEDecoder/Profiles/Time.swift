@@ -220,7 +220,7 @@ public struct CurrentTime: CharacteristicValue, Equatable {
   public func writeFields(to fields: inout FieldList, context: ValueContext) {
     exactTime.writeFields(to: &fields, context: context)
     fields.beginObject("adjust_reason", "Adjust reason")
-    fields.addVerbose("value", "Value", .unsigned(UInt64(adjustReason), .hex(2)))
+    fields.addVerbose("bits", "Value", .unsigned(UInt64(adjustReason), .hex(2)))
     fields.flag("manual_time_update", "Manual time update", manualTimeUpdate)
     fields.flag("external_reference_time_update", "External reference time update", externalReferenceTimeUpdate)
     fields.flag("time_zone_change", "Change of time zone", timeZoneChange)

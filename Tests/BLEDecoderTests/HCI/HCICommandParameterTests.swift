@@ -404,7 +404,7 @@ struct HCICommandParameterTests {
     #expect(uint(result.fields, "length") == 31)
     #expect(uint(result.fields, "flags") == 0x02)
     #expect(code(result.fields, "company") == 0x038F)
-    #expect(values(result.fields, "type").compactMap(code) == [0x01, 0xFF, 0x03])
+    #expect(values(result.fields, "ad_type").compactMap(code) == [0x01, 0xFF, 0x03])
     #expect(result.summary == "set 0, 31 bytes")
     #expect(result.remaining == 0)
     #expect(result.fields.depth == 0)

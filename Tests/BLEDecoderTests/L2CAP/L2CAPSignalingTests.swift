@@ -314,7 +314,7 @@ struct L2CAPSignalingTests {
     let response = hexBytes("0b 01 0800 0200 0000 a8020000")
     let answer = try decode(response, isLE: false)
     #expect(answer.fields.name("result") == "Success")
-    #expect(answer.fields.uint("features") == 0x2A8)
+    #expect(answer.fields.uint("extended_features") == 0x2A8)
     #expect(answer.fields.bool("enhanced_retransmission_mode") == true)
     #expect(answer.fields.bool("fcs_option") == true)
     #expect(answer.fields.bool("fixed_channels_supported") == true)
@@ -326,7 +326,7 @@ struct L2CAPSignalingTests {
     // cheoljun99/android_classic_nsec.pcap frame 11381: fixed channels 0x82 (signaling, BR/EDR SM).
     let fixed = try decode(hexBytes("0b 03 0c00 0300 0000 8200000000000000"), isLE: false)
     #expect(fixed.fields.uint("fixed_channels") == 0x82)
-    #expect(fixed.fields.bool("signaling") == true)
+    #expect(fixed.fields.bool("signaling_channel") == true)
     #expect(fixed.fields.bool("br_edr_security_manager") == true)
     #expect(fixed.fields.bool("connectionless") == nil)
 
@@ -371,9 +371,9 @@ struct L2CAPSignalingTests {
     let result = try decode(bytes, isLE: false)
     #expect(result.fields.uint("destination_cid") == 0x40)
     #expect(result.fields.bool("continuation") == false)
-    #expect(result.fields.name("options.0.type") == "Retransmission and Flow Control")
+    #expect(result.fields.name("options.0.option_type") == "Retransmission and Flow Control")
     #expect(result.fields.name("options.0.mode") == "Basic")
-    #expect(result.fields.name("options.1.type") == "MTU")
+    #expect(result.fields.name("options.1.option_type") == "MTU")
     #expect(result.fields.uint("options.1.mtu") == 1691)
     #expect(result.fields.name("options.2.fcs") == "No FCS")
     #expect(result.summary == "Configuration Request: destination CID 0x0040, Basic mode, MTU 1691")
@@ -402,7 +402,7 @@ struct L2CAPSignalingTests {
 
     // Built from §5: a hint option of unknown type 0x7E stays raw.
     let hint = try decode(hexBytes("05 06 0a00 4000 0000 0000 fe 02 abcd"), isLE: false)
-    #expect(hint.fields.uint("options.0.type") == 0x7E)
+    #expect(hint.fields.uint("options.0.option_type") == 0x7E)
     #expect(hint.fields.bool("options.0.hint") == true)
     #expect(hint.fields.text("options.0.data") == "abcd")
   }

@@ -65,7 +65,7 @@ struct SecurityManagerTests {
     #expect(result.fields.name("code") == "Pairing Request")
     #expect(result.fields.name("io_capability") == "KeyboardDisplay")
     #expect(result.fields.name("oob_data_flag") == "OOB data not present")
-    #expect(result.fields.uint("auth_req.value") == 0x0D)
+    #expect(result.fields.uint("auth_req.bits") == 0x0D)
     #expect(result.fields.name("auth_req.bonding_flags") == "Bonding")
     #expect(result.fields.bool("auth_req.mitm") == true)
     #expect(result.fields.bool("auth_req.sc") == true)

@@ -218,7 +218,7 @@ import Testing
     // Gadgetbridge/HuamiSupport: 15 01 01 = start continuous measurement (reference §9.2).
     let huami = try decodeProfile(0x2A39, [0x15, 0x01, 0x01], operation: .write)
     #expect(huami.fields.name("mode") == "continuous")
-    #expect(huami.fields.bool("enable") == true)
+    #expect(huami.fields.bool("enabled") == true)
     #expect(huami.summaryText == "Huami: Measurement Control start continuous")
     expectPrefixesTruncate(0x2A39, [0x15, 0x01, 0x01])
     let reserved = try decodeProfile(0x2A39, [0x42, 0x01], operation: .write)

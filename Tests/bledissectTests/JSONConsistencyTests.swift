@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+
+@testable import bledissect
+
+/// One key, one type, in every frame of every sample capture (jq filters and typed readers rely
+/// on it), and no number a JSON reader would round: 64-bit fields are "0x…" strings.
+@Suite struct JSONConsistencyTests {
+  static func typeName(_ value: Any) -> String {
+    switch value {
+    case is NSNull: return "null"
+    // JSONSerialization gives booleans as NSNumbers of Objective-C type "c".
+    case let number as NSNumber: return String(cString: number.objCType) == "c" ? "bool" : "number"
+    case is String: return "string"
+    case is [Any]: return "array"
+    case is [String: Any]: return "object"
+    default: return "other"
+    }
+  }
+
+  @Test func everyKeyHasOneTypeAndNumbersStayExact() throws {
+    let captures = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("captures").path)
+      .filter { $0.hasSuffix(".btsnoop") }.sorted()
+    #expect(captures.count >= 10)
+    var types: [String: Set<String>] = [:]
+    var firstSeen: [String: String] = [:]
+    func walk(_ value: Any, key: String, file: String) {
+      if key != "" {
+        let name = Self.typeName(value)
+        if name != "null" {
+          types[key, default: []].insert(name)
+          if firstSeen[key + "/" + name] == nil { firstSeen[key + "/" + name] = file }
+        }
+        if let number = value as? NSNumber, name == "number" {
+          #expect(number.doubleValue.magnitude <= 9_007_199_254_740_992, "\(file): \(key) = \(number)")
+        }
+      }
+      if let object = value as? [String: Any] {
+        for (member, inner) in object { walk(inner, key: member, file: file) }
+      } else if let array = value as? [Any] {
+        for element in array { walk(element, key: key + "[]", file: file) }
+      }
+    }
+    for capture in captures {
+      let result = runCLI(["--json", "--no-cache", capturePath(capture)])
+      for line in result.stdout.split(separator: "\n") {
+        walk(try JSONSerialization.jsonObject(with: Data(line.utf8)), key: "", file: capture)
+      }
+    }
+    for (key, seen) in types.sorted(by: { $0.key < $1.key }) where seen.count > 1 {
+      Issue.record("\(key) has types \(seen.sorted()): \(seen.map { "\($0) in \(firstSeen[key + "/" + $0] ?? "?")" }.sorted())")
+    }
+  }
+}
