@@ -4,7 +4,7 @@ import BLEDecoder
 /// JSON Lines: one object per frame, keys as documented in docs/json.md.
 public struct JSONLinesRenderer: FrameRenderer {
   /// The schema version written as `"v"` on every line.
-  public static let schemaVersion = 2
+  public static let schemaVersion = 3
 
   /// The last peer address written, and its text.
   var peerText = (address: BDAddr(rawValue: UInt64.max), text: PackedText())

@@ -97,7 +97,7 @@ import BLERender
     // A System Note with a quote, a backslash and a control character.
     let record = CaptureRecord(timestamp: 1_500_000, adapter: CaptureRecord.noController, direction: nil, kind: .note(.system), bytes: Array("say \"hi\"\\\u{1}\0".utf8))
     let line = jsonLines([record])
-    #expect(line == #"{"v":2,"frame":1,"ts":1.500000,"type":"note","note_kind":"system","len":11,"name":"System Note","info":{"text":"say \"hi\"\\\u0001"}}"# + "\n")
+    #expect(line == #"{"v":3,"frame":1,"ts":1.500000,"type":"note","note_kind":"system","len":11,"name":"System Note","info":{"text":"say \"hi\"\\\u0001"}}"# + "\n")
   }
 
   @Test func jsonOfNumberOfCompletedPackets() {
