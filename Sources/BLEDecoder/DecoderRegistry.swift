@@ -16,11 +16,17 @@ public struct PayloadDecoder: Sendable {
     self.decode = decode
   }
 
-  /// Runs the decoder inside its group; returns the error when the payload does not fit.
+  /// Runs the decoder inside its group; returns the error when the payload does not fit. A
+  /// decoder that reads nothing (the payload is not its kind) leaves no group behind.
   func run(_ reader: inout ByteReader, into fields: inout FieldList) -> DecodeError? {
     let depth = fields.depth
+    let start = fields.count
+    let offset = reader.offset
     fields.beginObject(key, label)
-    defer { fields.close(toDepth: depth) }
+    defer {
+      fields.close(toDepth: depth)
+      if reader.offset == offset { fields.truncate(to: start) }
+    }
     do {
       try decode(&reader, &fields)
       return nil
@@ -64,6 +70,7 @@ public struct DecoderRegistry: Sendable {
     var vendorCommands: [UInt16: PayloadDecoder] = [:]
     var vendorEvent: PayloadDecoder?
     var psms: [UInt16: PayloadDecoder] = [:]
+    var serviceData: [UInt16: PayloadDecoder] = [:]
   }
   final class Box: Sendable {
     let tables: Tables
@@ -105,6 +112,8 @@ public struct DecoderRegistry: Sendable {
   public static let standard: DecoderRegistry = {
     var registry = DecoderRegistry()
     for decoder in ProfileRegistry.all { registry.register(decoder) }
+    registry.register(company: 0x004C, Beacons.iBeacon)
+    registry.register(serviceData: 0xFEAA, Beacons.eddystone)
     return registry
   }()
 
@@ -129,6 +138,8 @@ public struct DecoderRegistry: Sendable {
   }
 
   public mutating func register(company: UInt16, _ decoder: PayloadDecoder) { change { $0.companies[company] = decoder } }
+  /// Advertised service data (AD 0x16) of a 16-bit service UUID.
+  public mutating func register(serviceData uuid: UInt16, _ decoder: PayloadDecoder) { change { $0.serviceData[uuid] = decoder } }
   /// A vendor command (OGF 0x3F) by its OCF.
   public mutating func register(vendorCommand ocf: UInt16, _ decoder: PayloadDecoder) { change { $0.vendorCommands[ocf & 0x03FF] = decoder } }
   /// The parameters of Vendor Specific events (0xFF), whose layout depends on the controller.
@@ -153,6 +164,7 @@ public struct DecoderRegistry: Sendable {
   }
 
   func company(_ id: UInt16) -> PayloadDecoder? { tables.companies.isEmpty ? nil : tables.companies[id] }
+  func serviceData(_ uuid: UInt16) -> PayloadDecoder? { tables.serviceData.isEmpty ? nil : tables.serviceData[uuid] }
   func vendorCommand(_ ocf: UInt16) -> PayloadDecoder? { tables.vendorCommands.isEmpty ? nil : tables.vendorCommands[ocf] }
   var vendorEvent: PayloadDecoder? { tables.vendorEvent }
   func psm(_ psm: UInt16) -> PayloadDecoder? { tables.psms.isEmpty ? nil : tables.psms[psm] }

@@ -98,7 +98,13 @@ public enum AdvertisingData {
     case 0x16, 0x20, 0x21:
       let uuid = type == 0x16 ? try item.readUUID16() : (type == 0x20 ? try item.readUUID32() : try item.readUUID128())
       fields.add("uuid", "UUID", .uuid(uuid, name: uuidName(uuid)))
-      fields.bytes("data", "Data", item.readRemaining())
+      if type == 0x16, let short = uuid.uuid16, let decoder = registry?.serviceData(short) {
+        // The service's layout; what it does not read stays as bytes.
+        var data = item
+        if let error = decoder.run(&data, into: &fields) { throw error }
+        item = data
+      }
+      if !item.isAtEnd { fields.bytes("data", "Data", item.readRemaining()) }
     case 0x19:
       let appearance = try item.readUInt16LE()
       fields.code("appearance", "Appearance", appearance, width: 4, name: AssignedNumbers.appearanceName(appearance))
