@@ -130,10 +130,11 @@ extension PolarPMD {
     }
 
     /// Whether `payload` reads as a reference sample of `channels` × `bytes` bytes followed by
-    /// whole delta blocks (widths 1–32 bits, at least one sample each), to the last byte.
-    static func fits(_ payload: ByteView, channels: Int, bytes: Int) -> Bool {
+    /// whole delta blocks (widths 1–32 bits, at least one sample each; at least one block when
+    /// `needsBlock`), to the last byte.
+    static func fits(_ payload: ByteView, channels: Int, bytes: Int, needsBlock: Bool = false) -> Bool {
       var offset = channels * bytes
-      guard offset <= payload.count else { return false }
+      guard offset <= payload.count, !needsBlock || offset < payload.count else { return false }
       let base = payload.startIndex
       while offset < payload.count {
         guard offset + 2 <= payload.count else { return false }
@@ -151,14 +152,15 @@ extension PolarPMD {
       var layout: (channels: Int, bytes: Int)
       var isTypeLayout = true
       if let own = typeLayout(type) {
-        // The type's channel count; its resolution first, then the other byte widths. When
-        // nothing fits, the type's own layout is read: it says where the frame breaks.
+        // The type's channel count; its resolution first, then the other byte widths (with at
+        // least one block: a reference sample alone fits too many). When nothing fits, the
+        // type's own layout is read: it says where the frame breaks.
         let widths = [own.bytes] + [1, 2, 3, 4].filter { $0 != own.bytes }
-        layout = (own.channels, widths.first { fits(payload, channels: own.channels, bytes: $0) } ?? own.bytes)
+        layout = (own.channels, widths.first { fits(payload, channels: own.channels, bytes: $0, needsBlock: $0 != own.bytes) } ?? own.bytes)
         isTypeLayout = layout.bytes == own.bytes
       } else {
         let candidates = (1...8).flatMap { channels in (1...4).map { (channels: channels, bytes: $0) } }
-          .filter { fits(payload, channels: $0.channels, bytes: $0.bytes) }
+          .filter { fits(payload, channels: $0.channels, bytes: $0.bytes, needsBlock: true) }
         guard candidates.count == 1 else { return (.undecoded(Array(reader.readRemaining())), nil) }
         layout = candidates[0]
         isTypeLayout = false
@@ -232,7 +234,7 @@ extension PolarPMD {
       switch samples {
       case let .integers(values, channels):
         let kind = sampleKey
-        if channels == 1 {
+        if kind.flat {
           fields.beginArray(kind.key, kind.label)
           for value in values { fields.int(kind.key, kind.label, value) }
           fields.end()
@@ -252,9 +254,9 @@ extension PolarPMD {
         fields.beginArray(kind.key, kind.label)
         var index = 0
         while index + channels <= values.count {
-          if channels > 1 { fields.beginArray("sample", "Sample") }
+          if !kind.flat { fields.beginArray("sample", "Sample") }
           for value in values[index..<index + channels] { fields.real("value", "Value", PolarPMD.real(value), places: 4, unit: kind.unit) }
-          if channels > 1 { fields.end() }
+          if !kind.flat { fields.end() }
           index += channels
         }
         fields.end()
@@ -268,15 +270,16 @@ extension PolarPMD {
     }
 
     /// The key the samples go under: one key per measurement type and shape, with the unit
-    /// in it when the values are in that unit.
-    var sampleKey: (key: StaticString, label: StaticString, unit: StaticString) {
+    /// in it when the values are in that unit. `flat`: one value per sample (an array of
+    /// numbers); otherwise each sample is an array of its channels.
+    var sampleKey: (key: StaticString, label: StaticString, unit: StaticString, flat: Bool) {
       switch (measurementType, samples) {
-      case (0, .integers(_, 1)): return ("samples_uv", "Samples (µV)", "µV")
-      case (2, .integers(_, 3)): return ("samples_mg", "Samples x, y, z (mG)", "mG")
-      case (5, .reals(_, 3)): return ("samples_dps", "Samples x, y, z (deg/s)", "deg/s")
-      case (11, .reals(_, 1)): return ("samples_hpa", "Samples (hPa)", "hPa")
-      case (12, .reals(_, 1)): return ("samples_c", "Samples (°C)", "°C")
-      default: return ("samples", "Samples", "")
+      case (0, .integers(_, 1)): return ("samples_uv", "Samples (µV)", "µV", true)
+      case (2, .integers(_, 3)): return ("samples_mg", "Samples x, y, z (mG)", "mG", false)
+      case (5, .reals(_, 3)): return ("samples_dps", "Samples x, y, z (deg/s)", "deg/s", false)
+      case (11, .reals(_, 1)): return ("samples_hpa", "Samples (hPa)", "hPa", true)
+      case (12, .reals(_, 1)): return ("samples_c", "Samples (°C)", "°C", true)
+      default: return ("samples", "Samples", "", false)
       }
     }
 
