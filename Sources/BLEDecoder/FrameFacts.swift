@@ -136,10 +136,23 @@ public struct ATTFact: Sendable, Equatable {
   }
 
   public var kind: ATTMethodKind { ATTMethodKind(opcode: opcode) }
+  /// For an Error Response with an application error (0x80–0x9F) about a characteristic
+  /// whose profile names it: that characteristic.
+  public var errorCharacteristic: BluetoothUUID?
+
   /// The ATT error code of an Error Response.
   public var errorCode: UInt8? {
     if case .error(_, _, let code) = operation { return code }
     return nil
+  }
+
+  /// The name of an Error Response's error: the profile's for an application error about a
+  /// characteristic that defines it (0x80 on the Heart Rate Control Point: "Control Point Not
+  /// Supported"), else the ATT name.
+  public var errorName: StaticString? {
+    guard let code = errorCode else { return nil }
+    if let errorCharacteristic, let name = ProfileRegistry.applicationErrorName(code, characteristic: errorCharacteristic) { return name }
+    return AssignedNumbers.attErrorName(code)
   }
 }
 

@@ -59,7 +59,7 @@ public enum FrameDescription {
       line.append(.text(" "))
       line.append(.hex(UInt64(handle), width: 4))
       line.append(.text(": "))
-      line.append(.text(AssignedNumbers.attErrorName(code) ?? "error"))
+      line.append(.text(frame.pointee.att?.errorName ?? AssignedNumbers.attErrorName(code) ?? "error"))
       // A long read that an error ended: the value read.
       if !frame.pointee.attributes.isEmpty {
         line.append(.text(": "))

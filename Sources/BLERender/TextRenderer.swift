@@ -333,7 +333,9 @@ public struct TextRenderer: FrameRenderer {
       out.append(" (")
       out.hexPrefixed(number, width: Int(width))
       out.byte(UInt8(ascii: ")"))
-    case .text(let text): out.append(string: text)
+    case .text(let text):
+      // Control characters (a newline in a device name, a UART line) would break the layout.
+      if text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) { out.append(string: escapingControlCharacters(text)) } else { out.append(string: text) }
     case .staticText(let text): out.append(text)
     case .bytes(let data):
       if data.isEmpty { out.append("(empty)") } else { out.hexBytes(data, separator: 0x20) }
@@ -375,6 +377,21 @@ public struct TextRenderer: FrameRenderer {
     case .null: out.append("none")
     case .object, .array: break
     }
+  }
+
+  /// `text` with its control characters written as `\n`, `\r`, `\t` and `\xNN`.
+  public static func escapingControlCharacters(_ text: String) -> String {
+    var result = ""
+    for scalar in text.unicodeScalars {
+      switch scalar.value {
+      case 0x0A: result += "\\n"
+      case 0x0D: result += "\\r"
+      case 0x09: result += "\\t"
+      case 0..<0x20, 0x7F: result += "\\x" + Hex.string([UInt8(scalar.value)])
+      default: result.unicodeScalars.append(scalar)
+      }
+    }
+    return result
   }
 
   /// The record's bytes, 16 to a line with their offset (`-v`).

@@ -100,7 +100,7 @@ enum ATTLayer {
     _ frame: inout DissectedFrame
   ) throws(DecodeError) -> AttributeAbout? {
     switch pdu.opcode {
-    case 0x01: return try ATTValuePDUs.errorResponse(&r, &pdu, &bearer, &frame)
+    case 0x01: return try ATTValuePDUs.errorResponse(&r, &pdu, &bearer, &database, &frame)
     case 0x02, 0x03: try exchangeMTU(&r, &pdu, &bearer, &frame)
     case 0x04: try ATTDiscoveryPDUs.rangeRequest(&r, &pdu, &frame)
     case 0x05: try ATTDiscoveryPDUs.findInformationResponse(&r, &pdu, &frame)

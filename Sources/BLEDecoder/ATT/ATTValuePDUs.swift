@@ -5,14 +5,22 @@ import BLECore
 /// A step returns the one attribute its PDU is about, which the GATT step then describes after
 /// the `att` group; PDUs about several attributes describe each inside their own array.
 enum ATTValuePDUs {
-  static func errorResponse(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ bearer: inout ATTBearer, _ frame: inout DissectedFrame) throws(DecodeError) -> AttributeAbout? {
+  static func errorResponse(
+    _ r: inout ByteReader, _ pdu: inout ATTPDU, _ bearer: inout ATTBearer, _ database: inout GATTDatabase, _ frame: inout DissectedFrame
+  ) throws(DecodeError) -> AttributeAbout? {
     let requestOpcode = try r.readUInt8()
     let handle = try r.readUInt16LE()
     let error = try r.readUInt8()
+    frame.att?.operation = .error(request: requestOpcode, handle: handle, code: error)
+    // An application error (0x80–0x9F) is named by the profile of the characteristic it is about.
+    if (0x80...0x9F).contains(error), let characteristic = characteristic(of: handle, &pdu, &database),
+      ProfileRegistry.applicationErrorName(error, characteristic: characteristic) != nil
+    {
+      frame.att?.errorCharacteristic = characteristic
+    }
     frame.fields.code("request_opcode", "Request", requestOpcode, width: 2, name: AssignedNumbers.attOpcodeName(requestOpcode))
     frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
-    frame.fields.code("error", "Error", error, width: 2, name: AssignedNumbers.attErrorName(error))
-    frame.att?.operation = .error(request: requestOpcode, handle: handle, code: error)
+    frame.fields.code("error", "Error", error, width: 2, name: frame.att?.errorName)
     guard let pending = pdu.answered else { return nil }
     if pending.opcode != requestOpcode {
       frame.diagnostics.append(Diagnostic(.warning, .att, "error names \(ATTLayer.opName(requestOpcode)) but the pending request is \(ATTLayer.opName(pending.opcode))"))
@@ -25,6 +33,13 @@ enum ATTValuePDUs {
       return (long.handle, nil, .read)
     }
     return nil
+  }
+
+  /// The characteristic whose value `handle` is (a handle override first, then the database).
+  static func characteristic(of handle: UInt16, _ pdu: inout ATTPDU, _ database: inout GATTDatabase) -> BluetoothUUID? {
+    if let uuid = pdu.registry.handleOverride(handle, peer: pdu.link.peer) { return uuid }
+    guard let index = database.locate(handle, registry: pdu.registry), database.resolved[index].role == .characteristicValue else { return nil }
+    return database.resolved[index].characteristic
   }
 
   /// Read Request, Read Blob Request.

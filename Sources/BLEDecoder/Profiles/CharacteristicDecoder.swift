@@ -30,9 +30,14 @@ public struct ValueContext: Sendable {
 /// (only when a renderer asks), and warnings about values that decode but are implausible.
 ///
 /// `init(parsing:)` reads exactly the value's format and leaves any bytes after it; the
-/// decoder rejects leftovers unless `allowsTrailingBytes`.
+/// decoder rejects leftovers unless `allowsTrailingBytes`. A value whose format depends on how
+/// it travelled (a control point: the request a client writes and the response a server
+/// indicates) also implements `init(parsing:context:)`, which the decoder calls.
 public protocol CharacteristicValue: Sendable {
   init(parsing reader: inout ByteReader) throws(DecodeError)
+  /// Parses knowing the operation and the attribute (`context.operation`: a write, a
+  /// notification…); by default `init(parsing:)`.
+  init(parsing reader: inout ByteReader, context: ValueContext) throws(DecodeError)
   /// Writes the decoded fields (inside `decoded.<key>`, which the caller opens).
   func writeFields(to fields: inout FieldList, context: ValueContext)
   /// Writes the words of the header line ("72 bpm, contact detected, RR 812.5 ms").
@@ -44,6 +49,9 @@ public protocol CharacteristicValue: Sendable {
 }
 
 extension CharacteristicValue {
+  public init(parsing reader: inout ByteReader, context: ValueContext) throws(DecodeError) {
+    try self.init(parsing: &reader)
+  }
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {}
   public static var allowsTrailingBytes: Bool { false }
 
@@ -52,6 +60,15 @@ extension CharacteristicValue {
   public init(bytes: [UInt8]) throws(DecodeError) {
     self = try ByteReader.reading(bytes, layer: .profile) { (reader: inout ByteReader) throws(DecodeError) -> Self in
       let value = try Self(parsing: &reader)
+      try ProfileSupport.requireEnd(reader, start: 0)
+      return value
+    }
+  }
+
+  /// The same, knowing how the value travelled.
+  public init(bytes: [UInt8], context: ValueContext) throws(DecodeError) {
+    self = try ByteReader.reading(bytes, layer: .profile) { (reader: inout ByteReader) throws(DecodeError) -> Self in
+      let value = try Self(parsing: &reader, context: context)
       try ProfileSupport.requireEnd(reader, start: 0)
       return value
     }
@@ -101,14 +118,20 @@ public struct CharacteristicDecoder: Sendable {
     self.init(uuid: BluetoothUUID(uuid16: uuid16), key: key, type, summarySaysItAll: summarySaysItAll)
   }
 
-  /// Decodes the whole of `reader`. A value followed by bytes its format has no room for is
-  /// kept (its fields still show) beside the error.
-  public func decode(_ reader: inout ByteReader) -> DecodedValue {
+  /// Decodes the whole of `reader` (as it travelled: `context`, when known). A value followed
+  /// by bytes its format has no room for is kept (its fields still show) beside the error.
+  public func decode(_ reader: inout ByteReader, context: ValueContext? = nil) -> DecodedValue {
     reader.layer = .profile
     let start = reader.offset
     do {
       let value: any CharacteristicValue
-      if let format { value = try format.parse(&reader) } else { value = try valueType.init(parsing: &reader) }
+      if let format {
+        value = try format.parse(&reader)
+      } else if let context {
+        value = try valueType.init(parsing: &reader, context: context)
+      } else {
+        value = try valueType.init(parsing: &reader)
+      }
       if !valueType.allowsTrailingBytes && !reader.isAtEnd {
         let error = DecodeError(
           .lengthMismatch(field: "the value format", declared: reader.offset - start, actual: reader.endOffset - start),
@@ -131,7 +154,7 @@ public struct CharacteristicDecoder: Sendable {
       if let format {
         fact.typedValue = try format.parse(&reader)
       } else {
-        fact.typedValue = try valueType.init(parsing: &reader)
+        fact.typedValue = try valueType.init(parsing: &reader, context: fact.valueContext)
       }
       fact.hasValue = true
     } catch {
@@ -146,10 +169,10 @@ public struct CharacteristicDecoder: Sendable {
   }
 
   /// Decodes `bytes` (tests, tools).
-  public func decode(_ bytes: [UInt8]) -> DecodedValue {
+  public func decode(_ bytes: [UInt8], context: ValueContext? = nil) -> DecodedValue {
     ByteView.pinning(bytes) { view in
       var reader = ByteReader(view, layer: .profile)
-      return decode(&reader)
+      return decode(&reader, context: context)
     }
   }
 }

@@ -28,9 +28,11 @@ import Testing
     #expect(ProfileRegistry.decoder(for: BluetoothUUID(uuid32: 0x2A37))?.key.description == "heart_rate_measurement")
     #expect(ProfileRegistry.decoder(for: BluetoothUUID("00002a37-0000-1000-8000-00805f9b34fb")!)?.key.description == "heart_rate_measurement")
     #expect(ProfileRegistry.decoder(for: BluetoothUUID(uuid16: 0x1234)) == nil)
-    // Vendor 128-bit: Huami battery info, and the NUS TX characteristic (no decoder).
+    // Vendor 128-bit: Huami battery info, the NUS TX characteristic, the PMD data; the NUS service has none.
     #expect(ProfileRegistry.decoder(for: BluetoothUUID("00000006-0000-3512-2118-0009af100700")!)?.key.description == "huami_battery_info")
-    #expect(ProfileRegistry.decoder(for: BluetoothUUID("6e400003-b5a3-f393-e0a9-e50e24dcca9e")!) == nil)
+    #expect(ProfileRegistry.decoder(for: BluetoothUUID("6e400003-b5a3-f393-e0a9-e50e24dcca9e")!)?.key.description == "nordic_uart_tx")
+    #expect(ProfileRegistry.decoder(for: BluetoothUUID("fb005c82-02e7-f387-1cad-8acd2d8df0c8")!)?.key.description == "polar_pmd_data")
+    #expect(ProfileRegistry.decoder(for: BluetoothUUID("6e400001-b5a3-f393-e0a9-e50e24dcca9e")!) == nil)
   }
 
   @Test func huamiVendorValues() throws {
@@ -104,7 +106,8 @@ import Testing
       found += 1
     }
     #expect(found >= 40)
-    #expect(found + 2 == ProfileRegistry.all.count)  // and the two Huami ones
+    // And the vendor ones: Huami battery info, realtime steps, auth; PMD control point and data; NUS RX and TX.
+    #expect(found + 7 == ProfileRegistry.all.count)
     let huamiBattery = BluetoothUUID("00000006-0000-3512-2118-0009af100700")!
     #expect(registry.index(for: huamiBattery).map { registry[decoder: $0].key.description } == "huami_battery_info")
   }

@@ -16,7 +16,7 @@ func decodeProfile(
 ) throws -> DissectedFrame {
   guard let decoder = ProfileRegistry.decoder(for: uuid) else { throw NoDecoder() }
   let context = ValueContext(operation: operation, uuid: uuid, characteristic: characteristic, characteristicName: characteristicName)
-  let decoded = decoder.decode(bytes)
+  let decoded = decoder.decode(bytes, context: context)
   var frame = DissectedFrame()
   if let value = decoded.value {
     value.writeFields(to: &frame.fields, context: context)
