@@ -349,6 +349,7 @@ extension Dissector {
       frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction,
       channel: channel, peer: connections.entries[slot].peer, leavesValue: leavesValue)
     let footprint = gattDatabases.databases[database].footprint
+    let wasEmpty = gattDatabases.databases[database].isEmpty
     defer { gattDatabases.settle(database, footprintBefore: footprint, diagnostics: &frame.diagnostics) }
     // Both are modified in place: copying them out would copy their storage on every PDU. The
     // fixed channel's bearer is reached directly: through the subscript's coroutine, every PDU
@@ -361,6 +362,15 @@ extension Dissector {
       try ATTLayer.decode(
         &reader, bearer: &connections.entries[slot].link[bearer: bearerKey],
         database: &gattDatabases.databases[database], link: link, registry: registry, frame: &frame)
+    }
+    // A Database Hash read by type before any discovery identifies the table, whatever the
+    // address (a private address changes; the hash does not).
+    if !maps.isEmpty, wasEmpty, !frame.attributes.isEmpty {
+      for index in frame.attributes.indices {
+        guard let hash = frame.attributes[index].value(as: DatabaseHash.self) else { continue }
+        seedByHash(database, hash.bytes, &frame)
+        break
+      }
     }
   }
 

@@ -394,7 +394,8 @@ public struct TextRenderer: FrameRenderer {
     return result
   }
 
-  /// The record's bytes, 16 to a line with their offset (`-v`).
+  /// The record's bytes, 16 to a line with their offset, and the same bytes as ASCII (`.` for
+  /// the rest), so text in any value, decoded or not, can be read (`-v`).
   static func hexDump(_ bytes: [UInt8], _ out: inout OutputBuffer) {
     var offset = 0
     while offset < bytes.count {
@@ -403,6 +404,8 @@ public struct TextRenderer: FrameRenderer {
       out.hexPrefixed(UInt64(offset), width: 4)
       out.append("  ")
       out.hexBytes(line, separator: 0x20)
+      out.spaces(3 * (16 - line.count) + 2)
+      for byte in line { out.byte(byte >= 0x20 && byte < 0x7F ? byte : UInt8(ascii: ".")) }
       out.byte(0x0A)
       offset += 16
     }

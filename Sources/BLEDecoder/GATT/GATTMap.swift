@@ -147,6 +147,11 @@ public struct GATTMapSet: Sendable {
     return true
   }
 
+  /// The map whose Database Hash is `hash` (the latest given).
+  public func map(hash: [UInt8]) -> (map: GATTMap, source: GATTSource)? {
+    entries.last { $0.map.databaseHash == hash }.map { ($0.map, $0.source) }
+  }
+
   /// The map of the device at `address`.
   public func map(for address: BDAddr) -> (map: GATTMap, source: GATTSource)? {
     byAddress[address].map { (entries[$0].map, entries[$0].source) }

@@ -29,6 +29,16 @@ extension Dissector {
     gattDatabases.settle(slot, footprintBefore: 0, diagnostics: &frame.diagnostics)
   }
 
+  /// The map whose Database Hash is `hash`, for a table nothing else has filled.
+  mutating func seedByHash(_ slot: Int, _ hash: [UInt8], _ frame: inout DissectedFrame) {
+    guard let (map, source) = maps.map(hash: hash) else { return }
+    gattDatabases.databases[slot].wasSeeded = true
+    gattDatabases.databases[slot].seed(from: map, source: source)
+    gattDatabases.settle(slot, footprintBefore: 0, diagnostics: &frame.diagnostics)
+    let whose = map.address.map { "\($0)'s table" } ?? "the table"
+    frame.diagnostics.append(Diagnostic(.note, .gatt, "Database Hash \(Hex.string(hash)) is that of \(whose) (\(map.origin)): its handles are used"))
+  }
+
   /// A connection whose peer the capture never named: every table known so far is a
   /// candidate; when they all have the same layout (the same handles for the same
   /// characteristics), the latest is used, with a note. Different layouts: none is guessed.
