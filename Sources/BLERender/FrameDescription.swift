@@ -130,15 +130,15 @@ public enum FrameDescription {
   }
 
   /// Where a meaning the capture did not show came from: " (map)", " (inferred, 97 %)".
-  static func provenance(_ meaning: ResolvedHandle, into line: inout SummaryLine) {
-    switch meaning.source {
+  static func provenance(_ source: GATTSource, confidence: UInt8?, into line: inout SummaryLine) {
+    switch source {
     case .capture: return
     case .imported: line.append(.text(" (map)"))
     case .cache: line.append(.text(" (cached map)"))
     case .layout: line.append(.text(" (map by layout)"))
     case .inferred:
       line.append(.text(" (inferred"))
-      if let confidence = meaning.confidence {
+      if let confidence {
         line.append(.text(", "))
         line.append(.number(Int(confidence)))
         line.append(.text(" %"))
@@ -170,7 +170,7 @@ public enum FrameDescription {
       line.append(.text(" "))
       line.append(.string(uuid.description))
     }
-    if let meaning, meaning.source != .capture { provenance(meaning, into: &line) }
+    if let source = meaning?.source, source != .capture { provenance(source, confidence: meaning?.confidence, into: &line) }
     let raw = fact.pointee.rawValue
     if fact.pointee.isMalformed, let raw {
       line.append(.text(": malformed value "))

@@ -146,9 +146,15 @@ public struct GATTDatabase: Sendable {
       index = cached
     } else {
       if cache.count > 4096 { forget() }
-      if let found = lookUp(handle) {
+      if var found = lookUp(handle) {
+        let decoder = Self.decoderIndex(for: found, registry: registry)
+        // A user's decoder names what nothing else names (a vendor UUID).
+        if found.name == nil, let decoder, let name = registry[decoder: decoder].format?.name {
+          found.name = name
+          if found.role == .characteristicValue { found.characteristicName = name }
+        }
         resolved.append(found)
-        decoders.append(Int32(Self.decoderIndex(for: found, registry: registry) ?? -1))
+        decoders.append(Int32(decoder ?? -1))
         index = Int32(resolved.count - 1)
       } else {
         index = -1

@@ -11,9 +11,10 @@ enum GATTDescription {
     var fact = AttributeFact(handle: handle, operation: operation)
     if let uuid = pdu.registry.handleOverride(handle, peer: pdu.link.peer) {
       // An override (Decode As) wins over what discovery said.
-      let name = GATTDatabase.name(uuid)
-      fact.meaning = ResolvedHandle(role: .characteristicValue, service: nil, characteristic: uuid, descriptor: nil, name: name, characteristicName: name)
       fact.decoderIndex = pdu.registry.index(for: uuid)
+      // A user's decoder names what nothing else names.
+      let name = GATTDatabase.name(uuid) ?? fact.decoderIndex.flatMap { pdu.registry[decoder: $0].format?.name }
+      fact.meaning = ResolvedHandle(role: .characteristicValue, service: nil, characteristic: uuid, descriptor: nil, name: name, characteristicName: name)
     } else if let index = database.locate(handle, registry: pdu.registry) {
       // Read in place: the table entry is copied once, into the fact.
       fact.meaning = database.resolved[index]
@@ -23,11 +24,6 @@ enum GATTDescription {
       // Nothing explains the handle: its values may (never over a table).
       fact.decoderIndex = GATTDatabase.decoderIndex(for: guessed, registry: pdu.registry)
       fact.meaning = guessed
-    }
-    // A user's decoder names what nothing else names.
-    if let decoder = fact.decoderIndex, fact.meaning?.name == nil, let name = pdu.registry[decoder: decoder].format?.name {
-      fact.meaning?.name = name
-      fact.meaning?.characteristicName = name
     }
     if let meaning = fact.meaning {
       frame.deepestLayer = .gatt
