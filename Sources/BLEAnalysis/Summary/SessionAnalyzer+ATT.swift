@@ -111,6 +111,7 @@ extension SessionAnalyzer {
     let uuid = isDescriptor ? (meaning.descriptor ?? meaning.characteristic) : (meaning.characteristic ?? meaning.descriptor)
     summary.connections[index].characteristics[activity].uuid = uuid
     summary.connections[index].characteristics[activity].name = meaning.name
+    summary.connections[index].characteristics[activity].source = meaning.source
     summary.connections[index].characteristics[activity].isDescriptor = isDescriptor
     var kind = ValueKind.other
     switch uuid?.uuid16 {

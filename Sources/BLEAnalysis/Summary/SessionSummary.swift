@@ -283,6 +283,9 @@ public struct CharacteristicActivity: Sendable {
   /// The characteristic (or, for a descriptor, its own type), when discovery showed it.
   public var uuid: BluetoothUUID?
   public var name: StaticString?
+  /// Where the meaning came from when not from the capture's discovery (a map, the cache, a
+  /// layout, a guess).
+  public var source: GATTSource = .capture
   public var isDescriptor: Bool
   public var reads = 0
   public var writes = 0

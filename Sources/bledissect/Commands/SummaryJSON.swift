@@ -257,6 +257,7 @@ enum SummaryJSON {
     json.open()
     json.int("handle", Int(activity.handle))
     if let uuid = activity.uuid { json.uuid("uuid", uuid) }
+    if activity.source != .capture { json.string("source", "\(activity.source.key)") }
     json.bool("descriptor", activity.isDescriptor)
     json.int("reads", activity.reads)
     json.int("writes", activity.writes)

@@ -214,7 +214,14 @@ enum SummaryText {
     var rows = Table()
     rows.add(["  characteristic", "handle", "reads", "writes", "notified", "rate", "longest silence"])
     for activity in shown.prefix(characteristicRows) {
-      let name = activity.name.map { "\($0)" } ?? activity.uuid.map(uuidName) ?? "unknown"
+      var name = activity.name.map { "\($0)" } ?? activity.uuid.map(uuidName) ?? "unknown"
+      switch activity.source {
+      case .capture: break
+      case .imported: name += " (map)"
+      case .cache: name += " (cached map)"
+      case .layout: name += " (by layout)"
+      case .inferred: name += " (inferred)"
+      }
       var pushed = activity.notifications > 0 ? "\(activity.notifications)" : ""
       if activity.indications > 0 { pushed += (pushed.isEmpty ? "" : " + ") + "\(activity.indications) ind" }
       let writes = activity.writes.saturatingAdd(activity.writeCommands)
