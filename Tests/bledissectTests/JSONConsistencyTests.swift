@@ -22,6 +22,21 @@ import Testing
     let captures = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("captures").path)
       .filter { $0.hasSuffix(".btsnoop") }.sorted()
     #expect(captures.count >= 10)
+    try Self.checkKeyTypes(captures.map { (capturePath($0), $0) })
+  }
+
+  /// The same over the sample captures and the real captures of ../shared/corpus together (BR/EDR
+  /// traffic, vendor events, other controllers' quirks), when present.
+  @Test(.enabled(if: corpusRoot != nil, "../shared/corpus is absent"))
+  func everyKeyHasOneTypeInTheCorpus() throws {
+    let entries = CorpusTests.entries.filter { !$0.isLinkLayer }
+    #expect(!entries.isEmpty)
+    let captures = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot.appendingPathComponent("captures").path)
+      .filter { $0.hasSuffix(".btsnoop") }.sorted()
+    try Self.checkKeyTypes(captures.map { (capturePath($0), $0) } + entries.map { (corpusRoot!.appendingPathComponent($0.path).path, $0.path) })
+  }
+
+  static func checkKeyTypes(_ files: [(path: String, name: String)]) throws {
     var types: [String: Set<String>] = [:]
     var firstSeen: [String: String] = [:]
     func walk(_ value: Any, key: String, file: String) {
@@ -41,10 +56,10 @@ import Testing
         for element in array { walk(element, key: key + "[]", file: file) }
       }
     }
-    for capture in captures {
-      let result = runCLI(["--json", "--no-cache", capturePath(capture)])
+    for (path, name) in files {
+      let result = runCLI(["--json", "--no-cache", path])
       for line in result.stdout.split(separator: "\n") {
-        walk(try JSONSerialization.jsonObject(with: Data(line.utf8)), key: "", file: capture)
+        walk(try JSONSerialization.jsonObject(with: Data(line.utf8)), key: "", file: name)
       }
     }
     for (key, seen) in types.sorted(by: { $0.key < $1.key }) where seen.count > 1 {

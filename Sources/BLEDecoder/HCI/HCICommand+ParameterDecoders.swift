@@ -27,10 +27,14 @@ extension HCICommand {
 
   /// Write Local Name §7.3.11 / Read Local Name return §7.3.12: 248 bytes, UTF-8, NUL-terminated
   /// when shorter.
-  static func localName(_ p: inout ByteReader, into fields: inout FieldList) throws(DecodeError) {
+  /// Remote Name Request Complete §7.7.7 carries a name the same way.
+  @discardableResult
+  static func localName(_ p: inout ByteReader, into fields: inout FieldList) throws(DecodeError) -> String {
     let bytes = try p.readBytes(count: 248)
     let end = bytes.firstIndex(of: 0) ?? bytes.endIndex
-    fields.add("name", "Name", .text(String(decoding: bytes[bytes.startIndex..<end], as: UTF8.self)))
+    let name = String(decoding: bytes[bytes.startIndex..<end], as: UTF8.self)
+    fields.add("name", "Name", .text(name))
+    return name
   }
 
   /// Peer identity address type(1) and address(6) (resolving list, privacy mode).

@@ -60,7 +60,7 @@ extension HCICommand {
       try connectionHandle(&p, into: &fields, summary: &summary, context: &context)
 
     case 0x0406: try disconnect(&p, into: &fields, summary: &summary, context: &context)
-    case 0x0C13: try localName(&p, into: &fields)
+    case 0x0C13: summary = "\"" + (try localName(&p, into: &fields)) + "\""
     case 0x0C2D:  // Read Transmit Power Level §7.3.35
       try connectionHandle(&p, into: &fields, summary: &summary, context: &context)
       let type = try p.readUInt8()
@@ -173,7 +173,7 @@ extension HCICommand {
       fields.uint("bit_number", "Bit number", try p.readUInt8())
       fields.uint("bit_value", "Bit value", try p.readUInt8())
     default:
-      return false
+      return try classicParameters(opcode: opcode, &p, into: &fields, summary: &summary, context: &context)
     }
     return true
   }

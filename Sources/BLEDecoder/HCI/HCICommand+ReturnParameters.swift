@@ -120,7 +120,7 @@ extension HCICommand {
       fields.measure("min_tx_power", "Min TX power", try p.readInt8(), scale: 1, unit: "dBm")
       fields.measure("max_tx_power", "Max TX power", try p.readInt8(), scale: 1, unit: "dBm")
     default:
-      return false
+      return try classicReturnParameters(opcode: opcode, &p, into: &fields, handle: &handle)
     }
     return true
   }

@@ -3,7 +3,8 @@ import BLECore
 /// HCI command packets: `opcode(2) parameter_length(1) parameters`.
 ///
 /// The opcode packs OGF (bits 10–15) and OCF (bits 0–9). Parameters are decoded for the
-/// commands of the LE central and peripheral flows; others show their raw parameter bytes.
+/// commands of the LE central and peripheral flows and the common BR/EDR ones (inquiry, paging,
+/// pairing, sniff, roles: `HCICommand+Classic.swift`); others show their raw parameter bytes.
 /// The corresponding specification is Core Vol 4, Part E, §5.4.1 and §7.
 public enum HCICommand {
   /// Facts a command decoder hands back to the dissector.

@@ -184,7 +184,7 @@ public enum HCIEvent {
     case 0x3E:
       return try LEMetaEvent.decode(&p, into: &fields, summary: &summary, context: &context)
     default:
-      return false
+      return try classicParameters(code: code, &p, into: &fields, summary: &summary, context: &context)
     }
     return true
   }

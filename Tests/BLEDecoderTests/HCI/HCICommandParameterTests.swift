@@ -113,8 +113,8 @@ struct HCICommandParameterTests {
   }
 
   @Test func unknownCommandIsLeftRaw() throws {
-    // Write Scan Enable (BR/EDR) has no decoder here: nothing is read.
-    let result = try decode(0x0C1A, [0x03])
+    // Write Default Erroneous Data Reporting has no decoder: nothing is read.
+    let result = try decode(0x0C5B, [0x00])
     #expect(!result.known)
     #expect(result.remaining == 1)
     #expect(result.fields.isEmpty)
@@ -463,6 +463,20 @@ struct HCICommandParameterTests {
     (0x2037, "0003011f02010217ff8f03231134667161103041a2011526291b2f570103020303aafd"),
     (0x2039, "010101000000"),
     (0x2032, "40000002030200"),
+    // BR/EDR: Create Connection, Remote Name Request, Link Key Request Reply, Inquiry, Sniff
+    // Mode, Setup Synchronous Connection, IO Capability Request Reply, Write Current IAC LAP,
+    // Write Class of Device, Write Link Policy Settings, Set Event Filter (connection setup).
+    (0x0405, "9e269ab004d018cc0100000001"),
+    (0x0419, "9e269ab004d001000000"),
+    (0x040B, "9e269ab004d0ffaf7b5d41953f3aed98084a39838a92"),
+    (0x0401, "338b9e0a00"),
+    (0x0803, "33002003900104000100"),
+    (0x0428, "4700401f0000401f00000d004300028003"),
+    (0x042B, "9e269ab004d0010005"),
+    (0x0C3A, "02338b9e008b9e"),
+    (0x0C24, "0c027a"),
+    (0x080D, "0b000500"),
+    (0x0C05, "02029e269ab004d003"),
   ])
   func everyPrefixIsTruncated(opcode: UInt16, parameters: String) throws {
     let bytes = hex(parameters)
