@@ -1,0 +1,172 @@
+import BLEAnalysis
+import BLECapture
+import BLECore
+import BLEDecoder
+import BLEEngine
+import BLERender
+import Foundation
+
+/// `bledissect diff A B`: what differs between two sessions, in a few lines.
+enum DiffCommand: CLICommand {
+  static let configuration = CommandConfiguration(
+    name: "diff",
+    abstract: "Compare two captures of the same device: what differs between a working and a broken session.",
+    usage: "diff [options] <a> <b>",
+    discussion: """
+      Compares what the sessions did, not their bytes: devices (matched by identity address,
+      then by name), their GATT tables (characteristics by UUID; moved handles reported once),
+      each connection's parameters, MTU, PHY, security and ending, the GATT client's
+      procedure steps (aligned, so a missing, added or failed step shows where B departs from
+      A), and values and timing beyond thresholds (a silence 3 times and 5 s longer than the
+      other side's longest, push counts differing by half, mean heart rates 10 bpm apart).
+      Times are seconds from each capture's start; handles, timestamps and random values are
+      not compared. Exit status like diff(1): 0 equivalent, 1 different, 2 trouble.
+      """,
+    options: [
+      OptionSpec(name: "json", short: nil, kind: .flag, help: "Write the comparison as one JSON object (docs/json.md)."),
+      OptionSpec(name: "verbose", short: "v", kind: .flag, help: "Also list every aligned procedure step of each connection."),
+      OptionSpec(name: "ignore", short: nil, kind: .value(valueName: "kind"),
+        help: "Leave out a class of differences: devices, gatt, parameters, mtu, phy, security, disconnect, procedure, values, timing. Repeatable."),
+      stopAtDamageOption,
+    ] + DecodingOptions.specs,
+    minimumPositionals: 2,
+    maximumPositionals: 2)
+
+  static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
+    var ignored: Set<SessionDifference.Kind> = []
+    for text in arguments.allValues("ignore") {
+      guard let kind = SessionDifference.Kind(rawValue: text.lowercased()) else {
+        return BLEDissectCLI.usageError(
+          "--ignore takes one of \(SessionDifference.Kind.allCases.map(\.rawValue).joined(separator: ", ")), not '\(text)'", command: configuration.name, context)
+      }
+      ignored.insert(kind)
+    }
+    let maps: DecodingOptions
+    do {
+      maps = try DecodingOptions.parse(arguments, context)
+    } catch {
+      return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
+    }
+    let damage = damagePolicy(arguments)
+    let paths = arguments.positionals
+    // Both captures at once, one thread each.
+    let results = ResultBox()
+    DispatchQueue.concurrentPerform(iterations: 2) { index in
+      results.set(index, read(paths[index], damage: damage, maps: maps))
+    }
+    var status: Int32 = 0
+    var sides: [DiffSide] = []
+    for index in 0..<2 {
+      let result = results.get(index)
+      for byte in result.errors { context.stderr.byte(byte) }
+      if let side = result.side { sides.append(side) }
+      if result.status == 2 { status = 2 }
+    }
+    context.stderr.flush()
+    guard sides.count == 2, status != 2 else { return 2 }
+    var differences = SessionDiff().compare(sides[0], sides[1])
+    differences.removeAll { ignored.contains($0.kind) }
+    if arguments.has("json") {
+      writeJSON(differences, paths, &context.stdout)
+    } else {
+      writeText(differences, paths, sides, verbose: arguments.has("verbose"), &context.stdout)
+    }
+    context.stdout.flush()
+    return differences.isEmpty ? 0 : 1
+  }
+
+  struct Result: Sendable {
+    var side: DiffSide?
+    var errors: [UInt8]
+    var status: Int32
+  }
+
+  final class ResultBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var results: [Int: Result] = [:]
+    func set(_ index: Int, _ result: Result) {
+      lock.lock()
+      results[index] = result
+      lock.unlock()
+    }
+    func get(_ index: Int) -> Result {
+      lock.lock()
+      defer { lock.unlock() }
+      return results[index] ?? Result(side: nil, errors: [], status: 2)
+    }
+  }
+
+  static func read(_ path: Argument, damage: DamagePolicy, maps: DecodingOptions) -> Result {
+    let context = CLIContext(stdout: OutputBuffer(fd: nil), stderr: OutputBuffer(fd: nil), environment: [:], stdoutIsTerminal: false)
+    let reader: any CaptureReader
+    switch context.openCapture(path, damage: damage) {
+    case .success(let opened): reader = opened
+    case .failure(let code): return Result(side: nil, errors: context.stderr.bytes, status: code.status)
+    }
+    var options = FrameStream.Options()
+    options.threading = .one
+    maps.apply(to: &options)
+    let consumer = DiffConsumer()
+    let end = FrameStream(source: reader, options: options).run(into: consumer)
+    maps.finish(end, capture: path.display, context)
+    let status = context.finishRead(path, reader: reader, frames: end.frames, failure: end.failure)
+    return Result(side: consumer.side, errors: context.stderr.bytes, status: status)
+  }
+
+  static func writeText(_ differences: [SessionDifference], _ paths: [Argument], _ sides: [DiffSide], verbose: Bool, _ out: inout OutputBuffer) {
+    out.append(string: "A: \(paths[0].display)\nB: \(paths[1].display)\n")
+    if differences.isEmpty {
+      out.append("equivalent\n")
+    } else {
+      out.append(string: "\(differences.count) difference\(differences.count == 1 ? "" : "s"), in the order they show in B:\n")
+      for difference in differences {
+        out.append(string: "  \(difference.subject): \(difference.text)\n")
+      }
+    }
+    guard verbose else { return }
+    let diff = SessionDiff()
+    for (connectionA, connectionB) in zip(sides[0].operations.connections, sides[1].operations.connections) {
+      out.append(string: "\nconnection \(connectionA.label.handle) in A, \(connectionB.label.handle) in B:\n")
+      let pairs = SequenceAlignment.align(connectionA.steps, connectionB.steps) { x, y in x.isSameStep(as: y) ? x.outcome == y.outcome : nil }
+      for pair in pairs {
+        switch (pair.a, pair.b) {
+        case let (i?, j?):
+          let a = connectionA.steps[i], b = connectionB.steps[j]
+          let mark = a.outcome == b.outcome ? "=" : "~"
+          out.append(string: "  \(mark) \(diff.stepText(a)) → \(diff.outcomeText(a.outcome))\(a.outcome == b.outcome ? "" : " (B: \(diff.outcomeText(b.outcome)))")\n")
+        case let (i?, nil):
+          out.append(string: "  - \(diff.stepText(connectionA.steps[i])) (only A)\n")
+        case let (nil, j?):
+          out.append(string: "  + \(diff.stepText(connectionB.steps[j])) (only B)\n")
+        case (nil, nil):
+          break
+        }
+      }
+    }
+  }
+
+  static func writeJSON(_ differences: [SessionDifference], _ paths: [Argument], _ out: inout OutputBuffer) {
+    var json = JSONWriter(out: out)
+    json.open()
+    json.string("format", "bledissect-diff")
+    json.int("version", 1)
+    json.string("a", paths[0].display)
+    json.string("b", paths[1].display)
+    json.bool("equivalent", differences.isEmpty)
+    json.openArray("differences")
+    for difference in differences {
+      json.open()
+      json.string("kind", difference.kind.rawValue)
+      json.string("subject", difference.subject)
+      json.string("text", difference.text)
+      json.number("time_s", difference.time)
+      if let a = difference.a { json.string("a_value", a) }
+      if let b = difference.b { json.string("b_value", b) }
+      json.close()
+    }
+    json.closeArray()
+    json.close()
+    out = json.out
+    out.byte(0x0A)
+  }
+}

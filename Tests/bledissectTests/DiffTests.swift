@@ -1,0 +1,127 @@
+import BLEAnalysis
+import Foundation
+import Testing
+
+@testable import bledissect
+
+/// `bledissect diff` on the pairs of Scripts/captures/make_diff_pairs.py (captures/diff, with
+/// what was injected recorded in pairs.truth.json): the same session twice is equivalent, and
+/// each injected difference is reported exactly once, with nothing else.
+@Suite struct DiffTests {
+  static func path(_ name: String) -> String { capturePath("diff/" + name) }
+
+  static func truth() throws -> [[String: Any]] {
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path("pairs.truth.json")))) as? [String: Any])
+    let pairs = try #require(object["pairs"] as? [[String: Any]])
+    return try #require(pairs.first { ($0["b"] as? String)?.contains("broken_b") == true }?["differences"] as? [[String: Any]])
+  }
+
+  static func differences(_ arguments: [String]) throws -> (status: Int32, list: [[String: Any]]) {
+    let result = runCLI(["diff", "--json", "--no-cache"] + arguments)
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
+    return (result.status, try #require(object["differences"] as? [[String: Any]]))
+  }
+
+  @Test func theSameSessionTwiceIsEquivalent() throws {
+    let result = runCLI(["diff", "--no-cache", Self.path("healthy_a.btsnoop"), Self.path("healthy_b.btsnoop")])
+    #expect(result.status == 0)
+    #expect(result.stdout.hasSuffix("equivalent\n") && result.stderr.isEmpty)
+    // Each against itself, too.
+    for name in ["healthy_a.btsnoop", "broken_b.btsnoop"] {
+      #expect(runCLI(["diff", "--no-cache", Self.path(name), Self.path(name)]).status == 0)
+    }
+  }
+
+  @Test func eachInjectedDifferenceIsReportedOnce() throws {
+    let (status, found) = try Self.differences([Self.path("healthy_a.btsnoop"), Self.path("broken_b.btsnoop")])
+    #expect(status == 1)
+    let injected = try Self.truth()
+    #expect(found.count == injected.count, "\(found.map { $0["text"] as? String ?? "" })")
+    func one(_ kind: String, _ contains: String) -> [String: Any]? {
+      let matching = found.filter { $0["kind"] as? String == kind && ($0["text"] as? String)?.contains(contains) == true }
+      #expect(matching.count == 1, "\(kind) \(contains): \(matching)")
+      return matching.first
+    }
+    for difference in injected {
+      switch difference["kind"] as? String {
+      case "subscription_missing":
+        #expect(one("procedure", "never enabled notifications on Battery Level") != nil)
+      case "att_error":
+        let details = difference["details"] as? [String: Any]
+        let name = try #require(details?["error_name"] as? String)
+        #expect(one("procedure", "Read Body Sensor Location → success in A, → \(name) in B") != nil)
+      case "mtu":
+        let entry = one("mtu", "ATT MTU")
+        #expect(entry?["a_value"] as? String == "\(difference["a"]!)" && entry?["b_value"] as? String == "\(difference["b"]!)")
+      case "connection_interval":
+        let entry = one("parameters", "connection interval")
+        #expect(entry?["a_value"] as? String == "\(Int(difference["a"] as! Double)) ms" && entry?["b_value"] as? String == "\(Int(difference["b"] as! Double)) ms")
+      case "disconnect_reason":
+        let entry = one("disconnect", "ended")
+        #expect((entry?["a_value"] as? String)?.contains("Remote User Terminated Connection") == true)
+        #expect((entry?["b_value"] as? String)?.contains("Connection Timeout") == true)
+      case "gatt_characteristic_missing":
+        let details = difference["details"] as? [String: Any]
+        let handle = try #require(details?["value_handle_a"] as? Int)
+        #expect(one("gatt", "Heart Rate Control Point (\(String(format: "0x%04x", handle)) in A) is missing from B's GATT table; the handles after it moved by -2") != nil)
+      case "notification_gap":
+        let entry = one("timing", "Heart Rate Measurement: values stopped for")
+        let details = difference["details"] as? [String: Any]
+        let length = try #require(details?["length_s"] as? Double)
+        let text = try #require(entry?["text"] as? String)
+        #expect(text.contains("stopped for \(SummaryPartText.real(length, places: 1)) s"), "\(text)")
+        #expect(text.contains("in B (A: at most \(SummaryPartText.real(try #require(details?["length_s_a_same_place"] as? Double), places: 1)) s)"), "\(text)")
+      case let other:
+        Issue.record("unexpected injected kind \(String(describing: other))")
+      }
+    }
+  }
+
+  @Test func ignoreSilencesAClassAndExitStatusFollows() throws {
+    let ignored = try Self.differences(["--ignore", "parameters", "--ignore", "mtu", Self.path("healthy_a.btsnoop"), Self.path("broken_b.btsnoop")])
+    #expect(ignored.list.count == 5 && !ignored.list.contains { ["parameters", "mtu"].contains($0["kind"] as? String) })
+    let all = SessionDifference.Kind.allCases.flatMap { ["--ignore", $0.rawValue] }
+    #expect(runCLI(["diff", "--no-cache"] + all + [Self.path("healthy_a.btsnoop"), Self.path("broken_b.btsnoop")]).status == 0)
+    let bad = runCLI(["diff", "--ignore", "colour", Self.path("healthy_a.btsnoop"), Self.path("broken_b.btsnoop")])
+    #expect(bad.status == 64 && bad.stderr.contains("--ignore takes one of"))
+    let missing = runCLI(["diff", Self.path("healthy_a.btsnoop"), "/nonexistent.btsnoop"])
+    #expect(missing.status == 2 && missing.stderr.contains("/nonexistent.btsnoop"))
+  }
+
+  @Test func edgeCases() throws {
+    // Two empty captures: equivalent; one side without connections: the device is only in A.
+    let empty = temporaryFile(Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x03, 0xEA])
+    defer { unlink(empty) }
+    #expect(runCLI(["diff", "--no-cache", empty, empty]).status == 0)
+    let (status, found) = try Self.differences([Self.path("healthy_a.btsnoop"), empty])
+    #expect(status == 1 && found.count == 1 && (found.first?["text"] as? String)?.contains("is only in A") == true)
+    // Two straps in one capture against itself: devices matched by address, whatever the order.
+    #expect(runCLI(["diff", "--no-cache", capturePath("two_straps.btsnoop"), capturePath("two_straps.btsnoop")]).status == 0)
+  }
+
+  @Test func verboseListsEveryAlignedStep() {
+    let result = runCLI(["diff", "-v", "--no-cache", Self.path("healthy_a.btsnoop"), Self.path("broken_b.btsnoop")])
+    #expect(result.stdout.contains("~ Read Body Sensor Location → success (B: Insufficient Authentication)"))
+    #expect(result.stdout.contains("- Write CCCD Battery Level (notify) (only A)"))
+    #expect(result.stdout.contains("= Exchange MTU → success"))
+  }
+
+  @Test func alignmentPlacesInsertionsAndGaps() {
+    let a = Array("ABCDE"), b = Array("ABXDE")
+    let pairs = SequenceAlignment.align(a, b) { $0 == $1 ? true : nil }
+    #expect(pairs.filter { $0.a == nil || $0.b == nil }.count == 2)  // C only in A, X only in B
+    #expect(SequenceAlignment.align([Character](), [Character]()) { _, _ in true }.isEmpty)
+    #expect(SequenceAlignment.align(Array("AB"), [Character]()) { _, _ in true } == [.init(a: 0, b: nil), .init(a: 1, b: nil)])
+    // Same step, another outcome: paired, not split.
+    let outcomes = SequenceAlignment.align(["r:ok"], ["r:err"]) { x, y in x.prefix(1) == y.prefix(1) ? x == y : nil }
+    #expect(outcomes == [.init(a: 0, b: 0)])
+  }
+}
+
+enum SummaryPartText {
+  static func real(_ value: Double, places: Int) -> String {
+    let scale = pow(10.0, Double(places))
+    let rounded = (value * scale).rounded() / scale
+    return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
+  }
+}
