@@ -82,6 +82,10 @@ import Testing
     #expect(ignored.list.count == 5 && !ignored.list.contains { ["parameters", "mtu"].contains($0["kind"] as? String) })
     let all = SessionDifference.Kind.allCases.flatMap { ["--ignore", $0.rawValue] }
     #expect(runCLI(["diff", "--no-cache"] + all + [Self.path("healthy_a.btsnoop"), Self.path("broken_b.btsnoop")]).status == 0)
+    // A threshold raised past the gap silences it.
+    let raised = try Self.differences(["--threshold", "gap_s=20", Self.path("healthy_a.btsnoop"), Self.path("broken_b.btsnoop")])
+    #expect(raised.list.count == 6 && !raised.list.contains { $0["kind"] as? String == "timing" })
+    #expect(runCLI(["diff", "--threshold", "gap=1", Self.path("healthy_a.btsnoop"), Self.path("broken_b.btsnoop")]).status == 64)
     let bad = runCLI(["diff", "--ignore", "colour", Self.path("healthy_a.btsnoop"), Self.path("broken_b.btsnoop")])
     #expect(bad.status == 64 && bad.stderr.contains("--ignore takes one of"))
     let missing = runCLI(["diff", Self.path("healthy_a.btsnoop"), "/nonexistent.btsnoop"])

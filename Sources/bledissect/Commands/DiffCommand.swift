@@ -27,6 +27,8 @@ enum DiffCommand: CLICommand {
       OptionSpec(name: "verbose", short: "v", kind: .flag, help: "Also list every aligned procedure step of each connection."),
       OptionSpec(name: "ignore", short: nil, kind: .value(valueName: "kind"),
         help: "Leave out a class of differences: devices, gatt, parameters, mtu, phy, security, disconnect, procedure, values, timing. Repeatable."),
+      OptionSpec(name: "threshold", short: nil, kind: .value(valueName: "name=value"),
+        help: "Change a threshold: gap_factor (3), gap_s (5), bpm (10), share (0.5: counts differing by half). Repeatable."),
       stopAtDamageOption,
     ] + DecodingOptions.specs,
     minimumPositionals: 2,
@@ -40,6 +42,21 @@ enum DiffCommand: CLICommand {
           "--ignore takes one of \(SessionDifference.Kind.allCases.map(\.rawValue).joined(separator: ", ")), not '\(text)'", command: configuration.name, context)
       }
       ignored.insert(kind)
+    }
+    var diff = SessionDiff()
+    for text in arguments.allValues("threshold") {
+      let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+      guard parts.count == 2, let value = Double(parts[1]), value >= 0, value.isFinite else {
+        return BLEDissectCLI.usageError("--threshold needs name=value (gap_factor=3, gap_s=5, bpm=10, share=0.5), not '\(text)'", command: configuration.name, context)
+      }
+      switch parts[0] {
+      case "gap_factor": diff.thresholds.gapFactor = value
+      case "gap_s": diff.thresholds.gapSeconds = value
+      case "bpm": diff.thresholds.bpm = value
+      case "share": diff.thresholds.share = value
+      default:
+        return BLEDissectCLI.usageError("--threshold: unknown name '\(parts[0])' (gap_factor, gap_s, bpm, share)", command: configuration.name, context)
+      }
     }
     let maps: DecodingOptions
     do {
@@ -64,7 +81,7 @@ enum DiffCommand: CLICommand {
     }
     context.stderr.flush()
     guard sides.count == 2, status != 2 else { return 2 }
-    var differences = SessionDiff().compare(sides[0], sides[1])
+    var differences = diff.compare(sides[0], sides[1])
     differences.removeAll { ignored.contains($0.kind) }
     if arguments.has("json") {
       writeJSON(differences, paths, &context.stdout)
