@@ -42,6 +42,12 @@ public struct SessionDiff: Sendable {
     public var bpm = 10.0
     /// Counts and rates differing by more than this share.
     public var share = 0.5
+    /// Mean RR intervals this far apart (ms).
+    public var rrMilliseconds = 100.0
+    /// A procedure's median ATT latency this many times the other side's, and by at least
+    /// `latencyMilliseconds`.
+    public var latencyFactor = 3.0
+    public var latencyMilliseconds = 50.0
     public init() {}
   }
 
@@ -72,7 +78,9 @@ public struct SessionDiff: Sendable {
       for (connectionA, connectionB) in zip(connectionsA, connectionsB) {
         differences += compareConnections(connectionA, connectionB, a, b, subject: subject)
       }
+      differences += compareAttempts(deviceA.address, deviceB.address, a.summary, b.summary, subject: subject)
     }
+    differences += compareLatencies(a.summary, b.summary)
     return differences.sorted { $0.time < $1.time }
   }
 
@@ -203,6 +211,14 @@ public struct SessionDiff: Sendable {
     }
     if a.transmitPHY != b.transmitPHY || a.receivePHY != b.receivePHY {
       differences.append(SessionDifference(kind: .phy, subject: subject, text: "PHY \(phy(a)) in A, \(phy(b)) in B", time: when, a: phy(a), b: phy(b)))
+    }
+    if a.maxTransmitOctets != b.maxTransmitOctets || a.maxReceiveOctets != b.maxReceiveOctets {
+      let octets = { (c: ConnectionSummary) in c.maxTransmitOctets.map { "\($0)/\(c.maxReceiveOctets ?? 27) octets" } ?? "27 octets (no change)" }
+      differences.append(SessionDifference(kind: .parameters, subject: subject, text: "data length \(octets(a)) in A, \(octets(b)) in B", time: when, a: octets(a), b: octets(b)))
+    }
+    if a.security.method != b.security.method {
+      let method = { (c: ConnectionSummary) in c.security.method?.rawValue.replacingUnderscores ?? "no pairing" }
+      differences.append(SessionDifference(kind: .security, subject: subject, text: "pairing \(method(a)) in A, \(method(b)) in B", time: when, a: method(a), b: method(b)))
     }
     if a.security.encrypted != b.security.encrypted || a.security.failureReason != b.security.failureReason {
       differences.append(SessionDifference(kind: .security, subject: subject, text: "link \(security(a)) in A, \(security(b)) in B", time: when, a: security(a), b: security(b)))
@@ -352,8 +368,54 @@ public struct SessionDiff: Sendable {
     if let hrA = a.heartRate?.bpm.mean, let hrB = b.heartRate?.bpm.mean, abs(hrA - hrB) > thresholds.bpm {
       differences.append(SessionDifference(kind: .values, subject: subject, text: "mean heart rate \(fixed(hrA)) bpm in A, \(fixed(hrB)) bpm in B", time: 0, a: fixed(hrA), b: fixed(hrB)))
     }
+    if let rrA = a.heartRate?.rr.mean, let rrB = b.heartRate?.rr.mean, abs(rrA - rrB) > thresholds.rrMilliseconds {
+      differences.append(SessionDifference(kind: .values, subject: subject, text: "mean RR interval \(fixed(rrA)) ms in A, \(fixed(rrB)) ms in B", time: 0, a: fixed(rrA), b: fixed(rrB)))
+    }
     return differences
   }
 
   func fixed(_ value: Double) -> String { SummaryPart.formatReal(value, places: 1) }
+
+  // MARK: - Attempts and latency
+
+  /// Connection attempts that did not end in a connection, by outcome.
+  func compareAttempts(_ addressA: BDAddr, _ addressB: BDAddr, _ a: SessionSummary, _ b: SessionSummary, subject: String) -> [SessionDifference] {
+    func failures(_ summary: SessionSummary, _ address: BDAddr) -> [String: Int] {
+      var counts: [String: Int] = [:]
+      for attempt in summary.attempts where attempt.peer == address {
+        switch attempt.outcome {
+        case .connected: continue
+        case .rejected(let status), .failed(let status): counts["failed (\(AssignedNumbers.hciErrorName(status).map { "\($0)" } ?? "0x" + Hex.string([status])))", default: 0] += 1
+        case .cancelled: counts["cancelled", default: 0] += 1
+        case .neverCompleted: counts["never completed", default: 0] += 1
+        }
+      }
+      return counts
+    }
+    let failedA = failures(a, addressA)
+    let failedB = failures(b, addressB)
+    guard failedA != failedB else { return [] }
+    let text = { (counts: [String: Int]) in counts.isEmpty ? "none" : counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") }
+    return [SessionDifference(kind: .parameters, subject: subject, text: "connection attempts that did not connect: \(text(failedA)) in A, \(text(failedB)) in B", time: 0, a: text(failedA), b: text(failedB))]
+  }
+
+  /// Procedures answered much more slowly on one side (median ATT latency).
+  func compareLatencies(_ a: SessionSummary, _ b: SessionSummary) -> [SessionDifference] {
+    var differences: [SessionDifference] = []
+    for latencyA in a.latencies {
+      guard let latencyB = b.latencies.first(where: { $0.opcode == latencyA.opcode }),
+        let medianA = latencyA.sketch.quantile(0.5), let medianB = latencyB.sketch.quantile(0.5)
+      else { continue }
+      let (slower, faster) = (max(medianA, medianB) / 1000, min(medianA, medianB) / 1000)
+      guard slower > thresholds.latencyFactor * faster, slower - faster > thresholds.latencyMilliseconds else { continue }
+      let name = AssignedNumbers.attOpcodeName(latencyA.opcode).map { "\($0)" } ?? "opcode 0x\(Hex.string([latencyA.opcode]))"
+      differences.append(SessionDifference(kind: .timing, subject: "ATT", text: "\(name) answered in \(fixed(medianA / 1000)) ms (median) in A, \(fixed(medianB / 1000)) ms in B", time: 0,
+        a: fixed(medianA / 1000) + " ms", b: fixed(medianB / 1000) + " ms"))
+    }
+    return differences
+  }
+}
+
+extension String {
+  fileprivate var replacingUnderscores: String { String(map { $0 == "_" ? " " : $0 }) }
 }
