@@ -56,7 +56,7 @@ public struct SessionDiff: Sendable {
 
   public func compare(_ a: DiffSide, _ b: DiffSide) -> [SessionDifference] {
     var differences: [SessionDifference] = []
-    let (pairs, onlyA, onlyB) = matchDevices(a.summary, b.summary)
+    let (pairs, onlyA, onlyB) = matchDevices(a, b)
     for device in onlyA {
       differences.append(SessionDifference(kind: .devices, subject: "\(device.address)", text: "\(describe(device)) is only in A", time: seconds(device.firstSeen, a.summary), a: "present", b: nil))
     }
@@ -86,7 +86,8 @@ public struct SessionDiff: Sendable {
 
   // MARK: - Devices
 
-  func matchDevices(_ a: SessionSummary, _ b: SessionSummary) -> ([(DeviceSummary, DeviceSummary)], [DeviceSummary], [DeviceSummary]) {
+  func matchDevices(_ sideA: DiffSide, _ sideB: DiffSide) -> ([(DeviceSummary, DeviceSummary)], [DeviceSummary], [DeviceSummary]) {
+    let (a, b) = (sideA.summary, sideB.summary)
     // Only devices something connected to: a scan's passers-by differ from run to run.
     let connectedA = a.devices.filter { $0.connectionCount > 0 }
     var remainingB = b.devices.filter { $0.connectionCount > 0 }
@@ -100,12 +101,28 @@ public struct SessionDiff: Sendable {
         onlyA.append(device)
       }
     }
+    // Then by appearance, then by the shape of their GATT tables (the same services and
+    // characteristics), each when it singles out one device.
+    for device in onlyA {
+      let byAppearance = device.appearance.map { appearance in remainingB.indices.filter { remainingB[$0].appearance == appearance } } ?? []
+      let shape = sideA.tables[device.address].map(Self.shape)
+      let byShape = shape.map { shape in remainingB.indices.filter { sideB.tables[remainingB[$0].address].map(Self.shape) == shape } } ?? []
+      if let index = byAppearance.count == 1 ? byAppearance.first : (byShape.count == 1 ? byShape.first : nil) {
+        pairs.append((device, remainingB.remove(at: index)))
+        onlyA.removeAll { $0.address == device.address }
+      }
+    }
     // One device on each side, under different addresses: the same device (a new private
     // address), when nothing says otherwise.
     if pairs.isEmpty, onlyA.count == 1, remainingB.count == 1 {
       return ([(onlyA[0], remainingB[0])], [], [])
     }
     return (pairs, onlyA, remainingB)
+  }
+
+  /// A table's services and characteristics by UUID, in handle order (handles aside).
+  static func shape(_ tree: GATTAttributeTree) -> [String] {
+    tree.services.flatMap { service in ["\(service.uuid)"] + service.characteristics.map { "\(service.uuid)/\($0.uuid)" } }
   }
 
   func describe(_ device: DeviceSummary) -> String {
@@ -137,6 +154,14 @@ public struct SessionDiff: Sendable {
           if let (delta, from) = handleShift(a, b) { text += "; the handles after it moved by \(delta) (from \(Hex.prefixed(UInt64(from), width: 4)))" }
           differences.append(SessionDifference(kind: .gatt, subject: subject, text: text, time: 0, a: "present", b: nil))
           continue
+        }
+        for descriptor in characteristic.descriptors where !other.descriptors.contains(where: { $0.uuid == descriptor.uuid }) {
+          differences.append(SessionDifference(kind: .gatt, subject: subject,
+            text: "\(name(characteristic.uuid)) has no \(name(descriptor.uuid)) in B's GATT table", time: 0, a: "present", b: nil))
+        }
+        for descriptor in other.descriptors where !characteristic.descriptors.contains(where: { $0.uuid == descriptor.uuid }) {
+          differences.append(SessionDifference(kind: .gatt, subject: subject,
+            text: "\(name(characteristic.uuid)) has \(name(descriptor.uuid)) only in B's GATT table", time: 0, a: nil, b: "present"))
         }
         if other.properties != characteristic.properties {
           differences.append(SessionDifference(kind: .gatt, subject: subject,

@@ -32,6 +32,22 @@ import Testing
     #expect(differences.count == 2 && differences.allSatisfy { $0.kind == .devices && $0.text.hasSuffix("is only in A") })
   }
 
+  @Test func aDeviceUnderANewAddressIsStillMatched() throws {
+    let side = try Self.side("hr_strap_session.btsnoop")
+    let old = try #require(side.summary.devices.first { $0.connectionCount > 0 })
+    let new = try #require(BDAddr("5A:11:22:33:44:55"))
+    var moved = side
+    for index in moved.summary.devices.indices where moved.summary.devices[index].address == old.address {
+      moved.summary.devices[index].address = new
+      moved.summary.devices[index].deviceName = nil
+      moved.summary.devices[index].advertisedName = nil
+    }
+    for index in moved.summary.connections.indices where moved.summary.connections[index].peer == old.address { moved.summary.connections[index].peer = new }
+    moved.tables[new] = moved.tables.removeValue(forKey: old.address)
+    // An advertiser that never connected does not count; the strap is matched despite its new address.
+    #expect(SessionDiff().compare(side, moved).filter { $0.kind == .devices }.isEmpty)
+  }
+
   @Test func stepsAreTheClientsProcedure() throws {
     let side = try Self.side("reconnect_cached.btsnoop")
     #expect(side.operations.connections.count == 2)
