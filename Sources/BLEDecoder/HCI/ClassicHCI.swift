@@ -339,4 +339,21 @@ enum ClassicHCI {
     default: return "LAP " + Hex.prefixed(UInt64(lap), width: 6)
     }
   }
+
+  /// A count, then that many (BD_ADDR, link key) pairs (Write Stored Link Key, Return Link
+  /// Keys); returns the summary words.
+  static func storedLinkKeys(_ fields: inout FieldList, _ p: inout ByteReader) throws(DecodeError) -> String {
+    let count = try p.readUInt8()
+    fields.uint("num_keys", "Number of keys", count)
+    try p.require(Int(count) * 22)
+    fields.beginArray("keys", "Keys")
+    defer { fields.end() }
+    for _ in 0..<count {
+      fields.beginObject("", "Key")
+      defer { fields.end() }
+      _ = try address(&fields, &p)
+      try linkKey(&fields, &p)
+    }
+    return count == 1 ? "1 key" : "\(count) keys"
+  }
 }

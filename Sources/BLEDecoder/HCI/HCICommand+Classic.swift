@@ -136,18 +136,7 @@ extension HCICommand {
       fields.code(opcode == 0x0C0D ? "read_all" : "delete_all", "Which keys", all, width: 2, name: ClassicHCI.allFlagName(all))
       summary = all == 1 ? "all" : address.description
     case 0x0C11:  // Write Stored Link Key §7.3.9: count(1), then per key BD_ADDR(6) link key(16)
-      let count = try p.readUInt8()
-      fields.uint("num_keys", "Number of keys", count)
-      try p.require(Int(count) * 22)
-      fields.beginArray("keys", "Keys")
-      defer { fields.end() }
-      for _ in 0..<count {
-        fields.beginObject("", "Key")
-        defer { fields.end() }
-        try ClassicHCI.address(&fields, &p)
-        try ClassicHCI.linkKey(&fields, &p)
-      }
-      summary = count == 1 ? "1 key" : "\(count) keys"
+      summary = try ClassicHCI.storedLinkKeys(&fields, &p)
     case 0x0C16:  // Write Connection Accept Timeout §7.3.14 (×0.625 ms)
       let timeout = try p.readUInt16LE()
       fields.measure("connection_accept_timeout", "Connection accept timeout", timeout, scale: 0.625, unit: "ms")

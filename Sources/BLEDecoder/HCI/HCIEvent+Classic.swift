@@ -54,18 +54,7 @@ extension HCIEvent {
         if mode != 0 { summary += ", " + ClassicHCI.slotsText(UInt64(interval)) }
       }
     case 0x15:  // Return Link Keys §7.7.21: count(1), then per key BD_ADDR(6) link key(16)
-      let count = try p.readUInt8()
-      fields.uint("num_keys", "Number of keys", count)
-      try p.require(Int(count) * 22)
-      fields.beginArray("keys", "Keys")
-      defer { fields.end() }
-      for _ in 0..<count {
-        fields.beginObject("", "Key")
-        defer { fields.end() }
-        try ClassicHCI.address(&fields, &p)
-        try ClassicHCI.linkKey(&fields, &p)
-      }
-      summary = count == 1 ? "1 key" : "\(count) keys"
+      summary = try ClassicHCI.storedLinkKeys(&fields, &p)
     case 0x16, 0x17, 0x31, 0x34, 0x35:
       // PIN Code Request §7.7.22, Link Key Request §7.7.23, IO Capability Request §7.7.40,
       // User Passkey Request §7.7.43, Remote OOB Data Request §7.7.44: BD_ADDR(6).
