@@ -1,0 +1,165 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import BLECore
+
+/// Live HCI traffic from Linux's Bluetooth monitor channel (shared/reference/capture-formats.md
+/// §4): a raw HCI socket bound to `HCI_CHANNEL_MONITOR`, one datagram per message (a 6-byte
+/// little-endian header, opcode / controller index / length, then the payload), each stamped
+/// by the kernel (`SO_TIMESTAMP`). The messages are those btsnoop datalink 2001 stores, so
+/// records come out exactly as from a `btmon -w` file.
+public final class MonitorSocketReader: CaptureReader {
+  public let format = CaptureFormat(name: "monitor", detail: "Linux HCI monitor channel (live)")
+  let descriptor: Int32
+  var buffer = [UInt8](repeating: 0, count: 6 + 65_535)
+  /// Messages received, and datagrams cut short or unreadable (counted, not fatal).
+  public private(set) var received = 0
+  public private(set) var malformed = 0
+
+  static let bluetoothFamily: Int32 = 31  // AF_BLUETOOTH
+  static let hciProtocol: Int32 = 1  // BTPROTO_HCI
+  static let monitorChannel: UInt16 = 2  // HCI_CHANNEL_MONITOR
+  static let noDevice: UInt16 = 0xFFFF  // HCI_DEV_NONE
+
+  /// Opens and binds the monitor socket; the error says what to do about it.
+  public init() throws(CaptureError) {
+    #if os(Linux)
+    let descriptor = socket(Self.bluetoothFamily, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), Self.hciProtocol)
+    guard descriptor >= 0 else { throw Self.failure("socket", errno) }
+    // struct sockaddr_hci { sa_family_t family; unsigned short dev; unsigned short channel; }
+    var address: (UInt16, UInt16, UInt16) = (UInt16(Self.bluetoothFamily), Self.noDevice, Self.monitorChannel)
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, 6) }
+    }
+    guard bound == 0 else {
+      let error = errno
+      close(descriptor)
+      throw Self.failure("bind", error)
+    }
+    var on: Int32 = 1
+    _ = setsockopt(descriptor, SOL_SOCKET, SO_TIMESTAMP, &on, socklen_t(MemoryLayout<Int32>.size))
+    self.descriptor = descriptor
+    #else
+    throw CaptureError.cannotOpen(
+      "live capture from the Bluetooth monitor needs Linux; on macOS record with PacketLogger and pipe it: bledissect live -")
+    #endif
+  }
+
+  /// A message for each way opening the socket fails, saying what to do.
+  static func failure(_ call: String, _ error: Int32) -> CaptureError {
+    switch error {
+    case EAFNOSUPPORT:
+      return .cannotOpen("this kernel has no Bluetooth sockets (or this is a container outside the host's network namespace): live capture needs a Linux host with Bluetooth; or read a file, or Android's feed with --android")
+    case EPROTONOSUPPORT:
+      return .cannotOpen("the kernel's Bluetooth has no HCI sockets (BTPROTO_HCI): load the bluetooth module")
+    case EPERM, EACCES:
+      return .cannotOpen("no permission to open the Bluetooth monitor: it needs CAP_NET_RAW: run with sudo, or once: sudo setcap cap_net_raw+ep $(command -v bledissect)")
+    case EINVAL:
+      return .cannotOpen("the kernel refused the monitor channel (\(call): invalid argument): Linux 3.4 or later is needed")
+    default:
+      return .cannotOpen("cannot open the Bluetooth monitor (\(call): \(String(cString: strerror(error))))")
+    }
+  }
+
+  /// Reads monitor messages from a socket already open (tests: one end of a socket pair).
+  init(descriptor: Int32) {
+    var on: Int32 = 1
+    _ = setsockopt(descriptor, SOL_SOCKET, SO_TIMESTAMP, &on, socklen_t(MemoryLayout<Int32>.size))
+    self.descriptor = descriptor
+  }
+
+  deinit { close(descriptor) }
+
+  public var mayWaitForInput: Bool { true }
+
+  public func nextIsReady() -> Bool {
+    var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+    return poll(&descriptorSet, 1, 0) > 0
+  }
+
+  public func next() throws(CaptureError) -> CaptureRecord? {
+    var record = CaptureRecord(timestamp: 0, adapter: 0, direction: nil, kind: .other(0), bytes: [])
+    return try next(into: &record) ? record : nil
+  }
+
+  public func next(into record: inout CaptureRecord) throws(CaptureError) -> Bool {
+    while true {
+      var time = timeval()
+      let length = receive(&time)
+      if length < 0 {
+        if errno == EINTR { continue }
+        throw .readFailed("Bluetooth monitor: \(String(cString: strerror(errno)))")
+      }
+      if length == 0 { return false }
+      guard length >= 6 else {
+        malformed += 1
+        continue
+      }
+      let opcode = UInt16(buffer[0]) | UInt16(buffer[1]) << 8
+      let index = UInt16(buffer[2]) | UInt16(buffer[3]) << 8
+      let declared = Int(UInt16(buffer[4]) | UInt16(buffer[5]) << 8)
+      // The header's length and the datagram's agree on a sane kernel; the datagram wins.
+      if declared != length - 6 { malformed += 1 }
+      received += 1
+      (record.kind, record.direction) = MonitorOpcode.kind(opcode)
+      record.adapter = index
+      record.timestamp = Int64(time.tv_sec).saturatingMultiply(1_000_000).saturatingAdd(Int64(time.tv_usec))
+      record.bytes.removeAll(keepingCapacity: true)
+      record.bytes.append(contentsOf: buffer[6..<length])
+      record.originalLength = length - 6
+      return true
+    }
+  }
+
+  /// One datagram into `buffer`; `time` from the kernel's stamp (else now).
+  func receive(_ time: inout timeval) -> Int {
+    var control = [UInt8](repeating: 0, count: 64)
+    let count = buffer.withUnsafeMutableBytes { bytes -> Int in
+      control.withUnsafeMutableBytes { controlBytes -> Int in
+        var vector = iovec(iov_base: bytes.baseAddress, iov_len: bytes.count)
+        return withUnsafeMutablePointer(to: &vector) { vectorPointer -> Int in
+          var message = msghdr()
+          message.msg_iov = vectorPointer
+          message.msg_iovlen = 1
+          message.msg_control = controlBytes.baseAddress
+          message.msg_controllen = .init(controlBytes.count)
+          let received = recvmsg(descriptor, &message, 0)
+          guard received >= 0 else { return received }
+          var stamped = false
+          var header = CMSG_FIRSTHDR_portable(&message)
+          while let current = header {
+            if current.pointee.cmsg_level == SOL_SOCKET && current.pointee.cmsg_type == SCM_TIMESTAMP {
+              let data = UnsafeRawPointer(current) + MemoryLayout<cmsghdr>.stride
+              time = data.loadUnaligned(as: timeval.self)
+              stamped = true
+            }
+            header = CMSG_NXTHDR_portable(&message, current)
+          }
+          if !stamped { gettimeofday(&time, nil) }
+          return received
+        }
+      }
+    }
+    return count
+  }
+}
+
+// The CMSG macros, which Swift does not import.
+private func CMSG_FIRSTHDR_portable(_ message: UnsafeMutablePointer<msghdr>) -> UnsafeMutablePointer<cmsghdr>? {
+  guard Int(message.pointee.msg_controllen) >= MemoryLayout<cmsghdr>.size, let control = message.pointee.msg_control else { return nil }
+  return control.assumingMemoryBound(to: cmsghdr.self)
+}
+
+private func CMSG_NXTHDR_portable(_ message: UnsafeMutablePointer<msghdr>, _ header: UnsafeMutablePointer<cmsghdr>) -> UnsafeMutablePointer<cmsghdr>? {
+  let align = MemoryLayout<Int>.size
+  let length = (Int(header.pointee.cmsg_len) + align - 1) & ~(align - 1)
+  guard length > 0, let control = message.pointee.msg_control else { return nil }
+  let next = UnsafeMutableRawPointer(header) + length
+  let end = control + Int(message.pointee.msg_controllen)
+  guard next + MemoryLayout<cmsghdr>.size <= end else { return nil }
+  return next.assumingMemoryBound(to: cmsghdr.self)
+}
