@@ -197,6 +197,18 @@ public struct AttributeFact: Sendable {
     value.pointee.summarize(into: &line, context: context)
   }
 
+  /// `value(as:)` for a fact read where it lies (analyses): calling a method on a fact reached
+  /// through an array or a pointer copies the whole fact first.
+  public static func value<Value: CharacteristicValue>(of fact: UnsafePointer<AttributeFact>, as type: Value.Type) -> Value? {
+    guard fact.pointee.hasValue else { return nil }
+    let offset = MemoryLayout<AttributeFact>.offset(of: \.typedValue)!
+    let stored = (UnsafeRawPointer(fact) + offset).assumingMemoryBound(to: (any CharacteristicValue).self)
+    func same<Stored: CharacteristicValue>(_ value: Stored) -> Value? {
+      Stored.self == Value.self ? unsafeBitCast(value, to: Value.self) : nil
+    }
+    return same(stored.pointee)
+  }
+
   mutating func setValue(_ value: some CharacteristicValue) {
     typedValue = value
     hasValue = true

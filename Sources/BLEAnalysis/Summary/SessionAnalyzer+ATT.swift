@@ -127,15 +127,22 @@ extension SessionAnalyzer {
   }
 
   mutating func attribute(_ position: Int, opcode: UInt8, kind: ATTMethodKind, operation: ATTOperationFact, frame: inout DissectedFrame, index: Int, time: Int64) {
-    let handle = frame.attributes[position].handle
+    // The fact is read where it lies: through the array, each access would copy it whole.
+    frame.attributes.withUnsafeBufferPointer { facts in
+      attribute(facts.baseAddress! + position, opcode: opcode, kind: kind, operation: operation, frameNumber: frame.number, index: index, time: time)
+    }
+  }
+
+  mutating func attribute(_ fact: UnsafePointer<AttributeFact>, opcode: UInt8, kind: ATTMethodKind, operation: ATTOperationFact, frameNumber: Int, index: Int, time: Int64) {
+    let handle = fact.pointee.handle
     guard let activity = activity(handle, index: index) else { return }
-    if summary.connections[index].characteristics[activity].uuid == nil, let meaning = frame.attributes[position].meaning {
+    if summary.connections[index].characteristics[activity].uuid == nil, let meaning = fact.pointee.meaning {
       describe(activity, meaning: meaning, index: index)
     }
     let valueKind = work[index].kinds[activity]
-    switch frame.attributes[position].operation {
+    switch fact.pointee.operation {
     case .notification, .indication:
-      pushed(activity, indication: frame.attributes[position].operation == .indication, index: index, time: time)
+      pushed(activity, indication: fact.pointee.operation == .indication, index: index, time: time)
     case .read:
       // A read counts once, on its request (a long read's blobs continue it).
       if kind == .request && opcode != 0x0C {
@@ -150,33 +157,33 @@ extension SessionAnalyzer {
     case .writeWithoutResponse:
       summary.connections[index].characteristics[activity].writeCommands = summary.connections[index].characteristics[activity].writeCommands.saturatingAdd(1)
     }
-    guard valueKind != .other, frame.attributes[position].hasValue else { return }
-    let reading = frame.attributes[position].operation
+    guard valueKind != .other, fact.pointee.hasValue else { return }
+    let reading = fact.pointee.operation
     switch valueKind {
     case .other:
       break
     case .heartRate:
-      if let measurement = frame.attributes[position].value(as: HeartRateMeasurement.self) { heartRate(measurement, index: index, time: time) }
+      if let measurement = AttributeFact.value(of: fact, as: HeartRateMeasurement.self) { heartRate(measurement, index: index, time: time) }
     case .battery:
-      if let level = frame.attributes[position].value(as: BatteryLevel.self), reading != .write, reading != .writeWithoutResponse {
-        battery(level.percent, index: index, frame: frame.number, time: time)
+      if let level = AttributeFact.value(of: fact, as: BatteryLevel.self), reading != .write, reading != .writeWithoutResponse {
+        battery(level.percent, index: index, frame: frameNumber, time: time)
       }
     case .deviceName:
-      if let name = frame.attributes[position].value(as: DeviceName.self), reading == .read, let slot = peerDevice(index) {
+      if let name = AttributeFact.value(of: fact, as: DeviceName.self), reading == .read, let slot = peerDevice(index) {
         summary.devices[slot].deviceName = Self.clipped(name.text)
       }
     case .appearance:
-      if let appearance = frame.attributes[position].value(as: Appearance.self), reading == .read, let slot = peerDevice(index) {
+      if let appearance = AttributeFact.value(of: fact, as: Appearance.self), reading == .read, let slot = peerDevice(index) {
         summary.devices[slot].appearance = appearance.rawValue
       }
     case .manufacturerName:
-      if let name = frame.attributes[position].value(as: ManufacturerNameString.self), reading == .read, let slot = peerDevice(index) {
+      if let name = AttributeFact.value(of: fact, as: ManufacturerNameString.self), reading == .read, let slot = peerDevice(index) {
         summary.devices[slot].manufacturerName = Self.clipped(name.text)
       }
     case .configuration:
-      if let configuration = frame.attributes[position].value(as: ClientCharacteristicConfiguration.self), reading == .write || reading == .writeWithoutResponse {
-        subscribe(configuration.rawValue, handle: handle, meaning: frame.attributes[position].meaning, command: reading == .writeWithoutResponse,
-          index: index, frame: frame.number, time: time)
+      if let configuration = AttributeFact.value(of: fact, as: ClientCharacteristicConfiguration.self), reading == .write || reading == .writeWithoutResponse {
+        subscribe(configuration.rawValue, handle: handle, meaning: fact.pointee.meaning, command: reading == .writeWithoutResponse,
+          index: index, frame: frameNumber, time: time)
       }
     }
   }

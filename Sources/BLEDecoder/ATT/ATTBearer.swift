@@ -32,10 +32,23 @@ struct PendingRequest: Sendable {
   var endHandle: UInt16 = 0
   /// Read By Type / Read By Group Type / Find By Type Value attribute type.
   var type: BluetoothUUID?
+  /// Lists only a few requests have, kept out of line: most requests have neither, and empty
+  /// arrays still cost a release per PDU.
+  struct Lists: Sendable {
+    var findValue: [UInt8] = []
+    var handles: [UInt16] = []
+  }
+  var lists: Lists?
   /// Find By Type Value: the value searched for (a service UUID in primary service discovery).
-  var findValue: [UInt8] = []
+  var findValue: [UInt8] {
+    get { lists?.findValue ?? [] }
+    set { lists = Lists(findValue: newValue, handles: lists?.handles ?? []) }
+  }
   /// Read Multiple (Variable): the handles asked for.
-  var handles: [UInt16] = []
+  var handles: [UInt16] {
+    get { lists?.handles ?? [] }
+    set { lists = Lists(findValue: lists?.findValue ?? [], handles: newValue) }
+  }
 }
 
 /// A long read in progress: Read, then Read Blob at increasing offsets.

@@ -26,8 +26,13 @@ struct ATTPDU {
   var answered: PendingRequest?
   /// The request this PDU opens, kept on the bearer once decoded.
   var opened: PendingRequest
-  /// Declarations this PDU showed, for the learning step.
-  var learned: [GATTDeclaration] = []
+  /// Declarations this PDU showed, for the learning step. Optional: most PDUs show none, and
+  /// an empty array still costs a release per PDU.
+  var declarations: [GATTDeclaration]?
+  var learned: [GATTDeclaration] {
+    get { declarations ?? [] }
+    set { declarations = newValue }
+  }
   /// A long value this PDU completed (a read's parts, joined).
   var longValue: [UInt8]?
 
@@ -91,7 +96,7 @@ enum ATTLayer {
         GATTDescription.describe(about.handle, value: about.value, operation: about.operation, leavingValue: leavesValue, &pdu, &database, &frame)
       }
     }
-    GATTLearning.learn(pdu.learned, &database, &frame)
+    if let declarations = pdu.declarations { GATTLearning.learn(declarations, &database, &frame) }
   }
 
   /// The opcode's own step: its fields and facts; returns the attribute the PDU is about.
