@@ -58,13 +58,13 @@ import BLETestSupport
     #expect(result.records.last?.timestamp == records.last?.timestamp)
     // The buffers stay at their initial sizes however much is inflated.
     let gzipped = Deflate.compress(CaptureFixtures.bytes(.btsnoopH4, records), wrapper: .gzip)
-    let reader = try gzipped.withUnsafeBufferPointer { buffer throws(CaptureError) in
-      try CaptureFile.open(InputSource(bytes: buffer, name: "memory"))
-    }
+    let path = CaptureFixtures.temporaryFile(gzipped)
+    defer { unlink(path) }
+    let reader = try CaptureFile.open(path: path)
     while try reader.next() != nil {}
     let input = try #require(((reader as? ContainedReader)?.reader as? BTSnoopReader)?.input)
     #expect(input.bufferSize == InputSource.chunkSize)
-    #expect(input.inflater?.inputCapacity == max(Inflater.inputChunk, gzipped.count))
+    #expect(input.inflater?.inputCapacity == Inflater.inputChunk)
   }
 
   @Test func truncatedGzipKeepsTheFramesBeforeAndSaysSo() throws {
