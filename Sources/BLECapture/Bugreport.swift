@@ -24,7 +24,8 @@ public enum Bugreport {
 
   /// Finds the summary in the text `input` and opens its records.
   static func open(text input: InputSource, container: String, damage: DamagePolicy) throws(CaptureError) -> any CaptureReader {
-    let base64 = try summaryText(input, container: container)
+    let firstBytes = input.peekBytes(8)
+    let base64 = try summaryText(input, container: container, firstBytes: firstBytes)
     let payload = try decodeBase64(base64)
     let (btsnoop, version) = try btsnoop(fromBtsnooz: payload)
     let memory = btsnoop.withUnsafeBufferPointer { InputSource(bytes: $0, name: input.name) }
@@ -34,7 +35,7 @@ public enum Bugreport {
   }
 
   /// The base64 characters of the first summary section (whitespace included), bounded.
-  static func summaryText(_ input: InputSource, container: String) throws(CaptureError) -> [UInt8] {
+  static func summaryText(_ input: InputSource, container: String, firstBytes: [UInt8]) throws(CaptureError) -> [UInt8] {
     let chunk = 64 * 1024
     let marker = beginMarker
     // Find the marker; keep marker.count - 1 bytes between chunks so it can straddle them.
@@ -58,7 +59,8 @@ public enum Bugreport {
         }
       }
       if have < chunk {
-        throw .corrupt("text without a BTSNOOP_LOG_SUMMARY section: not a capture (an Android \(container) holds one when the Bluetooth stack wrote it)")
+        // Text, but no summary in it: as for any other file that is no capture.
+        throw .notACapture(firstBytes: firstBytes)
       }
       input.consume(have - (marker.count - 1))
     }

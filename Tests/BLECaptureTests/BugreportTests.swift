@@ -126,13 +126,24 @@ enum BugreportFixtures {
     Self.expectSame(result.records, source, version: 2)
   }
 
+  /// The BEGIN marker found wherever the 64 KiB read chunks cut it.
+  @Test(arguments: [65_536 - 40, 65_536 - 20, 65_536 - 10, 131_072 - 33])
+  func markerAcrossReadChunks(filler: Int) throws {
+    let source = Array(BugreportFixtures.sessionRecords.prefix(8))
+    let text = BugreportFixtures.bugreportText(BugreportFixtures.btsnooz(source, version: 2))
+    let padded = [UInt8](repeating: UInt8(ascii: "="), count: filler) + [0x0A] + text
+    let result = CaptureFixtures.read(padded)
+    #expect(result.error == nil)
+    Self.expectSame(result.records, source, version: 2)
+  }
+
   @Test func textWithoutSummaryIsNotACapture() throws {
     let result = CaptureFixtures.read(Array("just some notes\nnothing else\n".utf8))
-    guard case .corrupt(let why)? = result.error else {
-      Issue.record("expected a clear error, got \(String(describing: result.error))")
-      return
-    }
-    #expect(why.contains("BTSNOOP_LOG_SUMMARY"))
+    #expect(result.error == .notACapture(firstBytes: Array("just som".utf8)))
+    #expect(result.error?.message.contains("with a BTSNOOP_LOG_SUMMARY") == true)
+    // Long text: the marker is looked for across the read chunks.
+    let long = [UInt8](repeating: UInt8(ascii: "x"), count: 200_000)
+    #expect(CaptureFixtures.read(long).error == .notACapture(firstBytes: Array("xxxxxxxx".utf8)))
   }
 
   @Test func corruptBase64IsAClearError() throws {
