@@ -71,7 +71,8 @@ final class Inflater {
   }
 
   /// Inflates into `destination` (at most `count` bytes); 0 at the end of the compressed data.
-  /// `refill` reads compressed bytes (0 at the end of the source).
+  /// `refill` reads compressed bytes (0 at the end of the source, -1 for "none yet, ask later",
+  /// which `read` then returns).
   /// - Throws: `.readFailed` for corrupt data or compressed data cut short, every time after.
   func read(
     into destination: UnsafeMutablePointer<UInt8>, count: Int,
@@ -82,6 +83,7 @@ final class Inflater {
     while true {
       if stream.pointee.avail_in == 0 && !sourceEnded {
         let got = try refill(input, inputCapacity)
+        if got < 0 { return -1 }
         if got == 0 {
           sourceEnded = true
         } else {

@@ -128,18 +128,14 @@ public final class InputSource: @unchecked Sendable {
     if end - start >= count || reachedEOF || isRegularFile { return true }
     makeRoom(for: count)
     while end - start < count {
-      var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-      let ready = poll(&request, 1, 0)
-      if ready < 0 && errno == EINTR { continue }
-      // Nothing to read yet: a read would wait. (POLLHUP and errors are answered by read.)
-      if ready == 0 { return false }
-      if ready < 0 { return true }
       let got: Int
       do {
-        got = try readSome(into: buffer + end, count: bufferSize - end)
+        got = try readSome(into: buffer + end, count: bufferSize - end, mayWait: false)
       } catch {
         return true  // the next `fill` reports it
       }
+      // Nothing to read yet: a read would wait.
+      if got < 0 { return false }
       if got == 0 {
         reachedEOF = true
         return true
@@ -149,11 +145,27 @@ public final class InputSource: @unchecked Sendable {
     return true
   }
 
-  /// Reads what the source holds next (inflated when compressed); 0 at its end.
-  private func readSome(into destination: UnsafeMutablePointer<UInt8>, count: Int) throws(CaptureError) -> Int {
-    guard let inflater else { return try readSource(into: destination, count: count) }
+  /// Whether a read of the descriptor would return at once (poll with no timeout). Errors and
+  /// hang-ups answer true: the read reports them.
+  private func descriptorIsReady() -> Bool {
+    while true {
+      var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+      let ready = poll(&request, 1, 0)
+      if ready < 0 && errno == EINTR { continue }
+      return ready != 0
+    }
+  }
+
+  /// Reads what the source holds next (inflated when compressed); 0 at its end. Unless
+  /// `mayWait`, -1 when the descriptor has nothing yet (compressed input is asked for only then).
+  private func readSome(into destination: UnsafeMutablePointer<UInt8>, count: Int, mayWait: Bool = true) throws(CaptureError) -> Int {
+    guard let inflater else {
+      if !mayWait && !descriptorIsReady() { return -1 }
+      return try readSource(into: destination, count: count)
+    }
     return try inflater.read(into: destination, count: count) { target, size throws(CaptureError) in
-      try readSource(into: target, count: size)
+      if !mayWait && !isRegularFile && !descriptorIsReady() { return -1 }
+      return try readSource(into: target, count: size)
     }
   }
 

@@ -25,6 +25,26 @@ import BLETestSupport
     #expect(records.count == CaptureFixtures.records.count)
   }
 
+  /// From a pipe, asking whether a record is ready never waits for the writer, gzip or not.
+  @Test func gzipPipeAnswersReadinessWithoutWaiting() throws {
+    let plain = CaptureFixtures.bytes(.btsnoopH4)
+    let firstRecordEnd = 16 + 24 + 1 + CaptureFixtures.records[0].bytes.count
+    var fds: [Int32] = [0, 0]
+    try #require(pipe(&fds) == 0)
+    defer { close(fds[1]) }
+    let first = Deflate.compress(Array(plain[0..<firstRecordEnd]), wrapper: .gzip)
+    first.withUnsafeBufferPointer { _ = write(fds[1], $0.baseAddress, $0.count) }
+    let reader = try CaptureFile.open(InputSource(descriptor: fds[0], name: "pipe", owns: true))
+    #expect(reader.mayWaitForInput)
+    #expect(reader.nextIsReady())
+    #expect(try reader.next()?.kind == .command)
+    #expect(!reader.nextIsReady())  // would wait: the writer has sent nothing more
+    let rest = Deflate.compress(Array(plain[firstRecordEnd...]), wrapper: .gzip)
+    rest.withUnsafeBufferPointer { _ = write(fds[1], $0.baseAddress, $0.count) }
+    #expect(reader.nextIsReady())
+    #expect(try reader.next()?.kind == .event)
+  }
+
   @Test func concatenatedMembersAreOneStream() throws {
     let plain = CaptureFixtures.bytes(.btsnoopH4)
     // The header in one member, the records in a second one (as `cat a.gz b.gz`).
