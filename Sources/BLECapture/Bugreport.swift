@@ -7,7 +7,7 @@ import BLECore
 /// file that the btsnoop reader reads.
 public enum Bugreport {
   static let beginMarker = Array("--- BEGIN:BTSNOOP_LOG_SUMMARY".utf8)
-  /// Largest base64 text and largest inflated body accepted (Android keeps a few hundred KiB).
+  /// Largest base64 text and largest inflated body accepted.
   public static let maximumSummaryBytes = 64 * 1024 * 1024
 
   /// Whether the first bytes look like text (a bugreport starts with `====` lines; dumpsys with
