@@ -235,4 +235,30 @@ enum BugreportFixtures {
     let archive = ZipArchive.archive([(name: "bugreport-x.txt", bytes: Array("x".utf8), deflate: true)])
     #expect(throws: CaptureError.self) { _ = try CaptureFixtures.readThroughPipe(archive) }
   }
+
+  /// Random damage to a bugreport zip, a bugreport text and a gzip file: each read ends (records,
+  /// an error or both), never a crash or a hang.
+  @Test func mutatedContainersEndCleanly() throws {
+    let source = Array(BugreportFixtures.sessionRecords.prefix(40))
+    let text = BugreportFixtures.bugreportText(BugreportFixtures.btsnooz(source, version: 2))
+    let bases = [
+      ZipArchive.archive([(name: "bugreport-m.txt", bytes: text, deflate: true)]),
+      BugreportFixtures.bugreportText(BugreportFixtures.btsnooz(source, version: 1)),
+      Deflate.compress(CaptureFixtures.bytes(.btsnoopH4, source), wrapper: .gzip),
+    ]
+    var random = SeededGenerator(seed: 0x6272_6570)
+    for round in 0..<240 {
+      var bytes = bases[round % bases.count]
+      if round % 4 == 3 {
+        bytes.removeLast(Int.random(in: 1..<bytes.count, using: &random))
+      } else {
+        for _ in 0..<Int.random(in: 1...6, using: &random) {
+          bytes[Int.random(in: 0..<bytes.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+        }
+      }
+      let result = CaptureFixtures.read(bytes)
+      #expect(result.records.count <= source.count + 1, "round \(round)")
+      if let error = result.error { #expect(!error.message.isEmpty) }
+    }
+  }
 }
