@@ -47,12 +47,10 @@ public enum ZipArchive {
 
   /// The archive's entries, from its central directory.
   public static func directory(_ input: InputSource) throws(CaptureError) -> [Entry] {
-    guard input.fd >= 0, input.isRegularFile, input.inflater == nil, input.region == nil else {
+    guard input.isRegularFile, input.inflater == nil, input.region == nil, input.position == 0 else {
       throw .corrupt("a zip archive can be read from a file only (its directory is at its end), not from a pipe or inside another container")
     }
-    var info = stat()
-    guard fstat(input.fd, &info) == 0 else { throw .readFailed(String(cString: strerror(errno))) }
-    let size = Int64(info.st_size)
+    let size = try archiveSize(input)
     let tailSize = Int(min(size, 22 + 65_535))
     let tail = try readAt(input, offset: size - Int64(tailSize), count: tailSize)
     var at = tailSize - 22
@@ -94,9 +92,7 @@ public enum ZipArchive {
     guard entry.method == 0 || entry.method == 8 else {
       throw .corrupt("zip entry \(entry.name) uses compression method \(entry.method); bledissect reads stored (0) and deflated (8) entries")
     }
-    var info = stat()
-    _ = fstat(input.fd, &info)
-    let size = Int64(info.st_size)
+    let size = try archiveSize(input)
     let local = Int64(entry.localHeaderOffset)
     guard local + 30 <= size else { throw .corrupt("zip entry \(entry.name): its header lies outside the archive") }
     let header = try readAt(input, offset: local, count: 30)
@@ -105,12 +101,31 @@ public enum ZipArchive {
     guard dataOffset + Int64(entry.compressedSize) <= size else {
       throw .corrupt("zip entry \(entry.name) declares \(entry.compressedSize) compressed bytes, more than the archive holds")
     }
+    if input.fd < 0 {
+      // Bytes in memory (fuzz targets): the entry's compressed bytes, copied.
+      let bytes = try readAt(input, offset: dataOffset, count: Int(entry.compressedSize))
+      let source = bytes.withUnsafeBufferPointer { InputSource(bytes: $0, name: "\(input.name):\(entry.name)") }
+      if entry.method == 8 { try source.startInflating(.raw) }
+      return source
+    }
     return try InputSource(
       region: input, offset: dataOffset, length: Int64(entry.compressedSize), wrapper: entry.method == 8 ? .raw : nil,
       name: "\(input.name):\(entry.name)")
   }
 
+  /// The archive's length: the file's, or the bytes given in memory.
+  static func archiveSize(_ input: InputSource) throws(CaptureError) -> Int64 {
+    if input.fd < 0 { return Int64(input.available) }
+    var info = stat()
+    guard fstat(input.fd, &info) == 0 else { throw .readFailed(String(cString: strerror(errno))) }
+    return Int64(info.st_size)
+  }
+
   static func readAt(_ input: InputSource, offset: Int64, count: Int) throws(CaptureError) -> [UInt8] {
+    if input.fd < 0 {
+      guard offset >= 0, offset + Int64(count) <= Int64(input.available) else { throw .corrupt("zip archive ends early (at byte \(input.available))") }
+      return input.copy(from: Int(offset), count: count)
+    }
     var bytes = [UInt8](repeating: 0, count: count)
     var done = 0
     while done < count {

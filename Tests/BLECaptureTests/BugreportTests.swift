@@ -231,6 +231,21 @@ enum BugreportFixtures {
     #expect(none.contains("without a bugreport text file"))
   }
 
+  /// Archives given in memory (as the fuzz targets give them) are read like files.
+  @Test func zipFromMemory() throws {
+    let source = Array(BugreportFixtures.sessionRecords.prefix(12))
+    let text = BugreportFixtures.bugreportText(BugreportFixtures.btsnooz(source, version: 2))
+    for deflate in [true, false] {
+      let archive = ZipArchive.archive([(name: "bugreport-mem.txt", bytes: text, deflate: deflate)])
+      let reader = try archive.withUnsafeBufferPointer { buffer throws(CaptureError) in
+        try CaptureFile.open(InputSource(bytes: buffer, name: "memory"))
+      }
+      var records: [CaptureRecord] = []
+      while let record = try reader.next() { records.append(record) }
+      Self.expectSame(records, source, version: 2)
+    }
+  }
+
   @Test func zipFromAPipeIsRefused() throws {
     let archive = ZipArchive.archive([(name: "bugreport-x.txt", bytes: Array("x".utf8), deflate: true)])
     #expect(throws: CaptureError.self) { _ = try CaptureFixtures.readThroughPipe(archive) }
