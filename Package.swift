@@ -17,10 +17,17 @@ let package = Package(
       pkgConfig: "libpcap",
       providers: [.apt(["libpcap-dev"]), .brew(["libpcap"])]
     ),
+    // zlib: gzip input, Android bugreports (btsnooz, zip entries). Has no pkg-config file on macOS,
+    // where the SDK's libz is found without it.
+    .systemLibrary(
+      name: "CZlib",
+      pkgConfig: "zlib",
+      providers: [.apt(["zlib1g-dev"])]
+    ),
     // Byte reader, errors, the normalized capture record, field lists. No Foundation.
     .target(name: "BLECore"),
     // File formats: detection, readers and writers. The only target doing file I/O.
-    .target(name: "BLECapture", dependencies: ["BLECore", "CPcap"]),
+    .target(name: "BLECapture", dependencies: ["BLECore", "CPcap", "CZlib"]),
     // Protocol decoders: pure, no I/O, never print.
     .target(name: "BLEDecoder", dependencies: ["BLECore"]),
     // The engine every command runs on: FrameStream (read, dissect, hand frames to a consumer).

@@ -12,6 +12,9 @@ public enum CaptureError: Error, Sendable, Equatable {
   /// The header or a record is damaged; frames before it were read.
   case damaged(frame: Int, offset: Int64, reason: String)
   case readFailed(String)
+  /// A container (gzip, bugreport text, zip) that holds no readable capture, or is corrupt
+  /// before any frame.
+  case corrupt(String)
 
   /// The exit status this error means: 1 for damage after a readable start, 2 for unreadable.
   public var exitStatus: Int32 {
@@ -25,7 +28,7 @@ public enum CaptureError: Error, Sendable, Equatable {
     case .emptyFile: return "empty file (0 bytes): not a capture"
     case .notACapture(let bytes):
       let shown = bytes.prefix(4).map { Hex.string([$0]) }.joined(separator: " ")
-      return "not a capture file bledissect understands (starts with \(shown)\(bytes.count > 4 ? " …" : "")); it reads btsnoop, PacketLogger, pcap, pcapng"
+      return "not a capture file bledissect understands (starts with \(shown)\(bytes.count > 4 ? " …" : "")); it reads btsnoop, PacketLogger, pcap, pcapng, those gzip-compressed, and Android bugreports (.txt, .zip) with a BTSNOOP_LOG_SUMMARY"
     case let .unsupportedVersion(format, version):
       return "unsupported \(format) version \(version)"
     case let .unsupportedLinkType(format, linkType, name):
@@ -33,6 +36,7 @@ public enum CaptureError: Error, Sendable, Equatable {
     case let .damaged(frame, offset, reason):
       return "damaged capture at frame \(frame) (byte offset \(offset)): \(reason)"
     case .readFailed(let why): return "read error: \(why)"
+    case .corrupt(let why): return why
     }
   }
 }

@@ -59,8 +59,23 @@ public enum CaptureFile {
   }
 
   public static func open(_ input: InputSource, damage: DamagePolicy = .stop) throws(CaptureError) -> any CaptureReader {
+    try open(input, damage: damage, container: nil)
+  }
+
+  /// `container`: what `input` was found in (a gzip file, a zip archive), for messages; gzip
+  /// inside gzip is read, one level only.
+  static func open(_ input: InputSource, damage: DamagePolicy, container: String?) throws(CaptureError) -> any CaptureReader {
     let have = try input.fill(16)
-    if have == 0 { throw .emptyFile }
+    if have == 0 { throw container == nil ? .emptyFile : .corrupt("the \(container!) holds no bytes: not a capture") }
+    if have >= 2, input.peek(0) == 0x1F, input.peek(1) == 0x8B, container == nil {
+      try input.startInflating(.gzip)
+      let reader = try open(input, damage: damage, container: "gzip file")
+      let format = CaptureFormat(name: reader.format.name, detail: reader.format.detail + ", gzip-compressed")
+      return ContainedReader(reader, format: format)
+    }
+    if have >= 4, input.peekUInt32BE(0) == 0x504B_0304, container == nil {
+      return try ZipArchive.openBugreport(input, damage: damage)
+    }
     if have >= 8, input.peekBytes(8) == BTSnoopFormat.magic {
       return try BTSnoopReader(input, damage: damage)
     }
@@ -75,6 +90,27 @@ public enum CaptureFile {
     if let order = try PacketLoggerReader.detect(input) {
       return PacketLoggerReader(input, bigEndian: order, damage: damage)
     }
+    if Bugreport.looksLikeText(input) {
+      return try Bugreport.open(text: input, container: container ?? "bugreport", damage: damage)
+    }
     throw .notACapture(firstBytes: input.peekBytes(8))
   }
+}
+
+/// A reader found inside a container (gzip, a bugreport), named as what it was found in.
+final class ContainedReader: CaptureReader {
+  let reader: any CaptureReader
+  let format: CaptureFormat
+
+  init(_ reader: any CaptureReader, format: CaptureFormat) {
+    self.reader = reader
+    self.format = format
+  }
+
+  func next() throws(CaptureError) -> CaptureRecord? { try reader.next() }
+  func next(into record: inout CaptureRecord) throws(CaptureError) -> Bool { try reader.next(into: &record) }
+  var damagePlaces: Int { reader.damagePlaces }
+  var damage: DamageTally { reader.damage }
+  var mayWaitForInput: Bool { reader.mayWaitForInput }
+  func nextIsReady() -> Bool { reader.nextIsReady() }
 }

@@ -28,8 +28,16 @@ public final class InputSource: @unchecked Sendable {
   public let name: String
   /// Whether the descriptor is a regular file: reads from it never wait for a writer.
   public let isRegularFile: Bool
+  /// The source whose descriptor a region reads (kept open while the region is read).
+  var owner: InputSource?
 
   static let chunkSize = 256 * 1024
+
+  /// Set once the content turned out to be compressed (`startInflating`): reads then return
+  /// inflated bytes, and `position` counts them.
+  var inflater: Inflater?
+  /// A part of a regular file read with `pread` (a zip entry): the next offset and the bytes left.
+  var region: (offset: Int64, remaining: Int64)?
 
   /// Opens `path`, or standard input for `-`.
   public convenience init(path: String) throws(CaptureError) {
@@ -103,11 +111,7 @@ public final class InputSource: @unchecked Sendable {
     if end - start >= count || reachedEOF { return end - start }
     makeRoom(for: count)
     while end - start < count {
-      let got = read(fd, buffer + end, bufferSize - end)
-      if got < 0 {
-        if errno == EINTR { continue }
-        throw .readFailed(String(cString: strerror(errno)))
-      }
+      let got = try readSome(into: buffer + end, count: bufferSize - end)
       if got == 0 {
         reachedEOF = true
         break
@@ -124,17 +128,14 @@ public final class InputSource: @unchecked Sendable {
     if end - start >= count || reachedEOF || isRegularFile { return true }
     makeRoom(for: count)
     while end - start < count {
-      var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-      let ready = poll(&request, 1, 0)
-      if ready < 0 && errno == EINTR { continue }
-      // Nothing to read yet: a read would wait. (POLLHUP and errors are answered by read.)
-      if ready == 0 { return false }
-      if ready < 0 { return true }
-      let got = read(fd, buffer + end, bufferSize - end)
-      if got < 0 {
-        if errno == EINTR || errno == EAGAIN { continue }
-        return true
+      let got: Int
+      do {
+        got = try readSome(into: buffer + end, count: bufferSize - end, mayWait: false)
+      } catch {
+        return true  // the next `fill` reports it
       }
+      // Nothing to read yet: a read would wait.
+      if got < 0 { return false }
       if got == 0 {
         reachedEOF = true
         return true
@@ -142,6 +143,77 @@ public final class InputSource: @unchecked Sendable {
       end += got
     }
     return true
+  }
+
+  /// Whether a read of the descriptor would return at once (poll with no timeout). Errors and
+  /// hang-ups answer true: the read reports them.
+  private func descriptorIsReady() -> Bool {
+    while true {
+      var request = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+      let ready = poll(&request, 1, 0)
+      if ready < 0 && errno == EINTR { continue }
+      return ready != 0
+    }
+  }
+
+  /// Reads what the source holds next (inflated when compressed); 0 at its end. Unless
+  /// `mayWait`, -1 when the descriptor has nothing yet (compressed input is asked for only then).
+  private func readSome(into destination: UnsafeMutablePointer<UInt8>, count: Int, mayWait: Bool = true) throws(CaptureError) -> Int {
+    guard let inflater else {
+      if !mayWait && !descriptorIsReady() { return -1 }
+      return try readSource(into: destination, count: count)
+    }
+    return try inflater.read(into: destination, count: count) { target, size throws(CaptureError) in
+      if !mayWait && !isRegularFile && !descriptorIsReady() { return -1 }
+      return try readSource(into: target, count: size)
+    }
+  }
+
+  /// Reads the underlying bytes: the descriptor, or the file region; 0 at the end (and always
+  /// for bytes given in memory, which were all buffered at the start).
+  private func readSource(into destination: UnsafeMutablePointer<UInt8>, count: Int) throws(CaptureError) -> Int {
+    if fd < 0 { return 0 }
+    while true {
+      let got: Int
+      if let region {
+        let wanted = Int(min(Int64(count), region.remaining))
+        if wanted == 0 { return 0 }
+        got = pread(fd, destination, wanted, off_t(region.offset))
+        if got > 0 { self.region = (region.offset + Int64(got), region.remaining - Int64(got)) }
+      } else {
+        got = read(fd, destination, count)
+      }
+      if got < 0 {
+        if errno == EINTR || errno == EAGAIN { continue }
+        throw .readFailed(String(cString: strerror(errno)))
+      }
+      return got
+    }
+  }
+
+  /// From here on, the content is `wrapper`-compressed: the bytes buffered so far (from the
+  /// start) become the inflater's first input, and reads return inflated bytes from offset 0.
+  func startInflating(_ wrapper: Inflater.Wrapper) throws(CaptureError) {
+    let pending = UnsafeBufferPointer(start: buffer + start, count: end - start)
+    inflater = try Inflater(wrapper, pending: pending)
+    start = 0
+    end = 0
+    position = 0
+    reachedEOF = false
+  }
+
+  /// Reads `length` bytes of the regular file open in `input` from `offset` on (not owning it),
+  /// `wrapper`-compressed or not (a zip entry).
+  init(region input: InputSource, offset: Int64, length: Int64, wrapper: Inflater.Wrapper?, name: String) throws(CaptureError) {
+    fd = input.fd
+    ownsDescriptor = false
+    owner = input
+    self.name = name
+    isRegularFile = true
+    buffer = .allocate(capacity: Self.chunkSize)
+    bufferSize = Self.chunkSize
+    region = (offset, length)
+    if let wrapper { inflater = try Inflater(wrapper, pending: UnsafeBufferPointer(start: nil, count: 0)) }
   }
 
   /// Makes room in the buffer for `count` unread bytes from the read position.
@@ -220,15 +292,21 @@ public final class InputSource: @unchecked Sendable {
     return count
   }
 
+  /// Why `readThrough` last failed (libpcap sees only -1).
+  var readThroughFailure: CaptureError?
+
   /// Reads directly from the descriptor once the buffer is drained (used by libpcap's FILE*).
   func readThrough(into destination: UnsafeMutableRawPointer, max: Int) -> Int {
     let buffered = drain(into: destination, max: max)
     if buffered > 0 || reachedEOF { return buffered }
-    while true {
-      let got = read(fd, destination, max)
-      if got < 0 && errno == EINTR { continue }
-      if got > 0 { position += Int64(got) }
+    do {
+      let got = try readSome(into: destination.assumingMemoryBound(to: UInt8.self), count: max)
+      position += Int64(got)
       return got
+    } catch {
+      readThroughFailure = error
+      errno = EIO
+      return -1
     }
   }
 }

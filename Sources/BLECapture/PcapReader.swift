@@ -86,6 +86,8 @@ public final class PcapReader: CaptureReader {
       let frame = frames + 1
       if status == PCAP_ERROR_BREAK || status == -2 { return nil }
       guard status == 1, let header = headerPointer?.pointee, let data = dataPointer else {
+        // A failure below libpcap (corrupt gzip) says more than libpcap's "Input/output error".
+        if case .readFailed(let why)? = input.readThroughFailure { throw .damaged(frame: frame, offset: recordOffset, reason: why) }
         let text = String(cString: pcap_geterr(handle))
         throw .damaged(frame: frame, offset: recordOffset, reason: text)
       }

@@ -111,7 +111,8 @@ enum BLEDissectCLI {
       USAGE: bledissect [annotate] [options] <file>
              bledissect <command> [options] <file>
 
-      The file may be '-' for standard input. Formats are detected from the content.
+      The file may be '-' for standard input. Formats are detected from the content;
+      gzip-compressed captures and Android bugreports (.txt, .zip) are read too.
 
       COMMANDS:
 

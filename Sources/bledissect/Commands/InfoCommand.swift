@@ -1,21 +1,31 @@
 import BLECapture
 import BLECore
 
-/// `bledissect info FILE`: the format, the frame count and the time span, without decoding.
+/// `bledissect info FILE...`: the format, the frame count and the time span, without decoding;
+/// one block per file, in the order given, a blank line between blocks.
 enum InfoCommand: CLICommand {
   static let configuration = CommandConfiguration(
     name: "info",
     abstract: "Show a capture's format, frame count and time span.",
-    usage: "info <file>",
+    usage: "info <file>...",
     options: [stopAtDamageOption],
     minimumPositionals: 1,
-    maximumPositionals: 1)
+    maximumPositionals: Int.max)
 
   /// Skips listed one by one (info prints after reading; the list must stay bounded).
   static let listedSkips = 100
 
+  /// The worst exit status of the files (2 unreadable, 1 damaged, 0).
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
-    let path = arguments.positionals[0]
+    var status: Int32 = 0
+    for (index, path) in arguments.positionals.enumerated() {
+      if index > 0 { context.stdout.append("\n") }
+      status = max(status, runOne(path, arguments, context))
+    }
+    return status
+  }
+
+  static func runOne(_ path: Argument, _ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
     let reader: any CaptureReader
     switch context.openCapture(path, damage: damagePolicy(arguments)) {
     case .success(let opened): reader = opened

@@ -1,0 +1,199 @@
+import BLECore
+import CZlib
+
+/// Streaming zlib inflation with bounded buffers: gzip files, zlib streams (btsnooz) and raw
+/// deflate (zip entries). Each call produces at most what the caller's buffer holds, so memory
+/// does not grow with the output (a zip bomb costs time in proportion to its output, never memory).
+final class Inflater {
+  enum Wrapper {
+    /// RFC 1952, members may follow one another (as `cat a.gz b.gz` makes).
+    case gzip
+    /// RFC 1950 (zlib header and Adler-32).
+    case zlib
+    /// RFC 1951 alone (zip method 8).
+    case raw
+
+    var windowBits: Int32 {
+      switch self {
+      case .gzip: return 16 + 15
+      case .zlib: return 15
+      case .raw: return -15
+      }
+    }
+
+    var name: String {
+      switch self {
+      case .gzip: return "gzip"
+      case .zlib: return "zlib"
+      case .raw: return "deflate"
+      }
+    }
+  }
+
+  let wrapper: Wrapper
+  let stream: UnsafeMutablePointer<z_stream>
+  let input: UnsafeMutablePointer<UInt8>
+  let inputCapacity: Int
+  /// The compressed source said it has no more bytes.
+  var sourceEnded = false
+  /// The (last) compressed stream ended; for gzip another member may follow.
+  var streamEnded = false
+  var finished = false
+  var failure: CaptureError?
+  /// Compressed bytes handed to zlib so far (for messages).
+  var compressedRead: Int64 = 0
+
+  static let inputChunk = 64 * 1024
+
+  /// `pending`: compressed bytes already read from the source (format detection buffered them).
+  init(_ wrapper: Wrapper, pending: UnsafeBufferPointer<UInt8>) throws(CaptureError) {
+    self.wrapper = wrapper
+    inputCapacity = max(Self.inputChunk, pending.count)
+    input = .allocate(capacity: inputCapacity)
+    if let base = pending.baseAddress { input.update(from: base, count: pending.count) }
+    stream = .allocate(capacity: 1)
+    stream.initialize(to: z_stream())
+    stream.pointee.next_in = input
+    stream.pointee.avail_in = UInt32(pending.count)
+    compressedRead = Int64(pending.count)
+    guard bledissect_inflate_init2(stream, wrapper.windowBits) == Z_OK else {
+      input.deallocate()
+      stream.deallocate()
+      throw .readFailed("zlib could not start inflating")
+    }
+  }
+
+  deinit {
+    inflateEnd(stream)
+    stream.deinitialize(count: 1)
+    stream.deallocate()
+    input.deallocate()
+  }
+
+  /// Inflates into `destination` (at most `count` bytes); 0 at the end of the compressed data.
+  /// `refill` reads compressed bytes (0 at the end of the source, -1 for "none yet, ask later",
+  /// which `read` then returns).
+  /// - Throws: `.readFailed` for corrupt data or compressed data cut short, every time after.
+  func read(
+    into destination: UnsafeMutablePointer<UInt8>, count: Int,
+    refill: (UnsafeMutablePointer<UInt8>, Int) throws(CaptureError) -> Int
+  ) throws(CaptureError) -> Int {
+    if let failure { throw failure }
+    if finished || count == 0 { return 0 }
+    while true {
+      if stream.pointee.avail_in == 0 && !sourceEnded {
+        let got = try refill(input, inputCapacity)
+        if got < 0 { return -1 }
+        if got == 0 {
+          sourceEnded = true
+        } else {
+          stream.pointee.next_in = input
+          stream.pointee.avail_in = UInt32(got)
+          compressedRead += Int64(got)
+        }
+      }
+      if streamEnded {
+        // gzip: another member, or the end (anything else after the last member is ignored,
+        // as gzip -d does with trailing zeros).
+        if wrapper == .gzip && stream.pointee.avail_in == 0 && !sourceEnded { continue }
+        if wrapper == .gzip && stream.pointee.avail_in > 0 && stream.pointee.next_in.pointee == 0x1F {
+          inflateReset(stream)
+          streamEnded = false
+        } else {
+          finished = true
+          return 0
+        }
+      }
+      stream.pointee.next_out = destination
+      let offered = UInt32(min(count, Int(UInt32.max)))
+      stream.pointee.avail_out = offered
+      let status = inflate(stream, Z_NO_FLUSH)
+      let produced = Int(offered - stream.pointee.avail_out)
+      switch status {
+      case Z_STREAM_END:
+        streamEnded = true
+        if produced > 0 { return produced }
+      case Z_OK, Z_BUF_ERROR:
+        if produced > 0 { return produced }
+        if sourceEnded && stream.pointee.avail_in == 0 {
+          return try fail("\(wrapper.name) data ends before the end of the compressed stream (truncated after \(compressedRead) compressed bytes)")
+        }
+      default:
+        let detail = stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)"
+        return try fail("corrupt \(wrapper.name) data: \(detail)")
+      }
+    }
+  }
+
+  private func fail(_ reason: String) throws(CaptureError) -> Int {
+    let error = CaptureError.readFailed(reason)
+    failure = error
+    throw error
+  }
+
+  /// Whether `read` can make progress without asking the source for bytes.
+  var hasPendingInput: Bool { stream.pointee.avail_in > 0 || finished || failure != nil }
+
+  /// Inflates all of `bytes` (a whole zlib or raw stream) into memory, refusing more than `limit`
+  /// bytes of output.
+  static func inflateAll(_ bytes: ArraySlice<UInt8>, wrapper: Wrapper, limit: Int) throws(CaptureError) -> [UInt8] {
+    var output: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    let inflater: Inflater
+    do {
+      inflater = try bytes.withUnsafeBufferPointer { pending throws(CaptureError) in try Inflater(wrapper, pending: pending) }
+    }
+    while true {
+      let got = try chunk.withUnsafeMutableBufferPointer { buffer throws(CaptureError) in
+        try inflater.read(into: buffer.baseAddress!, count: buffer.count) { _, _ in 0 }
+      }
+      if got == 0 { return output }
+      guard output.count + got <= limit else {
+        throw .readFailed("\(wrapper.name) data inflates to more than \(limit) bytes; refused")
+      }
+      output.append(contentsOf: chunk[0..<got])
+    }
+  }
+}
+
+/// Compression through zlib, for writing fixtures and archives (`Deflate.compress`).
+public enum Deflate {
+  public enum Wrapper: Sendable { case gzip, zlib, raw }
+
+  /// Compresses `bytes` whole with zlib's default level.
+  public static func compress(_ bytes: [UInt8], wrapper: Wrapper) -> [UInt8] {
+    let bits: Int32
+    switch wrapper {
+    case .gzip: bits = 16 + 15
+    case .zlib: bits = 15
+    case .raw: bits = -15
+    }
+    let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
+    stream.initialize(to: z_stream())
+    defer {
+      deflateEnd(stream)
+      stream.deinitialize(count: 1)
+      stream.deallocate()
+    }
+    guard bledissect_deflate_init2(stream, Z_DEFAULT_COMPRESSION, bits) == Z_OK else { return [] }
+    var input = bytes
+    let bound = Int(deflateBound(stream, UInt(bytes.count))) + 64
+    var output = [UInt8](repeating: 0, count: bound)
+    let written = input.withUnsafeMutableBufferPointer { source in
+      output.withUnsafeMutableBufferPointer { target in
+        stream.pointee.next_in = source.baseAddress
+        stream.pointee.avail_in = UInt32(source.count)
+        stream.pointee.next_out = target.baseAddress
+        stream.pointee.avail_out = UInt32(target.count)
+        _ = deflate(stream, Z_FINISH)
+        return target.count - Int(stream.pointee.avail_out)
+      }
+    }
+    return Array(output[0..<written])
+  }
+
+  /// CRC-32 (zip entries).
+  public static func crc32(_ bytes: [UInt8]) -> UInt32 {
+    bytes.withUnsafeBufferPointer { UInt32(CZlib.crc32(0, $0.baseAddress, UInt32($0.count))) }
+  }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import Testing
+import BLECapture
+import BLECore
+@testable import bledissect
+
+/// gzip and bugreport inputs through every command that reads captures: the same output as the
+/// plain capture, but for the file name and the format's words.
+@Suite struct CompressedInputCLITests {
+  static let samples = ["hr_strap_session.btsnoop", "hr_strap_session.pklg", "hr_strap_session.pcapng"]
+
+  static func gzipped(_ name: String) throws -> String {
+    let plain = try [UInt8](Data(contentsOf: URL(fileURLWithPath: capturePath(name))))
+    return temporaryFile(Deflate.compress(plain, wrapper: .gzip))
+  }
+
+  /// The output with `path` written as `plain`, and the container's words dropped.
+  static func normalized(_ text: String, _ path: String, _ plain: String) -> String {
+    text.replacingOccurrences(of: path, with: plain).replacingOccurrences(of: ", gzip-compressed", with: "")
+  }
+
+  @Test(arguments: samples)
+  func gzippedCaptureGivesTheSameJSONLines(name: String) throws {
+    let path = try Self.gzipped(name)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let plain = runCLI(["--json", "--no-cache", capturePath(name)])
+    let compressed = runCLI(["--json", "--no-cache", path])
+    #expect(compressed.status == 0)
+    #expect(plain.stdout.split(separator: "\n").count == 160)
+    #expect(compressed.stdout == plain.stdout)
+  }
+
+  @Test(arguments: [["summary", "--json"], ["gatt", "--json"], ["hr", "--csv"], ["info"], ["summary"], ["-1", "--time", "abs"]])
+  func everyCommandReadsGzip(command: [String]) throws {
+    let name = "hr_strap_session.btsnoop"
+    let path = try Self.gzipped(name)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let plain = runCLI(command + ["--no-cache", capturePath(name)].filter { command != ["info"] || $0 != "--no-cache" })
+    let compressed = runCLI(command + ["--no-cache", path].filter { command != ["info"] || $0 != "--no-cache" })
+    #expect(compressed.status == 0)
+    #expect(Self.normalized(compressed.stdout, path, capturePath(name)) == plain.stdout)
+  }
+
+  @Test func diffAndConvertReadGzip() throws {
+    let path = try Self.gzipped("hr_strap_session.btsnoop")
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let diff = runCLI(["diff", "--no-cache", capturePath("hr_strap_session.btsnoop"), path])
+    #expect(diff.status == 0)
+    #expect(diff.stdout.contains("equivalent"))
+    let output = NSTemporaryDirectory() + "bledissect-gz-\(UUID().uuidString).pcapng"
+    defer { try? FileManager.default.removeItem(atPath: output) }
+    #expect(runCLI(["convert", "--to", "pcapng", path, output]).status == 0)
+    #expect(runCLI(["info", output]).stdout.contains("frames:   160\n"))
+  }
+
+  @Test func infoTakesSeveralFilesInOrder() throws {
+    let path = try Self.gzipped("hr_strap_session.pklg")
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let result = runCLI(["info", capturePath("eatt.btsnoop"), path, capturePath("le_coc.btsnoop")])
+    #expect(result.status == 0)
+    let blocks = result.stdout.components(separatedBy: "\n\n")
+    try #require(blocks.count == 3)
+    #expect(blocks[0].hasPrefix("file:     \(capturePath("eatt.btsnoop"))\n"))
+    #expect(blocks[1].hasPrefix("file:     \(path)\nformat:   packetlogger, big-endian, gzip-compressed\nframes:   160\n"))
+    #expect(blocks[2].hasPrefix("file:     \(capturePath("le_coc.btsnoop"))\n"))
+    // The worst status of all; the other files are still shown.
+    let missing = runCLI(["info", "/nonexistent/capture.btsnoop", capturePath("eatt.btsnoop")])
+    #expect(missing.status == 2)
+    #expect(missing.stdout.contains("file:     \(capturePath("eatt.btsnoop"))"))
+  }
+
+  @Test func truncatedGzipIsOneClearLine() throws {
+    let plain = try [UInt8](Data(contentsOf: URL(fileURLWithPath: capturePath("hr_strap_session.btsnoop"))))
+    let gzipped = Deflate.compress(plain, wrapper: .gzip)
+    let path = temporaryFile(Array(gzipped[0..<(gzipped.count / 2)]))
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let result = runCLI(["-1", "--no-cache", path])
+    #expect(result.status != 0)
+    #expect(result.stdout.split(separator: "\n").count > 10)
+    let lines = result.stderr.split(separator: "\n")
+    #expect(lines.count == 1)
+    #expect(lines.first?.contains("gzip data ends before the end of the compressed stream") == true)
+  }
+
+  /// Wireshark reads gzip captures itself: its frame count must equal ours.
+  @Test(.enabled(if: which("tshark") != nil, "tshark is not installed"), arguments: samples)
+  func tsharkCountsTheSameFramesInGzip(name: String) throws {
+    let path = try Self.gzipped(name)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let ours = try TsharkCrossCheckTests.ourFrameCount(path)
+    #expect(ours == 160)
+    #expect(try TsharkCrossCheckTests.tsharkFrameCount(path) == ours)
+  }
+
+  @Test func bugreportTextAndZipFromTheCommandLine() throws {
+    let reader = try CaptureFile.open(path: capturePath("hr_strap_session.btsnoop"))
+    var records: [BLECore.CaptureRecord] = []
+    while let record = try reader.next() { records.append(record) }
+    // btsnooz v2 by hand (capture-formats.md §5.3): the summary keeps every byte here.
+    var body: [UInt8] = []
+    var previous = records[0].timestamp
+    for record in records {
+      let type: UInt8
+      switch record.kind {
+      case .command: type = 0x20
+      case .event: type = 0x10
+      default: type = record.direction == .controllerToHost ? 0x11 : 0x21
+      }
+      let length = record.bytes.count + 1
+      let delta = UInt32(record.timestamp - previous)
+      body += [UInt8(length & 0xFF), UInt8(length >> 8), UInt8(length & 0xFF), UInt8(length >> 8)]
+      body += [UInt8(delta & 0xFF), UInt8(delta >> 8 & 0xFF), UInt8(delta >> 16 & 0xFF), UInt8(delta >> 24), type] + record.bytes
+      previous = record.timestamp
+    }
+    let last = UInt64(records.last!.timestamp)
+    let payload = [2] + (0..<8).map { UInt8(truncatingIfNeeded: last >> UInt64($0 * 8)) } + Deflate.compress(body, wrapper: .zlib)
+    let text = "== dumpstate\n--- BEGIN:BTSNOOP_LOG_SUMMARY (\(payload.count) bytes in) ---\n"
+      + Data(payload).base64EncodedString(options: [.lineLength76Characters, .endLineWithLineFeed]) + "\n--- END:BTSNOOP_LOG_SUMMARY ---\n"
+    let textPath = temporaryFile(Array(text.utf8))
+    let zipPath = temporaryFile(ZipArchive.archive([(name: "bugreport-test.txt", bytes: Array(text.utf8), deflate: true)]))
+    defer {
+      try? FileManager.default.removeItem(atPath: textPath)
+      try? FileManager.default.removeItem(atPath: zipPath)
+    }
+    let plain = runCLI(["--json", "--no-cache", capturePath("hr_strap_session.btsnoop")])
+    for path in [textPath, zipPath] {
+      let result = runCLI(["--json", "--no-cache", path])
+      #expect(result.status == 0)
+      #expect(result.stdout == plain.stdout)
+    }
+    let info = runCLI(["info", zipPath])
+    #expect(info.stdout.contains("format:   btsnooz, version 2, Android bugreport (bugreport-test.txt in the zip archive) BTSNOOP_LOG_SUMMARY\n"))
+  }
+}
