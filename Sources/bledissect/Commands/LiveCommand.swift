@@ -199,6 +199,12 @@ struct SignalStop {
 
   init(_ control: LiveControl) {
     signalPipe = control.writeDescriptor
+    // A parent may have started us with these blocked (they are inherited: a thread pool's
+    // thread spawning us); threads started from here on inherit this thread's mask.
+    var unblocked = sigset_t()
+    sigemptyset(&unblocked)
+    for number in Self.signals { sigaddset(&unblocked, number) }
+    _ = pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
     for number in Self.signals {
       _ = signal(number) { _ in
         var byte: UInt8 = 1
