@@ -5,7 +5,7 @@ between records so that each one waits alone. Prints the median, 90th percentile
 
 Usage: Scripts/live-latency.py [--binary PATH] [--records N] [--gap MS] [--mode follow|android|both]
 """
-import argparse, os, select, signal, socket, statistics, subprocess, sys, tempfile, time
+import argparse, os, random, select, signal, socket, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -62,7 +62,7 @@ def measure(binary, mode, header, records, gap):
             print(f"  {mode}: a frame did not appear within 5 s", file=sys.stderr)
             break
         latencies.append((arrived - start) * 1000)
-        time.sleep(gap / 1000)
+        time.sleep(random.uniform(0, 2 * gap) / 1000)
     process.send_signal(signal.SIGINT)
     process.wait(timeout=10)
     if client: client.close()
@@ -73,7 +73,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build/debug/bledissect"))
     parser.add_argument("--records", type=int, default=60)
-    parser.add_argument("--gap", type=float, default=30, help="pause between records (ms)")
+    parser.add_argument("--gap", type=float, default=30, help="mean pause between records (ms), drawn at random from 0 to twice this")
     parser.add_argument("--mode", choices=["follow", "android", "both"], default="both")
     args = parser.parse_args()
     header, records = split(os.path.join(ROOT, "captures/hr_strap_session.btsnoop"))
