@@ -172,6 +172,9 @@ public final class LiveReader: CaptureReader {
         if follower.change != nil { return try start() }
         throw error
       }
+      if inner!.format.name.hasPrefix("pcap") {
+        notice("\(name): \(inner!.format.name) files are read to their current end, not followed (follow btsnoop or PacketLogger, or pipe it: tail -c +1 -f FILE | bledissect live -)")
+      }
       return true
     case .stream(let descriptor, let name, let owns):
       if streamUsed { return false }
