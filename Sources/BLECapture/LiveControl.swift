@@ -39,30 +39,32 @@ public final class LiveControl: @unchecked Sendable {
   /// The pipe's write end, for a signal handler: writing one byte to it is requesting a stop.
   public var writeDescriptor: Int32 { writeEnd }
 
+  /// A descriptor whose closing also asks to stop (standard output when it is a pipe: its
+  /// reader leaving, `| head`, ends a wait that no new record would end): watched for errors
+  /// and hang-ups only. -1 for none.
+  public var watchedOutput: Int32 = -1
+
   public var stopRequested: Bool { wait(milliseconds: 0) }
 
   /// Sleeps up to `milliseconds`; true as soon as a stop is (or was) requested.
   public func wait(milliseconds: Int32) -> Bool {
-    var request = pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)
-    while true {
-      let ready = poll(&request, 1, milliseconds)
-      if ready < 0 && errno == EINTR { continue }
-      return ready > 0
-    }
+    waitFor(-1, milliseconds: milliseconds) == false
   }
 
   /// Waits until `fd` is readable (or at its end, or in error: the read says which): true; or
   /// until a stop is requested: false. `events` may ask for writability instead.
   public func waitFor(_ fd: Int32, events: Int32 = Int32(POLLIN), milliseconds: Int32 = -1) -> Bool? {
+    // A negative descriptor is ignored by poll: then this only sleeps.
     var requests = [
       pollfd(fd: fd, events: Int16(events), revents: 0),
       pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0),
+      pollfd(fd: watchedOutput, events: 0, revents: 0),
     ]
     while true {
-      let ready = poll(&requests, 2, milliseconds)
+      let ready = poll(&requests, 3, milliseconds)
       if ready < 0 && errno == EINTR { continue }
-      if requests[1].revents != 0 { return false }
-      if ready == 0 { return nil }
+      if requests[1].revents != 0 || requests[2].revents != 0 { return false }
+      if ready <= 0 { return nil }
       return true
     }
   }

@@ -312,6 +312,19 @@ import Testing
     #expect(stderrText.contains("live: \(records.count) frames"), "\(stderrText)")
   }
 
+  /// `live --follow FILE | head`: the reader of the output leaving ends the wait for more.
+  @Test func endsWhenItsOutputCloses() throws {
+    guard let binary = binaryPath() else {
+      Issue.record("bledissect binary not found")
+      return
+    }
+    let result = try runWithOutputClosedEarly(binary, ["live", "-1", "--no-cache", "--follow", capturePath("hr_strap_session.btsnoop")], after: 100)
+    #expect(result.bytesRead == 100)
+    #expect(result.reason == .exit)
+    #expect(result.status == 0)
+    #expect(result.stderr.contains("live: "))
+  }
+
   @Test func errorsSayWhatToDo() {
     let missing = runCLI(["live", "--follow", "/nonexistent/capture.btsnoop"])
     #expect(missing.status == 2)

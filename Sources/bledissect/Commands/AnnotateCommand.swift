@@ -59,20 +59,24 @@ enum AnnotateCommand: CLICommand {
 
   /// Reads `reader` to its end through the renderer the settings ask for (text or JSON Lines),
   /// writing to the context's standard output; the GATT cache is updated at the end.
-  static func stream(_ reader: any CaptureReader, settings: RenderSettings, label: String, _ context: CLIContext) -> FrameStream.End {
+  /// `whenOutputCloses` is called when standard output closes (a reader of a pipe left).
+  static func stream(
+    _ reader: any CaptureReader, settings: RenderSettings, label: String, whenOutputCloses: (() -> Void)? = nil, _ context: CLIContext
+  ) -> FrameStream.End {
     if settings.json {
-      return stream(reader, renderer: JSONLinesRenderer(), settings: settings, label: label, context)
+      return stream(reader, renderer: JSONLinesRenderer(), settings: settings, label: label, whenOutputCloses: whenOutputCloses, context)
     }
     // One line per frame on a terminal: a line longer than the terminal is cut (ending in
     // "…") rather than wrapped; piped output is never cut.
     let renderer = TextRenderer(
       time: settings.time, color: settings.color, details: !settings.oneLine, verbose: settings.verbose,
       lineWidth: settings.oneLine ? context.terminalColumns : nil)
-    return stream(reader, renderer: renderer, settings: settings, label: label, context)
+    return stream(reader, renderer: renderer, settings: settings, label: label, whenOutputCloses: whenOutputCloses, context)
   }
 
   static func stream<R: FrameRenderer>(
-    _ reader: any CaptureReader, renderer: R, settings: RenderSettings, label: String, _ context: CLIContext
+    _ reader: any CaptureReader, renderer: R, settings: RenderSettings, label: String, whenOutputCloses: (() -> Void)?,
+    _ context: CLIContext
   ) -> FrameStream.End {
     let sink = OutputSink(context.stdout)
     let errors = OutputSink(context.stderr)
@@ -83,6 +87,7 @@ enum AnnotateCommand: CLICommand {
     if context.environment["BLEDISSECT_THREADS"] == "1" { options.threading = .one }
     if let share = context.environment["BLEDISSECT_VALUE_SHARE"].flatMap(Int.init) { options.valueShare = .fixed(share) }
     let consumer = RenderingConsumer(renderer: renderer, filter: settings.filter, output: sink, errors: errors, label: label)
+    consumer.whenOutputCloses = whenOutputCloses
     let end = FrameStream(source: reader, options: options).run(into: consumer)
     settings.maps.finish(end, capture: label, context)
     context.stdout = sink.buffer

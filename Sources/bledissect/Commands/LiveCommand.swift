@@ -54,6 +54,8 @@ enum LiveCommand: CLICommand {
     case .failure(let code): return code.status
     }
     let control = LiveControl()
+    var output = stat()
+    if fstat(1, &output) == 0, output.st_mode & S_IFMT == S_IFIFO { control.watchedOutput = 1 }
     let reader: LiveReader
     do {
       reader = try LiveReader(origin, control: control, damage: settings.damage) { message in
@@ -82,7 +84,7 @@ enum LiveCommand: CLICommand {
       }
     }
     let handlers = SignalStop(control)
-    let end = AnnotateCommand.stream(reader, settings: settings, label: reader.name, context)
+    let end = AnnotateCommand.stream(reader, settings: settings, label: reader.name, whenOutputCloses: { control.requestStop() }, context)
     handlers.restore()
     var summary = "live: \(end.frames) frame\(end.frames == 1 ? "" : "s"), \(reader.bytes) byte\(reader.bytes == 1 ? "" : "s")"
     summary += ", \(reader.interruptions) drop\(reader.interruptions == 1 ? "" : "s")"
