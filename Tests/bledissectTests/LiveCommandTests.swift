@@ -199,9 +199,16 @@ import Testing
     defer { live.cleanUp() }
     #expect(live.awaitStderr("connection refused"), "\(live.stderr)")
     #expect(listen(server, 4) == 0)
+    // Bounded: an accept waits at most 10 s (SO_RCVTIMEO applies to accept).
+    var limit = timeval(tv_sec: 10, tv_usec: 0)
+    _ = setsockopt(server, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     // First connection: the header, 80 records in bursts, then closed.
     func serve(_ part: ArraySlice<[UInt8]>, thenClose: Bool) -> Int32 {
       let client = accept(server, nil, nil)
+      guard client >= 0 else {
+        Issue.record("live did not connect within 10 s")
+        return -1
+      }
       var chunks = [Self.session.header]
       var index = part.startIndex
       while index < part.endIndex {
@@ -220,7 +227,7 @@ import Testing
     #expect(live.awaitLines(80))
     #expect(live.awaitStderr("closed the connection"))
     let second = serve(records[80...], thenClose: false)
-    defer { close(second) }
+    defer { if second >= 0 { close(second) } }
     #expect(live.awaitLines(records.count), "frames after the reconnection did not appear")
     let status = live.stop(SIGINT)
     #expect(status == 0)
@@ -318,11 +325,24 @@ import Testing
       Issue.record("bledissect binary not found")
       return
     }
-    let result = try runWithOutputClosedEarly(binary, ["live", "-1", "--no-cache", "--follow", capturePath("hr_strap_session.btsnoop")], after: 100)
-    #expect(result.bytesRead == 100)
-    #expect(result.reason == .exit)
-    #expect(result.status == 0)
-    #expect(result.stderr.contains("live: "))
+    let errorsPath = NSTemporaryDirectory() + "bledissect-live-\(UUID().uuidString).err"
+    _ = FileManager.default.createFile(atPath: errorsPath, contents: nil)
+    defer { try? FileManager.default.removeItem(atPath: errorsPath) }
+    let process = Process()
+    process.environment = hermeticEnvironment
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = ["live", "-1", "--no-cache", "--follow", capturePath("hr_strap_session.btsnoop")]
+    let output = Pipe()
+    process.standardInput = FileHandle.nullDevice
+    process.standardOutput = output
+    process.standardError = FileHandle(forWritingAtPath: errorsPath)
+    try process.run()
+    let running = Running(process: process, stdoutPath: "/dev/null", stderrPath: errorsPath)
+    #expect(output.fileHandleForReading.readData(ofLength: 100).count == 100)
+    try output.fileHandleForReading.close()
+    // Bounded: killed (and failed) if it goes on waiting for the file to grow.
+    #expect(running.awaitExit(timeout: 10) == 0, "live did not end when its output closed")
+    #expect(running.stderr.contains("live: "))
   }
 
   @Test func errorsSayWhatToDo() {
