@@ -30,6 +30,9 @@ public final class InputSource: @unchecked Sendable {
   public let isRegularFile: Bool
   /// The source whose descriptor a region reads (kept open while the region is read).
   var owner: InputSource?
+  /// Set for live inputs (`bledissect live`): what happens before a read that would wait and at
+  /// the end of a followed file. Nil for everything else (the end of a file is its end).
+  public var live: (any LiveInputWaiting)?
 
   static let chunkSize = 256 * 1024
 
@@ -111,8 +114,14 @@ public final class InputSource: @unchecked Sendable {
     if end - start >= count || reachedEOF { return end - start }
     makeRoom(for: count)
     while end - start < count {
+      if let live, !isRegularFile, !live.awaitReadable(fd) {
+        reachedEOF = true
+        break
+      }
       let got = try readSome(into: buffer + end, count: bufferSize - end)
       if got == 0 {
+        // A followed file: its writer may add more (the waiter sleeps, then says read again).
+        if let live, isRegularFile, live.atEndOfFile(fd) { continue }
         reachedEOF = true
         break
       }
@@ -125,9 +134,21 @@ public final class InputSource: @unchecked Sendable {
   /// writer: reads only what a pipe already holds (poll with no timeout before each read).
   /// Always true for regular files. A read error answers true: the next `fill` reports it.
   public func canFillWithoutWaiting(_ count: Int) -> Bool {
-    if end - start >= count || reachedEOF || isRegularFile { return true }
+    if end - start >= count || reachedEOF || (isRegularFile && live == nil) { return true }
     makeRoom(for: count)
     while end - start < count {
+      if isRegularFile {
+        // A followed file: a read never waits; at its end the next record is not written yet.
+        let got: Int
+        do {
+          got = try readSome(into: buffer + end, count: bufferSize - end)
+        } catch {
+          return true  // the next `fill` reports it
+        }
+        if got == 0 { return false }
+        end += got
+        continue
+      }
       let got: Int
       do {
         got = try readSome(into: buffer + end, count: bufferSize - end, mayWait: false)
@@ -299,6 +320,10 @@ public final class InputSource: @unchecked Sendable {
   func readThrough(into destination: UnsafeMutableRawPointer, max: Int) -> Int {
     let buffered = drain(into: destination, max: max)
     if buffered > 0 || reachedEOF { return buffered }
+    if let live, !isRegularFile, !live.awaitReadable(fd) {
+      reachedEOF = true
+      return 0
+    }
     do {
       let got = try readSome(into: destination.assumingMemoryBound(to: UInt8.self), count: max)
       position += Int64(got)
@@ -309,4 +334,17 @@ public final class InputSource: @unchecked Sendable {
       return -1
     }
   }
+}
+
+
+/// What a live input does where a file's reading would end or a pipe's would wait
+/// (`LiveReader`): wait for data or for a request to stop, follow a growing file.
+public protocol LiveInputWaiting: AnyObject {
+  /// Before a read of a descriptor that may wait (a pipe, a socket): waits until it is
+  /// readable (true) or the reading should stop (false: the input ends here).
+  func awaitReadable(_ fd: Int32) -> Bool
+  /// A read of a regular file found its end: waits a little and returns true to read again
+  /// (the writer may have added more), or false to end the input here (a request to stop, the
+  /// file truncated or replaced).
+  func atEndOfFile(_ fd: Int32) -> Bool
 }

@@ -150,7 +150,7 @@ import Testing
   /// docs/cli.md quotes the help text; it must be what the binary prints.
   @Test func docsQuoteTheCurrentHelp() throws {
     let docs = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/cli.md"), encoding: .utf8)
-    for arguments in [["--help"], ["help", "annotate"], ["help", "convert"], ["help", "info"], ["help", "summary"], ["help", "gatt"], ["help", "hr"]] {
+    for arguments in [["--help"], ["help", "annotate"], ["help", "convert"], ["help", "info"], ["help", "summary"], ["help", "gatt"], ["help", "hr"], ["help", "live"]] {
       let help = runCLI(arguments).stdout
       #expect(docs.contains("```\n" + help + "```"), "docs/cli.md is out of date for \(arguments)")
     }

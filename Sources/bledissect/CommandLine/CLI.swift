@@ -89,7 +89,7 @@ protocol CLICommand {
 enum BLEDissectCLI {
   static let version = "0.1.0"
   nonisolated(unsafe) static let commands: [any CLICommand.Type] = [
-    AnnotateCommand.self, InfoCommand.self, SummaryCommand.self, GATTCommand.self, HRCommand.self, DiffCommand.self, ConvertCommand.self,
+    AnnotateCommand.self, InfoCommand.self, SummaryCommand.self, GATTCommand.self, HRCommand.self, DiffCommand.self, ConvertCommand.self, LiveCommand.self,
   ]
 
   static let exitStatusHelp = """

@@ -24,6 +24,8 @@ final class RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
   let errors: OutputSink
   /// Starts each line on standard error (the capture's name).
   let label: String
+  /// Called once when the output closes (`| head`): a live source stops waiting for input.
+  var whenOutputCloses: (() -> Void)?
 
   init(renderer: Renderer, filter: FrameFilter, output: OutputSink, errors: OutputSink, label: String) {
     self.renderer = renderer
@@ -42,7 +44,14 @@ final class RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
       return true
     }
     renderer.render(&frame, to: &output.buffer)
-    return !output.buffer.isClosed
+    return stillOpen()
+  }
+
+  func stillOpen() -> Bool {
+    if !output.buffer.isClosed { return true }
+    whenOutputCloses?()
+    whenOutputCloses = nil
+    return false
   }
 
   /// One line on stderr, after the frames before it have been written out.
@@ -52,7 +61,11 @@ final class RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
     errors.buffer.flush()
   }
 
-  func inputIdle() { output.buffer.flush() }
+  func inputIdle() {
+    output.buffer.flush()
+    // A closed output is found when flushing: the stream stops at its next record.
+    if output.buffer.isClosed { _ = stillOpen() }
+  }
 
   func finish(_ end: FrameStream.End) { renderer.finish(to: &output.buffer) }
 }

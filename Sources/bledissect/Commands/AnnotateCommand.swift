@@ -21,108 +21,80 @@ enum AnnotateCommand: CLICommand {
       must all match. Times do not change with filters: hidden frames still count.
       Short options bundle: -1v, -c5, -tabs.
       """,
-    options: [
-      OptionSpec(name: "json", short: "j", kind: .flag, help: "Write JSON Lines, one object per frame."),
-      OptionSpec(name: "format", short: nil, kind: .value(valueName: "text|json"), help: "Output format (default text)."),
-      OptionSpec(name: "time", short: "t", kind: .value(valueName: "rel|abs|delta"), help: "Time column: seconds since the capture's first frame (default), UTC, or since the previous frame."),
-      OptionSpec(name: "color", short: nil, kind: .value(valueName: "auto|always|never"), help: "Colour the text output (default auto: only on a terminal, never with NO_COLOR)."),
-      OptionSpec(name: "oneline", short: "1", kind: .flag, help: "Text: only the header line of each frame."),
-      OptionSpec(name: "verbose", short: "v", kind: .flag, help: "Text: also show lengths, opcode parts and other low-level fields."),
-      OptionSpec(name: "count", short: "c", kind: .value(valueName: "n"), help: "Stop after n frames (counted before filtering)."),
-      OptionSpec(name: "conn", short: nil, kind: .value(valueName: "handle"), help: "Only frames of this connection handle (decimal or 0x hex)."),
-      OptionSpec(name: "peer", short: nil, kind: .value(valueName: "address"), help: "Only frames of connections to this device (AA:BB:CC:DD:EE:FF)."),
-      OptionSpec(name: "handle", short: nil, kind: .value(valueName: "h"), help: "Only ATT frames naming this attribute handle (decimal or 0x hex)."),
-      OptionSpec(name: "uuid", short: nil, kind: .value(valueName: "uuid"), help: "Only ATT frames about this service or characteristic (180d, 0x2a37, 128-bit)."),
-      OptionSpec(name: "layer", short: nil, kind: .value(valueName: "hci|l2cap|att|gatt"), help: "Only frames decoded at least this deep (any case: ATT or att)."),
-      stopAtDamageOption,
-    ] + DecodingOptions.specs,
+    options: renderingOptions + DecodingOptions.specs,
     minimumPositionals: 1,
     maximumPositionals: 1)
 
+  /// The options of the output, filters and damage, shared with `live`.
+  static let renderingOptions: [OptionSpec] = [
+    OptionSpec(name: "json", short: "j", kind: .flag, help: "Write JSON Lines, one object per frame."),
+    OptionSpec(name: "format", short: nil, kind: .value(valueName: "text|json"), help: "Output format (default text)."),
+    OptionSpec(name: "time", short: "t", kind: .value(valueName: "rel|abs|delta"), help: "Time column: seconds since the capture's first frame (default), UTC, or since the previous frame."),
+    OptionSpec(name: "color", short: nil, kind: .value(valueName: "auto|always|never"), help: "Colour the text output (default auto: only on a terminal, never with NO_COLOR)."),
+    OptionSpec(name: "oneline", short: "1", kind: .flag, help: "Text: only the header line of each frame."),
+    OptionSpec(name: "verbose", short: "v", kind: .flag, help: "Text: also show lengths, opcode parts and other low-level fields."),
+    OptionSpec(name: "count", short: "c", kind: .value(valueName: "n"), help: "Stop after n frames (counted before filtering)."),
+    OptionSpec(name: "conn", short: nil, kind: .value(valueName: "handle"), help: "Only frames of this connection handle (decimal or 0x hex)."),
+    OptionSpec(name: "peer", short: nil, kind: .value(valueName: "address"), help: "Only frames of connections to this device (AA:BB:CC:DD:EE:FF)."),
+    OptionSpec(name: "handle", short: nil, kind: .value(valueName: "h"), help: "Only ATT frames naming this attribute handle (decimal or 0x hex)."),
+    OptionSpec(name: "uuid", short: nil, kind: .value(valueName: "uuid"), help: "Only ATT frames about this service or characteristic (180d, 0x2a37, 128-bit)."),
+    OptionSpec(name: "layer", short: nil, kind: .value(valueName: "hci|l2cap|att|gatt"), help: "Only frames decoded at least this deep (any case: ATT or att)."),
+    stopAtDamageOption,
+  ]
+
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
-    var json = arguments.has("json")
-    if let format = arguments.value("format") {
-      switch format.lowercased() {
-      case "text": json = false
-      case "json", "jsonl": json = true
-      default:
-        return BLEDissectCLI.usageError("--format must be text or json, not '\(format)'", command: configuration.name, context)
-      }
-    }
-    var time = TimeDisplay.relative
-    if let value = arguments.value("time") {
-      guard let parsed = TimeDisplay(rawValue: value.lowercased()) else {
-        return BLEDissectCLI.usageError("--time must be rel, abs or delta, not '\(value)'", command: configuration.name, context)
-      }
-      time = parsed
-    }
-    var color = context.stdoutIsTerminal && (context.environment["NO_COLOR"] ?? "").isEmpty && context.environment["TERM"] != "dumb"
-    switch arguments.value("color")?.lowercased() {
-    case nil, "auto"?: break
-    case "always"?: color = true
-    case "never"?: color = false
-    case let other?:
-      return BLEDissectCLI.usageError("--color must be auto, always or never, not '\(other)'", command: configuration.name, context)
-    }
-    var limit = Int.max
-    if let value = arguments.value("count") {
-      guard let count = Int(value), count >= 0 else {
-        return BLEDissectCLI.usageError("--count needs a whole number, not '\(value)'", command: configuration.name, context)
-      }
-      limit = count
-    }
-    var filter = FrameFilter()
-    do {
-      filter = try parseFilter(arguments)
-    } catch {
-      return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
-    }
-    let maps: DecodingOptions
-    do {
-      maps = try DecodingOptions.parse(arguments, context)
-    } catch {
-      return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
+    let settings: RenderSettings
+    switch RenderSettings.parse(arguments, command: configuration.name, context) {
+    case .success(let parsed): settings = parsed
+    case .failure(let code): return code.status
     }
     let path = arguments.positionals[0]
-    let damage = damagePolicy(arguments)
-    if json {
-      let renderer = JSONLinesRenderer()
-      return annotate(path: path, renderer: renderer, limit: limit, filter: filter, damage: damage, maps: maps, context)
-    }
-    let verbose = arguments.has("verbose")
-    let oneLine = arguments.has("oneline")
-    // One line per frame on a terminal: a line longer than the terminal is cut (ending in
-    // "…") rather than wrapped; piped output is never cut.
-    let renderer = TextRenderer(time: time, color: color, details: !oneLine, verbose: verbose, lineWidth: oneLine ? context.terminalColumns : nil)
-    return annotate(path: path, renderer: renderer, limit: limit, filter: filter, damage: damage, maps: maps, context)
-  }
-
-  /// The main loop: read, dissect, render, one frame at a time in reused buffers.
-  static func annotate<R: FrameRenderer>(
-    path: Argument, renderer: R, limit: Int, filter: FrameFilter = FrameFilter(), damage: DamagePolicy = .resynchronize,
-    maps: DecodingOptions = DecodingOptions(), _ context: CLIContext
-  ) -> Int32 {
     let reader: any CaptureReader
-    switch context.openCapture(path, damage: damage) {
+    switch context.openCapture(path, damage: settings.damage) {
     case .success(let opened): reader = opened
     case .failure(let code): return code.status
     }
+    let end = stream(reader, settings: settings, label: path.display, context)
+    return context.finishRead(path, reader: reader, frames: end.frames, failure: end.failure)
+  }
+
+  /// Reads `reader` to its end through the renderer the settings ask for (text or JSON Lines),
+  /// writing to the context's standard output; the GATT cache is updated at the end.
+  /// `whenOutputCloses` is called when standard output closes (a reader of a pipe left).
+  static func stream(
+    _ reader: any CaptureReader, settings: RenderSettings, label: String, whenOutputCloses: (() -> Void)? = nil, _ context: CLIContext
+  ) -> FrameStream.End {
+    if settings.json {
+      return stream(reader, renderer: JSONLinesRenderer(), settings: settings, label: label, whenOutputCloses: whenOutputCloses, context)
+    }
+    // One line per frame on a terminal: a line longer than the terminal is cut (ending in
+    // "…") rather than wrapped; piped output is never cut.
+    let renderer = TextRenderer(
+      time: settings.time, color: settings.color, details: !settings.oneLine, verbose: settings.verbose,
+      lineWidth: settings.oneLine ? context.terminalColumns : nil)
+    return stream(reader, renderer: renderer, settings: settings, label: label, whenOutputCloses: whenOutputCloses, context)
+  }
+
+  static func stream<R: FrameRenderer>(
+    _ reader: any CaptureReader, renderer: R, settings: RenderSettings, label: String, whenOutputCloses: (() -> Void)?,
+    _ context: CLIContext
+  ) -> FrameStream.End {
     let sink = OutputSink(context.stdout)
     let errors = OutputSink(context.stderr)
     var options = FrameStream.Options()
-    options.limit = limit
-    maps.apply(to: &options)
+    options.limit = settings.limit
+    settings.maps.apply(to: &options)
     // For measurements (docs/performance.md): one thread, every value decoded in turn.
     if context.environment["BLEDISSECT_THREADS"] == "1" { options.threading = .one }
     if let share = context.environment["BLEDISSECT_VALUE_SHARE"].flatMap(Int.init) { options.valueShare = .fixed(share) }
-    let consumer = RenderingConsumer(renderer: renderer, filter: filter, output: sink, errors: errors, label: path.display)
+    let consumer = RenderingConsumer(renderer: renderer, filter: settings.filter, output: sink, errors: errors, label: label)
+    consumer.whenOutputCloses = whenOutputCloses
     let end = FrameStream(source: reader, options: options).run(into: consumer)
-    let (failure, frames) = (end.failure, end.frames)
-    maps.finish(end, capture: path.display, context)
+    settings.maps.finish(end, capture: label, context)
     context.stdout = sink.buffer
     context.stderr = errors.buffer
     context.stdout.flush()
-    return context.finishRead(path, reader: reader, frames: frames, failure: failure)
+    return end
   }
 
   /// Values of one filter option given more than once are alternatives.
@@ -160,5 +132,63 @@ enum AnnotateCommand: CLICommand {
   static func parseNumber(_ text: String) -> UInt32? {
     if text.lowercased().hasPrefix("0x") { return UInt32(text.dropFirst(2), radix: 16) }
     return UInt32(text)
+  }
+}
+
+/// What annotate and live read from their options: output, filters, damage, decoding.
+struct RenderSettings {
+  var json = false
+  var time = TimeDisplay.relative
+  var color = false
+  var verbose = false
+  var oneLine = false
+  var limit = Int.max
+  var filter = FrameFilter()
+  var damage = DamagePolicy.resynchronize
+  var maps = DecodingOptions()
+
+  /// Reads the options; a bad value is a usage error (printed, status 64).
+  static func parse(_ arguments: ParsedArguments, command: String, _ context: CLIContext) -> Result<RenderSettings, ExitCode> {
+    func usage(_ message: String) -> Result<RenderSettings, ExitCode> {
+      .failure(ExitCode(status: BLEDissectCLI.usageError(message, command: command, context)))
+    }
+    var settings = RenderSettings()
+    settings.json = arguments.has("json")
+    if let format = arguments.value("format") {
+      switch format.lowercased() {
+      case "text": settings.json = false
+      case "json", "jsonl": settings.json = true
+      default: return usage("--format must be text or json, not '\(format)'")
+      }
+    }
+    if let value = arguments.value("time") {
+      guard let parsed = TimeDisplay(rawValue: value.lowercased()) else { return usage("--time must be rel, abs or delta, not '\(value)'") }
+      settings.time = parsed
+    }
+    settings.color = context.stdoutIsTerminal && (context.environment["NO_COLOR"] ?? "").isEmpty && context.environment["TERM"] != "dumb"
+    switch arguments.value("color")?.lowercased() {
+    case nil, "auto"?: break
+    case "always"?: settings.color = true
+    case "never"?: settings.color = false
+    case let other?: return usage("--color must be auto, always or never, not '\(other)'")
+    }
+    if let value = arguments.value("count") {
+      guard let count = Int(value), count >= 0 else { return usage("--count needs a whole number, not '\(value)'") }
+      settings.limit = count
+    }
+    do {
+      settings.filter = try AnnotateCommand.parseFilter(arguments)
+    } catch {
+      return usage(error.message)
+    }
+    do {
+      settings.maps = try DecodingOptions.parse(arguments, context)
+    } catch {
+      return usage(error.message)
+    }
+    settings.verbose = arguments.has("verbose")
+    settings.oneLine = arguments.has("oneline")
+    settings.damage = damagePolicy(arguments)
+    return .success(settings)
   }
 }

@@ -1,0 +1,76 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import BLECore
+
+/// Writes records to a capture file as they come (`live -w`): the header at once, then each
+/// record whole in one `write(2)`, nothing kept in memory, so the file is a valid capture after
+/// every record, whatever ends the process.
+public final class CaptureRecorder {
+  public let name: String
+  public let format: CaptureWriteFormat
+  let fd: Int32
+  var writer: CaptureWriter
+  public private(set) var records = 0
+  /// Records the format cannot carry (notes in btsnoop H4).
+  public var skipped: Int { writer.skipped }
+
+  /// Creates (or empties) the file and writes the format's header.
+  public init(pathBytes: [UInt8], name: String, format: CaptureWriteFormat) throws(CaptureError) {
+    self.name = name
+    self.format = format
+    guard !pathBytes.contains(0) else { throw .cannotOpen("file name holds a NUL byte") }
+    let opened = (pathBytes + [0]).withUnsafeBufferPointer { bytes in
+      bytes.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+    }
+    guard opened >= 0 else { throw .cannotOpen(String(cString: strerror(errno))) }
+    fd = opened
+    writer = CaptureWriter(format: format)
+    if let problem = flush() {
+      close(fd)
+      throw .cannotOpen(problem)
+    }
+  }
+
+  deinit { close(fd) }
+
+  /// The format for a file name: pcapng, pcap or pklg by extension, else btsnoop (H4).
+  public static func format(forName name: String) -> CaptureWriteFormat {
+    let lowered = name.lowercased()
+    if lowered.hasSuffix(".pcapng") { return .pcapngH4WithDirection }
+    if lowered.hasSuffix(".pcap") { return .pcapH4WithDirection }
+    if lowered.hasSuffix(".pklg") { return .packetLogger(bigEndian: true) }
+    return .btsnoopH4
+  }
+
+  /// Writes one record; the reason when the write failed.
+  public func write(_ record: CaptureRecord) -> String? {
+    let before = writer.skipped
+    writer.write(record)
+    if writer.skipped == before { records += 1 }
+    return flush()
+  }
+
+  func flush() -> String? {
+    let chunk = writer.takeOutput()
+    var offset = 0
+    while offset < chunk.count {
+      let written = chunk.withUnsafeBufferPointer { writeBytes(fd, $0.baseAddress! + offset, chunk.count - offset) }
+      if written < 0 {
+        if errno == EINTR { continue }
+        return String(cString: strerror(errno))
+      }
+      offset += written
+    }
+    return nil
+  }
+}
+
+/// `write(2)`, named apart from the recorder's method.
+private func writeBytes(_ fd: Int32, _ bytes: UnsafePointer<UInt8>, _ count: Int) -> Int {
+  write(fd, bytes, count)
+}

@@ -1,0 +1,304 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import BLECore
+
+/// Reads a capture as it is written (`bledissect live`): a growing file followed like
+/// `tail -F`, a pipe or FIFO, or Android's btsnoop feed over TCP, reconnecting when it drops.
+///
+/// The records are those of the readers (btsnoop, PacketLogger; pcap and pcapng from a pipe);
+/// across a truncation, a rotation or a reconnection a new reader starts on the new bytes
+/// (their header) and the records go on. It ends when the control asks to stop (the
+/// record being read then is not returned), at the end of a pipe, or at an error that
+/// reading again would not cure. Events worth a line (truncated, reconnecting) go to `notice`,
+/// called on the reading thread.
+public final class LiveReader: CaptureReader {
+  public enum Origin: Sendable {
+    /// A file followed as it grows (a regular file; a FIFO is read as a stream).
+    case file(path: [UInt8], name: String)
+    /// An open descriptor: standard input, a FIFO.
+    case stream(descriptor: Int32, name: String, owns: Bool)
+    /// Android's snoop feed (`adb forward tcp:8872 tcp:8872`): a btsnoop header, then records.
+    case android(host: String, port: UInt16)
+  }
+
+  public let origin: Origin
+  let control: LiveControl
+  let damagePolicy: DamagePolicy
+  let notice: (String) -> Void
+  /// How long a followed file's end is waited on before looking again (ms).
+  public var pollInterval: Int32 = 50
+  /// How long between connection attempts (ms).
+  public var retryInterval: Int32 = 1000
+  /// Each record read is written here first (`-w`), whole, straight to the file.
+  public var recorder: CaptureRecorder?
+
+  var inner: (any CaptureReader)?
+  var follower: FileFollower?
+  /// A stream's descriptor is read once: its end is the end.
+  var streamUsed = false
+  public private(set) var frames = 0
+  public private(set) var bytes: Int64 = 0
+  /// Times the feed was lost and taken up again: connections dropped, files truncated or replaced.
+  public private(set) var interruptions = 0
+  /// Damage skipped by readers before the current one.
+  var earlierDamage = DamageTally()
+  /// The first failure to write the recording (it then stops).
+  public private(set) var recordingFailure: String?
+
+  /// Checks that a file can be read (missing, permission denied, a directory); waits for nothing.
+  public init(_ origin: Origin, control: LiveControl, damage: DamagePolicy = .resynchronize, notice: @escaping (String) -> Void) throws(CaptureError) {
+    self.origin = origin
+    self.control = control
+    self.damagePolicy = damage
+    self.notice = notice
+    if case .file(let path, let name) = origin {
+      // Opened now for the error; opened again when read.
+      _ = try InputSource(pathBytes: path, name: name)
+    }
+  }
+
+  public var name: String {
+    switch origin {
+    case .file(_, let name), .stream(_, let name, _): return name
+    case .android(let host, let port): return "\(host):\(port)"
+    }
+  }
+
+  public var format: CaptureFormat { inner?.format ?? CaptureFormat(name: "live", detail: "not started") }
+  public var mayWaitForInput: Bool { true }
+  public var damagePlaces: Int { earlierDamage.places + (inner?.damagePlaces ?? 0) }
+  public var damage: DamageTally {
+    guard let inner else { return earlierDamage }
+    var all = inner.damage
+    all.places &+= earlierDamage.places
+    all.bytes &+= earlierDamage.bytes
+    return all
+  }
+
+  public func nextIsReady() -> Bool {
+    guard let inner else { return false }
+    return control.stopRequested || inner.nextIsReady()
+  }
+
+  public func next() throws(CaptureError) -> CaptureRecord? {
+    var record = CaptureRecord(timestamp: 0, direction: nil, kind: .other(0), bytes: [])
+    return try next(into: &record) ? record : nil
+  }
+
+  public func next(into record: inout CaptureRecord) throws(CaptureError) -> Bool {
+    while true {
+      if inner == nil {
+        guard try start() else { return false }
+      }
+      var failure: CaptureError?
+      do {
+        if try inner!.next(into: &record) {
+          frames += 1
+          bytes += Int64(record.bytes.count)
+          keep(record)
+          return true
+        }
+      } catch {
+        failure = error
+      }
+      if control.stopRequested { return false }
+      switch origin {
+      case .stream:
+        if let failure { throw failure }
+        return false
+      case .file:
+        guard let change = follower?.change else {
+          if let failure { throw failure }
+          return false
+        }
+        notice(change == .truncated ? "\(name): file truncated; reading it again from the start" : "\(name): now names another file (rotated); reading the new one from its start")
+      case .android:
+        let why = failure.map { ": \($0.message)" } ?? ""
+        notice("\(name): the feed closed the connection\(why); reconnecting every second (Ctrl-C to stop)")
+      }
+      interruptions += 1
+      stop()
+      if case .android = origin, control.wait(milliseconds: retryInterval) { return false }
+    }
+  }
+
+  func keep(_ record: CaptureRecord) {
+    guard let recorder else { return }
+    if let problem = recorder.write(record) {
+      recordingFailure = problem
+      notice("\(recorder.name): \(problem); no longer recording (decoding goes on)")
+      self.recorder = nil
+    }
+  }
+
+  /// Leaves the current reader, keeping the count of what it skipped.
+  func stop() {
+    if let inner {
+      let skipped = inner.damage
+      earlierDamage.places &+= skipped.places
+      earlierDamage.bytes &+= skipped.bytes
+    }
+    inner = nil
+    follower = nil
+  }
+
+  /// Opens the reader of the origin's bytes (waits for its header); false when asked to stop.
+  func start() throws(CaptureError) -> Bool {
+    switch origin {
+    case .file(let path, let name):
+      var input: InputSource?
+      while input == nil {
+        do {
+          input = try InputSource(pathBytes: path, name: name)
+        } catch {
+          // Rotated away and not there again yet: wait for it; anything else is for the user.
+          guard errno == ENOENT, frames > 0 || interruptions > 0 else { throw error }
+          if control.wait(milliseconds: pollInterval) { return false }
+        }
+      }
+      let follower = FileFollower(control, path: path, interval: pollInterval)
+      input!.live = follower
+      self.follower = follower
+      do {
+        inner = try CaptureFile.open(input!, damage: damagePolicy)
+      } catch {
+        if control.stopRequested { return false }
+        // Emptied again while its header was awaited: start over.
+        if follower.change != nil { return try start() }
+        throw error
+      }
+      if inner!.format.name.hasPrefix("pcap") {
+        notice("\(name): \(inner!.format.name) files are read to their current end, not followed (follow btsnoop or PacketLogger, or pipe it: tail -c +1 -f FILE | bledissect live -)")
+      }
+      return true
+    case .stream(let descriptor, let name, let owns):
+      if streamUsed { return false }
+      streamUsed = true
+      let input = InputSource(descriptor: descriptor, name: name, owns: owns)
+      input.live = StreamWaiter(control)
+      do {
+        inner = try CaptureFile.open(input, damage: damagePolicy)
+      } catch {
+        if control.stopRequested { return false }
+        throw error
+      }
+      return true
+    case .android(let host, let port):
+      var lastProblem = ""
+      while true {
+        let problem: String
+        switch AndroidFeed.connect(host: host, port: port, control: control) {
+        case .stopped: return false
+        case .connected(let socket):
+          let input = InputSource(descriptor: socket, name: name, owns: true)
+          input.live = StreamWaiter(control)
+          do {
+            let reader = try CaptureFile.open(input, damage: damagePolicy)
+            if reader.format.name == "btsnoop" {
+              inner = reader
+              notice("\(name): connected, reading the btsnoop feed")
+              return true
+            }
+            problem = "the feed sent a \(reader.format.name) stream, not btsnoop"
+          } catch {
+            if control.stopRequested { return false }
+            switch error {
+            case .emptyFile, .readFailed:
+              let why = error == .emptyFile ? "" : " (\(error.message))"
+              problem = "connected, but the connection closed before the btsnoop header\(why): is the phone attached, with the snoop log on?"
+            default:
+              problem = "the feed is not a btsnoop stream: \(error.message)"
+            }
+          }
+        case .failed(let why):
+          problem = why
+        }
+        // Said once while it stays the same: retries every second are quiet.
+        if problem != lastProblem {
+          notice("\(name): \(problem); retrying every second (Ctrl-C to stop)")
+          lastProblem = problem
+        }
+        if control.wait(milliseconds: retryInterval) { return false }
+      }
+    }
+  }
+}
+
+/// Connecting to Android's snoop feed.
+enum AndroidFeed {
+  enum Outcome {
+    case connected(Int32)
+    case failed(String)
+    case stopped
+  }
+
+  static let adbHint = "forward the phone's feed with 'adb forward tcp:8872 tcp:8872' and turn on the Bluetooth HCI snoop log"
+
+  /// One attempt (up to 5 s), abandoned when a stop is requested.
+  static func connect(host: String, port: UInt16, control: LiveControl) -> Outcome {
+    var hints = addrinfo()
+    hints.ai_family = AF_UNSPEC
+    #if canImport(Glibc)
+    hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+    #else
+    hints.ai_socktype = SOCK_STREAM
+    #endif
+    var found: UnsafeMutablePointer<addrinfo>?
+    let status = getaddrinfo(host, String(port), &hints, &found)
+    guard status == 0, let first = found else {
+      return .failed("cannot resolve host '\(host)': \(String(cString: gai_strerror(status)))")
+    }
+    defer { freeaddrinfo(found) }
+    var lastError: Int32 = ECONNREFUSED
+    var address: UnsafeMutablePointer<addrinfo>? = first
+    while let entry = address {
+      address = entry.pointee.ai_next
+      let socket = socket(entry.pointee.ai_family, entry.pointee.ai_socktype, entry.pointee.ai_protocol)
+      guard socket >= 0 else {
+        lastError = errno
+        continue
+      }
+      _ = fcntl(socket, F_SETFD, FD_CLOEXEC)
+      let flags = fcntl(socket, F_GETFL)
+      _ = fcntl(socket, F_SETFL, flags | O_NONBLOCK)
+      var error: Int32 = 0
+      if connectSocket(socket, entry.pointee.ai_addr, entry.pointee.ai_addrlen) != 0 {
+        error = errno
+        if error == EINPROGRESS {
+          switch control.waitFor(socket, events: Int32(POLLOUT), milliseconds: 5000) {
+          case false?:
+            close(socket)
+            return .stopped
+          case nil:
+            error = ETIMEDOUT
+          case true?:
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            error = 0
+            if getsockopt(socket, SOL_SOCKET, SO_ERROR, &error, &length) != 0 { error = errno }
+          }
+        }
+      }
+      if error == 0 {
+        _ = fcntl(socket, F_SETFL, flags)
+        return .connected(socket)
+      }
+      close(socket)
+      lastError = error
+    }
+    if lastError == ECONNREFUSED {
+      return .failed("connection refused: nothing listens there; \(adbHint)")
+    }
+    return .failed("cannot connect: \(String(cString: strerror(lastError)))")
+  }
+}
+
+/// `connect(2)`, named apart from the enum's method.
+@inline(__always)
+func connectSocket(_ socket: Int32, _ address: UnsafeMutablePointer<sockaddr>!, _ length: socklen_t) -> Int32 {
+  connect(socket, address, length)
+}

@@ -1,0 +1,222 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import BLECapture
+import BLECore
+import BLEEngine
+
+/// `bledissect live`: decodes a capture while it is written: a growing file (`--follow`), a
+/// pipe or FIFO, or Android's btsnoop feed over TCP (`--android`), with annotate's output.
+enum LiveCommand: CLICommand {
+  static let defaultAndroidPort: UInt16 = 8872
+
+  static let configuration = CommandConfiguration(
+    name: "live",
+    abstract: "Decode a capture while it is written: a growing file, a pipe, Android's feed.",
+    usage: "live [options] (--follow <file> | --android [[host:]port] | -)",
+    discussion: """
+      --follow FILE reads a btsnoop or PacketLogger file as it grows (like tail -F): its end
+      is looked at every 50 ms; a file that shrinks is read again from its start, a name that
+      comes to name another file (rotation) is opened again, each said on stderr. '-' (or a
+      FIFO) is read as bytes arrive, until its writer closes it.
+      --android connects to Android's btsnoop feed (default 127.0.0.1:8872, reached with
+      'adb forward tcp:8872 tcp:8872'); when the connection is refused or drops, it says so
+      on stderr and tries again every second.
+      Output, filters and decoding options are annotate's. Frames are shown as they come.
+      Ctrl-C (SIGINT), SIGTERM and SIGHUP end it cleanly (status 0), after one line on stderr:
+      frames, bytes of packets, drops (connections lost, files truncated or replaced).
+      -w FILE writes every record received to FILE as it comes (btsnoop H4; pcapng or pcap
+      or PacketLogger by the name's extension), each record whole, so the file is a valid
+      capture at any moment. The Linux monitor socket (all controllers, as btmon) is not
+      yet available.
+      """,
+    options: [
+      OptionSpec(name: "follow", short: "f", kind: .value(valueName: "file"), help: "Follow a growing btsnoop or PacketLogger file (a FIFO is read as a stream)."),
+      OptionSpec(name: "android", short: nil, kind: .flag, help: "Read Android's btsnoop feed over TCP at [host:]port (the argument; default 127.0.0.1:8872)."),
+      OptionSpec(name: "write", short: "w", kind: .value(valueName: "file"), help: "Also write every record received to this file (btsnoop; .pcapng, .pcap, .pklg by extension)."),
+    ] + AnnotateCommand.renderingOptions + DecodingOptions.specs,
+    minimumPositionals: 0,
+    maximumPositionals: 1)
+
+  static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
+    let settings: RenderSettings
+    switch RenderSettings.parse(arguments, command: configuration.name, context) {
+    case .success(let parsed): settings = parsed
+    case .failure(let code): return code.status
+    }
+    let origin: LiveReader.Origin
+    switch chooseOrigin(arguments, context) {
+    case .success(let chosen): origin = chosen
+    case .failure(let code): return code.status
+    }
+    let control = LiveControl()
+    var output = stat()
+    if fstat(1, &output) == 0, output.st_mode & S_IFMT == S_IFIFO { control.watchedOutput = 1 }
+    let reader: LiveReader
+    do {
+      reader = try LiveReader(origin, control: control, damage: settings.damage) { message in
+        writeToStandardError("bledissect: \(message)\n")
+      }
+    } catch {
+      context.error(describe(error, name: label(origin)))
+      return ExitStatus.unreadable
+    }
+    var recording: (path: Argument, recorder: CaptureRecorder)?
+    if let value = arguments.value("write") {
+      let path = Argument(value)
+      if case .file(let followed, _) = origin, let input = FileStatus(followed), let output = FileStatus(path.bytes),
+        input.device == output.device, input.inode == output.inode
+      {
+        context.error("\(path.display) is the file being followed: -w cannot write over its input")
+        return ExitStatus.usage
+      }
+      do {
+        let recorder = try CaptureRecorder(pathBytes: path.bytes, name: path.display, format: CaptureRecorder.format(forName: path.text))
+        reader.recorder = recorder
+        recording = (path, recorder)
+      } catch {
+        context.error("\(path.display): \(error.message)")
+        return ExitStatus.unreadable
+      }
+    }
+    let handlers = SignalStop(control)
+    let end = AnnotateCommand.stream(reader, settings: settings, label: reader.name, whenOutputCloses: { control.requestStop() }, context)
+    handlers.restore()
+    var summary = "live: \(end.frames) frame\(end.frames == 1 ? "" : "s"), \(reader.bytes) byte\(reader.bytes == 1 ? "" : "s")"
+    summary += ", \(reader.interruptions) drop\(reader.interruptions == 1 ? "" : "s")"
+    if let recording {
+      let records = recording.recorder.records
+      summary += "; \(records) record\(records == 1 ? "" : "s") written to \(recording.path.display)"
+      let skipped = recording.recorder.skipped
+      if skipped > 0 { summary += " (\(skipped) skipped: the format cannot carry them)" }
+    }
+    var status = context.finishRead(Argument(reader.name), reader: reader, frames: end.frames, failure: end.failure)
+    context.error(summary)
+    if reader.recordingFailure != nil { status = max(status, ExitStatus.unreadable) }
+    return status
+  }
+
+  static func label(_ origin: LiveReader.Origin) -> String {
+    switch origin {
+    case .file(_, let name), .stream(_, let name, _): return name
+    case .android(let host, let port): return "\(host):\(port)"
+    }
+  }
+
+  /// An opening error with what to do about it.
+  static func describe(_ error: CaptureError, name: String) -> String {
+    let message = error.message
+    if case .cannotOpen(let why) = error {
+      if why == String(cString: strerror(ENOENT)) {
+        return "\(name): \(why) (check the path; to follow a file not written yet, create it first: touch \(name))"
+      }
+      if why == String(cString: strerror(EACCES)) {
+        return "\(name): \(why) (run as a user allowed to read it, e.g. with sudo, or copy it somewhere readable)"
+      }
+    }
+    return "\(name): \(message)"
+  }
+
+  /// Which source the arguments name; a usage error or a missing file is printed.
+  static func chooseOrigin(_ arguments: ParsedArguments, _ context: CLIContext) -> Result<LiveReader.Origin, ExitCode> {
+    func usage(_ message: String) -> Result<LiveReader.Origin, ExitCode> {
+      .failure(ExitCode(status: BLEDissectCLI.usageError(message, command: configuration.name, context)))
+    }
+    let followed = arguments.value("follow").map { Argument($0) }
+    let positional = arguments.positionals.first
+    if arguments.has("android") {
+      if followed != nil { return usage("--android and --follow are two sources: give one") }
+      guard let (host, port) = parseAddress(positional?.text) else {
+        return usage("--android needs [host:]port (127.0.0.1:8872), not '\(positional?.display ?? "")'")
+      }
+      return .success(.android(host: host, port: port))
+    }
+    if followed != nil && positional != nil { return usage("--follow takes one file: unexpected argument '\(positional!.display)'") }
+    guard let path = followed ?? positional else {
+      context.error("live: the Linux monitor source (all controllers, as btmon) is not yet available; use --follow FILE, --android [HOST:]PORT or '-'")
+      return .failure(ExitCode(status: ExitStatus.unreadable))
+    }
+    if path.bytes == [UInt8(ascii: "-")] { return .success(.stream(descriptor: 0, name: "-", owns: false)) }
+    guard let status = FileStatus(path.bytes) else {
+      let why = String(cString: strerror(errno))
+      context.error(describe(.cannotOpen(why), name: path.display))
+      return .failure(ExitCode(status: ExitStatus.unreadable))
+    }
+    if status.isRegularFile { return .success(.file(path: path.bytes, name: path.display)) }
+    if status.mode & UInt32(S_IFMT) == UInt32(S_IFDIR) {
+      context.error("\(path.display): is a directory")
+      return .failure(ExitCode(status: ExitStatus.unreadable))
+    }
+    // A FIFO or a device: opened without waiting for a writer (a stop must be able to end the
+    // wait), then read as a stream.
+    let descriptor = withCPath(path.bytes) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+    guard descriptor >= 0 else {
+      context.error(describe(.cannotOpen(String(cString: strerror(errno))), name: path.display))
+      return .failure(ExitCode(status: ExitStatus.unreadable))
+    }
+    _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
+    return .success(.stream(descriptor: descriptor, name: path.display, owns: true))
+  }
+
+  /// `[host:]port`, `[v6-address]:port`; nil text gives the default.
+  static func parseAddress(_ text: String?) -> (String, UInt16)? {
+    guard let text, !text.isEmpty else { return ("127.0.0.1", defaultAndroidPort) }
+    var host = "127.0.0.1"
+    var portText = Substring(text)
+    if let colon = text.lastIndex(of: ":") {
+      host = String(text[..<colon])
+      portText = text[text.index(after: colon)...]
+      if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+      if host.isEmpty { return nil }
+    }
+    guard let port = UInt16(portText), port > 0 else { return nil }
+    return (host, port)
+  }
+}
+
+/// Writes a line to standard error at once (notices from the reading thread).
+func writeToStandardError(_ text: String) {
+  var bytes = Array(text.utf8)
+  var offset = 0
+  while offset < bytes.count {
+    let written = bytes.withUnsafeMutableBufferPointer { write(2, $0.baseAddress! + offset, $0.count - offset) }
+    if written < 0 && errno == EINTR { continue }
+    if written <= 0 { return }
+    offset += written
+  }
+}
+
+/// The write end of the live control's self-pipe, for the signal handler (set before the
+/// handler is installed, read only by it).
+nonisolated(unsafe) private var signalPipe: Int32 = -1
+
+/// SIGINT, SIGTERM and SIGHUP ask the live read to stop: the handler only writes one byte to
+/// the control's self-pipe (async-signal-safe); every wait of the reader watches that pipe.
+struct SignalStop {
+  static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+  init(_ control: LiveControl) {
+    signalPipe = control.writeDescriptor
+    // A parent may have started us with these blocked (they are inherited: a thread pool's
+    // thread spawning us); threads started from here on inherit this thread's mask.
+    var unblocked = sigset_t()
+    sigemptyset(&unblocked)
+    for number in Self.signals { sigaddset(&unblocked, number) }
+    _ = pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
+    for number in Self.signals {
+      _ = signal(number) { _ in
+        var byte: UInt8 = 1
+        _ = write(signalPipe, &byte, 1)
+      }
+    }
+  }
+
+  /// Back to the default dispositions (a second Ctrl-C after the end kills, as usual).
+  func restore() {
+    for number in Self.signals { _ = signal(number, SIG_DFL) }
+  }
+}
