@@ -19,6 +19,16 @@ public final class MonitorSocketReader: CaptureReader {
   /// Messages received, and datagrams cut short or unreadable (counted, not fatal).
   public private(set) var received = 0
   public private(set) var malformed = 0
+  /// Bytes of payload received.
+  public private(set) var bytes: Int64 = 0
+  /// Waits before each receive, so a stop request (Ctrl-C) ends the reading; nil: just wait.
+  public var control: LiveControl?
+  /// Each record received is written here first (`-w`), whole.
+  public var recorder: CaptureRecorder?
+  /// The first failure to write the recording (it then stops).
+  public private(set) var recordingFailure: String?
+  /// Told when the recording stops.
+  public var notice: ((String) -> Void)?
 
   static let bluetoothFamily: Int32 = 31  // AF_BLUETOOTH
   static let hciProtocol: Int32 = 1  // BTPROTO_HCI
@@ -88,6 +98,7 @@ public final class MonitorSocketReader: CaptureReader {
 
   public func next(into record: inout CaptureRecord) throws(CaptureError) -> Bool {
     while true {
+      if let control, control.waitFor(descriptor) == false { return false }
       var time = timeval()
       let length = receive(&time)
       if length < 0 {
@@ -111,6 +122,12 @@ public final class MonitorSocketReader: CaptureReader {
       record.bytes.removeAll(keepingCapacity: true)
       record.bytes.append(contentsOf: buffer[6..<length])
       record.originalLength = length - 6
+      bytes += Int64(length - 6)
+      if let recorder, let problem = recorder.write(record) {
+        recordingFailure = problem
+        notice?("\(recorder.name): \(problem); no longer recording (decoding goes on)")
+        self.recorder = nil
+      }
       return true
     }
   }

@@ -212,7 +212,7 @@ struct BLEDissectMain {
     // A closed pipe must not kill us: writes then fail with EPIPE and output stops quietly.
     signal(SIGPIPE, SIG_IGN)
     var environment: [String: String] = [:]
-    for name in ["NO_COLOR", "TERM", "BLEDISSECT_THREADS", "BLEDISSECT_VALUE_SHARE", "HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME"] {
+    for name in ["NO_COLOR", "TERM", "BLEDISSECT_THREADS", "BLEDISSECT_VALUE_SHARE", "HOME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "SUDO_UID", "SUDO_GID"] {
       if let value = getenv(name) { environment[name] = String(cString: value) }
     }
     let stdoutIsTerminal = isatty(1) == 1

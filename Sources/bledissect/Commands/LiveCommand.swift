@@ -16,8 +16,8 @@ enum LiveCommand: CLICommand {
 
   static let configuration = CommandConfiguration(
     name: "live",
-    abstract: "Decode a capture while it is written: a growing file, a pipe, Android's feed.",
-    usage: "live [options] (--follow <file> | --android [[host:]port] | -)",
+    abstract: "Decode HCI traffic live: the Linux monitor channel, a growing file, a pipe, Android's feed.",
+    usage: "live [options] [--follow <file> | --android [[host:]port] | -]",
     discussion: """
       --follow FILE reads a btsnoop or PacketLogger file as it grows (like tail -F): its end
       is looked at every 50 ms; a file that shrinks is read again from its start, a name that
@@ -31,8 +31,10 @@ enum LiveCommand: CLICommand {
       frames, bytes of packets, drops (connections lost, files truncated or replaced).
       -w FILE writes every record received to FILE as it comes (btsnoop H4; pcapng or pcap
       or PacketLogger by the name's extension), each record whole, so the file is a valid
-      capture at any moment. The Linux monitor socket (all controllers, as btmon) is not
-      yet available.
+      capture at any moment.
+      Without a source: the Linux Bluetooth monitor channel (every controller, as btmon),
+      which needs CAP_NET_RAW (sudo, or setcap cap_net_raw+ep); under sudo, files are
+      written as the user who ran it.
       """,
     options: [
       OptionSpec(name: "follow", short: "f", kind: .value(valueName: "file"), help: "Follow a growing btsnoop or PacketLogger file (a FIFO is read as a stream)."),
@@ -47,6 +49,9 @@ enum LiveCommand: CLICommand {
     switch RenderSettings.parse(arguments, command: configuration.name, context) {
     case .success(let parsed): settings = parsed
     case .failure(let code): return code.status
+    }
+    if arguments.positionals.isEmpty && !arguments.has("android") && arguments.value("follow") == nil {
+      return monitor(arguments, settings: settings, context)
     }
     let origin: LiveReader.Origin
     switch chooseOrigin(arguments, context) {
@@ -100,6 +105,59 @@ enum LiveCommand: CLICommand {
     return status
   }
 
+  /// The Linux monitor channel: every controller's traffic, as btmon sees it. Opening it needs
+  /// CAP_NET_RAW; files (`-w`) are then written as the user who ran sudo.
+  static func monitor(_ arguments: ParsedArguments, settings: RenderSettings, _ context: CLIContext) -> Int32 {
+    let reader: MonitorSocketReader
+    do {
+      reader = try MonitorSocketReader()
+    } catch {
+      context.error("live: \(error.message)")
+      return ExitStatus.unreadable
+    }
+    dropPrivileges(context)
+    let control = LiveControl()
+    var output = stat()
+    if fstat(1, &output) == 0, output.st_mode & S_IFMT == S_IFIFO { control.watchedOutput = 1 }
+    reader.control = control
+    reader.notice = { message in writeToStandardError("bledissect: \(message)\n") }
+    var recording: Argument?
+    if let value = arguments.value("write") {
+      let path = Argument(value)
+      do {
+        reader.recorder = try CaptureRecorder(pathBytes: path.bytes, name: path.display, format: CaptureRecorder.format(forName: path.text))
+        recording = path
+      } catch {
+        context.error("\(path.display): \(error.message)")
+        return ExitStatus.unreadable
+      }
+    }
+    let handlers = SignalStop(control)
+    let end = AnnotateCommand.stream(reader, settings: settings, label: "monitor", whenOutputCloses: { control.requestStop() }, context)
+    handlers.restore()
+    var summary = "live: \(end.frames) frame\(end.frames == 1 ? "" : "s"), \(reader.bytes) byte\(reader.bytes == 1 ? "" : "s"), \(reader.malformed) malformed"
+    if let recording, let recorder = reader.recorder {
+      summary += "; \(recorder.records) record\(recorder.records == 1 ? "" : "s") written to \(recording.display)"
+    }
+    var status = end.failure == nil ? 0 : ExitStatus.unreadable
+    if let failure = end.failure { context.error("monitor: \(failure.message)") }
+    context.error(summary)
+    if reader.recordingFailure != nil { status = max(status, ExitStatus.unreadable) }
+    return status
+  }
+
+  /// After opening the monitor as root through sudo: go on as the user who ran sudo, so files
+  /// written (`-w`) belong to them. Without sudo's variables, nothing changes.
+  static func dropPrivileges(_ context: CLIContext) {
+    guard getuid() == 0, let uid = context.environment["SUDO_UID"].flatMap(UInt32.init), let gid = context.environment["SUDO_GID"].flatMap(UInt32.init) else {
+      return
+    }
+    if setgid(gid) != 0 || setuid(uid) != 0 {
+      context.error("live: could not drop root privileges to uid \(uid) (\(String(cString: strerror(errno)))); stopping")
+      exit(ExitStatus.unreadable)
+    }
+  }
+
   static func label(_ origin: LiveReader.Origin) -> String {
     switch origin {
     case .file(_, let name), .stream(_, let name, _): return name
@@ -136,10 +194,7 @@ enum LiveCommand: CLICommand {
       return .success(.android(host: host, port: port))
     }
     if followed != nil && positional != nil { return usage("--follow takes one file: unexpected argument '\(positional!.display)'") }
-    guard let path = followed ?? positional else {
-      context.error("live: the Linux monitor source (all controllers, as btmon) is not yet available; use --follow FILE, --android [HOST:]PORT or '-'")
-      return .failure(ExitCode(status: ExitStatus.unreadable))
-    }
+    guard let path = followed ?? positional else { return usage("live needs a source") }
     if path.bytes == [UInt8(ascii: "-")] { return .success(.stream(descriptor: 0, name: "-", owns: false)) }
     guard let status = FileStatus(path.bytes) else {
       let why = String(cString: strerror(errno))

@@ -1,0 +1,108 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import BLECapture
+import BLECore
+import Foundation
+import Testing
+
+@testable import bledissect
+
+/// `bledissect live` on the Linux monitor channel, end to end through `socket()` itself: the
+/// kernel here has no Bluetooth, so an LD_PRELOAD stand-in (Tests/Support/monitor_standin.c,
+/// built by this test) answers socket/bind and replays a capture as monitor messages.
+@Suite(.serialized) struct MonitorLiveTests {
+  /// The stand-in, built once with the toolchain's C compiler; nil where there is none.
+  static let standIn: String? = {
+    #if os(Linux)
+    let source = repositoryRoot.appendingPathComponent("Tests/Support/monitor_standin.c").path
+    let library = NSTemporaryDirectory() + "bledissect-standin-\(getpid()).so"
+    for compiler in ["clang", "cc", "gcc"] {
+      guard let path = which(compiler) else { continue }
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: path)
+      process.arguments = ["-shared", "-fPIC", "-o", library, source, "-ldl", "-lpthread"]
+      guard (try? process.run()) != nil else { continue }
+      process.waitUntilExit()
+      if process.terminationStatus == 0 { return library }
+    }
+    #endif
+    return nil
+  }()
+
+  static func run(_ arguments: [String], environment extra: [String: String], interruptAfter: Double? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+    let binary = try #require(binaryPath())
+    let process = Process()
+    var environment = hermeticEnvironment
+    for (key, value) in extra { environment[key] = value }
+    process.environment = environment
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = arguments
+    let output = Pipe(), errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    if let interruptAfter {
+      Thread.sleep(forTimeInterval: interruptAfter)
+      kill(process.processIdentifier, SIGINT)
+    }
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self), String(decoding: errorData, as: UTF8.self))
+  }
+
+  static func records(_ path: String) throws -> [CaptureRecord] {
+    let reader = try CaptureFile.open(path: path)
+    var all: [CaptureRecord] = []
+    while let record = try reader.next() { all.append(record) }
+    return all
+  }
+
+  @Test func everyMessageIsDecodedAndRecorded() throws {
+    guard let library = Self.standIn else { return }
+    let source = capturePath("hr_strap_session.btsnoop")
+    let recording = NSTemporaryDirectory() + "bledissect-monitor-\(getpid()).btsnoop"
+    defer { unlink(recording) }
+    let result = try Self.run(["live", "--json", "--no-cache", "-w", recording], environment: ["LD_PRELOAD": library, "STANDIN_CAPTURE": source])
+    #expect(result.status == 0, "\(result.stderr)")
+    let sent = try Self.records(source)
+    let names = result.stdout.split(separator: "\n").compactMap { line in
+      (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["name"] as? String
+    }
+    // The same frames as reading the file: names in order.
+    let fromFile = runCLI(["--json", "--no-cache", source]).stdout.split(separator: "\n").compactMap { line in
+      (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["name"] as? String
+    }
+    #expect(names.count == sent.count && names == fromFile)
+    // The recording holds every record, bytes and kinds as sent.
+    let written = try Self.records(recording)
+    #expect(written.count == sent.count)
+    #expect(zip(written, sent).allSatisfy { $0.bytes == $1.bytes && $0.kind == $1.kind && $0.direction == $1.direction })
+    #expect(result.stderr.contains("live: \(sent.count) frames") && result.stderr.contains("\(sent.count) records written"))
+  }
+
+  @Test func anInterruptLeavesAValidRecording() throws {
+    guard let library = Self.standIn else { return }
+    let source = capturePath("hr_strap_session.btsnoop")
+    let recording = NSTemporaryDirectory() + "bledissect-monitor-int-\(getpid()).btsnoop"
+    defer { unlink(recording) }
+    // 50 messages a second and a long hold: stopped in the middle.
+    let result = try Self.run(["live", "-1", "--no-cache", "-w", recording],
+      environment: ["LD_PRELOAD": library, "STANDIN_CAPTURE": source, "STANDIN_RATE": "50", "STANDIN_HOLD_MS": "20000"], interruptAfter: 1.0)
+    #expect(result.status == 0, "\(result.stderr)")
+    let written = try Self.records(recording)
+    let sent = try Self.records(source)
+    #expect(written.count > 5 && written.count < sent.count)
+    #expect(zip(written, sent).allSatisfy { $0.bytes == $1.bytes && $0.kind == $1.kind })
+    #expect(result.stdout.split(separator: "\n").count == written.count)
+  }
+
+  @Test func openingFailuresSayWhatToDo() throws {
+    guard let library = Self.standIn else { return }
+    let permission = try Self.run(["live"], environment: ["LD_PRELOAD": library, "STANDIN_BIND_ERRNO": "\(EPERM)"])
+    #expect(permission.status == 2 && permission.stderr.contains("CAP_NET_RAW"))
+    let noBluetooth = try Self.run(["live"], environment: ["LD_PRELOAD": library, "STANDIN_ERRNO": "\(EAFNOSUPPORT)"])
+    #expect(noBluetooth.status == 2 && noBluetooth.stderr.contains("no Bluetooth sockets"))
+  }
+}
