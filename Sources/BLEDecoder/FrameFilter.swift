@@ -5,6 +5,8 @@ import BLECore
 /// Values of one kind are alternatives (a frame about any of them passes); kinds combine (a
 /// frame must pass every kind given).
 public struct FrameFilter: Sendable {
+  /// Controllers (`hci0` = 0): frames of these only (records that belong to none are left out).
+  public var adapters: [UInt16] = []
   public var connectionHandles: [UInt16] = []
   public var peers: [BDAddr] = []
   public var attributeHandles: [UInt16] = []
@@ -15,7 +17,7 @@ public struct FrameFilter: Sendable {
   public init() {}
 
   public var isEmpty: Bool {
-    connectionHandles.isEmpty && peers.isEmpty && attributeHandles.isEmpty && uuids.isEmpty && layers.isEmpty
+    adapters.isEmpty && connectionHandles.isEmpty && peers.isEmpty && attributeHandles.isEmpty && uuids.isEmpty && layers.isEmpty
   }
 
   static func rank(_ layer: ProtocolLayer) -> Int {
@@ -39,6 +41,7 @@ public struct FrameFilter: Sendable {
   }
 
   public func matches(_ frame: DissectedFrame) -> Bool {
+    if !adapters.isEmpty, !adapters.contains(frame.record.adapter) { return false }
     if !connectionHandles.isEmpty {
       guard let handle = frame.connection?.handle, connectionHandles.contains(handle) else { return false }
     }

@@ -25,6 +25,18 @@ import Testing
     #expect(!handle.matches(notification))
   }
 
+  /// `--index`: frames of one controller only.
+  @Test func adaptersSelectAController() {
+    var t = LinkTranscript()
+    let first = t.connect(handle: 0x40, peer: "D0:B1:ED:00:48:52", adapter: 0)
+    let second = t.connect(handle: 0x40, peer: "D0:B1:ED:00:48:53", adapter: 1)
+    var filter = FrameFilter()
+    filter.adapters = [1]
+    #expect(!filter.matches(first) && filter.matches(second))
+    filter.adapters = [0, 1]
+    #expect(filter.matches(first) && filter.matches(second))
+  }
+
   /// An Error Response names its handle for `--handle`.
   @Test func errorResponsesNameTheirHandle() {
     var t = LinkTranscript()

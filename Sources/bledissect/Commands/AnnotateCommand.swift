@@ -36,6 +36,7 @@ enum AnnotateCommand: CLICommand {
     OptionSpec(name: "count", short: "c", kind: .value(valueName: "n"), help: "Stop after n frames (counted before filtering)."),
     OptionSpec(name: "conn", short: nil, kind: .value(valueName: "handle"), help: "Only frames of this connection handle (decimal or 0x hex)."),
     OptionSpec(name: "peer", short: nil, kind: .value(valueName: "address"), help: "Only frames of connections to this device (AA:BB:CC:DD:EE:FF)."),
+    OptionSpec(name: "index", short: nil, kind: .value(valueName: "hciN"), help: "Only frames of this controller (hci0 or 0; monitor captures and live)."),
     OptionSpec(name: "handle", short: nil, kind: .value(valueName: "h"), help: "Only ATT frames naming this attribute handle (decimal or 0x hex)."),
     OptionSpec(name: "uuid", short: nil, kind: .value(valueName: "uuid"), help: "Only ATT frames about this service or characteristic (180d, 0x2a37, 128-bit)."),
     OptionSpec(name: "layer", short: nil, kind: .value(valueName: "hci|l2cap|att|gatt"), help: "Only frames decoded at least this deep (any case: ATT or att)."),
@@ -100,6 +101,11 @@ enum AnnotateCommand: CLICommand {
   /// Values of one filter option given more than once are alternatives.
   static func parseFilter(_ arguments: ParsedArguments) throws(UsageError) -> FrameFilter {
     var filter = FrameFilter()
+    for text in arguments.allValues("index") {
+      let digits = text.lowercased().hasPrefix("hci") ? String(text.dropFirst(3)) : text
+      guard let value = UInt16(digits), value < 0xFFFF else { throw UsageError(message: "--index needs a controller (hci0 or 0), not '\(text)'") }
+      filter.adapters.append(value)
+    }
     for text in arguments.allValues("conn") {
       guard let value = parseNumber(text), value <= 0x0EFF else { throw UsageError(message: "--conn needs a connection handle (0 to 0x0eff), not '\(text)'") }
       filter.connectionHandles.append(UInt16(value))
