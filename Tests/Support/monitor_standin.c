@@ -10,6 +10,14 @@
 //   STANDIN_ERRNO    make socket() fail with this errno instead (e.g. 97 EAFNOSUPPORT, 1 EPERM)
 //   STANDIN_BIND_ERRNO  make bind() fail with this errno
 //   STANDIN_HOLD_MS  keep the socket open this long after the last message (default 0)
+//   STANDIN_REPEAT   replay the capture this many times (default 1)
+//   STANDIN_DROP     1: never wait for the reader: a message that does not fit is dropped and
+//                    counted, as the kernel's monitor queue does (default: wait)
+//   STANDIN_REPORT   file to write "sent N dropped M seconds S cpu C" to at the end (C: this
+//                    feeding thread's own CPU seconds, which a real kernel would not charge)
+//   STANDIN_LIMIT    stop after this many messages (sent or dropped), whatever the repeats
+//   STANDIN_SENDLOG  file to write each sent message's CLOCK_MONOTONIC send time to, one per
+//                    line (the benchmark's latency figures)
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -26,25 +34,50 @@ static int fake_fd = -1;
 
 static uint32_t be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 
-static void pause_for(double rate) {
-  if (rate <= 0) return;
+static double now_seconds(void) {
   struct timespec ts;
-  double seconds = 1.0 / rate;
-  ts.tv_sec = (time_t)seconds;
-  ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-  nanosleep(&ts, NULL);
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+// Paced by the schedule, not by a sleep per message (sleeps are coarser than 20 µs).
+static void pace(double rate, double start, unsigned long sent) {
+  if (rate <= 0) return;
+  double due = start + (double)sent / rate;
+  double wait = due - now_seconds();
+  if (wait > 0.0005) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)wait;
+    ts.tv_nsec = (long)((wait - (double)ts.tv_sec) * 1e9);
+    nanosleep(&ts, NULL);
+  }
 }
 
 static void *feed(void *arg) {
   int out = (int)(intptr_t)arg;
   const char *path = getenv("STANDIN_CAPTURE");
   double rate = getenv("STANDIN_RATE") ? atof(getenv("STANDIN_RATE")) : 0;
-  FILE *file = path ? fopen(path, "rb") : NULL;
+  int repeat = getenv("STANDIN_REPEAT") ? atoi(getenv("STANDIN_REPEAT")) : 1;
+  int drop = getenv("STANDIN_DROP") && atoi(getenv("STANDIN_DROP")) == 1;
+  unsigned long limit = getenv("STANDIN_LIMIT") ? strtoul(getenv("STANDIN_LIMIT"), NULL, 10) : 0;
+  FILE *sendlog = getenv("STANDIN_SENDLOG") ? fopen(getenv("STANDIN_SENDLOG"), "w") : NULL;
+  unsigned long sent = 0, dropped = 0;
+  double start = now_seconds();
   unsigned char header[24];
   static unsigned char message[6 + 65536];
-  if (file && fread(header, 1, 16, file) == 16) {
+  for (int round = 0; round < repeat; round++) {
+    FILE *file = path ? fopen(path, "rb") : NULL;
+    if (!file || fread(header, 1, 16, file) != 16) {
+      if (file) fclose(file);
+      break;
+    }
     uint32_t datalink = be32(header + 12);
-    while (fread(header, 1, 24, file) == 24) {
+    int stop = 0;
+    while (!stop && fread(header, 1, 24, file) == 24) {
+      if (limit && sent + dropped >= limit) {
+        stop = 1;
+        break;
+      }
       uint32_t length = be32(header + 4), flags = be32(header + 8);
       if (length > 65535 + 1) break;
       unsigned char *data = message + 6;
@@ -72,11 +105,30 @@ static void *feed(void *arg) {
       message[0] = opcode & 0xFF; message[1] = opcode >> 8;
       message[2] = index & 0xFF; message[3] = index >> 8;
       message[4] = size & 0xFF; message[5] = (size >> 8) & 0xFF;
-      if (send(out, message, 6 + size, 0) < 0) break;
-      pause_for(rate);
+      if (send(out, message, 6 + size, drop ? MSG_DONTWAIT : 0) < 0) {
+        if (drop && (errno == EAGAIN || errno == EWOULDBLOCK)) dropped++;
+        else stop = 1;
+      } else {
+        sent++;
+        if (sendlog) fprintf(sendlog, "%.6f\n", now_seconds());
+      }
+      pace(rate, start, sent + dropped);
+    }
+    fclose(file);
+    if (stop) break;
+  }
+  double seconds = now_seconds() - start;
+  if (sendlog) fclose(sendlog);
+  if (getenv("STANDIN_REPORT")) {
+    FILE *report = fopen(getenv("STANDIN_REPORT"), "w");
+    if (report) {
+      struct timespec cpu;
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+      fprintf(report, "sent %lu dropped %lu seconds %.3f cpu %.6f\n", sent, dropped, seconds,
+              (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9);
+      fclose(report);
     }
   }
-  if (file) fclose(file);
   if (getenv("STANDIN_HOLD_MS")) usleep((useconds_t)atoi(getenv("STANDIN_HOLD_MS")) * 1000);
   close(out);
   return NULL;

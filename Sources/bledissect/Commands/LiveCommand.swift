@@ -89,7 +89,7 @@ enum LiveCommand: CLICommand {
       }
     }
     let handlers = SignalStop(control)
-    let end = AnnotateCommand.stream(reader, settings: settings, label: reader.name, whenOutputCloses: { control.requestStop() }, context)
+    let end = AnnotateCommand.stream(reader, settings: settings, label: reader.name, threading: .one, whenOutputCloses: { control.requestStop() }, context)
     handlers.restore()
     var summary = "live: \(end.frames) frame\(end.frames == 1 ? "" : "s"), \(reader.bytes) byte\(reader.bytes == 1 ? "" : "s")"
     summary += ", \(reader.interruptions) drop\(reader.interruptions == 1 ? "" : "s")"
@@ -133,7 +133,7 @@ enum LiveCommand: CLICommand {
       }
     }
     let handlers = SignalStop(control)
-    let end = AnnotateCommand.stream(reader, settings: settings, label: "monitor", whenOutputCloses: { control.requestStop() }, context)
+    let end = AnnotateCommand.stream(reader, settings: settings, label: "monitor", threading: .one, whenOutputCloses: { control.requestStop() }, context)
     handlers.restore()
     var summary = "live: \(end.frames) frame\(end.frames == 1 ? "" : "s"), \(reader.bytes) byte\(reader.bytes == 1 ? "" : "s"), \(reader.malformed) malformed"
     if let recording, let recorder = reader.recorder {
