@@ -29,6 +29,17 @@ public final class MonitorSocketReader: CaptureReader {
   public private(set) var recordingFailure: String?
   /// Told when the recording stops.
   public var notice: ((String) -> Void)?
+  /// Controllers the monitor announced (NEW_INDEX, INDEX_INFO), by index; at most
+  /// `maximumAdapters` (a hostile stream cannot grow it).
+  public private(set) var adapters: [UInt16: MonitorAdapter] = [:]
+  static let maximumAdapters = 64
+  /// Told what the opening burst showed (the kernel replays every present controller when the
+  /// socket is bound), then of each controller that appears or goes away.
+  public var adapterEvent: ((MonitorAdapterEvent) -> Void)?
+  /// Whether the opening burst has been read and reported.
+  var reportedPresence = false
+  /// How long the opening burst may take to arrive: the kernel queues it as the socket binds.
+  static let openingBurstWait: Int32 = 250
 
   static let bluetoothFamily: Int32 = 31  // AF_BLUETOOTH
   static let hciProtocol: Int32 = 1  // BTPROTO_HCI
@@ -98,6 +109,13 @@ public final class MonitorSocketReader: CaptureReader {
 
   public func next(into record: inout CaptureRecord) throws(CaptureError) -> Bool {
     while true {
+      if !reportedPresence {
+        var descriptorSet = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        if poll(&descriptorSet, 1, Self.openingBurstWait) == 0 {
+          reportedPresence = true
+          adapterEvent?(.present(adapters.values.sorted { $0.index < $1.index }))
+        }
+      }
       if let control, control.waitFor(descriptor) == false { return false }
       var time = timeval()
       let length = receive(&time)
@@ -123,6 +141,13 @@ public final class MonitorSocketReader: CaptureReader {
       record.bytes.append(contentsOf: buffer[6..<length])
       record.originalLength = length - 6
       bytes += Int64(length - 6)
+      noteAdapter(record)
+      if !reportedPresence, record.kind.isHCIPacket {
+        // Traffic: the opening burst is over. Traffic from a controller never announced
+        // (not the kernel's way) says nothing about presence.
+        reportedPresence = true
+        if !adapters.isEmpty { adapterEvent?(.present(adapters.values.sorted { $0.index < $1.index })) }
+      }
       if let recorder, let problem = recorder.write(record) {
         recordingFailure = problem
         notice?("\(recorder.name): \(problem); no longer recording (decoding goes on)")
@@ -130,6 +155,42 @@ public final class MonitorSocketReader: CaptureReader {
       }
       return true
     }
+  }
+
+  /// Keeps the adapter table: NEW_INDEX (type, bus, address, name), INDEX_INFO (address,
+  /// manufacturer), DEL_INDEX. Layouts: capture-formats.md §4.2. Short payloads change nothing.
+  func noteAdapter(_ record: CaptureRecord) {
+    let index = record.adapter
+    let payload = record.bytes
+    switch record.kind {
+    case .indexAdded where payload.count >= 16:
+      guard adapters[index] != nil || adapters.count < Self.maximumAdapters else { return }
+      var adapter = MonitorAdapter(index: index)
+      adapter.type = payload[0]
+      adapter.bus = payload[1]
+      adapter.address = Self.address(payload[2..<8])
+      let name = payload[8..<16].prefix { $0 != 0 }
+      adapter.name = String(decoding: name, as: UTF8.self)
+      adapters[index] = adapter
+      if reportedPresence { adapterEvent?(.appeared(adapter)) }
+    case .indexInfo where payload.count >= 8:
+      guard var adapter = adapters[index] else { return }
+      adapter.address = Self.address(payload[0..<6])
+      adapter.manufacturer = UInt16(payload[6]) | UInt16(payload[7]) << 8
+      adapters[index] = adapter
+    case .indexRemoved:
+      guard let adapter = adapters.removeValue(forKey: index) else { return }
+      if reportedPresence { adapterEvent?(.removed(adapter)) }
+    default:
+      break
+    }
+  }
+
+  /// A little-endian BD_ADDR.
+  static func address(_ bytes: ArraySlice<UInt8>) -> BDAddr {
+    var value: UInt64 = 0
+    for byte in bytes.reversed() { value = value << 8 | UInt64(byte) }
+    return BDAddr(rawValue: value)
   }
 
   /// One datagram into `buffer`; `time` from the kernel's stamp (else now).
@@ -163,6 +224,30 @@ public final class MonitorSocketReader: CaptureReader {
     }
     return count
   }
+}
+
+/// A controller as the monitor channel describes it.
+public struct MonitorAdapter: Sendable, Equatable {
+  public let index: UInt16
+  /// 0 primary, 1 AMP.
+  public var type: UInt8 = 0
+  /// The transport: 1 USB, 3 UART, … (capture-formats.md §4.2).
+  public var bus: UInt8 = 0
+  public var address = BDAddr(rawValue: 0)
+  /// The kernel's name, "hci0".
+  public var name = ""
+  /// Company identifier from INDEX_INFO, when it came.
+  public var manufacturer: UInt16?
+
+  public init(index: UInt16) { self.index = index }
+}
+
+/// What the monitor says about controllers.
+public enum MonitorAdapterEvent: Sendable, Equatable {
+  /// After the opening burst: the controllers present when reading began (maybe none).
+  case present([MonitorAdapter])
+  case appeared(MonitorAdapter)
+  case removed(MonitorAdapter)
 }
 
 // The CMSG macros, which Swift does not import.

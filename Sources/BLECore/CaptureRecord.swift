@@ -136,6 +136,25 @@ public enum MonitorOpcode {
     }
   }
 
+  /// The transport a NEW_INDEX message names (capture-formats.md §4.2).
+  public static func busName(_ bus: UInt8) -> StaticString? {
+    switch bus {
+    case 0: return "virtual"
+    case 1: return "USB"
+    case 2: return "PC Card"
+    case 3: return "UART"
+    case 4: return "RS-232"
+    case 5: return "PCI"
+    case 6: return "SDIO"
+    case 7: return "SPI"
+    case 8: return "I2C"
+    case 9: return "SMD"
+    case 10: return "VIRTIO"
+    case 11: return "IPC"
+    default: return nil
+    }
+  }
+
   /// The monitor opcode for a kind and direction, for writers; nil when there is none.
   public static func opcode(for kind: PacketKind, direction: Direction?) -> UInt16? {
     let tx = direction != .controllerToHost

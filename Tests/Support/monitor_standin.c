@@ -15,6 +15,11 @@
 //                    counted, as the kernel's monitor queue does (default: wait)
 //   STANDIN_REPORT   file to write "sent N dropped M seconds S cpu C" to at the end (C: this
 //                    feeding thread's own CPU seconds, which a real kernel would not charge)
+//   STANDIN_ADAPTERS comma-separated controller indexes announced first, as the kernel does when
+//                    the socket binds: NEW_INDEX (primary, USB, address 00:1A:7D:DA:71:1<i>,
+//                    name hci<i>) and INDEX_INFO (manufacturer 10) for each
+//   STANDIN_LATE_ADAPTER  an index announced after the capture's records, then removed
+//   STANDIN_START_DELAY_MS  wait this long before the first message
 //   STANDIN_LIMIT    stop after this many messages (sent or dropped), whatever the repeats
 //   STANDIN_SENDLOG  file to write each sent message's CLOCK_MONOTONIC send time to, one per
 //                    line (the benchmark's latency figures)
@@ -53,6 +58,29 @@ static void pace(double rate, double start, unsigned long sent) {
   }
 }
 
+static void send_index(int out, uint16_t opcode, uint16_t index) {
+  unsigned char message[6 + 16];
+  size_t size = 0;
+  unsigned char *data = message + 6;
+  if (opcode == 0) {  // NEW_INDEX: type, bus, address, name[8]
+    data[0] = 0; data[1] = 1;
+    unsigned char address[6] = {0x10 + (index & 0x0F), 0x71, 0xDA, 0x7D, 0x1A, 0x00};
+    memcpy(data + 2, address, 6);
+    memset(data + 8, 0, 8);
+    snprintf((char *)data + 8, 8, "hci%u", (unsigned)index);
+    size = 16;
+  } else if (opcode == 10) {  // INDEX_INFO: address, manufacturer
+    unsigned char address[6] = {0x10 + (index & 0x0F), 0x71, 0xDA, 0x7D, 0x1A, 0x00};
+    memcpy(data, address, 6);
+    data[6] = 10; data[7] = 0;
+    size = 8;
+  }
+  message[0] = opcode & 0xFF; message[1] = opcode >> 8;
+  message[2] = index & 0xFF; message[3] = index >> 8;
+  message[4] = size & 0xFF; message[5] = (size >> 8) & 0xFF;
+  send(out, message, 6 + size, 0);
+}
+
 static void *feed(void *arg) {
   int out = (int)(intptr_t)arg;
   const char *path = getenv("STANDIN_CAPTURE");
@@ -62,6 +90,15 @@ static void *feed(void *arg) {
   unsigned long limit = getenv("STANDIN_LIMIT") ? strtoul(getenv("STANDIN_LIMIT"), NULL, 10) : 0;
   FILE *sendlog = getenv("STANDIN_SENDLOG") ? fopen(getenv("STANDIN_SENDLOG"), "w") : NULL;
   unsigned long sent = 0, dropped = 0;
+  if (getenv("STANDIN_START_DELAY_MS")) usleep((useconds_t)atoi(getenv("STANDIN_START_DELAY_MS")) * 1000);
+  if (getenv("STANDIN_ADAPTERS")) {
+    char list[256];
+    snprintf(list, sizeof list, "%s", getenv("STANDIN_ADAPTERS"));
+    for (char *item = strtok(list, ","); item; item = strtok(NULL, ",")) {
+      send_index(out, 0, (uint16_t)atoi(item));
+      send_index(out, 10, (uint16_t)atoi(item));
+    }
+  }
   double start = now_seconds();
   unsigned char header[24];
   static unsigned char message[6 + 65536];
@@ -119,6 +156,13 @@ static void *feed(void *arg) {
   }
   double seconds = now_seconds() - start;
   if (sendlog) fclose(sendlog);
+  if (getenv("STANDIN_LATE_ADAPTER")) {
+    uint16_t late = (uint16_t)atoi(getenv("STANDIN_LATE_ADAPTER"));
+    usleep(300000);  // after the reader's opening-burst wait
+    send_index(out, 0, late);
+    send_index(out, 10, late);
+    send_index(out, 1, late);
+  }
   if (getenv("STANDIN_REPORT")) {
     FILE *report = fopen(getenv("STANDIN_REPORT"), "w");
     if (report) {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import BLECapture
 import BLECore
+import BLEDecoder
 import Foundation
 import Testing
 
@@ -104,5 +105,34 @@ import Testing
     #expect(permission.status == 2 && permission.stderr.contains("CAP_NET_RAW"))
     let noBluetooth = try Self.run(["live"], environment: ["LD_PRELOAD": library, "STANDIN_ERRNO": "\(EAFNOSUPPORT)"])
     #expect(noBluetooth.status == 2 && noBluetooth.stderr.contains("no Bluetooth sockets"))
+  }
+
+  /// Controllers from NEW_INDEX/INDEX_INFO: those present when reading began, a wanted one
+  /// missing, none at all, and one that comes and goes.
+  @Test func controllersAreNamedAsTheMonitorAnnouncesThem() throws {
+    guard let library = Self.standIn else { return }
+    let source = capturePath("hr_strap_session.btsnoop")
+    let present = try Self.run(["live", "-1", "--no-cache"],
+      environment: ["LD_PRELOAD": library, "STANDIN_CAPTURE": source, "STANDIN_ADAPTERS": "0,1", "STANDIN_LATE_ADAPTER": "2"])
+    #expect(present.status == 0, "\(present.stderr)")
+    let company = AssignedNumbers.companyName(10)!.description
+    #expect(present.stderr.contains("monitor: controllers: hci0 00:1A:7D:DA:71:10 (USB, \(company)); hci1 00:1A:7D:DA:71:11 (USB, \(company))\n"),
+      "\(present.stderr)")
+    #expect(present.stderr.contains("monitor: hci2 00:1A:7D:DA:71:12 (USB) appeared\n"), "\(present.stderr)")
+    #expect(present.stderr.contains("monitor: hci2 went away\n"), "\(present.stderr)")
+    // The index records are frames too.
+    #expect(present.stdout.split(separator: "\n").filter { $0.contains("New Index") }.count == 3)
+
+    let missing = try Self.run(["live", "-1", "--no-cache", "--index", "hci3"],
+      environment: ["LD_PRELOAD": library, "STANDIN_CAPTURE": source, "STANDIN_ADAPTERS": "0", "STANDIN_START_DELAY_MS": "0",
+                    "STANDIN_RATE": "2", "STANDIN_LIMIT": "2"])
+    #expect(missing.stderr.contains("monitor: hci3 is not here yet (present: hci0 00:1A:7D:DA:71:10 (USB, \(company))); waiting\n"),
+      "\(missing.stderr)")
+
+    let none = try Self.run(["live", "-1", "--no-cache"],
+      environment: ["LD_PRELOAD": library, "STANDIN_CAPTURE": source, "STANDIN_START_DELAY_MS": "600", "STANDIN_LIMIT": "3"])
+    #expect(none.status == 0, "\(none.stderr)")
+    #expect(none.stderr.contains("monitor: no Bluetooth controller yet; waiting for one"), "\(none.stderr)")
+    #expect(none.stdout.split(separator: "\n").count == 3)
   }
 }

@@ -4,24 +4,6 @@ import BLECore
 ///
 /// Layouts: shared/reference/capture-formats.md §2.4 and §4.2.
 enum MonitorNote {
-  static func busName(_ bus: UInt8) -> StaticString? {
-    switch bus {
-    case 0: return "virtual"
-    case 1: return "USB"
-    case 2: return "PC Card"
-    case 3: return "UART"
-    case 4: return "RS-232"
-    case 5: return "PCI"
-    case 6: return "SDIO"
-    case 7: return "SPI"
-    case 8: return "I2C"
-    case 9: return "SMD"
-    case 10: return "VIRTIO"
-    case 11: return "IPC"
-    default: return nil
-    }
-  }
-
   /// Text up to the first NUL, with trailing whitespace dropped.
   static func text(_ bytes: ByteView) -> String {
     var end = bytes.firstIndex(of: 0) ?? bytes.endIndex
@@ -47,7 +29,7 @@ enum MonitorNote {
       let type = try reader.readUInt8()
       frame.fields.code("controller_type", "Type", type, width: 2, name: type == 0 ? "primary" : (type == 1 ? "AMP" : nil))
       let bus = try reader.readUInt8()
-      frame.fields.code("bus", "Bus", bus, width: 2, name: busName(bus))
+      frame.fields.code("bus", "Bus", bus, width: 2, name: MonitorOpcode.busName(bus))
       let address = try reader.readBDAddr()
       frame.fields.add("address", "Address", .address(address, nil))
       let name = text(try reader.readBytes(count: 8))

@@ -7,6 +7,7 @@ import Darwin
 #endif
 import BLECapture
 import BLECore
+import BLEDecoder
 import BLEEngine
 
 /// `bledissect live`: decodes a capture while it is written: a growing file (`--follow`), a
@@ -121,6 +122,10 @@ enum LiveCommand: CLICommand {
     if fstat(1, &output) == 0, output.st_mode & S_IFMT == S_IFIFO { control.watchedOutput = 1 }
     reader.control = control
     reader.notice = { message in writeToStandardError("bledissect: \(message)\n") }
+    let wanted = settings.filter.adapters
+    reader.adapterEvent = { event in
+      if let message = describe(event, wanted: wanted) { writeToStandardError("bledissect: monitor: \(message)\n") }
+    }
     var recording: Argument?
     if let value = arguments.value("write") {
       let path = Argument(value)
@@ -144,6 +149,40 @@ enum LiveCommand: CLICommand {
     context.error(summary)
     if reader.recordingFailure != nil { status = max(status, ExitStatus.unreadable) }
     return status
+  }
+
+  /// A line for what the monitor said about controllers; `wanted` is `--index`'s list.
+  static func describe(_ event: MonitorAdapterEvent, wanted: [UInt16]) -> String? {
+    switch event {
+    case .present(let adapters):
+      if adapters.isEmpty {
+        return "no Bluetooth controller yet; waiting for one (plug an adapter in, or unblock it: rfkill unblock bluetooth)"
+      }
+      let present = Set(adapters.map(\.index))
+      let missing = wanted.filter { !present.contains($0) }
+      let list = adapters.map(describe).joined(separator: "; ")
+      if !missing.isEmpty {
+        let names = missing.map { "hci\($0)" }.joined(separator: ", ")
+        return "\(names) \(missing.count == 1 ? "is" : "are") not here yet (present: \(list)); waiting"
+      }
+      return "controllers: \(list)"
+    case .appeared(let adapter):
+      return "\(describe(adapter)) appeared"
+    case .removed(let adapter):
+      return "\(adapter.name.isEmpty ? "hci\(adapter.index)" : adapter.name) went away"
+    }
+  }
+
+  /// "hci0 00:1A:7D:DA:71:13 (USB, Cambridge Silicon Radio)": name, address, bus, maker.
+  static func describe(_ adapter: MonitorAdapter) -> String {
+    var details: [String] = []
+    if let bus = MonitorOpcode.busName(adapter.bus) { details.append(bus.description) }
+    if adapter.type == 1 { details.append("AMP") }
+    if let company = adapter.manufacturer {
+      details.append(AssignedNumbers.companyName(company)?.description ?? "company 0x\(String(company, radix: 16, uppercase: false))")
+    }
+    let name = adapter.name.isEmpty ? "hci\(adapter.index)" : adapter.name
+    return "\(name) \(adapter.address)" + (details.isEmpty ? "" : " (\(details.joined(separator: ", ")))")
   }
 
   /// After opening the monitor as root through sudo: go on as the user who ran sudo, so files
