@@ -134,6 +134,10 @@ final class HeartRateRows: FrameConsumer {
   var trackList: [(label: String, track: HeartRateTrack)] = []
   var devicesLeftOut = 0
   var devicesSeenLeftOut: Set<String> = []
+  /// Called before each row is written, and after it with the device's label (`live --hr`
+  /// erases and redraws its status line around rows).
+  var beforeRow: (() -> Void)?
+  var afterRow: ((String, HeartRateMeasurement) -> Void)?
 
   init(settings: HRCommand.Settings, file: String?, output: JobOutput) {
     self.settings = settings
@@ -168,7 +172,9 @@ final class HeartRateRows: FrameConsumer {
         guard let peer = frame.connection?.peer, settings.peers.contains(peer) else { continue }
       }
       label(frame.connection, sentByHost: frame.record.direction == .hostToController, adapter: frame.record.adapter)
+      beforeRow?()
       row(frame.number, timestamp, measurement)
+      afterRow?(lastLabelString, measurement)
       if settings.svg != nil { track(timestamp, measurement) }
     }
     output.checkpoint()

@@ -35,11 +35,15 @@ enum LiveCommand: CLICommand {
       capture at any moment.
       Without a source: the Linux Bluetooth monitor channel (every controller, as btmon),
       which needs CAP_NET_RAW (sudo, or setcap cap_net_raw+ep); under sudo, files are
-      written as the user who ran it.
+      written as the user who ran it. Stderr names the controllers present (or says none is
+      yet), and those that come and go.
+      --hr shows heart-rate measurements only, a row each as hr writes them; on a terminal a
+      status line under them keeps each strap's latest reading.
       """,
     options: [
       OptionSpec(name: "follow", short: "f", kind: .value(valueName: "file"), help: "Follow a growing btsnoop or PacketLogger file (a FIFO is read as a stream)."),
       OptionSpec(name: "android", short: nil, kind: .flag, help: "Read Android's btsnoop feed over TCP at [host:]port (the argument; default 127.0.0.1:8872)."),
+      OptionSpec(name: "hr", short: nil, kind: .flag, help: "Show heart-rate measurements only, a row each (hr's columns); a status line on a terminal."),
       OptionSpec(name: "write", short: "w", kind: .value(valueName: "file"), help: "Also write every record received to this file (btsnoop; .pcapng, .pcap, .pklg by extension)."),
     ] + AnnotateCommand.renderingOptions + DecodingOptions.specs,
     minimumPositionals: 0,
@@ -90,7 +94,7 @@ enum LiveCommand: CLICommand {
       }
     }
     let handlers = SignalStop(control)
-    let end = AnnotateCommand.stream(reader, settings: settings, label: reader.name, threading: .one, whenOutputCloses: { control.requestStop() }, context)
+    let end = stream(reader, label: reader.name, settings: settings, heartRate: arguments.has("hr"), control: control, context)
     handlers.restore()
     var summary = "live: \(end.frames) frame\(end.frames == 1 ? "" : "s"), \(reader.bytes) byte\(reader.bytes == 1 ? "" : "s")"
     summary += ", \(reader.interruptions) drop\(reader.interruptions == 1 ? "" : "s")"
@@ -138,7 +142,7 @@ enum LiveCommand: CLICommand {
       }
     }
     let handlers = SignalStop(control)
-    let end = AnnotateCommand.stream(reader, settings: settings, label: "monitor", threading: .one, whenOutputCloses: { control.requestStop() }, context)
+    let end = stream(reader, label: "monitor", settings: settings, heartRate: arguments.has("hr"), control: control, context)
     handlers.restore()
     var summary = "live: \(end.frames) frame\(end.frames == 1 ? "" : "s"), \(reader.bytes) byte\(reader.bytes == 1 ? "" : "s"), \(reader.malformed) malformed"
     if let recording, let recorder = reader.recorder {
@@ -149,6 +153,34 @@ enum LiveCommand: CLICommand {
     context.error(summary)
     if reader.recordingFailure != nil { status = max(status, ExitStatus.unreadable) }
     return status
+  }
+
+  /// Decodes the live source to its end (or a stop): annotate's output, or with `--hr` the
+  /// heart-rate rows. One thread: frames come far slower than one thread decodes, and a second
+  /// thread waiting for each small batch costs more than it saves.
+  static func stream(
+    _ reader: any CaptureReader, label: String, settings: RenderSettings, heartRate: Bool, control: LiveControl, _ context: CLIContext
+  ) -> FrameStream.End {
+    guard heartRate else {
+      return AnnotateCommand.stream(reader, settings: settings, label: label, threading: .one, whenOutputCloses: { control.requestStop() }, context)
+    }
+    var rowSettings = HRCommand.Settings()
+    rowSettings.format = settings.json ? .json : .text
+    rowSettings.absoluteTime = settings.time == .absolute
+    rowSettings.peers = settings.filter.peers
+    rowSettings.maps = settings.maps
+    let output = JobOutput(direct: context.stdout, threading: .one)
+    let columns = context.stdoutIsTerminal && !settings.json ? (context.terminalColumns ?? 80) : nil
+    let view = LiveHeartRateView(settings: rowSettings, output: output, terminalColumns: columns)
+    view.whenOutputCloses = { control.requestStop() }
+    var options = FrameStream.Options()
+    options.threading = .one
+    settings.maps.apply(to: &options)
+    let end = FrameStream(source: reader, options: options).run(into: view)
+    settings.maps.finish(end, capture: label, context)
+    context.stdout = output.buffer
+    context.stdout.flush()
+    return end
   }
 
   /// A line for what the monitor said about controllers; `wanted` is `--index`'s list.
