@@ -240,7 +240,8 @@ import Testing
     #expect(errors.contains(", 1 drop"), "\(errors)")
   }
 
-  @Test func recordingSurvivesSIGTERMInTheMiddleOfABurst() throws {
+  @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
+  func recordingSurvivesASignalInTheMiddleOfABurst(signal: Int32) throws {
     let records = Self.session.records
     let path = NSTemporaryDirectory() + "bledissect-record-\(UUID().uuidString).btsnoop"
     let output = path + ".out.btsnoop"
@@ -257,14 +258,14 @@ import Testing
     let pid = live.process.processIdentifier
     let sender = Thread {
       usleep(30_000)
-      kill(pid, SIGTERM)
+      kill(pid, signal)
     }
     sender.start()
     for record in records[50..<100] {
       Self.append(record, to: path)
       usleep(2_000)
     }
-    #expect(live.awaitExit() == 0, "live did not end cleanly on SIGTERM")
+    #expect(live.awaitExit() == 0, "live did not end cleanly on signal \(signal)")
     // The recording is a valid capture holding the first N records.
     let reader = try CaptureFile.open(path: output)
     var written: [CaptureRecord] = []
