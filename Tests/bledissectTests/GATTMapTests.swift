@@ -194,6 +194,20 @@ import Testing
     defer { unlink(badHandle) }
     let bad = runCLI(["--gatt", badHandle, capturePath("late_reconnect.btsnoop")])
     #expect(bad.status == 64 && bad.stderr.contains("devices[0].services[0].start: needs a handle"))
+    // Errors name the line where the bad value is.
+    let badUUID = temporaryFile(Array("""
+      {"format": "bledissect-gatt-map", "version": 1,
+       "devices": [{"address": "D0:B1:ED:00:48:52",
+         "services": [{"start": 1, "end": 5,
+                       "uuid": "not-a-uuid"}]}]}
+      """.utf8))
+    defer { unlink(badUUID) }
+    let uuidError = runCLI(["--gatt", badUUID, capturePath("late_reconnect.btsnoop")])
+    #expect(uuidError.status == 64 && uuidError.stderr.contains(":4: devices[0].services[0].uuid: needs a UUID, not \"not-a-uuid\""), "\(uuidError.stderr)")
+    let syntax = temporaryFile(Array("{\"format\": \"bledissect-gatt-map\",\n \"version\": 1,,\n}".utf8))
+    defer { unlink(syntax) }
+    let syntaxError = runCLI(["--gatt", syntax, capturePath("late_reconnect.btsnoop")])
+    #expect(syntaxError.status == 64 && syntaxError.stderr.contains(":2:15: not a GATT map (not JSON: expected a quoted key)"), "\(syntaxError.stderr)")
     let missing = runCLI(["--gatt", "/nonexistent/map.json", capturePath("late_reconnect.btsnoop")])
     #expect(missing.status == 64 && missing.stderr.contains("cannot open the GATT map"))
     let decodeAs = runCLI(["--decode-as", "0x10", capturePath("late_reconnect.btsnoop")])

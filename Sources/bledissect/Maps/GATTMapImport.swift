@@ -43,87 +43,112 @@ enum GATTMapImport {
 
   // MARK: - bledissect GATT map (JSON)
 
-  /// `cached`: a map from our cache, named by the capture it was learned from.
+  /// `cached`: a map from our cache, named by the capture it was learned from. Messages name
+  /// the line and the place in the document: `map.json:12: devices[0].services[1].start: …`.
   static func loadJSON(_ path: Argument, cached: Bool = false) throws(Failure) -> [GATTMap] {
     let name = path.display
-    let data = try readText(path)
-    guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-      throw Failure(message: "\(name): not a GATT map (not a JSON object)")
+    let document: LineJSON
+    do {
+      document = try LineJSON.parse(bytes: [UInt8](try readText(path)))
+    } catch let error as Failure {
+      throw error
+    } catch let error as LineJSON.SyntaxError {
+      throw Failure(message: "\(name):\(error.line):\(error.column): not a GATT map (not JSON: \(error.message))")
+    } catch {
+      throw Failure(message: "\(name): cannot read the GATT map")
     }
-    guard object["format"] as? String == "bledissect-gatt-map" else {
+    guard document.isObject else { throw Failure(message: "\(name): not a GATT map (not a JSON object)") }
+    guard document["format"]?.string == "bledissect-gatt-map" else {
       throw Failure(message: "\(name): not a GATT map (\"format\" is not \"bledissect-gatt-map\")")
     }
-    guard let version = object["version"] as? Int, version == 1 else {
-      throw Failure(message: "\(name): GATT map version \(object["version"].map { "\($0)" } ?? "missing") not supported (this bledissect reads version 1)")
+    guard let version = document["version"]?.integer, version == 1 else {
+      throw Failure(message: "\(name): GATT map version \(document["version"]?.shown ?? "missing") not supported (this bledissect reads version 1)")
     }
-    guard let devices = object["devices"] as? [[String: Any]] else { throw Failure(message: "\(name): GATT map without a \"devices\" list") }
+    guard let devices = document["devices"]?.array else { throw Failure(message: "\(name): GATT map without a \"devices\" list") }
     var maps: [GATTMap] = []
-    let origin = cached ? "learned from " + ((object["capture"] as? String) ?? "an earlier capture") : name
+    let origin = cached ? "learned from " + (document["capture"]?.string ?? "an earlier capture") : name
+    let reader = MapReader(name: name)
     for (index, device) in devices.enumerated() {
-      let place = "\(name): devices[\(index)]"
+      let place = "devices[\(index)]"
       var address: BDAddr?
-      if let text = device["address"] as? String {
-        guard let parsed = BDAddr(text) else { throw Failure(message: "\(place): bad address '\(text)'") }
+      if let field = device["address"] {
+        guard let text = field.string, let parsed = BDAddr(text) else { throw reader.failure(field, place + ".address", "bad address \(field.shown)") }
         address = parsed
       }
-      let addressType = (device["address_type"] as? String).flatMap(Self.addressType)
+      let addressType = device["address_type"]?.string.flatMap(Self.addressType)
       var tree = GATTAttributeTree(services: [], characteristicsOutsideServices: [], otherHandles: [])
-      for (serviceIndex, service) in ((device["services"] as? [[String: Any]]) ?? []).enumerated() {
+      for (serviceIndex, service) in try reader.list(device["services"], place + ".services").enumerated() {
         let where_ = "\(place).services[\(serviceIndex)]"
         tree.services.append(GATTServiceEntry(
-          start: try handle(service["start"], where_ + ".start"), end: try handle(service["end"], where_ + ".end"),
-          uuid: try uuid(service["uuid"], where_ + ".uuid"), primary: (service["primary"] as? Bool) ?? true, learnedIn: 0,
-          includes: try handles(service["includes"], where_ + ".includes"),
-          characteristics: try characteristics(service["characteristics"], where_ + ".characteristics")))
+          start: try reader.handle(service, "start", where_), end: try reader.handle(service, "end", where_),
+          uuid: try reader.uuid(service, "uuid", where_), primary: service["primary"]?.bool ?? true, learnedIn: 0,
+          includes: try reader.descriptors(service["includes"], where_ + ".includes"),
+          characteristics: try reader.characteristics(service["characteristics"], where_ + ".characteristics")))
       }
-      tree.characteristicsOutsideServices = try characteristics(device["characteristics_outside_services"], place + ".characteristics_outside_services")
-      tree.otherHandles = try handles(device["other_handles"], place + ".other_handles")
-      let hash = (device["database_hash"] as? String).flatMap(Self.bytes)
-      maps.append(GATTMap(address: address, addressType: addressType, name: device["name"] as? String, databaseHash: hash, tree: tree, origin: origin))
+      tree.characteristicsOutsideServices = try reader.characteristics(
+        device["characteristics_outside_services"], place + ".characteristics_outside_services")
+      tree.otherHandles = try reader.descriptors(device["other_handles"], place + ".other_handles")
+      let hash = device["database_hash"]?.string.flatMap(Self.bytes)
+      maps.append(GATTMap(address: address, addressType: addressType, name: device["name"]?.string, databaseHash: hash, tree: tree, origin: origin))
     }
     return maps
   }
 
-  static func handle(_ value: Any?, _ place: String) throws(Failure) -> UInt16 {
-    guard let number = value as? Int, (0...0xFFFF).contains(number) else {
-      throw Failure(message: "\(place): needs a handle (0–65535), not \(value.map { "\($0)" } ?? "nothing")")
-    }
-    return UInt16(number)
-  }
+  /// Reads the parts of a map document, each failure naming file, line and place.
+  struct MapReader {
+    let name: String
 
-  static func uuid(_ value: Any?, _ place: String) throws(Failure) -> BluetoothUUID {
-    guard let text = value as? String, let uuid = BluetoothUUID(text) else {
-      throw Failure(message: "\(place): needs a UUID, not \(value.map { "\($0)" } ?? "nothing")")
+    func failure(_ value: LineJSON?, _ place: String, _ message: String) -> Failure {
+      Failure(message: "\(name)\(value.map { ":\($0.line)" } ?? ""): \(place): \(message)")
     }
-    return uuid
-  }
 
-  static func handles(_ value: Any?, _ place: String) throws(Failure) -> [GATTDescriptorEntry] {
-    guard let value else { return [] }
-    guard let list = value as? [[String: Any]] else { throw Failure(message: "\(place): needs a list") }
-    var entries: [GATTDescriptorEntry] = []
-    for (index, entry) in list.enumerated() {
-      entries.append(GATTDescriptorEntry(
-        handle: try handle(entry["handle"], "\(place)[\(index)].handle"), uuid: try uuid(entry["uuid"], "\(place)[\(index)].uuid"), learnedIn: 0))
+    func list(_ value: LineJSON?, _ place: String) throws(Failure) -> [LineJSON] {
+      guard let value else { return [] }
+      guard let elements = value.array, elements.allSatisfy(\.isObject) else { throw failure(value, place, "needs a list of objects") }
+      return elements
     }
-    return entries
-  }
 
-  static func characteristics(_ value: Any?, _ place: String) throws(Failure) -> [GATTCharacteristicEntry] {
-    guard let value else { return [] }
-    guard let list = value as? [[String: Any]] else { throw Failure(message: "\(place): needs a list") }
-    var entries: [GATTCharacteristicEntry] = []
-    for (index, entry) in list.enumerated() {
-      let where_ = "\(place)[\(index)]"
-      let properties = entry["properties"] as? Int ?? 0
-      guard (0...0xFF).contains(properties) else { throw Failure(message: "\(where_).properties: needs 0–255, not \(properties)") }
-      entries.append(GATTCharacteristicEntry(
-        declarationHandle: try handle(entry["declaration_handle"], where_ + ".declaration_handle"),
-        valueHandle: try handle(entry["value_handle"], where_ + ".value_handle"),
-        uuid: try uuid(entry["uuid"], where_ + ".uuid"), properties: UInt8(properties), learnedIn: 0,
-        descriptors: try handles(entry["descriptors"], where_ + ".descriptors")))
+    func handle(_ object: LineJSON, _ key: String, _ place: String) throws(Failure) -> UInt16 {
+      let value = object[key]
+      guard let number = value?.integer, (0...0xFFFF).contains(number) else {
+        throw failure(value ?? object, "\(place).\(key)", "needs a handle (0–65535), not \(value?.shown ?? "nothing")")
+      }
+      return UInt16(number)
     }
-    return entries
+
+    func uuid(_ object: LineJSON, _ key: String, _ place: String) throws(Failure) -> BluetoothUUID {
+      let value = object[key]
+      guard let text = value?.string, let uuid = BluetoothUUID(text) else {
+        throw failure(value ?? object, "\(place).\(key)", "needs a UUID, not \(value?.shown ?? "nothing")")
+      }
+      return uuid
+    }
+
+    func descriptors(_ value: LineJSON?, _ place: String) throws(Failure) -> [GATTDescriptorEntry] {
+      var entries: [GATTDescriptorEntry] = []
+      for (index, entry) in try list(value, place).enumerated() {
+        let where_ = "\(place)[\(index)]"
+        entries.append(GATTDescriptorEntry(handle: try handle(entry, "handle", where_), uuid: try uuid(entry, "uuid", where_), learnedIn: 0))
+      }
+      return entries
+    }
+
+    func characteristics(_ value: LineJSON?, _ place: String) throws(Failure) -> [GATTCharacteristicEntry] {
+      var entries: [GATTCharacteristicEntry] = []
+      for (index, entry) in try list(value, place).enumerated() {
+        let where_ = "\(place)[\(index)]"
+        let properties = entry["properties"]
+        let bits = properties == nil ? 0 : (properties?.integer ?? -1)
+        guard (0...0xFF).contains(bits) else {
+          throw failure(properties, where_ + ".properties", "needs 0–255, not \(properties?.shown ?? "nothing")")
+        }
+        entries.append(GATTCharacteristicEntry(
+          declarationHandle: try handle(entry, "declaration_handle", where_), valueHandle: try handle(entry, "value_handle", where_),
+          uuid: try uuid(entry, "uuid", where_), properties: UInt8(bits), learnedIn: 0,
+          descriptors: try descriptors(entry["descriptors"], where_ + ".descriptors")))
+      }
+      return entries
+    }
   }
 
   static func addressType(_ text: String) -> AddressType? {

@@ -1,8 +1,8 @@
 /// A small JSON reader that remembers where each value began (line and column), so errors in a
-/// user's decoder file can name the line. Strict: RFC 8259, no comments, no trailing commas;
-/// bounded nesting.
-struct LineJSON: Sendable {
-  enum Value: Sendable {
+/// user's file (decoders, GATT maps) can name the line. Strict: RFC 8259, no comments, no
+/// trailing commas; bounded nesting.
+package struct LineJSON: Sendable {
+  package enum Value: Sendable {
     case object([(key: String, value: LineJSON)])
     case array([LineJSON])
     case string(String)
@@ -11,20 +11,24 @@ struct LineJSON: Sendable {
     case null
   }
 
-  var value: Value
-  var line: Int
-  var column: Int
+  package var value: Value
+  package var line: Int
+  package var column: Int
 
-  struct SyntaxError: Error {
-    var line: Int
-    var column: Int
-    var message: String
+  package struct SyntaxError: Error {
+    package var line: Int
+    package var column: Int
+    package var message: String
   }
 
   static let maximumDepth = 64
 
-  static func parse(_ text: String) throws(SyntaxError) -> LineJSON {
-    var parser = Parser(bytes: Array(text.utf8))
+  package static func parse(_ text: String) throws(SyntaxError) -> LineJSON {
+    try parse(bytes: Array(text.utf8))
+  }
+
+  package static func parse(bytes: [UInt8]) throws(SyntaxError) -> LineJSON {
+    var parser = Parser(bytes: bytes)
     parser.skipSpace()
     let value = try parser.value(depth: 0)
     parser.skipSpace()
@@ -33,12 +37,48 @@ struct LineJSON: Sendable {
   }
 
   /// The member `key` of an object.
-  subscript(key: String) -> LineJSON? {
+  package subscript(key: String) -> LineJSON? {
     guard case .object(let members) = value else { return nil }
     return members.first { $0.key == key }?.value
   }
 
-  var typeName: String {
+  package var string: String? {
+    if case .string(let text) = value { return text }
+    return nil
+  }
+
+  /// A number without a fraction that fits an Int.
+  package var integer: Int? {
+    guard case .number(let number, _) = value, number == number.rounded(), abs(number) < 9.0e15 else { return nil }
+    return Int(number)
+  }
+
+  package var bool: Bool? {
+    if case .bool(let flag) = value { return flag }
+    return nil
+  }
+
+  package var array: [LineJSON]? {
+    if case .array(let elements) = value { return elements }
+    return nil
+  }
+
+  package var isObject: Bool {
+    if case .object = value { return true }
+    return false
+  }
+
+  /// The value as written, for messages: numbers and strings as they are, else the type.
+  package var shown: String {
+    switch value {
+    case .number(_, let text): return text
+    case .string(let text): return "\"\(text)\""
+    case .bool(let flag): return flag ? "true" : "false"
+    default: return typeName
+    }
+  }
+
+  package var typeName: String {
     switch value {
     case .object: return "an object"
     case .array: return "a list"
@@ -141,13 +181,20 @@ struct LineJSON: Sendable {
         return made(.null)
       default:
         let start = index
-        while index < bytes.count, "+-0123456789.eE".utf8.contains(bytes[index]) { index += 1 }
+        while index < bytes.count, Self.isNumberByte(bytes[index]) { index += 1 }
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         guard !text.isEmpty, let number = Double(text), number.isFinite else {
           index = start
           throw error("expected a value")
         }
         return made(.number(number, text: text))
+      }
+    }
+
+    static func isNumberByte(_ byte: UInt8) -> Bool {
+      switch byte {
+      case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "e"), UInt8(ascii: "E"): return true
+      default: return false
       }
     }
 
@@ -161,6 +208,13 @@ struct LineJSON: Sendable {
 
     mutating func string() throws(SyntaxError) -> String {
       index += 1  // the opening quote
+      // Most strings have no escape: take their bytes at once.
+      var scan = index
+      while scan < bytes.count, bytes[scan] != UInt8(ascii: "\""), bytes[scan] != UInt8(ascii: "\\"), bytes[scan] >= 0x20 { scan += 1 }
+      if scan < bytes.count, bytes[scan] == UInt8(ascii: "\"") {
+        defer { index = scan + 1 }
+        return String(decoding: bytes[index..<scan], as: UTF8.self)
+      }
       var scalars = String.UnicodeScalarView()
       var run: [UInt8] = []
       func flush() {
