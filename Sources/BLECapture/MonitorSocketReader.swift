@@ -16,6 +16,8 @@ public final class MonitorSocketReader: CaptureReader {
   public let format = CaptureFormat(name: "monitor", detail: "Linux HCI monitor channel (live)")
   let descriptor: Int32
   var buffer = [UInt8](repeating: 0, count: 6 + 65_535)
+  /// Room for the kernel's timestamp message, reused.
+  var controlBuffer = [UInt8](repeating: 0, count: 64)
   /// Messages received, and datagrams cut short or unreadable (counted, not fatal).
   public private(set) var received = 0
   public private(set) var malformed = 0
@@ -195,9 +197,8 @@ public final class MonitorSocketReader: CaptureReader {
 
   /// One datagram into `buffer`; `time` from the kernel's stamp (else now).
   func receive(_ time: inout timeval) -> Int {
-    var control = [UInt8](repeating: 0, count: 64)
     let count = buffer.withUnsafeMutableBytes { bytes -> Int in
-      control.withUnsafeMutableBytes { controlBytes -> Int in
+      controlBuffer.withUnsafeMutableBytes { controlBytes -> Int in
         var vector = iovec(iov_base: bytes.baseAddress, iov_len: bytes.count)
         return withUnsafeMutablePointer(to: &vector) { vectorPointer -> Int in
           var message = msghdr()
