@@ -65,10 +65,42 @@ public final class MonitorSocketReader: CaptureReader {
     }
     var on: Int32 = 1
     _ = setsockopt(descriptor, SOL_SOCKET, SO_TIMESTAMP, &on, socklen_t(MemoryLayout<Int32>.size))
+    Self.enlargeReceiveBuffer(descriptor)
     self.descriptor = descriptor
     #else
     throw CaptureError.cannotOpen(
       "live capture from the Bluetooth monitor needs Linux; on macOS record with PacketLogger and pipe it: bledissect live -")
+    #endif
+  }
+
+  /// The kernel drops monitor messages when the socket's queue is full (a burst while the
+  /// terminal scrolls): a larger queue rides out longer bursts. Past the system's limit
+  /// (net.core.rmem_max) only with CAP_NET_ADMIN (SO_RCVBUFFORCE); else as large as allowed.
+  static let receiveBufferBytes: Int32 = 8 << 20
+
+  static func enlargeReceiveBuffer(_ descriptor: Int32) {
+    #if os(Linux)
+    var size = receiveBufferBytes
+    let length = socklen_t(MemoryLayout<Int32>.size)
+    if setsockopt(descriptor, SOL_SOCKET, SO_RCVBUFFORCE, &size, length) != 0 {
+      _ = setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, length)
+    }
+    #endif
+  }
+
+  /// Messages the kernel dropped because the socket's queue was full, since it was opened
+  /// (SO_MEMINFO's drop counter, Linux 4.12 and later); nil when the kernel does not say.
+  public var kernelDrops: Int? {
+    #if os(Linux)
+    // struct: u32 values indexed by SK_MEMINFO_*; SK_MEMINFO_DROPS is 8.
+    var values = [UInt32](repeating: 0, count: 16)
+    var length = socklen_t(values.count * MemoryLayout<UInt32>.size)
+    let soMeminfo: Int32 = 55
+    let status = values.withUnsafeMutableBytes { getsockopt(descriptor, SOL_SOCKET, soMeminfo, $0.baseAddress, &length) }
+    guard status == 0, Int(length) >= 9 * MemoryLayout<UInt32>.size else { return nil }
+    return Int(values[8])
+    #else
+    return nil
     #endif
   }
 
@@ -92,6 +124,7 @@ public final class MonitorSocketReader: CaptureReader {
   init(descriptor: Int32) {
     var on: Int32 = 1
     _ = setsockopt(descriptor, SOL_SOCKET, SO_TIMESTAMP, &on, socklen_t(MemoryLayout<Int32>.size))
+    Self.enlargeReceiveBuffer(descriptor)
     self.descriptor = descriptor
   }
 

@@ -12,7 +12,8 @@
 //   STANDIN_HOLD_MS  keep the socket open this long after the last message (default 0)
 //   STANDIN_REPEAT   replay the capture this many times (default 1)
 //   STANDIN_DROP     1: never wait for the reader: a message that does not fit is dropped and
-//                    counted, as the kernel's monitor queue does (default: wait)
+//                    counted, as the kernel's monitor queue does, and reported as the kernel
+//                    does, through getsockopt(SO_MEMINFO) (default: wait)
 //   STANDIN_REPORT   file to write "sent N dropped M seconds S cpu C" to at the end (C: this
 //                    feeding thread's own CPU seconds, which a real kernel would not charge)
 //   STANDIN_ADAPTERS comma-separated controller indexes announced first, as the kernel does when
@@ -36,6 +37,8 @@
 #include <unistd.h>
 
 static int fake_fd = -1;
+// Messages dropped (STANDIN_DROP), reported through getsockopt(SO_MEMINFO) as the kernel does.
+static volatile unsigned long dropped_total = 0;
 
 static uint32_t be32(const unsigned char *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 
@@ -143,7 +146,10 @@ static void *feed(void *arg) {
       message[2] = index & 0xFF; message[3] = index >> 8;
       message[4] = size & 0xFF; message[5] = (size >> 8) & 0xFF;
       if (send(out, message, 6 + size, drop ? MSG_DONTWAIT : 0) < 0) {
-        if (drop && (errno == EAGAIN || errno == EWOULDBLOCK)) dropped++;
+        if (drop && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+          dropped++;
+          __atomic_store_n(&dropped_total, dropped, __ATOMIC_RELAXED);
+        }
         else stop = 1;
       } else {
         sent++;
@@ -176,6 +182,18 @@ static void *feed(void *arg) {
   if (getenv("STANDIN_HOLD_MS")) usleep((useconds_t)atoi(getenv("STANDIN_HOLD_MS")) * 1000);
   close(out);
   return NULL;
+}
+
+// SO_MEMINFO on the stand-in's socket: the drop counter (SK_MEMINFO_DROPS, index 8) counts
+// what the feeder dropped; the rest is the real socket's.
+int getsockopt(int fd, int level, int name, void *value, socklen_t *length) {
+  static int (*real_getsockopt)(int, int, int, void *, socklen_t *);
+  if (!real_getsockopt) real_getsockopt = (int (*)(int, int, int, void *, socklen_t *))dlsym(RTLD_NEXT, "getsockopt");
+  int result = real_getsockopt(fd, level, name, value, length);
+  if (result == 0 && fd == fake_fd && level == SOL_SOCKET && name == 55 && *length >= 9 * sizeof(uint32_t)) {
+    ((uint32_t *)value)[8] = (uint32_t)__atomic_load_n(&dropped_total, __ATOMIC_RELAXED);
+  }
+  return result;
 }
 
 int socket(int domain, int type, int protocol) {

@@ -135,4 +135,24 @@ import Testing
     #expect(none.stderr.contains("monitor: no Bluetooth controller yet; waiting for one"), "\(none.stderr)")
     #expect(none.stdout.split(separator: "\n").count == 3)
   }
+
+  /// Messages the kernel could not queue are counted where the kernel counts them (SO_MEMINFO),
+  /// and said in the closing line: none is lost silently.
+  @Test func kernelDropsAreCounted() throws {
+    guard let library = Self.standIn else { return }
+    let source = capturePath("hr_strap_session.btsnoop")
+    let report = NSTemporaryDirectory() + "bledissect-standin-\(getpid()).report"
+    defer { unlink(report) }
+    // As fast as the feeder can: far faster than live decodes, so the queue overflows.
+    let result = try Self.run(["live", "--json", "--no-cache"],
+      environment: ["LD_PRELOAD": library, "STANDIN_CAPTURE": source, "STANDIN_REPEAT": "200", "STANDIN_DROP": "1", "STANDIN_REPORT": report])
+    #expect(result.status == 0, "\(result.stderr)")
+    let counts = try String(contentsOfFile: report, encoding: .utf8).split(separator: " ")
+    let sent = Int(counts[1])!, dropped = Int(counts[3])!
+    #expect(sent + dropped == 200 * (try Self.records(source)).count)
+    #expect(dropped > 0, "the feeder never outran live: nothing to count")
+    #expect(result.stdout.split(separator: "\n").count == sent)
+    #expect(result.stderr.contains("live: \(sent) frames, ") && result.stderr.contains(", \(dropped) drops (the kernel's queue for this socket was full)"),
+      "\(result.stderr)")
+  }
 }

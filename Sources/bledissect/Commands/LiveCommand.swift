@@ -145,6 +145,10 @@ enum LiveCommand: CLICommand {
     let end = stream(reader, label: "monitor", settings: settings, heartRate: arguments.has("hr"), control: control, context)
     handlers.restore()
     var summary = "live: \(end.frames) frame\(end.frames == 1 ? "" : "s"), \(reader.bytes) byte\(reader.bytes == 1 ? "" : "s"), \(reader.malformed) malformed"
+    // Messages the kernel could not queue for us: lost before we saw them.
+    if let drops = reader.kernelDrops {
+      summary += ", \(drops) drop\(drops == 1 ? "" : "s")" + (drops > 0 ? " (the kernel's queue for this socket was full)" : "")
+    }
     if let recording, let recorder = reader.recorder {
       summary += "; \(recorder.records) record\(recorder.records == 1 ? "" : "s") written to \(recording.display)"
     }
