@@ -42,6 +42,17 @@ public final class InputSource: @unchecked Sendable {
   /// A part of a regular file read with `pread` (a zip entry): the next offset and the bytes left.
   var region: (offset: Int64, remaining: Int64)?
 
+  /// What a zip entry's directory says its content is: checked against the bytes as they are
+  /// read (more than declared as soon as they come; fewer, and the CRC-32, at the end).
+  struct DeclaredContent {
+    let entry: String
+    let size: Int64
+    let crc: UInt32
+    var seen: Int64 = 0
+    var running: UInt32 = 0
+  }
+  var declared: DeclaredContent?
+
   /// Opens `path`, or standard input for `-`.
   public convenience init(path: String) throws(CaptureError) {
     try self.init(pathBytes: Array(path.utf8), name: path)
@@ -180,6 +191,37 @@ public final class InputSource: @unchecked Sendable {
   /// Reads what the source holds next (inflated when compressed); 0 at its end. Unless
   /// `mayWait`, -1 when the descriptor has nothing yet (compressed input is asked for only then).
   private func readSome(into destination: UnsafeMutablePointer<UInt8>, count: Int, mayWait: Bool = true) throws(CaptureError) -> Int {
+    let got = try readContent(into: destination, count: count, mayWait: mayWait)
+    if declared != nil, got >= 0 { try checkDeclared(destination, got) }
+    return got
+  }
+
+  /// Counts what a zip entry gave against its directory's sizes and CRC-32.
+  private func checkDeclared(_ bytes: UnsafeMutablePointer<UInt8>, _ count: Int) throws(CaptureError) {
+    guard var check = declared else { return }
+    if count > 0 {
+      check.seen += Int64(count)
+      check.running = Deflate.crc32(check.running, UnsafeBufferPointer(start: bytes, count: count))
+      declared = check
+      if check.seen > check.size {
+        throw .corrupt("zip entry \(check.entry) holds more than the \(check.size) bytes its directory entry declares")
+      }
+      return
+    }
+    if check.seen != check.size {
+      throw .corrupt("zip entry \(check.entry) holds \(check.seen) bytes; its directory entry declares \(check.size)")
+    }
+    if check.running != check.crc {
+      throw .corrupt("zip entry \(check.entry) fails its CRC-32 check (\(Self.hex(check.running)) computed, \(Self.hex(check.crc)) declared)")
+    }
+  }
+
+  static func hex(_ value: UInt32) -> String {
+    let digits = String(value, radix: 16)
+    return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
+  }
+
+  private func readContent(into destination: UnsafeMutablePointer<UInt8>, count: Int, mayWait: Bool) throws(CaptureError) -> Int {
     guard let inflater else {
       if !mayWait && !descriptorIsReady() { return -1 }
       return try readSource(into: destination, count: count)

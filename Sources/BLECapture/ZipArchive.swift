@@ -19,19 +19,60 @@ public enum ZipArchive {
     public var compressedSize: UInt32
     public var uncompressedSize: UInt32
     public var localHeaderOffset: UInt32
+    public var crc: UInt32 = 0
   }
 
   /// Largest central directory read (a bugreport lists a few thousand entries).
   static let maximumDirectorySize = 16 * 1024 * 1024
 
-  /// Opens the btsnooz summary of the bugreport's main text file.
+  /// Opens the capture an Android bugreport zip holds: the full snoop log when the archive has
+  /// one as an entry (`FS/data/misc/bluetooth/logs/btsnoop_hci.log`, see `snoopLogs` for the
+  /// order when there are several), else the btsnooz summary in the main bugreport text.
   static func openBugreport(_ input: InputSource, damage: DamagePolicy) throws(CaptureError) -> any CaptureReader {
     let entries = try directory(input)
+    let logs = snoopLogs(entries)
+    if let chosen = logs.first {
+      let source = try open(input, chosen)
+      let reader = try CaptureFile.open(source, damage: damage, container: "zip entry \(chosen.name)")
+      var detail = "\(reader.format.detail), \(chosen.name) in the zip archive"
+      if logs.count > 1 {
+        let others = logs.dropFirst().prefix(4).map(\.name).joined(separator: ", ")
+        detail += " (not read: \(others)\(logs.count > 5 ? ", \(logs.count - 5) more" : ""))"
+      }
+      let notice = logs.count > 1
+        ? "read \(chosen.name) from the zip archive; it also holds \(logs.count - 1) other snoop log\(logs.count == 2 ? "" : "s") (\(logs.dropFirst().prefix(4).map(\.name).joined(separator: ", "))\(logs.count > 5 ? ", …" : "")), not read"
+        : nil
+      return ContainedReader(reader, format: CaptureFormat(name: reader.format.name, detail: detail, notice: notice))
+    }
     guard let main = try mainText(input, entries) else {
-      throw .corrupt("a zip archive without a bugreport text file (bugreport-*.txt or one named by main_entry.txt): not a capture")
+      throw .corrupt("a zip archive without a snoop log (btsnoop_hci.log) or a bugreport text file (bugreport-*.txt or one named by main_entry.txt): not a capture")
     }
     let text = try open(input, main)
     return try Bugreport.open(text: text, container: "bugreport (\(main.name) in the zip archive)", damage: damage)
+  }
+
+  /// The snoop logs among `entries`, best first: entries named (last path component)
+  /// `btsnoop_hci.log` before its filtered variant, before either rotated (`.last`), before
+  /// any other `btsnoop_hci.log…` variant (OEM suffixes); the gd stack's in-memory buffer
+  /// (`btsnooz_hci.log`, `.last`: truncated records) comes after all of them. Ties keep the
+  /// archive's order. Directories and empty entries are left out.
+  static func snoopLogs(_ entries: [Entry]) -> [Entry] {
+    func rank(_ entry: Entry) -> Int? {
+      guard !entry.name.hasSuffix("/"), entry.uncompressedSize > 0 else { return nil }
+      let base = entry.name.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? entry.name
+      switch base {
+      case "btsnoop_hci.log": return 0
+      case "btsnoop_hci.log.filtered": return 1
+      case "btsnoop_hci.log.last": return 2
+      case "btsnoop_hci.log.filtered.last": return 3
+      case "btsnooz_hci.log": return 5
+      case "btsnooz_hci.log.last": return 6
+      default: return base.hasPrefix("btsnoop_hci.log") ? 4 : nil
+      }
+    }
+    return entries.enumerated().compactMap { index, entry in rank(entry).map { (rank: $0, index: index, entry: entry) } }
+      .sorted { ($0.rank, $0.index) < ($1.rank, $1.index) }
+      .map(\.entry)
   }
 
   /// The main text file: the one `main_entry.txt` names, or the top-level `bugreport*.txt`.
@@ -77,7 +118,7 @@ public enum ZipArchive {
         Entry(
           name: String(decoding: bytes[(offset + 46)..<(offset + 46 + nameLength)], as: UTF8.self),
           method: u16(bytes, offset + 10), flags: u16(bytes, offset + 8), compressedSize: u32(bytes, offset + 20),
-          uncompressedSize: u32(bytes, offset + 24), localHeaderOffset: u32(bytes, offset + 42)))
+          uncompressedSize: u32(bytes, offset + 24), localHeaderOffset: u32(bytes, offset + 42), crc: u32(bytes, offset + 16)))
       offset += 46 + skip
     }
     return entries
@@ -91,6 +132,9 @@ public enum ZipArchive {
     }
     guard entry.method == 0 || entry.method == 8 else {
       throw .corrupt("zip entry \(entry.name) uses compression method \(entry.method); bledissect reads stored (0) and deflated (8) entries")
+    }
+    if entry.method == 0 && entry.compressedSize != entry.uncompressedSize {
+      throw .corrupt("zip entry \(entry.name) is stored but declares \(entry.compressedSize) bytes in the archive and \(entry.uncompressedSize) uncompressed")
     }
     let size = try archiveSize(input)
     let local = Int64(entry.localHeaderOffset)
@@ -106,11 +150,21 @@ public enum ZipArchive {
       let bytes = try readAt(input, offset: dataOffset, count: Int(entry.compressedSize))
       let source = bytes.withUnsafeBufferPointer { InputSource(bytes: $0, name: "\(input.name):\(entry.name)") }
       if entry.method == 8 { try source.startInflating(.raw) }
+      source.declared = declaredContent(entry)
       return source
     }
-    return try InputSource(
+    let source = try InputSource(
       region: input, offset: dataOffset, length: Int64(entry.compressedSize), wrapper: entry.method == 8 ? .raw : nil,
       name: "\(input.name):\(entry.name)")
+    source.declared = declaredContent(entry)
+    return source
+  }
+
+  /// The entry's uncompressed size and CRC-32, which its reader checks (zip writers put the
+  /// true ones in the central directory, even when the local header defers them to a data
+  /// descriptor).
+  static func declaredContent(_ entry: Entry) -> InputSource.DeclaredContent {
+    InputSource.DeclaredContent(entry: entry.name, size: Int64(entry.uncompressedSize), crc: entry.crc)
   }
 
   /// The archive's length: the file's, or the bytes given in memory.
