@@ -52,6 +52,9 @@ public final class InputSource: @unchecked Sendable {
     var running: UInt32 = 0
   }
   var declared: DeclaredContent?
+  /// Bytes given in memory that are a whole zip entry (`declared` counted them all at the
+  /// start): the end check runs where a file's read would find the end, so both agree.
+  var declaredCountedInMemory = false
 
   /// Opens `path`, or standard input for `-`.
   public convenience init(path: String) throws(CaptureError) {
@@ -122,7 +125,11 @@ public final class InputSource: @unchecked Sendable {
   /// Makes at least `count` bytes available unless the input ends first; returns what is available.
   @discardableResult
   public func fill(_ count: Int) throws(CaptureError) -> Int {
-    if end - start >= count || reachedEOF { return end - start }
+    if end - start >= count { return end - start }
+    if reachedEOF {
+      if declaredCountedInMemory { try checkDeclared(buffer, 0) }
+      return end - start
+    }
     makeRoom(for: count)
     while end - start < count {
       if let live, !isRegularFile, !live.awaitReadable(fd) {
@@ -361,6 +368,15 @@ public final class InputSource: @unchecked Sendable {
   /// Reads directly from the descriptor once the buffer is drained (used by libpcap's FILE*).
   func readThrough(into destination: UnsafeMutableRawPointer, max: Int) -> Int {
     let buffered = drain(into: destination, max: max)
+    if buffered == 0 && reachedEOF && declaredCountedInMemory {
+      do {
+        try checkDeclared(buffer, 0)
+      } catch {
+        readThroughFailure = error
+        errno = EIO
+        return -1
+      }
+    }
     if buffered > 0 || reachedEOF { return buffered }
     if let live, !isRegularFile, !live.awaitReadable(fd) {
       reachedEOF = true

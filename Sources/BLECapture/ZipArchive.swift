@@ -20,6 +20,22 @@ public enum ZipArchive {
     public var uncompressedSize: UInt32
     public var localHeaderOffset: UInt32
     public var crc: UInt32 = 0
+
+    /// The name as messages show it, on one line: control characters (C0, DEL, C1, line and
+    /// paragraph separators) as `\xHH` or `\u{HHHH}`. Names come from the archive: any bytes.
+    public var shownName: String {
+      var shown = ""
+      for scalar in name.unicodeScalars {
+        switch scalar.value {
+        case 0..<0x20, 0x7F...0x9F:
+          let digits = String(scalar.value, radix: 16, uppercase: true)
+          shown += "\\x" + (digits.count < 2 ? "0" : "") + digits
+        case 0x2028, 0x2029: shown += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+        default: shown.unicodeScalars.append(scalar)
+        }
+      }
+      return shown
+    }
   }
 
   /// Largest central directory read (a bugreport lists a few thousand entries).
@@ -33,14 +49,14 @@ public enum ZipArchive {
     let logs = snoopLogs(entries)
     if let chosen = logs.first {
       let source = try open(input, chosen)
-      let reader = try CaptureFile.open(source, damage: damage, container: "zip entry \(chosen.name)")
-      var detail = "\(reader.format.detail), \(chosen.name) in the zip archive"
+      let reader = try CaptureFile.open(source, damage: damage, container: "zip entry \(chosen.shownName)")
+      var detail = "\(reader.format.detail), \(chosen.shownName) in the zip archive"
       if logs.count > 1 {
-        let others = logs.dropFirst().prefix(4).map(\.name).joined(separator: ", ")
+        let others = logs.dropFirst().prefix(4).map(\.shownName).joined(separator: ", ")
         detail += " (not read: \(others)\(logs.count > 5 ? ", \(logs.count - 5) more" : ""))"
       }
       let notice = logs.count > 1
-        ? "read \(chosen.name) from the zip archive; it also holds \(logs.count - 1) other snoop log\(logs.count == 2 ? "" : "s") (\(logs.dropFirst().prefix(4).map(\.name).joined(separator: ", "))\(logs.count > 5 ? ", …" : "")), not read"
+        ? "read \(chosen.shownName) from the zip archive; it also holds \(logs.count - 1) other snoop log\(logs.count == 2 ? "" : "s") (\(logs.dropFirst().prefix(4).map(\.shownName).joined(separator: ", "))\(logs.count > 5 ? ", …" : "")), not read"
         : nil
       return ContainedReader(reader, format: CaptureFormat(name: reader.format.name, detail: detail, notice: notice))
     }
@@ -48,7 +64,7 @@ public enum ZipArchive {
       throw .corrupt("a zip archive without a snoop log (btsnoop_hci.log) or a bugreport text file (bugreport-*.txt or one named by main_entry.txt): not a capture")
     }
     let text = try open(input, main)
-    return try Bugreport.open(text: text, container: "bugreport (\(main.name) in the zip archive)", damage: damage)
+    return try Bugreport.open(text: text, container: "bugreport (\(main.shownName) in the zip archive)", damage: damage)
   }
 
   /// The snoop logs among `entries`, best first: entries named (last path component)
@@ -126,36 +142,43 @@ public enum ZipArchive {
 
   /// A source of the entry's bytes, inflated as they are read.
   static func open(_ input: InputSource, _ entry: Entry) throws(CaptureError) -> InputSource {
-    if entry.flags & 1 != 0 { throw .corrupt("zip entry \(entry.name) is encrypted; bledissect does not decrypt") }
+    if entry.flags & 1 != 0 { throw .corrupt("zip entry \(entry.shownName) is encrypted; bledissect does not decrypt") }
     if entry.compressedSize == 0xFFFF_FFFF || entry.uncompressedSize == 0xFFFF_FFFF || entry.localHeaderOffset == 0xFFFF_FFFF {
-      throw .corrupt("zip entry \(entry.name) is a zip64 entry; not read")
+      throw .corrupt("zip entry \(entry.shownName) is a zip64 entry; not read")
     }
     guard entry.method == 0 || entry.method == 8 else {
-      throw .corrupt("zip entry \(entry.name) uses compression method \(entry.method); bledissect reads stored (0) and deflated (8) entries")
+      throw .corrupt("zip entry \(entry.shownName) uses compression method \(entry.method); bledissect reads stored (0) and deflated (8) entries")
     }
     if entry.method == 0 && entry.compressedSize != entry.uncompressedSize {
-      throw .corrupt("zip entry \(entry.name) is stored but declares \(entry.compressedSize) bytes in the archive and \(entry.uncompressedSize) uncompressed")
+      throw .corrupt("zip entry \(entry.shownName) is stored but declares \(entry.compressedSize) bytes in the archive and \(entry.uncompressedSize) uncompressed")
     }
     let size = try archiveSize(input)
     let local = Int64(entry.localHeaderOffset)
-    guard local + 30 <= size else { throw .corrupt("zip entry \(entry.name): its header lies outside the archive") }
+    guard local + 30 <= size else { throw .corrupt("zip entry \(entry.shownName): its header lies outside the archive") }
     let header = try readAt(input, offset: local, count: 30)
-    guard u32(header, 0) == 0x0403_4B50 else { throw .corrupt("zip entry \(entry.name): no local file header at \(local)") }
+    guard u32(header, 0) == 0x0403_4B50 else { throw .corrupt("zip entry \(entry.shownName): no local file header at \(local)") }
     let dataOffset = local + 30 + Int64(u16(header, 26)) + Int64(u16(header, 28))
     guard dataOffset + Int64(entry.compressedSize) <= size else {
-      throw .corrupt("zip entry \(entry.name) declares \(entry.compressedSize) compressed bytes, more than the archive holds")
+      throw .corrupt("zip entry \(entry.shownName) declares \(entry.compressedSize) compressed bytes, more than the archive holds")
     }
     if input.fd < 0 {
       // Bytes in memory (fuzz targets): the entry's compressed bytes, copied.
       let bytes = try readAt(input, offset: dataOffset, count: Int(entry.compressedSize))
-      let source = bytes.withUnsafeBufferPointer { InputSource(bytes: $0, name: "\(input.name):\(entry.name)") }
-      if entry.method == 8 { try source.startInflating(.raw) }
+      let source = bytes.withUnsafeBufferPointer { InputSource(bytes: $0, name: "\(input.name):\(entry.shownName)") }
       source.declared = declaredContent(entry)
+      if entry.method == 8 {
+        try source.startInflating(.raw)
+      } else {
+        // Stored: all there already; counted now, checked where a file's read would end.
+        source.declared?.seen = Int64(bytes.count)
+        source.declared?.running = bytes.withUnsafeBufferPointer { Deflate.crc32(0, $0) }
+        source.declaredCountedInMemory = true
+      }
       return source
     }
     let source = try InputSource(
       region: input, offset: dataOffset, length: Int64(entry.compressedSize), wrapper: entry.method == 8 ? .raw : nil,
-      name: "\(input.name):\(entry.name)")
+      name: "\(input.name):\(entry.shownName)")
     source.declared = declaredContent(entry)
     return source
   }
@@ -164,7 +187,7 @@ public enum ZipArchive {
   /// true ones in the central directory, even when the local header defers them to a data
   /// descriptor).
   static func declaredContent(_ entry: Entry) -> InputSource.DeclaredContent {
-    InputSource.DeclaredContent(entry: entry.name, size: Int64(entry.uncompressedSize), crc: entry.crc)
+    InputSource.DeclaredContent(entry: entry.shownName, size: Int64(entry.uncompressedSize), crc: entry.crc)
   }
 
   /// The archive's length: the file's, or the bytes given in memory.

@@ -398,6 +398,23 @@ enum BugreportFixtures {
       ])
   }
 
+  /// Entry names are any bytes: messages, the format detail and the notice show them on one line
+  /// (found by the `zip` fuzz target: a name holding a line feed broke the notice in two).
+  @Test func entryNamesWithControlCharactersStayOnOneLine() throws {
+    let (log, _) = Self.plainLog(5)
+    let archive = ZipArchive.archive([
+      (name: "logs/btsnoop_hci.log.last\nsecond line", bytes: log, deflate: true),
+      (name: "logs/btsnoop_hci.log", bytes: log, deflate: true),
+    ])
+    let result = CaptureFixtures.read(archive)
+    #expect(result.error == nil)
+    #expect(result.format?.notice == "read logs/btsnoop_hci.log from the zip archive; it also holds 1 other snoop log (logs/btsnoop_hci.log.last\\x0Asecond line), not read")
+    #expect(result.format?.detail.contains("\n") == false)
+    var encrypted = ZipArchive.archive([(name: "btsnoop_hci.log\r\u{2028}\u{85}", bytes: log, deflate: false)])
+    encrypted[encrypted.count - 22 - (46 + "btsnoop_hci.log\r\u{2028}\u{85}".utf8.count) + 8] |= 1
+    #expect(CaptureFixtures.read(encrypted).error == .corrupt("zip entry btsnoop_hci.log\\x0D\\u{2028}\\x85 is encrypted; bledissect does not decrypt"))
+  }
+
   @Test func zipWithOnlyTheSnoopLog() throws {
     let (log, plain) = Self.plainLog()
     for deflate in [true, false] {
@@ -507,5 +524,22 @@ enum BugreportFixtures {
       failure = error
     }
     #expect(failure == .corrupt("zip entry \(name) holds \(log.count) bytes; its directory entry declares \(log.count + 1)"))
+
+    // Stored, with a wrong CRC: from memory as from a file, the records, then the error where
+    // the read reaches the end (found by the `zip` fuzz target: memory read no check at all).
+    var stored = ZipArchive.archive([(name: name, bytes: log, deflate: false)])
+    stored[Self.centralEntry(stored, name: name) + 16] ^= 0x01
+    var records = 0
+    failure = nil
+    do {
+      let reader = try stored.withUnsafeBufferPointer { buffer throws(CaptureError) in try CaptureFile.open(InputSource(bytes: buffer, name: "memory")) }
+      while try reader.next() != nil { records += 1 }
+    } catch {
+      failure = error
+    }
+    let fromFile = CaptureFixtures.read(stored)
+    #expect(records == 20 && fromFile.records.count == 20)
+    #expect(failure != nil && failure == fromFile.error)
+    #expect(failure?.message.contains("fails its CRC-32 check") == true)
   }
 }
