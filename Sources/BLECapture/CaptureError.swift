@@ -28,7 +28,7 @@ public enum CaptureError: Error, Sendable, Equatable {
     case .emptyFile: return "empty file (0 bytes): not a capture"
     case .notACapture(let bytes):
       let shown = bytes.prefix(4).map { Hex.string([$0]) }.joined(separator: " ")
-      return "not a capture file bledissect understands (starts with \(shown)\(bytes.count > 4 ? " …" : "")); it reads btsnoop, PacketLogger, pcap, pcapng, those gzip-compressed, and Android bugreports (.txt, .zip) with a BTSNOOP_LOG_SUMMARY"
+      return "not a capture file bledissect understands (starts with \(shown)\(bytes.count > 4 ? " …" : "")); it reads btsnoop, PacketLogger, pcap, pcapng, those gzip-compressed, and Android bugreports (.txt with a BTSNOOP_LOG_SUMMARY, .zip)"
     case let .unsupportedVersion(format, version):
       return "unsupported \(format) version \(version)"
     case let .unsupportedLinkType(format, linkType, name):

@@ -6,6 +6,15 @@ public struct CaptureFormat: Sendable, Equatable {
   public var name: String
   /// Datalink or link type, byte order: a few words for `info` and errors.
   public var detail: String
+  /// A line worth telling the user when the capture is opened (a choice made for them: which
+  /// of several snoop logs in a bugreport zip was read); nil for most.
+  public var notice: String?
+
+  public init(name: String, detail: String, notice: String? = nil) {
+    self.name = name
+    self.detail = detail
+    self.notice = notice
+  }
 }
 
 /// Yields the records of one capture in order. Streams: holds at most one record at a time.
@@ -70,7 +79,7 @@ public enum CaptureFile {
     if have >= 2, input.peek(0) == 0x1F, input.peek(1) == 0x8B, container == nil {
       try input.startInflating(.gzip)
       let reader = try open(input, damage: damage, container: "gzip file")
-      let format = CaptureFormat(name: reader.format.name, detail: reader.format.detail + ", gzip-compressed")
+      let format = CaptureFormat(name: reader.format.name, detail: reader.format.detail + ", gzip-compressed", notice: reader.format.notice)
       return ContainedReader(reader, format: format)
     }
     if have >= 4, input.peekUInt32BE(0) == 0x504B_0304, container == nil {

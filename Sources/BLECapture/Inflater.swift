@@ -194,6 +194,19 @@ public enum Deflate {
 
   /// CRC-32 (zip entries).
   public static func crc32(_ bytes: [UInt8]) -> UInt32 {
-    bytes.withUnsafeBufferPointer { UInt32(CZlib.crc32(0, $0.baseAddress, UInt32($0.count))) }
+    bytes.withUnsafeBufferPointer { crc32(0, $0) }
+  }
+
+  /// CRC-32 of `bytes` continued from `running` (the CRC of the bytes before them).
+  static func crc32(_ running: UInt32, _ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
+    var crc = UInt(running)
+    var rest = bytes
+    // zlib takes at most UInt32.max bytes per call.
+    while !rest.isEmpty {
+      let part = UnsafeBufferPointer(rebasing: rest.prefix(Int(Int32.max)))
+      crc = CZlib.crc32(crc, part.baseAddress, UInt32(part.count))
+      rest = UnsafeBufferPointer(rebasing: rest.dropFirst(part.count))
+    }
+    return UInt32(truncatingIfNeeded: crc)
   }
 }

@@ -42,6 +42,20 @@ public final class InputSource: @unchecked Sendable {
   /// A part of a regular file read with `pread` (a zip entry): the next offset and the bytes left.
   var region: (offset: Int64, remaining: Int64)?
 
+  /// What a zip entry's directory says its content is: checked against the bytes as they are
+  /// read (more than declared as soon as they come; fewer, and the CRC-32, at the end).
+  struct DeclaredContent {
+    let entry: String
+    let size: Int64
+    let crc: UInt32
+    var seen: Int64 = 0
+    var running: UInt32 = 0
+  }
+  var declared: DeclaredContent?
+  /// Bytes given in memory that are a whole zip entry (`declared` counted them all at the
+  /// start): the end check runs where a file's read would find the end, so both agree.
+  var declaredCountedInMemory = false
+
   /// Opens `path`, or standard input for `-`.
   public convenience init(path: String) throws(CaptureError) {
     try self.init(pathBytes: Array(path.utf8), name: path)
@@ -111,7 +125,11 @@ public final class InputSource: @unchecked Sendable {
   /// Makes at least `count` bytes available unless the input ends first; returns what is available.
   @discardableResult
   public func fill(_ count: Int) throws(CaptureError) -> Int {
-    if end - start >= count || reachedEOF { return end - start }
+    if end - start >= count { return end - start }
+    if reachedEOF {
+      if declaredCountedInMemory { try checkDeclared(buffer, 0) }
+      return end - start
+    }
     makeRoom(for: count)
     while end - start < count {
       if let live, !isRegularFile, !live.awaitReadable(fd) {
@@ -180,6 +198,37 @@ public final class InputSource: @unchecked Sendable {
   /// Reads what the source holds next (inflated when compressed); 0 at its end. Unless
   /// `mayWait`, -1 when the descriptor has nothing yet (compressed input is asked for only then).
   private func readSome(into destination: UnsafeMutablePointer<UInt8>, count: Int, mayWait: Bool = true) throws(CaptureError) -> Int {
+    let got = try readContent(into: destination, count: count, mayWait: mayWait)
+    if declared != nil, got >= 0 { try checkDeclared(destination, got) }
+    return got
+  }
+
+  /// Counts what a zip entry gave against its directory's sizes and CRC-32.
+  private func checkDeclared(_ bytes: UnsafeMutablePointer<UInt8>, _ count: Int) throws(CaptureError) {
+    guard var check = declared else { return }
+    if count > 0 {
+      check.seen += Int64(count)
+      check.running = Deflate.crc32(check.running, UnsafeBufferPointer(start: bytes, count: count))
+      declared = check
+      if check.seen > check.size {
+        throw .corrupt("zip entry \(check.entry) holds more than the \(check.size) bytes its directory entry declares")
+      }
+      return
+    }
+    if check.seen != check.size {
+      throw .corrupt("zip entry \(check.entry) holds \(check.seen) bytes; its directory entry declares \(check.size)")
+    }
+    if check.running != check.crc {
+      throw .corrupt("zip entry \(check.entry) fails its CRC-32 check (\(Self.hex(check.running)) computed, \(Self.hex(check.crc)) declared)")
+    }
+  }
+
+  static func hex(_ value: UInt32) -> String {
+    let digits = String(value, radix: 16)
+    return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
+  }
+
+  private func readContent(into destination: UnsafeMutablePointer<UInt8>, count: Int, mayWait: Bool) throws(CaptureError) -> Int {
     guard let inflater else {
       if !mayWait && !descriptorIsReady() { return -1 }
       return try readSource(into: destination, count: count)
@@ -319,6 +368,15 @@ public final class InputSource: @unchecked Sendable {
   /// Reads directly from the descriptor once the buffer is drained (used by libpcap's FILE*).
   func readThrough(into destination: UnsafeMutableRawPointer, max: Int) -> Int {
     let buffered = drain(into: destination, max: max)
+    if buffered == 0 && reachedEOF && declaredCountedInMemory {
+      do {
+        try checkDeclared(buffer, 0)
+      } catch {
+        readThroughFailure = error
+        errno = EIO
+        return -1
+      }
+    }
     if buffered > 0 || reachedEOF { return buffered }
     if let live, !isRegularFile, !live.awaitReadable(fd) {
       reachedEOF = true

@@ -159,22 +159,17 @@ public final class MonitorSocketReader: CaptureReader {
         throw .readFailed("Bluetooth monitor: \(String(cString: strerror(errno)))")
       }
       if length == 0 { return false }
-      guard length >= 6 else {
+      let parsed = buffer.withUnsafeBufferPointer { all in
+        Self.parse(datagram: UnsafeBufferPointer(rebasing: all[0..<min(length, all.count)]), timestamp: Self.timestamp(time), into: &record)
+      }
+      switch parsed {
+      case .tooShort:
         malformed += 1
         continue
+      case .lengthDisagrees: malformed += 1
+      case .whole: break
       }
-      let opcode = UInt16(buffer[0]) | UInt16(buffer[1]) << 8
-      let index = UInt16(buffer[2]) | UInt16(buffer[3]) << 8
-      let declared = Int(UInt16(buffer[4]) | UInt16(buffer[5]) << 8)
-      // The header's length and the datagram's agree on a sane kernel; the datagram wins.
-      if declared != length - 6 { malformed += 1 }
       received += 1
-      (record.kind, record.direction) = MonitorOpcode.kind(opcode)
-      record.adapter = index
-      record.timestamp = Int64(time.tv_sec).saturatingMultiply(1_000_000).saturatingAdd(Int64(time.tv_usec))
-      record.bytes.removeAll(keepingCapacity: true)
-      record.bytes.append(contentsOf: buffer[6..<length])
-      record.originalLength = length - 6
       bytes += Int64(length - 6)
       noteAdapter(record)
       if !reportedPresence, record.kind.isHCIPacket {
@@ -226,6 +221,39 @@ public final class MonitorSocketReader: CaptureReader {
     var value: UInt64 = 0
     for byte in bytes.reversed() { value = value << 8 | UInt64(byte) }
     return BDAddr(rawValue: value)
+  }
+
+  /// What `parse` made of a datagram.
+  public enum Datagram: Sendable, Equatable {
+    /// A record, its header's length equal to the payload's.
+    case whole
+    /// A record (the datagram's payload, whatever the header's length says): counted malformed.
+    case lengthDisagrees
+    /// Shorter than the 6-byte header: no record.
+    case tooShort
+  }
+
+  /// Makes one monitor datagram (opcode, controller index, length, little-endian; the payload)
+  /// into `record`, reusing its byte buffer. Pure: the socket reader and the fuzz target share it.
+  public static func parse(datagram: UnsafeBufferPointer<UInt8>, timestamp: Int64, into record: inout CaptureRecord) -> Datagram {
+    guard datagram.count >= 6 else { return .tooShort }
+    let opcode = UInt16(datagram[0]) | UInt16(datagram[1]) << 8
+    let index = UInt16(datagram[2]) | UInt16(datagram[3]) << 8
+    let declared = Int(UInt16(datagram[4]) | UInt16(datagram[5]) << 8)
+    let payload = UnsafeBufferPointer(rebasing: datagram[6...])
+    (record.kind, record.direction) = MonitorOpcode.kind(opcode)
+    record.adapter = index
+    record.timestamp = timestamp
+    record.bytes.removeAll(keepingCapacity: true)
+    record.bytes.append(contentsOf: payload)
+    record.originalLength = payload.count
+    // The header's length and the datagram's agree on a sane kernel; the datagram wins.
+    return declared == payload.count ? .whole : .lengthDisagrees
+  }
+
+  /// A kernel time stamp in µs since 1970, saturating.
+  public static func timestamp(_ time: timeval) -> Int64 {
+    Int64(time.tv_sec).saturatingMultiply(1_000_000).saturatingAdd(Int64(time.tv_usec))
   }
 
   /// One datagram into `buffer`; `time` from the kernel's stamp (else now).

@@ -19,19 +19,76 @@ public enum ZipArchive {
     public var compressedSize: UInt32
     public var uncompressedSize: UInt32
     public var localHeaderOffset: UInt32
+    public var crc: UInt32 = 0
+
+    /// The name as messages show it, on one line: control characters (C0, DEL, C1, line and
+    /// paragraph separators) as `\xHH` or `\u{HHHH}`. Names come from the archive: any bytes.
+    public var shownName: String {
+      var shown = ""
+      for scalar in name.unicodeScalars {
+        switch scalar.value {
+        case 0..<0x20, 0x7F...0x9F:
+          let digits = String(scalar.value, radix: 16, uppercase: true)
+          shown += "\\x" + (digits.count < 2 ? "0" : "") + digits
+        case 0x2028, 0x2029: shown += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+        default: shown.unicodeScalars.append(scalar)
+        }
+      }
+      return shown
+    }
   }
 
   /// Largest central directory read (a bugreport lists a few thousand entries).
   static let maximumDirectorySize = 16 * 1024 * 1024
 
-  /// Opens the btsnooz summary of the bugreport's main text file.
+  /// Opens the capture an Android bugreport zip holds: the full snoop log when the archive has
+  /// one as an entry (`FS/data/misc/bluetooth/logs/btsnoop_hci.log`, see `snoopLogs` for the
+  /// order when there are several), else the btsnooz summary in the main bugreport text.
   static func openBugreport(_ input: InputSource, damage: DamagePolicy) throws(CaptureError) -> any CaptureReader {
     let entries = try directory(input)
+    let logs = snoopLogs(entries)
+    if let chosen = logs.first {
+      let source = try open(input, chosen)
+      let reader = try CaptureFile.open(source, damage: damage, container: "zip entry \(chosen.shownName)")
+      var detail = "\(reader.format.detail), \(chosen.shownName) in the zip archive"
+      if logs.count > 1 {
+        let others = logs.dropFirst().prefix(4).map(\.shownName).joined(separator: ", ")
+        detail += " (not read: \(others)\(logs.count > 5 ? ", \(logs.count - 5) more" : ""))"
+      }
+      let notice = logs.count > 1
+        ? "read \(chosen.shownName) from the zip archive; it also holds \(logs.count - 1) other snoop log\(logs.count == 2 ? "" : "s") (\(logs.dropFirst().prefix(4).map(\.shownName).joined(separator: ", "))\(logs.count > 5 ? ", …" : "")), not read"
+        : nil
+      return ContainedReader(reader, format: CaptureFormat(name: reader.format.name, detail: detail, notice: notice))
+    }
     guard let main = try mainText(input, entries) else {
-      throw .corrupt("a zip archive without a bugreport text file (bugreport-*.txt or one named by main_entry.txt): not a capture")
+      throw .corrupt("a zip archive without a snoop log (btsnoop_hci.log) or a bugreport text file (bugreport-*.txt or one named by main_entry.txt): not a capture")
     }
     let text = try open(input, main)
-    return try Bugreport.open(text: text, container: "bugreport (\(main.name) in the zip archive)", damage: damage)
+    return try Bugreport.open(text: text, container: "bugreport (\(main.shownName) in the zip archive)", damage: damage)
+  }
+
+  /// The snoop logs among `entries`, best first: entries named (last path component)
+  /// `btsnoop_hci.log` before its filtered variant, before either rotated (`.last`), before
+  /// any other `btsnoop_hci.log…` variant (OEM suffixes); the gd stack's in-memory buffer
+  /// (`btsnooz_hci.log`, `.last`: truncated records) comes after all of them. Ties keep the
+  /// archive's order. Directories and empty entries are left out.
+  static func snoopLogs(_ entries: [Entry]) -> [Entry] {
+    func rank(_ entry: Entry) -> Int? {
+      guard !entry.name.hasSuffix("/"), entry.uncompressedSize > 0 else { return nil }
+      let base = entry.name.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? entry.name
+      switch base {
+      case "btsnoop_hci.log": return 0
+      case "btsnoop_hci.log.filtered": return 1
+      case "btsnoop_hci.log.last": return 2
+      case "btsnoop_hci.log.filtered.last": return 3
+      case "btsnooz_hci.log": return 5
+      case "btsnooz_hci.log.last": return 6
+      default: return base.hasPrefix("btsnoop_hci.log") ? 4 : nil
+      }
+    }
+    return entries.enumerated().compactMap { index, entry in rank(entry).map { (rank: $0, index: index, entry: entry) } }
+      .sorted { ($0.rank, $0.index) < ($1.rank, $1.index) }
+      .map(\.entry)
   }
 
   /// The main text file: the one `main_entry.txt` names, or the top-level `bugreport*.txt`.
@@ -77,7 +134,7 @@ public enum ZipArchive {
         Entry(
           name: String(decoding: bytes[(offset + 46)..<(offset + 46 + nameLength)], as: UTF8.self),
           method: u16(bytes, offset + 10), flags: u16(bytes, offset + 8), compressedSize: u32(bytes, offset + 20),
-          uncompressedSize: u32(bytes, offset + 24), localHeaderOffset: u32(bytes, offset + 42)))
+          uncompressedSize: u32(bytes, offset + 24), localHeaderOffset: u32(bytes, offset + 42), crc: u32(bytes, offset + 16)))
       offset += 46 + skip
     }
     return entries
@@ -85,32 +142,52 @@ public enum ZipArchive {
 
   /// A source of the entry's bytes, inflated as they are read.
   static func open(_ input: InputSource, _ entry: Entry) throws(CaptureError) -> InputSource {
-    if entry.flags & 1 != 0 { throw .corrupt("zip entry \(entry.name) is encrypted; bledissect does not decrypt") }
+    if entry.flags & 1 != 0 { throw .corrupt("zip entry \(entry.shownName) is encrypted; bledissect does not decrypt") }
     if entry.compressedSize == 0xFFFF_FFFF || entry.uncompressedSize == 0xFFFF_FFFF || entry.localHeaderOffset == 0xFFFF_FFFF {
-      throw .corrupt("zip entry \(entry.name) is a zip64 entry; not read")
+      throw .corrupt("zip entry \(entry.shownName) is a zip64 entry; not read")
     }
     guard entry.method == 0 || entry.method == 8 else {
-      throw .corrupt("zip entry \(entry.name) uses compression method \(entry.method); bledissect reads stored (0) and deflated (8) entries")
+      throw .corrupt("zip entry \(entry.shownName) uses compression method \(entry.method); bledissect reads stored (0) and deflated (8) entries")
+    }
+    if entry.method == 0 && entry.compressedSize != entry.uncompressedSize {
+      throw .corrupt("zip entry \(entry.shownName) is stored but declares \(entry.compressedSize) bytes in the archive and \(entry.uncompressedSize) uncompressed")
     }
     let size = try archiveSize(input)
     let local = Int64(entry.localHeaderOffset)
-    guard local + 30 <= size else { throw .corrupt("zip entry \(entry.name): its header lies outside the archive") }
+    guard local + 30 <= size else { throw .corrupt("zip entry \(entry.shownName): its header lies outside the archive") }
     let header = try readAt(input, offset: local, count: 30)
-    guard u32(header, 0) == 0x0403_4B50 else { throw .corrupt("zip entry \(entry.name): no local file header at \(local)") }
+    guard u32(header, 0) == 0x0403_4B50 else { throw .corrupt("zip entry \(entry.shownName): no local file header at \(local)") }
     let dataOffset = local + 30 + Int64(u16(header, 26)) + Int64(u16(header, 28))
     guard dataOffset + Int64(entry.compressedSize) <= size else {
-      throw .corrupt("zip entry \(entry.name) declares \(entry.compressedSize) compressed bytes, more than the archive holds")
+      throw .corrupt("zip entry \(entry.shownName) declares \(entry.compressedSize) compressed bytes, more than the archive holds")
     }
     if input.fd < 0 {
       // Bytes in memory (fuzz targets): the entry's compressed bytes, copied.
       let bytes = try readAt(input, offset: dataOffset, count: Int(entry.compressedSize))
-      let source = bytes.withUnsafeBufferPointer { InputSource(bytes: $0, name: "\(input.name):\(entry.name)") }
-      if entry.method == 8 { try source.startInflating(.raw) }
+      let source = bytes.withUnsafeBufferPointer { InputSource(bytes: $0, name: "\(input.name):\(entry.shownName)") }
+      source.declared = declaredContent(entry)
+      if entry.method == 8 {
+        try source.startInflating(.raw)
+      } else {
+        // Stored: all there already; counted now, checked where a file's read would end.
+        source.declared?.seen = Int64(bytes.count)
+        source.declared?.running = bytes.withUnsafeBufferPointer { Deflate.crc32(0, $0) }
+        source.declaredCountedInMemory = true
+      }
       return source
     }
-    return try InputSource(
+    let source = try InputSource(
       region: input, offset: dataOffset, length: Int64(entry.compressedSize), wrapper: entry.method == 8 ? .raw : nil,
-      name: "\(input.name):\(entry.name)")
+      name: "\(input.name):\(entry.shownName)")
+    source.declared = declaredContent(entry)
+    return source
+  }
+
+  /// The entry's uncompressed size and CRC-32, which its reader checks (zip writers put the
+  /// true ones in the central directory, even when the local header defers them to a data
+  /// descriptor).
+  static func declaredContent(_ entry: Entry) -> InputSource.DeclaredContent {
+    InputSource.DeclaredContent(entry: entry.shownName, size: Int64(entry.uncompressedSize), crc: entry.crc)
   }
 
   /// The archive's length: the file's, or the bytes given in memory.

@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import BLECapture
 import BLECore
 import BLEDecoder
@@ -22,6 +29,17 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// Bytes to records, written as btsnoop (Linux monitor) and as pcapng, each read back: the
   /// same records must come back (what each container can carry).
   case roundtrip
+  /// gzip input inflated as read (`InputSource`, `Inflater`), then detection and whichever
+  /// reader the inflated bytes pick: the input is a gzip file without its 2-byte magic.
+  case gzip
+  /// An Android bugreport's btsnooz summary (base64, zlib, v1/v2 records): see `bugreportText`.
+  case bugreport
+  /// A zip archive (an Android bugreport zip: the snoop log entry, else the main text's
+  /// summary) read from memory through `ZipArchive`; inputs not starting `PK\3\4` are skipped.
+  case zip
+  /// Linux monitor datagrams through `MonitorSocketReader.parse` (the socket reader's parsing),
+  /// dissected and rendered, then written as btsnoop (monitor) and read back: see `monitor`.
+  case monitor
 
   /// What a run saw; the tests assert on it.
   public struct Outcome: Sendable {
@@ -72,6 +90,18 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
       return Self.packets(bytes, keepingJSON: keepingJSON)
     case .roundtrip:
       return Self.roundtrip(bytes)
+    case .gzip:
+      var file: [UInt8] = [0x1F, 0x8B]
+      file.append(contentsOf: bytes)
+      return file.withUnsafeBufferPointer { Self.read($0, render: false, keepingJSON: false) }
+    case .bugreport:
+      guard let text = Self.bugreportText(bytes) else { return Outcome(skipped: true) }
+      return text.withUnsafeBufferPointer { Self.read($0, render: false, keepingJSON: false) }
+    case .zip:
+      guard bytes.count >= 4, bytes[0] == 0x50, bytes[1] == 0x4B, bytes[2] == 0x03, bytes[3] == 0x04 else { return Outcome(skipped: true) }
+      return Self.read(bytes, render: false, keepingJSON: false)
+    case .monitor:
+      return Self.monitor(bytes, keepingJSON: keepingJSON)
     }
   }
 
@@ -95,13 +125,17 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
       return outcome
     }
     precondition(!reader.format.name.isEmpty && !reader.format.detail.isEmpty, "a reader names its format")
+    if let notice = reader.format.notice { precondition(!notice.isEmpty && !notice.utf8.contains(0x0A), "a notice is one line") }
+    // Records from compressed content (gzip, a zip entry, a btsnooz summary) are bounded by
+    // what the content inflates to, not by the input: only by `frameLimit` here.
+    let compressed = reader.format.name == "btsnooz" || Self.startsCompressed(bytes)
     var session = render ? Session(keepingJSON: keepingJSON) : nil
     var record = CaptureRecord(timestamp: 0, direction: nil, kind: .other(0), bytes: [])
     do {
       while outcome.records < frameLimit, try reader.next(into: &record) {
         outcome.records += 1
         precondition(record.bytes.count <= CaptureFile.maximumPacketLength, "a record longer than any reader accepts")
-        precondition(record.fileOffset >= 0 && record.fileOffset < Int64(bytes.count) &+ 8, "a record outside the file")
+        precondition(record.fileOffset >= 0 && (compressed || record.fileOffset < Int64(bytes.count) &+ 8), "a record outside the file")
         session?.show(record, number: outcome.records)
       }
     } catch {
@@ -109,9 +143,16 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
       outcome.error = error
     }
     // Every record takes at least 8 bytes of the file (a pcapng block header is the smallest).
-    precondition(outcome.records <= bytes.count / 8 + 1, "\(outcome.records) records from \(bytes.count) bytes")
+    precondition(compressed || outcome.records <= bytes.count / 8 + 1, "\(outcome.records) records from \(bytes.count) bytes")
     session?.finish(into: &outcome)
     return outcome
+  }
+
+  /// Whether detection unwraps `bytes` (gzip, zip) before reading records.
+  static func startsCompressed(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard bytes.count >= 2 else { return false }
+    if bytes[0] == 0x1F && bytes[1] == 0x8B { return true }
+    return bytes.count >= 4 && bytes[0] == 0x50 && bytes[1] == 0x4B && bytes[2] == 0x03 && bytes[3] == 0x04
   }
 
   /// A `CaptureError` reaches the user as one non-empty line.
@@ -231,21 +272,7 @@ extension FuzzTarget {
     outcome.records = records.count
     guard !records.isEmpty else { return outcome }
 
-    // btsnoop with the monitor datalink carries every kind (as its monitor opcode), direction,
-    // controller, bytes and timestamp exactly.
-    var monitor = CaptureWriter(format: .btsnoopMonitor)
-    for record in records { monitor.write(record) }
-    precondition(monitor.skipped == 0, "btsnoop (monitor) skipped a record")
-    let monitorBack = readBack(monitor.output, "btsnoop (monitor)")
-    precondition(monitorBack.count == records.count, "btsnoop (monitor): \(monitorBack.count) of \(records.count) records back")
-    for (index, (original, back)) in zip(records, monitorBack).enumerated() {
-      let opcode = MonitorOpcode.opcode(for: original.kind, direction: original.direction)!
-      let (kind, direction) = MonitorOpcode.kind(opcode)
-      precondition(back.kind == kind && back.direction == direction, "btsnoop (monitor) record \(index + 1): kind or direction changed")
-      precondition(back.adapter == original.adapter, "btsnoop (monitor) record \(index + 1): controller changed")
-      precondition(back.bytes == original.bytes, "btsnoop (monitor) record \(index + 1): bytes changed")
-      precondition(back.timestamp == original.timestamp, "btsnoop (monitor) record \(index + 1): timestamp changed")
-    }
+    checkMonitorRoundtrip(records)
 
     // pcapng (link type 201) carries HCI packets with their direction; libpcap splits the 64-bit
     // microseconds into seconds and microseconds, exact for timestamps from 1970 on.
@@ -255,12 +282,31 @@ extension FuzzTarget {
     precondition(pcapng.skipped == records.count - hci.count, "pcapng skipped an HCI packet")
     let pcapngBack = readBack(pcapng.output, "pcapng")
     precondition(pcapngBack.count == hci.count, "pcapng: \(pcapngBack.count) of \(hci.count) packets back")
-    for (index, (original, back)) in zip(hci, pcapngBack).enumerated() {
+    for (index, (original, back)) in Swift.zip(hci, pcapngBack).enumerated() {
       precondition(back.kind == original.kind && back.direction == (original.direction ?? .hostToController), "pcapng packet \(index + 1): kind or direction changed")
       precondition(back.bytes == original.bytes, "pcapng packet \(index + 1): bytes changed")
       precondition(original.timestamp < 0 || back.timestamp == original.timestamp, "pcapng packet \(index + 1): timestamp changed")
     }
     return outcome
+  }
+
+  /// btsnoop with the monitor datalink carries every kind (as its monitor opcode), direction,
+  /// controller, bytes and timestamp exactly: `records` written so read back unchanged.
+  static func checkMonitorRoundtrip(_ records: [CaptureRecord]) {
+    guard !records.isEmpty else { return }
+    var monitor = CaptureWriter(format: .btsnoopMonitor)
+    for record in records { monitor.write(record) }
+    precondition(monitor.skipped == 0, "btsnoop (monitor) skipped a record")
+    let monitorBack = readBack(monitor.output, "btsnoop (monitor)")
+    precondition(monitorBack.count == records.count, "btsnoop (monitor): \(monitorBack.count) of \(records.count) records back")
+    for (index, (original, back)) in Swift.zip(records, monitorBack).enumerated() {
+      let opcode = MonitorOpcode.opcode(for: original.kind, direction: original.direction)!
+      let (kind, direction) = MonitorOpcode.kind(opcode)
+      precondition(back.kind == kind && back.direction == direction, "btsnoop (monitor) record \(index + 1): kind or direction changed")
+      precondition(back.adapter == original.adapter, "btsnoop (monitor) record \(index + 1): controller changed")
+      precondition(back.bytes == original.bytes, "btsnoop (monitor) record \(index + 1): bytes changed")
+      precondition(back.timestamp == original.timestamp, "btsnoop (monitor) record \(index + 1): timestamp changed")
+    }
   }
 
   static func readBack(_ file: [UInt8], _ name: String) -> [CaptureRecord] {
@@ -272,5 +318,109 @@ extension FuzzTarget {
       preconditionFailure("\(name) as written does not read back: \(error.message)")
     }
     return records
+  }
+}
+
+extension FuzzTarget {
+  /// The `bugreport` input as the bugreport text read: input starting with a printable byte
+  /// (or tab, line feed, carriage return) is the text itself (the section search, base64);
+  /// `00` then a btsnooz payload (version, last timestamp, zlib stream), and `01` then the
+  /// 9-byte preamble and the records uncompressed (compressed here, so that mutations reach
+  /// the records), are each wrapped in a bugreport text as base64 lines of 76; anything else
+  /// is skipped (nil).
+  public static func bugreportText(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+    guard let mode = bytes.first else { return nil }
+    if (0x20...0x7E).contains(mode) || mode == 0x09 || mode == 0x0A || mode == 0x0D { return Array(bytes) }
+    let payload: [UInt8]
+    switch mode {
+    case 0x00: payload = Array(bytes.dropFirst())
+    case 0x01:
+      let preamble = bytes.dropFirst().prefix(9)
+      payload = Array(preamble) + Deflate.compress(Array(bytes.dropFirst(1 + preamble.count)), wrapper: .zlib)
+    default: return nil
+    }
+    var text = Array("========================================================\n== dumpstate: fuzz\n".utf8)
+    text += Array("--- BEGIN:BTSNOOP_LOG_SUMMARY (\(payload.count) bytes in) ---\n".utf8)
+    let encoded = base64(payload)
+    var at = 0
+    while at < encoded.count {
+      let end = min(at + 76, encoded.count)
+      text += encoded[at..<end]
+      text.append(0x0A)
+      at = end
+    }
+    text += Array("--- END:BTSNOOP_LOG_SUMMARY ---\n".utf8)
+    return text
+  }
+
+  public static func bugreportText(_ bytes: [UInt8]) -> [UInt8]? {
+    bytes.withUnsafeBufferPointer { bugreportText($0) }
+  }
+
+  static func base64(_ bytes: [UInt8]) -> [UInt8] {
+    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    var output: [UInt8] = []
+    output.reserveCapacity((bytes.count + 2) / 3 * 4)
+    var at = 0
+    while at < bytes.count {
+      let count = min(3, bytes.count - at)
+      var group = UInt32(bytes[at]) << 16
+      if count > 1 { group |= UInt32(bytes[at + 1]) << 8 }
+      if count > 2 { group |= UInt32(bytes[at + 2]) }
+      for index in 0..<4 {
+        output.append(index <= count ? alphabet[Int(group >> UInt32(18 - 6 * index) & 0x3F)] : UInt8(ascii: "="))
+      }
+      at += 3
+    }
+    return output
+  }
+
+  /// The `monitor` input: a start time (16 bytes: seconds and microseconds, each an Int64
+  /// little-endian, any values), then datagrams, each a 2-byte little-endian length and that
+  /// many bytes (the last takes what remains), stamped 1 ms apart. Each datagram goes through
+  /// `MonitorSocketReader.parse` as a received one does: datagrams shorter than the header are
+  /// no record; the others become records with the datagram's payload, shown as `live` shows
+  /// them, then written as btsnoop (monitor) as `live -w` does and read back unchanged.
+  public static func monitor(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
+    guard bytes.count >= 16 else { return Outcome(skipped: true) }
+    func le64(_ at: Int) -> Int64 {
+      var value: UInt64 = 0
+      for index in 0..<8 { value |= UInt64(bytes[at + index]) << (8 * UInt64(index)) }
+      return Int64(bitPattern: value)
+    }
+    let seconds = le64(0)
+    var micros = le64(8)
+    var outcome = Outcome()
+    var session = Session(keepingJSON: keepingJSON)
+    var records: [CaptureRecord] = []
+    var record = CaptureRecord(timestamp: 0, adapter: 0, direction: nil, kind: .other(0), bytes: [])
+    var at = 16
+    while at + 2 <= bytes.count, outcome.records < frameLimit {
+      let length = min(Int(bytes[at]) | Int(bytes[at + 1]) << 8, bytes.count - at - 2)
+      let datagram = UnsafeBufferPointer(rebasing: bytes[(at + 2)..<(at + 2 + length)])
+      at += 2 + length
+      let time = timeval(tv_sec: .init(truncatingIfNeeded: seconds), tv_usec: .init(truncatingIfNeeded: micros))
+      micros = micros &+ 1000
+      let timestamp = MonitorSocketReader.timestamp(time)
+      switch MonitorSocketReader.parse(datagram: datagram, timestamp: timestamp, into: &record) {
+      case .tooShort:
+        precondition(datagram.count < 6, "a whole monitor header taken for too short")
+        continue
+      case .whole, .lengthDisagrees:
+        precondition(datagram.count >= 6, "a monitor record from a datagram shorter than its header")
+      }
+      let opcode = UInt16(datagram[0]) | UInt16(datagram[1]) << 8
+      let (kind, direction) = MonitorOpcode.kind(opcode)
+      precondition(record.kind == kind && record.direction == direction, "monitor opcode \(opcode) read as another kind")
+      precondition(record.adapter == UInt16(datagram[2]) | UInt16(datagram[3]) << 8, "monitor index changed")
+      precondition(record.bytes.elementsEqual(datagram.dropFirst(6)) && record.originalLength == datagram.count - 6, "monitor payload changed")
+      precondition(record.timestamp == timestamp, "monitor time stamp changed")
+      outcome.records += 1
+      session.show(record, number: outcome.records)
+      records.append(record)
+    }
+    session.finish(into: &outcome)
+    checkMonitorRoundtrip(records)
+    return outcome
   }
 }

@@ -228,7 +228,7 @@ enum BugreportFixtures {
       Issue.record("expected a clear error for a zip without a bugreport")
       return
     }
-    #expect(none.contains("without a bugreport text file"))
+    #expect(none.contains("without a snoop log (btsnoop_hci.log) or a bugreport text file"))
   }
 
   /// Archives given in memory (as the fuzz targets give them) are read like files.
@@ -275,5 +275,271 @@ enum BugreportFixtures {
       #expect(result.records.count <= source.count + 1, "round \(round)")
       if let error = result.error { #expect(!error.message.isEmpty) }
     }
+  }
+}
+
+/// Bugreport zips that hold the full snoop log as an entry (capture-formats.md §5.1:
+/// `FS/data/misc/bluetooth/logs/btsnoop_hci.log`, rotated to `.last`): the entry is read
+/// instead of the text's btsnooz summary, which keeps only a truncated tail.
+@Suite struct BugreportSnoopLogEntryTests {
+  static let logDirectory = "FS/data/misc/bluetooth/logs/"
+
+  /// The session capture as Android writes it (btsnoop, datalink 1002), and its records read plainly.
+  static func plainLog(_ count: Int = 160) -> (bytes: [UInt8], records: [CaptureRecord]) {
+    let bytes = CaptureFixtures.bytes(.btsnoopH4, Array(BugreportFixtures.sessionRecords.prefix(count)))
+    let plain = CaptureFixtures.read(bytes)
+    precondition(plain.error == nil && plain.records.count == count)
+    return (bytes, plain.records)
+  }
+
+  static func expectSameRecords(_ read: [CaptureRecord], _ plain: [CaptureRecord], sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(read.count == plain.count, sourceLocation: sourceLocation)
+    #expect(read.map(Self.summary) == plain.map(Self.summary), sourceLocation: sourceLocation)
+  }
+
+  struct RecordSummary: Equatable {
+    var kind: PacketKind
+    var direction: Direction?
+    var adapter: UInt16
+    var timestamp: Int64
+    var originalLength: Int
+    var fileOffset: Int64
+    var bytes: [UInt8]
+  }
+
+  static func summary(_ record: CaptureRecord) -> RecordSummary {
+    RecordSummary(
+      kind: record.kind, direction: record.direction, adapter: record.adapter, timestamp: record.timestamp,
+      originalLength: record.originalLength, fileOffset: record.fileOffset, bytes: record.bytes)
+  }
+
+  @Test(arguments: [true, false])
+  func snoopLogEntryIsReadInsteadOfTheSummary(deflate: Bool) throws {
+    let (log, plain) = Self.plainLog()
+    // The summary holds only the first 10 records: reading it would show 10 frames.
+    let text = BugreportFixtures.bugreportText(BugreportFixtures.btsnooz(Array(BugreportFixtures.sessionRecords.prefix(10)), version: 2))
+    let archive = ZipArchive.archive([
+      (name: "version.txt", bytes: Array("2.0".utf8), deflate: false),
+      (name: "bugreport-synthetic-2026-11-30-06-30-00.txt", bytes: text, deflate: true),
+      (name: Self.logDirectory, bytes: [], deflate: false),
+      (name: Self.logDirectory + "btsnoop_hci.log", bytes: log, deflate: deflate),
+    ])
+    let result = CaptureFixtures.read(archive)
+    #expect(result.error == nil)
+    #expect(result.format?.name == "btsnoop")
+    #expect(result.format?.detail == "datalink 1002 (H4), FS/data/misc/bluetooth/logs/btsnoop_hci.log in the zip archive")
+    #expect(result.format?.notice == nil)
+    Self.expectSameRecords(result.records, plain)
+  }
+
+  /// The archive as Python's zipfile writes it (Scripts/captures/make_bugreport_zip.py, run
+  /// here when python3 is there): data descriptors, its own deflate, directory entries.
+  @Test func zipWrittenByPythonReadsTheSameRecords() throws {
+    let (log, plain) = Self.plainLog(40)
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bugreport-zip-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let logPath = directory.appendingPathComponent("btsnoop_hci.log").path
+    try Data(log).write(to: URL(fileURLWithPath: logPath))
+    let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+      .deletingLastPathComponent().appendingPathComponent("Scripts/captures/make_bugreport_zip.py").path
+    for (index, options) in [["--method", "stored"], ["--method", "deflated"], ["--method", "deflated", "--stream"], ["--method", "stored", "--stream"]].enumerated() {
+      let method = options.joined(separator: " ")
+      let zipPath = directory.appendingPathComponent("bugreport-\(index).zip").path
+      let process = Process()
+      process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+      process.arguments = ["python3", script] + options + ["--log", logPath, "--last", logPath, zipPath]
+      do { try process.run() } catch { return }  // no python3: the Swift-written archives cover it
+      process.waitUntilExit()
+      try #require(process.terminationStatus == 0)
+      let result = CaptureFixtures.read(path: zipPath)
+      #expect(result.error == nil, "\(method)")
+      Self.expectSameRecords(result.records, plain)
+      #expect(result.format?.notice?.contains("btsnoop_hci.log.last") == true)
+    }
+  }
+
+  @Test func fullLogIsPickedOverTheRotatedOneAndTheOthersAreNamed() throws {
+    let (log, plain) = Self.plainLog()
+    let (older, _) = Self.plainLog(5)
+    let archive = ZipArchive.archive([
+      (name: Self.logDirectory + "btsnoop_hci.log.last", bytes: older, deflate: true),
+      (name: Self.logDirectory + "btsnooz_hci.log", bytes: older, deflate: true),
+      (name: Self.logDirectory + "btsnoop_hci.log", bytes: log, deflate: true),
+      (name: "bugreport-x.txt", bytes: Array("no summary\n".utf8), deflate: true),
+    ])
+    let result = CaptureFixtures.read(archive)
+    #expect(result.error == nil)
+    Self.expectSameRecords(result.records, plain)
+    #expect(
+      result.format?.detail
+        == "datalink 1002 (H4), FS/data/misc/bluetooth/logs/btsnoop_hci.log in the zip archive (not read: FS/data/misc/bluetooth/logs/btsnoop_hci.log.last, FS/data/misc/bluetooth/logs/btsnooz_hci.log)")
+    #expect(
+      result.format?.notice
+        == "read FS/data/misc/bluetooth/logs/btsnoop_hci.log from the zip archive; it also holds 2 other snoop logs (FS/data/misc/bluetooth/logs/btsnoop_hci.log.last, FS/data/misc/bluetooth/logs/btsnooz_hci.log), not read")
+  }
+
+  @Test func snoopLogOrder() {
+    func entry(_ name: String, size: UInt32 = 100) -> ZipArchive.Entry {
+      ZipArchive.Entry(name: name, method: 0, flags: 0, compressedSize: size, uncompressedSize: size, localHeaderOffset: 0)
+    }
+    let entries = [
+      entry("FS/data/log/bt/btsnooz_hci.log.last"), entry("FS/data/misc/bluetooth/logs/btsnoop_hci.log.last"),
+      entry("notes.txt"), entry("FS/data/misc/bluetooth/logs/btsnoop_hci.log.cfa"),
+      entry("FS/data/misc/bluetooth/logs/btsnoop_hci.log.filtered"), entry("FS/data/misc/bluetooth/logs/"),
+      entry("FS/data/misc/bluetooth/logs/btsnoop_hci.log", size: 0), entry("FS/data/log/bt/btsnoop_hci.log"),
+      entry("FS/data/misc/bluetooth/logs/btsnoop_hci.log.filtered.last"), entry("xbtsnoop_hci.log"),
+    ]
+    #expect(
+      ZipArchive.snoopLogs(entries).map(\.name) == [
+        "FS/data/log/bt/btsnoop_hci.log", "FS/data/misc/bluetooth/logs/btsnoop_hci.log.filtered",
+        "FS/data/misc/bluetooth/logs/btsnoop_hci.log.last", "FS/data/misc/bluetooth/logs/btsnoop_hci.log.filtered.last",
+        "FS/data/misc/bluetooth/logs/btsnoop_hci.log.cfa", "FS/data/log/bt/btsnooz_hci.log.last",
+      ])
+  }
+
+  /// Entry names are any bytes: messages, the format detail and the notice show them on one line
+  /// (found by the `zip` fuzz target: a name holding a line feed broke the notice in two).
+  @Test func entryNamesWithControlCharactersStayOnOneLine() throws {
+    let (log, _) = Self.plainLog(5)
+    let archive = ZipArchive.archive([
+      (name: "logs/btsnoop_hci.log.last\nsecond line", bytes: log, deflate: true),
+      (name: "logs/btsnoop_hci.log", bytes: log, deflate: true),
+    ])
+    let result = CaptureFixtures.read(archive)
+    #expect(result.error == nil)
+    #expect(result.format?.notice == "read logs/btsnoop_hci.log from the zip archive; it also holds 1 other snoop log (logs/btsnoop_hci.log.last\\x0Asecond line), not read")
+    #expect(result.format?.detail.contains("\n") == false)
+    var encrypted = ZipArchive.archive([(name: "btsnoop_hci.log\r\u{2028}\u{85}", bytes: log, deflate: false)])
+    encrypted[encrypted.count - 22 - (46 + "btsnoop_hci.log\r\u{2028}\u{85}".utf8.count) + 8] |= 1
+    #expect(CaptureFixtures.read(encrypted).error == .corrupt("zip entry btsnoop_hci.log\\x0D\\u{2028}\\x85 is encrypted; bledissect does not decrypt"))
+  }
+
+  @Test func zipWithOnlyTheSnoopLog() throws {
+    let (log, plain) = Self.plainLog()
+    for deflate in [true, false] {
+      let archive = ZipArchive.archive([(name: Self.logDirectory + "btsnoop_hci.log", bytes: log, deflate: deflate)])
+      let result = CaptureFixtures.read(archive)
+      #expect(result.error == nil)
+      Self.expectSameRecords(result.records, plain)
+      // From memory, as the fuzz targets read: the same.
+      let reader = try archive.withUnsafeBufferPointer { buffer throws(CaptureError) in
+        try CaptureFile.open(InputSource(bytes: buffer, name: "memory"))
+      }
+      var records: [CaptureRecord] = []
+      while let record = try reader.next() { records.append(record) }
+      Self.expectSameRecords(records, plain)
+    }
+  }
+
+  @Test func withoutASnoopLogTheSummaryIsRead() throws {
+    let source = Array(BugreportFixtures.sessionRecords.prefix(10))
+    let text = BugreportFixtures.bugreportText(BugreportFixtures.btsnooz(source, version: 2))
+    let archive = ZipArchive.archive([
+      (name: Self.logDirectory + "btsnoop_hci.log", bytes: [], deflate: false),  // logging was off
+      (name: Self.logDirectory + "readme.txt", bytes: Array("x".utf8), deflate: false),
+      (name: "bugreport-x.txt", bytes: text, deflate: true),
+    ])
+    let result = CaptureFixtures.read(archive)
+    #expect(result.error == nil)
+    #expect(result.format?.name == "btsnooz")
+    BugreportTests.expectSame(result.records, source, version: 2)
+  }
+
+  /// Offsets in `ZipArchive.archive`'s output of the one entry's central directory record.
+  static func centralEntry(_ archive: [UInt8], name: String) -> Int { archive.count - 22 - (46 + name.utf8.count) }
+
+  static func setLE32(_ bytes: inout [UInt8], _ at: Int, _ value: UInt32) {
+    for index in 0..<4 { bytes[at + index] = UInt8(truncatingIfNeeded: value >> UInt32(8 * index)) }
+  }
+
+  @Test(arguments: [true, false])
+  func entryWhoseSizesLieIsAClearError(deflate: Bool) throws {
+    let (log, plain) = Self.plainLog(20)
+    let name = Self.logDirectory + "btsnoop_hci.log"
+    let good = ZipArchive.archive([(name: name, bytes: log, deflate: deflate)])
+    let central = Self.centralEntry(good, name: name)
+    Self.expectSameRecords(CaptureFixtures.read(good).records, plain)
+
+    // Uncompressed size smaller, then larger than the content.
+    var smaller = good
+    Self.setLE32(&smaller, central + 24, UInt32(log.count - 100))
+    var larger = good
+    Self.setLE32(&larger, central + 24, UInt32(log.count + 100))
+    if deflate {
+      let read = CaptureFixtures.read(smaller)
+      #expect(read.error == .corrupt("zip entry \(name) holds more than the \(log.count - 100) bytes its directory entry declares"))
+      let readLarger = CaptureFixtures.read(larger)
+      #expect(readLarger.error == .corrupt("zip entry \(name) holds \(log.count) bytes; its directory entry declares \(log.count + 100)"))
+      // Every record was there: they are read before the end says the entry is wrong.
+      Self.expectSameRecords(readLarger.records, plain)
+    } else {
+      for lying in [smaller, larger] {
+        let read = CaptureFixtures.read(lying)
+        guard case .corrupt(let why)? = read.error else {
+          Issue.record("expected a refusal, got \(String(describing: read.error))")
+          continue
+        }
+        #expect(why.hasPrefix("zip entry \(name) is stored but declares \(log.count) bytes in the archive"))
+      }
+    }
+
+    // A compressed size past the end of the archive.
+    var huge = good
+    Self.setLE32(&huge, central + 20, 0x7FFF_FFF0)
+    if !deflate { Self.setLE32(&huge, central + 24, 0x7FFF_FFF0) }
+    #expect(CaptureFixtures.read(huge).error?.message.contains("more than the archive holds") == true)
+
+    // A compressed size too small: deflate cut short; stored, the sizes differ.
+    var short = good
+    let compressed = UInt32(good[central + 20]) | UInt32(good[central + 21]) << 8 | UInt32(good[central + 22]) << 16
+    Self.setLE32(&short, central + 20, compressed / 2)
+    let readShort = CaptureFixtures.read(short)
+    let message = try #require(readShort.error?.message)
+    #expect(message.contains(deflate ? "deflate data ends before the end of the compressed stream" : "is stored but declares"))
+    #expect(!message.contains("\n"))
+
+    // The content changed after the CRC was taken.
+    var crc = good
+    crc[central + 16] ^= 0xFF
+    let readCRC = CaptureFixtures.read(crc)
+    guard case .corrupt(let why)? = readCRC.error else {
+      Issue.record("expected a CRC error, got \(String(describing: readCRC.error))")
+      return
+    }
+    #expect(why.hasPrefix("zip entry \(name) fails its CRC-32 check"))
+  }
+
+  /// The same checks when the archive is given in memory (the fuzz targets' path).
+  @Test func lyingSizesFromMemory() throws {
+    let (log, _) = Self.plainLog(20)
+    let name = Self.logDirectory + "btsnoop_hci.log"
+    var archive = ZipArchive.archive([(name: name, bytes: log, deflate: true)])
+    Self.setLE32(&archive, Self.centralEntry(archive, name: name) + 24, UInt32(log.count + 1))
+    var failure: CaptureError?
+    do {
+      let reader = try archive.withUnsafeBufferPointer { buffer throws(CaptureError) in try CaptureFile.open(InputSource(bytes: buffer, name: "memory")) }
+      while try reader.next() != nil {}
+    } catch {
+      failure = error
+    }
+    #expect(failure == .corrupt("zip entry \(name) holds \(log.count) bytes; its directory entry declares \(log.count + 1)"))
+
+    // Stored, with a wrong CRC: from memory as from a file, the records, then the error where
+    // the read reaches the end (found by the `zip` fuzz target: memory read no check at all).
+    var stored = ZipArchive.archive([(name: name, bytes: log, deflate: false)])
+    stored[Self.centralEntry(stored, name: name) + 16] ^= 0x01
+    var records = 0
+    failure = nil
+    do {
+      let reader = try stored.withUnsafeBufferPointer { buffer throws(CaptureError) in try CaptureFile.open(InputSource(bytes: buffer, name: "memory")) }
+      while try reader.next() != nil { records += 1 }
+    } catch {
+      failure = error
+    }
+    let fromFile = CaptureFixtures.read(stored)
+    #expect(records == 20 && fromFile.records.count == 20)
+    #expect(failure != nil && failure == fromFile.error)
+    #expect(failure?.message.contains("fails its CRC-32 check") == true)
   }
 }

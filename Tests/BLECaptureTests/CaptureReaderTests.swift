@@ -104,7 +104,7 @@ import BLETestSupport
   @Test func textIsNotACapture() {
     let result = CaptureFixtures.read(Array("John Smith,42\n".utf8))
     #expect(result.error == .notACapture(firstBytes: Array("John Smi".utf8)))
-    #expect(result.error?.message == "not a capture file bledissect understands (starts with 4a 6f 68 6e …); it reads btsnoop, PacketLogger, pcap, pcapng, those gzip-compressed, and Android bugreports (.txt, .zip) with a BTSNOOP_LOG_SUMMARY")
+    #expect(result.error?.message == "not a capture file bledissect understands (starts with 4a 6f 68 6e …); it reads btsnoop, PacketLogger, pcap, pcapng, those gzip-compressed, and Android bugreports (.txt with a BTSNOOP_LOG_SUMMARY, .zip)")
     #expect(result.error?.exitStatus == 2)
   }
 

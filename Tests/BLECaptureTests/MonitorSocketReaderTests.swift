@@ -42,6 +42,29 @@ import Testing
     #expect(reader.received == 5 && reader.malformed == 0)
   }
 
+  /// The datagram parsing the socket reader and the `monitor` fuzz target share.
+  @Test func datagramParsingWithoutASocket() {
+    var record = CaptureRecord(timestamp: 0, adapter: 0, direction: nil, kind: .other(0), bytes: [9, 9, 9, 9])
+    func parse(_ datagram: [UInt8]) -> MonitorSocketReader.Datagram {
+      datagram.withUnsafeBufferPointer { MonitorSocketReader.parse(datagram: $0, timestamp: 42, into: &record) }
+    }
+    #expect(parse([]) == .tooShort)
+    #expect(parse([0x02, 0x00, 0x00, 0x00, 0x03]) == .tooShort)
+    #expect(parse(Self.message(2, index: 3, [0x03, 0x0C, 0x00])) == .whole)
+    #expect(record.kind == .command && record.direction == .hostToController && record.adapter == 3)
+    #expect(record.bytes == [0x03, 0x0C, 0x00] && record.originalLength == 3 && record.timestamp == 42)
+    // The header says 5 bytes, the datagram holds 2: the datagram's bytes, counted malformed.
+    #expect(parse([0x05, 0x00, 0xFF, 0xFF, 0x05, 0x00, 0xAA, 0xBB]) == .lengthDisagrees)
+    #expect(record.kind == .acl && record.direction == .controllerToHost && record.adapter == 0xFFFF && record.bytes == [0xAA, 0xBB])
+    // A header alone; an opcode nobody defined.
+    #expect(parse([0x34, 0x12, 0x00, 0x00, 0x00, 0x00]) == .whole)
+    #expect(record.bytes.isEmpty && record.originalLength == 0)
+    // Time stamps saturate instead of trapping.
+    #expect(MonitorSocketReader.timestamp(timeval(tv_sec: .max, tv_usec: .max)) == .max)
+    #expect(MonitorSocketReader.timestamp(timeval(tv_sec: .min, tv_usec: .min)) == .min)
+    #expect(MonitorSocketReader.timestamp(timeval(tv_sec: 1_700_000_000, tv_usec: 5)) == 1_700_000_000_000_005)
+  }
+
   @Test func openingFailuresSayWhatToDo() {
     #expect(MonitorSocketReader.failure("socket", EAFNOSUPPORT).message.contains("no Bluetooth sockets"))
     #expect(MonitorSocketReader.failure("bind", EPERM).message.contains("CAP_NET_RAW: run with sudo"))

@@ -71,7 +71,7 @@ import Testing
     let text = temporaryFile(Array("John Smith,42\n".utf8))
     let notCapture = runCLI([text])
     #expect(notCapture.status == 2)
-    #expect(notCapture.stderr == "bledissect: \(text): not a capture file bledissect understands (starts with 4a 6f 68 6e …); it reads btsnoop, PacketLogger, pcap, pcapng, those gzip-compressed, and Android bugreports (.txt, .zip) with a BTSNOOP_LOG_SUMMARY\n")
+    #expect(notCapture.stderr == "bledissect: \(text): not a capture file bledissect understands (starts with 4a 6f 68 6e …); it reads btsnoop, PacketLogger, pcap, pcapng, those gzip-compressed, and Android bugreports (.txt with a BTSNOOP_LOG_SUMMARY, .zip)\n")
     #expect(notCapture.stdout.isEmpty)
   }
 

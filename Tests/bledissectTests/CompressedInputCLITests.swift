@@ -132,3 +132,36 @@ import BLECore
     #expect(info.stdout.contains("format:   btsnooz, version 2, Android bugreport (bugreport-test.txt in the zip archive) BTSNOOP_LOG_SUMMARY\n"))
   }
 }
+
+/// A bugreport zip holding the full snoop log: every command reads the entry, says which.
+@Suite struct BugreportZipSnoopLogCLITests {
+  @Test func snoopLogEntryFromTheCommandLine() throws {
+    let log = try [UInt8](Data(contentsOf: URL(fileURLWithPath: capturePath("hr_strap_session.btsnoop"))))
+    let older = try [UInt8](Data(contentsOf: URL(fileURLWithPath: capturePath("beacons.btsnoop"))))
+    let one = temporaryFile(ZipArchive.archive([
+      (name: "bugreport-x.txt", bytes: Array("no summary here\n".utf8), deflate: true),
+      (name: "FS/data/misc/bluetooth/logs/btsnoop_hci.log", bytes: log, deflate: true),
+    ]))
+    let two = temporaryFile(ZipArchive.archive([
+      (name: "FS/data/misc/bluetooth/logs/btsnoop_hci.log.last", bytes: older, deflate: true),
+      (name: "FS/data/misc/bluetooth/logs/btsnoop_hci.log", bytes: log, deflate: false),
+    ]))
+    defer {
+      try? FileManager.default.removeItem(atPath: one)
+      try? FileManager.default.removeItem(atPath: two)
+    }
+    let plain = runCLI(["--json", "--no-cache", capturePath("hr_strap_session.btsnoop")])
+    let fromOne = runCLI(["--json", "--no-cache", one])
+    #expect(fromOne.status == 0 && fromOne.stdout == plain.stdout && fromOne.stderr.isEmpty)
+    let fromTwo = runCLI(["--json", "--no-cache", two])
+    #expect(fromTwo.status == 0 && fromTwo.stdout == plain.stdout)
+    #expect(
+      fromTwo.stderr
+        == "bledissect: \(two): read FS/data/misc/bluetooth/logs/btsnoop_hci.log from the zip archive; it also holds 1 other snoop log (FS/data/misc/bluetooth/logs/btsnoop_hci.log.last), not read\n")
+    let info = runCLI(["info", two])
+    #expect(info.status == 0)
+    #expect(
+      info.stdout.contains(
+        "format:   btsnoop, datalink 1002 (H4), FS/data/misc/bluetooth/logs/btsnoop_hci.log in the zip archive (not read: FS/data/misc/bluetooth/logs/btsnoop_hci.log.last)\nframes:   160\n"))
+  }
+}

@@ -55,10 +55,71 @@ import BLEFuzzTargets
         #expect(outcome.databases == 1)
       }
     }
+    // The container targets and the monitor target on the same session.
+    let records = try Self.records(session)
+    let archive = ZipArchive.archive([
+      (name: "bugreport-x.txt", bytes: Array("no summary\n".utf8), deflate: true),
+      (name: "FS/data/misc/bluetooth/logs/btsnoop_hci.log", bytes: session, deflate: true),
+    ])
+    var monitor: [UInt8] = [0x00, 0xF1, 0x53, 0x65, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 8)
+    for record in records {
+      let opcode = try #require(MonitorOpcode.opcode(for: record.kind, direction: record.direction))
+      let datagram = [UInt8(opcode & 0xFF), UInt8(opcode >> 8), 0, 0, UInt8(record.bytes.count & 0xFF), UInt8(record.bytes.count >> 8)] + record.bytes
+      monitor += [UInt8(datagram.count & 0xFF), UInt8(datagram.count >> 8)] + datagram
+    }
+    let containers: [(FuzzTarget, [UInt8])] = [
+      (.gzip, Array(Deflate.compress(session, wrapper: .gzip).dropFirst(2))),
+      (.bugreport, [0x00] + Self.btsnooz(records)),
+      (.bugreport, try #require(FuzzTarget.bugreportText([0x00] + Self.btsnooz(records)))),
+      (.zip, archive), (.detect, archive), (.pipeline, archive),
+      (.monitor, monitor),
+    ]
+    for (target, bytes) in containers {
+      let outcome = target.run(bytes, keepingJSON: true)
+      #expect(outcome.records == 160, "\(target)")
+      #expect(outcome.error == nil, "\(target): \(outcome.error?.message ?? "")")
+      #expect(!outcome.skipped, "\(target)")
+      try Self.checkConsistent(outcome, target: target, bytes: bytes, name: "\(target)")
+      if target == .monitor || target == .pipeline {
+        #expect(outcome.frames == 160 && outcome.jsonLines == 160 && outcome.openConnections == 0 && outcome.databases == 1)
+      }
+    }
+    #expect(FuzzTarget.zip.run(session).skipped)
+    #expect(FuzzTarget.bugreport.run([0x02, 0x01]).skipped)
+    #expect(FuzzTarget.monitor.run([UInt8](repeating: 0, count: 15)).skipped)
     // Each reader's target takes only its own format.
     #expect(FuzzTarget.pcap.run(session).skipped)
     #expect(FuzzTarget.packetlogger.run(session).skipped)
     #expect(FuzzTarget.packetlogger.run(pcapng).skipped)
+  }
+
+  static func records(_ file: [UInt8]) throws -> [CaptureRecord] {
+    let reader = try file.withUnsafeBufferPointer { bytes throws(CaptureError) in try CaptureFile.open(InputSource(bytes: bytes, name: "records")) }
+    var records: [CaptureRecord] = []
+    while let record = try reader.next() { records.append(record) }
+    return records
+  }
+
+  /// A btsnooz v2 payload of `records` (capture-formats.md §5.3).
+  static func btsnooz(_ records: [CaptureRecord]) -> [UInt8] {
+    var body: [UInt8] = []
+    var previous = records.first?.timestamp ?? 0
+    for record in records {
+      let received = record.direction == .controllerToHost
+      let type: UInt8
+      switch record.kind {
+      case .command: type = 0x20
+      case .event: type = 0x10
+      default: type = received ? 0x11 : 0x21
+      }
+      let length = record.bytes.count + 1
+      let delta = UInt32(record.timestamp - previous)
+      previous = record.timestamp
+      body += [UInt8(length & 0xFF), UInt8(length >> 8), UInt8(length & 0xFF), UInt8(length >> 8)]
+      body += [UInt8(delta & 0xFF), UInt8(delta >> 8 & 0xFF), UInt8(delta >> 16 & 0xFF), UInt8(delta >> 24), type] + record.bytes
+    }
+    let last = UInt64(records.last?.timestamp ?? 0)
+    return [2] + (0..<8).map { UInt8(truncatingIfNeeded: last >> UInt64($0 * 8)) } + Deflate.compress(body, wrapper: .zlib)
   }
 
   /// The `packets` input format: monitor opcode, flags, length, optional timestamp, bytes.
@@ -89,7 +150,7 @@ import BLEFuzzTargets
   static func checkConsistent(_ outcome: FuzzTarget.Outcome, target: FuzzTarget, bytes: [UInt8], name: String) throws {
     if let error = outcome.error { #expect(!error.message.isEmpty, "\(name)") }
     switch target {
-    case .pipeline, .packets:
+    case .pipeline, .packets, .monitor:
       #expect(outcome.frames == outcome.records, "\(name)")
       #expect(outcome.textHeaders == outcome.frames && outcome.jsonLines == outcome.frames, "\(name)")
       #expect(outcome.openConnections <= outcome.frames, "\(name)")
@@ -97,24 +158,34 @@ import BLEFuzzTargets
       #expect(lines.count == outcome.frames, "\(name)")
       #expect(lines.enumerated().allSatisfy { $0.element["frame"] as? Int == $0.offset + 1 }, "\(name): frames numbered in order")
       #expect(outcome.json.split(separator: 0x0A).allSatisfy { JSONKeyChecker.check(Substring(decoding: $0, as: UTF8.self)) == nil }, "\(name): no duplicate keys")
-    case .btsnoop, .packetlogger, .pcap, .detect, .roundtrip:
+    case .btsnoop, .packetlogger, .pcap, .detect, .roundtrip, .gzip, .bugreport, .zip:
       #expect(outcome.frames == 0, "\(name): readers render nothing")
     }
-    if target == .pipeline || target == .detect || target == .roundtrip || (target == .pcap && !outcome.skipped) || (target == .packetlogger && !outcome.skipped) {
-      let fromFile = try readThroughFile(bytes)
+    // What the reader targets read, as a file: the gzip target's input lacks its magic, the
+    // bugreport target's is wrapped in a text.
+    var file: [UInt8]? = nil
+    switch target {
+    case .pipeline, .detect, .roundtrip: file = bytes
+    case .pcap, .packetlogger, .zip: file = outcome.skipped ? nil : bytes
+    case .gzip: file = [0x1F, 0x8B] + bytes
+    case .bugreport: file = FuzzTarget.bugreportText(bytes)
+    case .btsnoop, .packets, .monitor: file = nil
+    }
+    if let file {
+      let fromFile = try readThroughFile(file, damage: target == .roundtrip ? .stop : .resynchronize)
       #expect(fromFile.records == outcome.records, "\(name): \(fromFile.records) records from a file, \(outcome.records) from memory")
       #expect(fromFile.error == outcome.error, "\(name): \(fromFile.error?.message ?? "no error") from a file")
     }
   }
 
   /// Reads `bytes` the way the CLI does: from a file, through a descriptor.
-  static func readThroughFile(_ bytes: [UInt8]) throws -> (records: Int, error: CaptureError?) {
+  static func readThroughFile(_ bytes: [UInt8], damage: DamagePolicy) throws -> (records: Int, error: CaptureError?) {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("fuzz-replay-\(UUID().uuidString)").path
     try Data(bytes).write(to: URL(fileURLWithPath: path))
     defer { try? FileManager.default.removeItem(atPath: path) }
     var records = 0
     do {
-      let reader = try CaptureFile.open(path: path)
+      let reader = try CaptureFile.open(path: path, damage: damage)
       while try reader.next() != nil { records += 1 }
       return (records, nil)
     } catch {

@@ -42,7 +42,10 @@ final class CLIContext {
   /// Opens a capture; on failure prints the one-line error and returns the exit status instead.
   func openCapture(_ path: Argument, damage: DamagePolicy) -> Result<any CaptureReader, ExitCode> {
     do {
-      return .success(try CaptureFile.open(pathBytes: path.bytes, name: path.display, damage: damage))
+      let reader = try CaptureFile.open(pathBytes: path.bytes, name: path.display, damage: damage)
+      // A choice made for the user (which of a bugreport zip's snoop logs was read): one line.
+      if let notice = reader.format.notice { self.error("\(path.display): \(notice)") }
+      return .success(reader)
     } catch {
       self.error("\(path.display): \(error.message)")
       return .failure(ExitCode(status: error.exitStatus))
@@ -112,7 +115,8 @@ enum BLEDissectCLI {
              bledissect <command> [options] <file>
 
       The file may be '-' for standard input. Formats are detected from the content;
-      gzip-compressed captures and Android bugreports (.txt, .zip) are read too.
+      gzip-compressed captures and Android bugreports (.txt, .zip: the btsnoop_hci.log
+      in the zip, else the btsnooz summary) are read too.
 
       COMMANDS:
 

@@ -12,8 +12,9 @@ enum AnnotateCommand: CLICommand {
     usage: "annotate [options] <file>",
     discussion: """
       Reads btsnoop (datalinks 1001, 1002, 2001), Apple PacketLogger (.pklg, both byte orders),
-      pcap and pcapng (link types 187, 201, 254), any of those gzip-compressed, and the
-      btsnooz summary of Android bugreports (.txt, .zip). Use '-' to read standard input.
+      pcap and pcapng (link types 187, 201, 254), any of those gzip-compressed, and Android
+      bugreports: from a .zip the btsnoop_hci.log it holds, else (and from a .txt) the
+      btsnooz summary in the text. Use '-' to read standard input.
       Each frame gets a header line (number, time, direction, protocol, connection, summary)
       and indented detail lines; --json writes one JSON object per frame (docs/json.md).
       With -1 on a terminal, a line wider than the terminal is cut and ends in '…'.
