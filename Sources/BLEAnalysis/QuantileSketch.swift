@@ -85,9 +85,10 @@ public struct QuantileSketch: Sendable, Equatable {
   private static func bucket(of value: Double) -> Int {
     if value < resolvedRange.lowerBound { return belowRangeBucket }
     if value >= resolvedRange.upperBound { return aboveRangeBucket }
-    let octave = Int(value.exponent) - lowestExponent
-    // The significand is in [1, 2): its first six fraction bits pick the bucket, exactly.
-    let step = Int((value.significand - 1) * Double(bucketsPerOctave))
+    // A value in range is a normal double: its biased exponent picks the power of two, and the
+    // top six of its 52 fraction bits pick the bucket within it, exactly.
+    let octave = Int(value.exponentBitPattern) - 1023 - lowestExponent
+    let step = Int(value.significandBitPattern >> (Double.significandBitCount - 6))  // 64 = 2^6 buckets
     return 1 + octave * bucketsPerOctave + step
   }
 

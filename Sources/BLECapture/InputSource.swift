@@ -23,8 +23,9 @@ public final class InputSource: @unchecked Sendable {
   /// One past the last valid byte in `buffer`.
   var end = 0
   var reachedEOF = false
-  /// File offset of `buffer[start]`.
-  public private(set) var position: Int64 = 0
+  /// File offset of `buffer[start]`. Read once per record, before a call the compiler cannot see
+  /// through: spared the run-time exclusivity check (one reader owns a source).
+  @exclusivity(unchecked) public private(set) var position: Int64 = 0
   public let name: String
   /// Whether the descriptor is a regular file: reads from it never wait for a writer.
   public let isRegularFile: Bool

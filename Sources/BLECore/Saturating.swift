@@ -55,6 +55,14 @@ public struct FixedDecimal: Sendable, Equatable {
 
   @usableFromInline static let powersOfTen: [UInt64] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000, 1_000_000_000]
 
+  /// A decimal given by its parts (`fraction` without trailing zeros, `digits` long).
+  @inlinable public init(negative: Bool, whole: UInt64, fraction: UInt64, digits: Int) {
+    self.negative = negative
+    self.whole = whole
+    self.fraction = fraction
+    self.digits = digits
+  }
+
   /// `value` rounded to `places` decimals (at most 9); nil when it is not finite or too large.
   @inlinable public init?(_ value: Double, places: UInt8) {
     guard value.isFinite else { return nil }

@@ -199,7 +199,7 @@ public struct AttributeFact: Sendable {
 
   /// `value(as:)` for a fact read where it lies (analyses): calling a method on a fact reached
   /// through an array or a pointer copies the whole fact first.
-  public static func value<Value: CharacteristicValue>(of fact: UnsafePointer<AttributeFact>, as type: Value.Type) -> Value? {
+  @inlinable public static func value<Value: CharacteristicValue>(of fact: UnsafePointer<AttributeFact>, as type: Value.Type) -> Value? {
     guard fact.pointee.hasValue else { return nil }
     let offset = MemoryLayout<AttributeFact>.offset(of: \.typedValue)!
     let stored = (UnsafeRawPointer(fact) + offset).assumingMemoryBound(to: (any CharacteristicValue).self)

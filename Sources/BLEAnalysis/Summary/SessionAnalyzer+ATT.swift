@@ -194,31 +194,8 @@ extension SessionAnalyzer {
 
   /// A notification or indication: counted, and the silence before it measured.
   mutating func pushed(_ activity: Int, indication: Bool, index: Int, time: Int64) {
-    if indication {
-      summary.connections[index].characteristics[activity].indications = summary.connections[index].characteristics[activity].indications.saturatingAdd(1)
-    } else {
-      summary.connections[index].characteristics[activity].notifications = summary.connections[index].characteristics[activity].notifications.saturatingAdd(1)
-    }
-    if let last = summary.connections[index].characteristics[activity].lastValue {
-      noteGap(activity, Gap(start: last, microseconds: Timestamp.elapsed(from: last, to: time), untilEnd: false), index: index)
-    } else {
-      summary.connections[index].characteristics[activity].firstValue = time
-    }
-    summary.connections[index].characteristics[activity].lastValue = time
+    summary.connections[index].characteristics[activity].notePush(indication: indication, at: time)
     work[index].unsubscribed[activity] = false
-  }
-
-  /// Keeps `gap` if it is among the longest of the activity.
-  mutating func noteGap(_ activity: Int, _ gap: Gap, index: Int) {
-    guard gap.microseconds > 0 else { return }
-    let limit = SessionSummary.Limits.gaps
-    let gaps = summary.connections[index].characteristics[activity].longestGaps
-    if gaps.count == limit, let shortest = gaps.last, shortest.microseconds >= gap.microseconds { return }
-    var kept = gaps
-    let position = kept.firstIndex { $0.microseconds < gap.microseconds } ?? kept.count
-    kept.insert(gap, at: position)
-    if kept.count > limit { kept.removeLast() }
-    summary.connections[index].characteristics[activity].longestGaps = kept
   }
 
   /// At a link's end: the silence after the last value of each characteristic still subscribed
@@ -226,7 +203,7 @@ extension SessionAnalyzer {
   mutating func settleActivities(_ index: Int, at end: Int64) {
     for activity in summary.connections[index].characteristics.indices {
       guard let last = summary.connections[index].characteristics[activity].lastValue, !work[index].unsubscribed[activity] else { continue }
-      noteGap(activity, Gap(start: last, microseconds: Timestamp.elapsed(from: last, to: end), untilEnd: true), index: index)
+      summary.connections[index].characteristics[activity].noteGap(Gap(start: last, microseconds: Timestamp.elapsed(from: last, to: end), untilEnd: true))
     }
     if let start = summary.connections[index].heartRate?.lossStart {
       let end = summary.connections[index].heartRate?.lastTime ?? start

@@ -301,6 +301,31 @@ public struct CharacteristicActivity: Sendable {
   /// Notifications and indications.
   public var pushed: Int { notifications.saturatingAdd(indications) }
 
+  /// Counts a notification or indication at `time`, and the silence before it.
+  mutating func notePush(indication: Bool, at time: Int64) {
+    if indication {
+      indications = indications.saturatingAdd(1)
+    } else {
+      notifications = notifications.saturatingAdd(1)
+    }
+    if let lastValue {
+      noteGap(Gap(start: lastValue, microseconds: Timestamp.elapsed(from: lastValue, to: time), untilEnd: false))
+    } else {
+      firstValue = time
+    }
+    lastValue = time
+  }
+
+  /// Keeps `gap` if it is among the longest (`SessionSummary.Limits.gaps`).
+  mutating func noteGap(_ gap: Gap) {
+    guard gap.microseconds > 0 else { return }
+    let limit = SessionSummary.Limits.gaps
+    if longestGaps.count == limit, let shortest = longestGaps.last, shortest.microseconds >= gap.microseconds { return }
+    let position = longestGaps.firstIndex { $0.microseconds < gap.microseconds } ?? longestGaps.count
+    longestGaps.insert(gap, at: position)
+    if longestGaps.count > limit { longestGaps.removeLast() }
+  }
+
   /// Pushed values per second, over the time from the first to the last.
   public var rate: Double? {
     guard pushed > 1, let firstValue, let lastValue else { return nil }

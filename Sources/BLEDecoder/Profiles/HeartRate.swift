@@ -61,6 +61,14 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
 
   @inline(__always) public static func milliseconds(_ raw: UInt16) -> Double { Double(raw) * 1000 / 1024 }
 
+  /// `milliseconds(raw)` rounded to 0.1 ms (half away from zero), in integers: raw × 1000 / 1024
+  /// ms is raw × 625 / 64 tenths, so the rounding is exact and needs no floating point.
+  @inline(__always) static func millisecondsToTenth(_ raw: UInt16) -> FixedDecimal {
+    let tenths = (UInt64(raw) &* 625 &+ 32) / 64
+    let tenth = tenths % 10
+    return FixedDecimal(negative: false, whole: tenths / 10, fraction: tenth, digits: tenth == 0 ? 0 : 1)
+  }
+
   public init(flags: UInt8, bpm: UInt16, energyExpended: UInt16?, rrIntervals: [UInt16]) {
     self.flags = flags
     self.bpm = bpm
@@ -103,24 +111,28 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
   }
 
   public func summarize(into summary: inout SummaryLine, context: ValueContext) {
-    summary.append(.number(Int(bpm)))
-    summary.append(.text(" bpm"))
-    switch sensorContact {
-    case .detected: summary.append(.text(", contact detected"))
-    case .notDetected: summary.append(.text(", no contact"))
-    case .unsupported: break
-    }
-    if let energyExpended {
-      summary.append(.text(", "))
-      summary.append(.number(Int(energyExpended)))
-      summary.append(.text(" kJ"))
-    }
-    if !rrIntervals.isEmpty {
-      summary.append(.text(", RR"))
-      for raw in rrIntervals {
-        summary.append(.text(" "))
-        summary.append(.real(Self.milliseconds(raw), places: 1))
-        summary.append(.text(" ms"))
+    // One reservation for the whole line: the header of nearly every frame of a session.
+    let room = 64 + rrIntervals.count * (TextFormat.maximumReal + 4)
+    summary.compose(maximumBytes: room) { line in
+      line.number(Int(bpm))
+      line.text(" bpm")
+      switch sensorContact {
+      case .detected: line.text(", contact detected")
+      case .notDetected: line.text(", no contact")
+      case .unsupported: break
+      }
+      if let energyExpended {
+        line.text(", ")
+        line.number(Int(energyExpended))
+        line.text(" kJ")
+      }
+      if !rrIntervals.isEmpty {
+        line.text(", RR")
+        for raw in rrIntervals {
+          line.text(" ")
+          line.fixed(Self.millisecondsToTenth(raw))
+          line.text(" ms")
+        }
       }
     }
   }

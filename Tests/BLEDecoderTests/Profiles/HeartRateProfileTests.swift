@@ -88,6 +88,22 @@ import Testing
     #expect(frame.summaryText == "75 bpm, RR 812.5 ms 820.3 ms")
   }
 
+  /// The header words round RR intervals in integers; every raw value gives what rounding the
+  /// floating-point milliseconds to one decimal gives (ties included: 32 is 31.25 ms, 31.3).
+  @Test func rrTenthsInIntegersMatchFloatingPoint() {
+    for raw in UInt16.min...UInt16.max {
+      let integer = HeartRateMeasurement.millisecondsToTenth(raw)
+      let floating = FixedDecimal(HeartRateMeasurement.milliseconds(raw), places: 1)
+      guard integer == floating else {
+        Issue.record("raw \(raw): \(integer) against \(String(describing: floating))")
+        return
+      }
+    }
+    #expect(HeartRateMeasurement.millisecondsToTenth(32) == FixedDecimal(negative: false, whole: 31, fraction: 3, digits: 1))
+    #expect(HeartRateMeasurement.millisecondsToTenth(16) == FixedDecimal(negative: false, whole: 15, fraction: 6, digits: 1))
+    #expect(HeartRateMeasurement.millisecondsToTenth(1024) == FixedDecimal(negative: false, whole: 1000, fraction: 0, digits: 0))
+  }
+
   @Test func sixteenBitHeartRate() throws {
     // flags 0x07: 16-bit bpm 0x0100 = 256 (implausible), contact detected.
     let frame = try decodeProfile(Self.hrm, [0x07, 0x00, 0x01])
