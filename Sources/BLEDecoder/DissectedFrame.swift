@@ -315,13 +315,23 @@ public struct DissectedFrame: Sendable {
     reset(number: number)
   }
 
-  /// Clears what was decoded, for the record already in `record`.
+  /// Starts the decoding of the record already in `record`: what an earlier record left is
+  /// cleared first, unless `recycle()` already cleared it.
   public mutating func reset(number: Int) {
+    if !isClear { clear() }
+    isClear = false
     self.number = number
     capturedLength = record.bytes.count
+    deepestLayer = record.kind.isHCIPacket ? .hci : .note
+  }
+
+  /// Whether nothing decoded is held (a new frame, or one cleared by `recycle`).
+  var isClear = true
+
+  /// Drops what was decoded, keeping the buffers' capacity (the record stays).
+  mutating func clear() {
     title = ""
     layerLabel = ""
-    deepestLayer = record.kind.isHCIPacket ? .hci : .note
     hci = .none
     linkEvents.removeAll()
     att = nil
@@ -339,6 +349,15 @@ public struct DissectedFrame: Sendable {
     fields.removeAll()
     malformed = nil
     if !diagnostics.isEmpty { diagnostics.removeAll(keepingCapacity: true) }
+    isClear = true
+  }
+
+  /// Readies a consumed frame for the next record: large buffers let go, the rest cleared.
+  /// On two threads the consumer's thread calls it, which takes the clearing off the
+  /// dissecting thread (the busier one).
+  public mutating func recycle() {
+    releaseLargeBuffers()
+    clear()
   }
 
   /// Frames are reused, and each buffer keeps the capacity of the largest record or value it

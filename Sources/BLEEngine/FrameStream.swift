@@ -111,7 +111,7 @@ public struct FrameStream {
         }
         dissector.dissect(number: number, into: &frame)
         let goOn = consumer.consume(&frame)
-        frame.releaseLargeBuffers()
+        frame.recycle()
         if !goOn { break }
       }
     } catch {
@@ -321,7 +321,7 @@ final class ConsumerSide<Consumer: FrameConsumer>: BatchConsuming, @unchecked Se
           let frame = batch.frames + index
           ValueStage.complete(&frame.pointee, registry: registry)
           let goOn = consumer.consume(&frame.pointee)
-          frame.pointee.releaseLargeBuffers()
+          frame.pointee.recycle()
           if !goOn {
             stopping = true
             lock.lock()

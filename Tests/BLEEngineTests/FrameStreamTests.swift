@@ -107,6 +107,36 @@ func stream<R: FrameRenderer>(_ name: String, _ renderer: R, threading: FrameStr
     #expect(json.facts == oneThread.facts)
   }
 
+  /// Frames are cleared by the consumer's thread (`recycle`); a frame reused without it (a
+  /// consumer that stopped) is cleared when the next record is dissected into it. Both give
+  /// what a new frame for every record gives, fields included.
+  @Test(arguments: ["hr_strap_session.btsnoop", "long_values.btsnoop"])
+  func reusedFramesStartClear(name: String) throws {
+    enum Reuse { case recycled, asLeft, fresh }
+    func dissectAll(_ reuse: Reuse) throws -> [String] {
+      let reader = try CaptureFile.open(path: capturePath(name))
+      var dissector = Dissector()
+      var frame = DissectedFrame()
+      var lines: [String] = []
+      var number = 0
+      while try reader.next(into: &frame.record) {
+        number += 1
+        dissector.dissect(number: number, into: &frame)
+        lines.append(describeFacts(frame) + " \(frame.fields.count) fields, \(frame.diagnostics.count) notes, \(frame.summaryParts.text)")
+        switch reuse {
+        case .recycled: frame.recycle()
+        case .asLeft: break
+        case .fresh: frame = DissectedFrame()
+        }
+      }
+      return lines
+    }
+    let fresh = try dissectAll(.fresh)
+    #expect(fresh.count > 50)
+    #expect(try dissectAll(.recycled) == fresh)
+    #expect(try dissectAll(.asLeft) == fresh)
+  }
+
   /// The typed value of every heart-rate notification, as analyses read it.
   @Test func typedValuesReachTheConsumer() throws {
     let consumer = try stream("two_straps.btsnoop", JSONLinesRenderer(), threading: .two, share: .fixed(4))
