@@ -161,12 +161,11 @@ public struct AttributeFact: Sendable {
   public var handle: UInt16
   public var operation: GATTOperation
   /// What the handle is, when a GATT database knows it.
-  public var meaning: ResolvedHandle? {
-    didSet { valueContext = Self.context(for: meaning, operation: operation) }
-  }
+  public var meaning: ResolvedHandle?
   /// What the value's decoder is told: the attribute's UUID and, for a descriptor, its
-  /// characteristic (kept beside the meaning, so it is worked out once).
-  public private(set) var valueContext: ValueContext
+  /// characteristic. Worked out when asked (where a value is decoded or its words written),
+  /// which is often on the consumer's thread rather than the dissecting one.
+  public var valueContext: ValueContext { Self.context(for: meaning, operation: operation) }
   /// The typed value, when a decoder read it.
   public var value: (any CharacteristicValue)? { hasValue ? typedValue : nil }
   /// The typed value as stored: not optional, so it is opened where it lies (an optional
@@ -191,7 +190,8 @@ public struct AttributeFact: Sendable {
   /// value through the fact (`pointer.pointee.typedValue`) copies the whole fact first; the
   /// value's own address does not.
   public static func summarizeValue(of fact: UnsafePointer<AttributeFact>, into line: inout SummaryLine) {
-    let context = fact.pointee.valueContext
+    // From the stored parts: a computed property of `pointee` would copy the fact first.
+    let context = context(for: fact.pointee.meaning, operation: fact.pointee.operation)
     let offset = MemoryLayout<AttributeFact>.offset(of: \.typedValue)!
     let value = (UnsafeRawPointer(fact) + offset).assumingMemoryBound(to: (any CharacteristicValue).self)
     value.pointee.summarize(into: &line, context: context)
@@ -225,7 +225,6 @@ public struct AttributeFact: Sendable {
   public init(handle: UInt16, operation: GATTOperation) {
     self.handle = handle
     self.operation = operation
-    self.valueContext = ValueContext(operation: operation, uuid: BluetoothUUID(uuid16: 0))
   }
 
   static func context(for meaning: ResolvedHandle?, operation: GATTOperation) -> ValueContext {

@@ -94,7 +94,7 @@ enum GATTDescription {
     }
     var reader = ByteReader(value, layer: .profile)
     // Decoded into the fact and used there: copying a typed value costs more than decoding it.
-    let error = decoder.decode(&reader, into: &fact)
+    let error = decoder.decode(&reader, into: &fact, context: context)
     if fact.hasValue {
       if writesFields { fact.typedValue.writeFields(to: &fields, context: context) }
       fact.typedValue.diagnose(into: &diagnostics, context: context)

@@ -149,14 +149,14 @@ public struct CharacteristicDecoder: Sendable {
   /// Decodes the whole of `reader` into the fact's value (in place: a typed value is not
   /// copied); returns why the bytes do not fit the format, if they do not. A value followed by
   /// bytes its format has no room for is kept beside the error.
-  func decode(_ reader: inout ByteReader, into fact: inout AttributeFact) -> DecodeError? {
+  func decode(_ reader: inout ByteReader, into fact: inout AttributeFact, context: ValueContext) -> DecodeError? {
     reader.layer = .profile
     let start = reader.offset
     do {
       if let format {
         fact.typedValue = try format.parse(&reader)
       } else {
-        fact.typedValue = try valueType.init(parsing: &reader, context: fact.valueContext)
+        fact.typedValue = try valueType.init(parsing: &reader, context: context)
       }
       fact.hasValue = true
     } catch {
