@@ -335,17 +335,8 @@ public final class InputSource: @unchecked Sendable {
   /// Replaces `destination`'s contents with `count` filled bytes from `offset` past the read
   /// position, keeping its capacity (no allocation once it is large enough).
   public func copy(from offset: Int, count: Int, into destination: inout [UInt8]) {
-    let from = start + offset
-    // Resize only when the length changes (records of one kind often repeat theirs), then copy.
-    let have = destination.count
-    if have > count {
-      destination.removeLast(have - count)
-    } else if have < count {
-      destination.append(contentsOf: repeatElement(0, count: count - have))
-    }
-    if count > 0 {
-      destination.withUnsafeMutableBufferPointer { $0.baseAddress!.update(from: buffer + from, count: count) }
-    }
+    // One call resizes (within the capacity) and copies.
+    destination.replaceSubrange(0..<destination.count, with: UnsafeBufferPointer(start: buffer + start + offset, count: count))
   }
 
   public func consume(_ count: Int) {
