@@ -1,5 +1,5 @@
 #!/bin/sh
-# Times `bledissect summary` on a capture (default bench/hr_1_5M.btsnoop, made by
+# Times `bledissect summary`, `hr --csv` and `gatt` on a capture (default bench/hr_1_5M.btsnoop, made by
 # Scripts/captures/make_bench_capture.py) and prints the best of N runs in frames per second,
 # beside `info` (reading only) for reference. Usage: Scripts/bench-summary.sh [capture] [runs]
 set -eu
@@ -20,7 +20,7 @@ best() {
   done
   echo "$best"
 }
-for command in "summary" "summary --json"; do
+for command in "summary" "summary --json" "hr --csv" "gatt" "info"; do
   set -- $command "$capture"
   r=$(best "$@")
   e=${r% *}

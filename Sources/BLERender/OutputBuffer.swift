@@ -352,6 +352,12 @@ public struct OutputBuffer {
     }
   }
 
+  /// A decimal as its parts say (`fraction` zero-padded to `digits`).
+  public mutating func fixed(_ value: FixedDecimal) {
+    reserve(TextFormat.maximumReal)
+    count &+= TextFormat.fixed(value, to: base + count)
+  }
+
   /// `value` with exactly two decimals.
   public mutating func fixed2(_ value: Double) {
     guard let fixed = FixedDecimal(value, places: 2) else {

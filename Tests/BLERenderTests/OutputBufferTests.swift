@@ -1,5 +1,6 @@
 import Testing
 import BLECore
+import BLEDecoder
 import BLERender
 import BLETestSupport
 
@@ -42,6 +43,24 @@ import BLETestSupport
         #expect(out.text == String(repeating: "-", count: lead) + text + "|", "lead \(lead) length \(length)")
       }
     }
+  }
+
+  /// `hr` writes RR intervals from their exact decimal: for every raw value it is what writing
+  /// the Double gives, and what Swift prints for it (the shortest form that reads back).
+  @Test func exactRRMillisecondsMatchTheDouble() {
+    var exact = OutputBuffer(fd: nil)
+    var double = OutputBuffer(fd: nil)
+    var standard = ""
+    for raw in UInt16.min...UInt16.max {
+      exact.fixed(HeartRateMeasurement.exactMilliseconds(raw))
+      exact.byte(0x20)
+      double.double(HeartRateMeasurement.milliseconds(raw))
+      double.byte(0x20)
+      standard += "\(HeartRateMeasurement.milliseconds(raw)) "
+    }
+    #expect(exact.text == double.text)
+    #expect(exact.text == standard)
+    #expect(exact.text.hasPrefix("0.0 0.9765625 1.953125 2.9296875 "))
   }
 
   @Test func decimalsMatchTheStandardLibrary() {

@@ -305,7 +305,7 @@ final class HeartRateRows: FrameConsumer {
     output.buffer.byte(UInt8(ascii: ","))
     for (index, raw) in measurement.rrIntervals.enumerated() {
       if index > 0 { output.buffer.byte(UInt8(ascii: " ")) }
-      output.buffer.double(HeartRateMeasurement.milliseconds(raw))
+      output.buffer.fixed(HeartRateMeasurement.exactMilliseconds(raw))
     }
     output.buffer.byte(0x0A)
   }
@@ -334,7 +334,7 @@ final class HeartRateRows: FrameConsumer {
     output.buffer.append(#","rr_intervals_ms":["#)
     for (index, raw) in measurement.rrIntervals.enumerated() {
       if index > 0 { output.buffer.byte(UInt8(ascii: ",")) }
-      output.buffer.double(HeartRateMeasurement.milliseconds(raw))
+      output.buffer.fixed(HeartRateMeasurement.exactMilliseconds(raw))
     }
     output.buffer.append("]}\n")
   }
