@@ -251,3 +251,18 @@ public struct NoValue: CharacteristicValue {
   public func writeFields(to fields: inout FieldList, context: ValueContext) {}
   public func summarize(into summary: inout SummaryLine, context: ValueContext) {}
 }
+
+extension DissectedFrame {
+  /// Calls `body` with each attribute's typed value of type `Value` and the operation that
+  /// carried it. The facts are read where they lie: iterating `attributes` copies every fact,
+  /// typed value and all, before looking at it.
+  @inlinable public func forEachValue<Value: CharacteristicValue>(as type: Value.Type, _ body: (GATTOperation, Value) -> Void) {
+    guard !attributes.isEmpty else { return }
+    attributes.withUnsafeBufferPointer { facts in
+      for index in facts.indices {
+        let fact = facts.baseAddress! + index
+        if let value = AttributeFact.value(of: fact, as: type) { body(fact.pointee.operation, value) }
+      }
+    }
+  }
+}

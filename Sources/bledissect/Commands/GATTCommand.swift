@@ -106,15 +106,18 @@ final class GATTConsumer: FrameConsumer {
     if let peer = connection.peer, let type = connection.peerType, addressTypes.count < Self.maximumServers || addressTypes[peer] != nil {
       addressTypes[peer] = type
     }
-    for attribute in frame.attributes {
-      guard let value = attribute.value else { continue }
-      if let hash = value as? DatabaseHash {
-        let server = Self.server(of: frame, connection)
-        if hashes.count < Self.maximumServers || hashes[server] != nil { hashes[server] = hash.bytes }
-      } else if let name = value as? DeviceName, attribute.operation == .read {
-        let server = Self.server(of: frame, connection)
-        if names.count < Self.maximumServers || names[server] != nil { names[server] = name.text }
-      }
+    // By type, not by dynamic casts (`as?` searches the conformances on every attribute). The
+    // closures capture no part of the frame: that would copy it whole.
+    let direction = frame.record.direction
+    let opcode = frame.att?.opcode
+    frame.forEachValue(as: DatabaseHash.self) { _, hash in
+      let server = Self.server(direction: direction, attOpcode: opcode, connection)
+      if hashes.count < Self.maximumServers || hashes[server] != nil { hashes[server] = hash.bytes }
+    }
+    frame.forEachValue(as: DeviceName.self) { operation, name in
+      guard operation == .read else { return }
+      let server = Self.server(direction: direction, attOpcode: opcode, connection)
+      if names.count < Self.maximumServers || names[server] != nil { names[server] = name.text }
     }
     return true
   }
@@ -122,9 +125,8 @@ final class GATTConsumer: FrameConsumer {
   /// The server whose value a frame carries: the capturing host when it sent the value (a
   /// capture taken on the server), else the peer, by address when known, as the dissector keys
   /// its databases. Values travel server to client except in writes.
-  static func server(of frame: borrowing DissectedFrame, _ connection: ConnectionLabel) -> GATTServerIdentity {
-    let direction = frame.record.direction
-    let fromServer = !(frame.att.map { ATTMethodKind(opcode: $0.opcode).isClientToServer } ?? false)
+  static func server(direction: Direction?, attOpcode: UInt8?, _ connection: ConnectionLabel) -> GATTServerIdentity {
+    let fromServer = !(attOpcode.map { ATTMethodKind(opcode: $0).isClientToServer } ?? false)
     if let direction, (direction == .hostToController) == fromServer { return .local(adapter: connection.adapter) }
     if let peer = connection.peer { return .peer(peer) }
     return .connection(adapter: connection.adapter, handle: connection.handle, generation: connection.generation)

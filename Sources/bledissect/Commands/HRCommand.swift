@@ -162,18 +162,20 @@ final class HeartRateRows: FrameConsumer {
     }
     // Most frames carry no attribute: that test is all they cost.
     guard !frame.attributes.isEmpty else { return true }
-    for attribute in frame.attributes {
-      guard let measurement = attribute.value(as: HeartRateMeasurement.self) else { continue }
-      switch attribute.operation {
+    let connection = frame.connection
+    let sentByHost = frame.record.direction == .hostToController
+    let (number, adapter) = (frame.number, frame.record.adapter)
+    frame.forEachValue(as: HeartRateMeasurement.self) { operation, measurement in
+      switch operation {
       case .notification, .indication, .read: break
-      case .write, .writeWithoutResponse: continue
+      case .write, .writeWithoutResponse: return
       }
       if !settings.peers.isEmpty {
-        guard let peer = frame.connection?.peer, settings.peers.contains(peer) else { continue }
+        guard let peer = connection?.peer, settings.peers.contains(peer) else { return }
       }
-      label(frame.connection, sentByHost: frame.record.direction == .hostToController, adapter: frame.record.adapter)
+      label(connection, sentByHost: sentByHost, adapter: adapter)
       beforeRow?()
-      row(frame.number, timestamp, measurement)
+      row(number, timestamp, measurement)
       afterRow?(lastLabelString, measurement)
       if settings.svg != nil { track(timestamp, measurement) }
     }
