@@ -138,3 +138,73 @@ public enum TextFormat {
     return index
   }
 }
+
+/// Writes several parts of a line into room made once (`SummaryLine.compose`,
+/// `OutputBuffer.compose`): a hot line's dozen parts cost one bounds check each and no call.
+/// `limit` bounds what it writes: a part that would pass it is left out, so a caller's miscount
+/// shortens the line and never writes past the room.
+public struct TextComposer {
+  @usableFromInline let target: UnsafeMutablePointer<UInt8>
+  @usableFromInline let limit: Int
+  /// Bytes written so far.
+  @usableFromInline var written = 0
+  public var count: Int { written }
+
+  @inlinable public init(target: UnsafeMutablePointer<UInt8>, limit: Int) {
+    self.target = target
+    self.limit = limit
+  }
+
+  @inlinable @inline(__always) public mutating func byte(_ value: UInt8) {
+    guard written < limit else { return }
+    target[written] = value
+    written &+= 1
+  }
+
+  @inlinable @inline(__always) public mutating func text(_ words: StaticString) {
+    words.withUTF8Buffer { bytes($0) }
+  }
+
+  @inlinable @inline(__always) public mutating func bytes(_ source: UnsafeBufferPointer<UInt8>) {
+    guard let start = source.baseAddress, written &+ source.count <= limit else { return }
+    (target + written).update(from: start, count: source.count)
+    written &+= source.count
+  }
+
+  /// A String's bytes (named apart from `text`: a literal would pick this overload).
+  @inlinable public mutating func string(_ string: String) {
+    var string = string
+    string.withUTF8 { bytes($0) }
+  }
+
+  @inlinable @inline(__always) public mutating func number(_ value: Int) {
+    guard written &+ TextFormat.maximumDecimal <= limit else { return }
+    written &+= TextFormat.decimal(Int64(value), to: target + written)
+  }
+
+  @inlinable @inline(__always) public mutating func fixed(_ value: FixedDecimal) {
+    guard written &+ TextFormat.maximumReal <= limit else { return }
+    written &+= TextFormat.fixed(value, to: target + written)
+  }
+
+  /// Rounded to `places` decimals, trailing zeros dropped (`812.5`, `72`).
+  @inlinable public mutating func real(_ value: Double, places: UInt8) {
+    guard written &+ TextFormat.maximumReal <= limit else { return }
+    if let length = TextFormat.real(value, places: places, to: target + written) {
+      written &+= length
+    } else {
+      string(value.description)  // inf, nan, 1e+20: at most 24 bytes
+    }
+  }
+
+  /// Microseconds as seconds with six decimals (`12.000250`, `-0.500000`).
+  @inlinable public mutating func seconds(_ micros: Int64) {
+    guard written &+ TextFormat.maximumDecimal &+ 8 <= limit else { return }
+    if micros < 0 { byte(UInt8(ascii: "-")) }
+    let magnitude = micros.magnitude
+    written &+= TextFormat.decimal(magnitude / 1_000_000, to: target + written)
+    target[written] = UInt8(ascii: ".")
+    written &+= 1
+    written &+= TextFormat.zeroPadded(magnitude % 1_000_000, width: 6, to: target + written)
+  }
+}

@@ -130,59 +130,13 @@ public struct SummaryLine: Sendable {
 
   /// Appends several parts with one reservation: a hot decoder's whole summary (a heart-rate
   /// measurement's words come to eight parts or more). `maximumBytes` bounds what `body` may
-  /// write; a part that would pass it is left out (a caller's miscount shortens the line, never
-  /// writes past it).
-  @inlinable @inline(__always) public mutating func compose(maximumBytes: Int, _ body: (inout Composer) -> Void) {
+  /// write (`TextComposer` leaves out a part that would pass it).
+  @inlinable @inline(__always) public mutating func compose(maximumBytes: Int, _ body: (inout TextComposer) -> Void) {
     if used == 0 { _startsWithHex = false }
     write(reserving: maximumBytes) { target in
-      var composer = Composer(target: target, limit: maximumBytes)
+      var composer = TextComposer(target: target, limit: maximumBytes)
       body(&composer)
       return composer.count
-    }
-  }
-
-  /// Writes parts into the room `compose` reserved.
-  public struct Composer {
-    @usableFromInline let target: UnsafeMutablePointer<UInt8>
-    @usableFromInline let limit: Int
-    @usableFromInline var count = 0
-
-    @inlinable init(target: UnsafeMutablePointer<UInt8>, limit: Int) {
-      self.target = target
-      self.limit = limit
-    }
-
-    @inlinable @inline(__always) public mutating func text(_ words: StaticString) {
-      words.withUTF8Buffer { bytes in
-        guard let source = bytes.baseAddress, count &+ bytes.count <= limit else { return }
-        (target + count).update(from: source, count: bytes.count)
-        count &+= bytes.count
-      }
-    }
-
-    @inlinable @inline(__always) public mutating func number(_ value: Int) {
-      guard count &+ TextFormat.maximumDecimal <= limit else { return }
-      count &+= TextFormat.decimal(Int64(value), to: target + count)
-    }
-
-    @inlinable @inline(__always) public mutating func fixed(_ value: FixedDecimal) {
-      guard count &+ TextFormat.maximumReal <= limit else { return }
-      count &+= TextFormat.fixed(value, to: target + count)
-    }
-
-    /// Rounded to `places` decimals, trailing zeros dropped (as `SummaryPart.real`).
-    @inlinable public mutating func real(_ value: Double, places: UInt8) {
-      guard count &+ TextFormat.maximumReal <= limit else { return }
-      if let fixed = FixedDecimal(value, places: places) {
-        count &+= TextFormat.fixed(fixed, to: target + count)
-      } else {
-        var description = value.description  // inf, nan, 1e+20: at most 24 bytes
-        description.withUTF8 { bytes in
-          guard let source = bytes.baseAddress, count &+ bytes.count <= limit else { return }
-          (target + count).update(from: source, count: bytes.count)
-          count &+= bytes.count
-        }
-      }
     }
   }
 

@@ -352,6 +352,15 @@ public struct OutputBuffer {
     }
   }
 
+  /// Writes a line's parts into room made once (`TextComposer`): for rows written from outside
+  /// this module, where each of these methods is a call.
+  public mutating func compose(maximumBytes: Int, _ body: (inout TextComposer) -> Void) {
+    reserve(maximumBytes)
+    var composer = TextComposer(target: base + count, limit: maximumBytes)
+    body(&composer)
+    count &+= composer.count
+  }
+
   /// A decimal as its parts say (`fraction` zero-padded to `digits`).
   public mutating func fixed(_ value: FixedDecimal) {
     reserve(TextFormat.maximumReal)
@@ -480,4 +489,10 @@ public struct PackedText: Sendable {
   var bytes: (UInt64, UInt64, UInt64) = (0, 0, 0)
   var count = 0
   public init() {}
+
+  /// Writes the text's bytes (a row composed at once).
+  public func write(to composer: inout TextComposer) {
+    var copy = bytes
+    withUnsafeBytes(of: &copy) { composer.bytes(UnsafeBufferPointer(start: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)) }
+  }
 }

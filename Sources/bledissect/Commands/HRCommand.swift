@@ -293,23 +293,36 @@ final class HeartRateRows: FrameConsumer {
       output.buffer.append(string: fileField)
       output.buffer.byte(UInt8(ascii: ","))
     }
-    output.buffer.decimal(number)
-    output.buffer.byte(UInt8(ascii: ","))
-    writeTime(timestamp)
-    output.buffer.byte(UInt8(ascii: ","))
-    writeLabel()
-    output.buffer.byte(UInt8(ascii: ","))
-    output.buffer.decimal(Int(measurement.bpm))
-    output.buffer.byte(UInt8(ascii: ","))
-    output.buffer.append(measurement.sensorContact.word)
-    output.buffer.byte(UInt8(ascii: ","))
-    if let energy = measurement.energyExpended { output.buffer.decimal(Int(energy)) }
-    output.buffer.byte(UInt8(ascii: ","))
-    for (index, raw) in measurement.rrIntervals.enumerated() {
-      if index > 0 { output.buffer.byte(UInt8(ascii: " ")) }
-      output.buffer.fixed(HeartRateMeasurement.exactMilliseconds(raw))
+    if settings.absoluteTime {
+      output.buffer.decimal(number)
+      output.buffer.byte(UInt8(ascii: ","))
+      output.buffer.utcDateTime(timestamp)
     }
-    output.buffer.byte(0x0A)
+    // The rest at once: a row per measurement is most of what `hr` does.
+    let room = 96 + lastLabelString.utf8.count + measurement.rrIntervals.count * (TextFormat.maximumReal + 1)
+    output.buffer.compose(maximumBytes: room) { row in
+      if !settings.absoluteTime {
+        row.number(number)
+        row.byte(UInt8(ascii: ","))
+        row.seconds(Timestamp.elapsed(from: firstTimestamp ?? timestamp, to: timestamp))
+      }
+      row.byte(UInt8(ascii: ","))
+      if labelIsAddress { lastLabel.write(to: &row) } else { row.string(lastLabelString) }
+      row.byte(UInt8(ascii: ","))
+      row.number(Int(measurement.bpm))
+      row.byte(UInt8(ascii: ","))
+      row.text(measurement.sensorContact.word)
+      row.byte(UInt8(ascii: ","))
+      if let energy = measurement.energyExpended { row.number(Int(energy)) }
+      row.byte(UInt8(ascii: ","))
+      var first = true
+      for raw in measurement.rrIntervals {
+        if !first { row.byte(UInt8(ascii: " ")) }
+        first = false
+        row.fixed(HeartRateMeasurement.exactMilliseconds(raw))
+      }
+      row.byte(0x0A)
+    }
   }
 
   func jsonRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement) {
