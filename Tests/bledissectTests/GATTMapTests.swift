@@ -159,6 +159,21 @@ import Testing
     #expect(Self.compare(imported, truth, source: "import") == truth.count)
   }
 
+  /// Jobs of one run save the same device's table at once (they shared a temporary file name,
+  /// and the later rename failed with "could not save GATT tables").
+  @Test func parallelJobsSaveTheSameDeviceCleanly() throws {
+    let cache = NSTemporaryDirectory() + "bledissect-cache-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    defer { try? FileManager.default.removeItem(atPath: cache) }
+    let capture = capturePath("hr_strap_session.btsnoop")
+    for _ in 0..<5 {
+      let result = runCLI(["summary", "-j", "4", capture, capture, capture, capture], environment: ["XDG_CACHE_HOME": cache])
+      #expect(result.status == 0)
+      #expect(result.stderr.isEmpty, "\(result.stderr)")
+    }
+    let files = try FileManager.default.contentsOfDirectory(atPath: cache + "/bledissect/gatt")
+    #expect(files == ["D0B1ED004852.json"])
+  }
+
   @Test func inferenceAloneDecodesMostHeartRates() throws {
     for name in ["late_midstream", "late_reconnect"] {
       let decoded = try Self.decodedValues(["--no-cache", capturePath(name + ".btsnoop")])

@@ -149,7 +149,8 @@ struct DecodingOptions: Sendable {
         GATTMapWriter.write([device], capture: capture, to: &out)
         let name = address.description.replacingOccurrences(of: ":", with: "")
         let target = directory + "/" + name + ".json"
-        let temporary = target + ".\(getpid()).tmp"
+        // Unique per save, not only per process: jobs of one run (`-j`) save at once too.
+        let temporary = target + ".\(getpid()).\(UUID().uuidString).tmp"
         try Data(out.bytes).write(to: URL(fileURLWithPath: temporary))
         if rename(temporary, target) != 0 {
           unlink(temporary)
