@@ -108,7 +108,7 @@ enum ATTDiscoveryPDUs {
 
   /// Read By Type Response: characteristic declarations, include declarations, or values of
   /// the requested type (decoded when the type has a decoder).
-  static func readByTypeResponse(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ frame: inout DissectedFrame) throws(DecodeError) {
+  static func readByTypeResponse(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ registry: DecoderRegistry, _ frame: inout DissectedFrame) throws(DecodeError) {
     let length = Int(try r.readUInt8())
     frame.fields.addVerbose("length", "Length", .unsigned(UInt64(length), .decimal))
     guard length >= 2 else {
@@ -155,9 +155,9 @@ enum ATTDiscoveryPDUs {
       default:
         let value = item.readRemaining()
         frame.fields.verboseBytes("value", "Value", value)
-        if let type, let decoder = pdu.registry.index(for: type) {
+        if let type, let decoder = registry.index(for: type) {
           pdu.learned.append(.type(type, handle: handle))
-          GATTDescription.describeTyped(handle, value: value, type: type, decoder: decoder, &pdu, &frame)
+          GATTDescription.describeTyped(handle, value: value, type: type, decoder: decoder, registry, &frame)
         }
       }
       frame.fields.end()

@@ -17,11 +17,11 @@ struct ATTLinkContext: Sendable {
 /// the PDU carried (nil: none, or a long value in `ATTPDU.longValue`), and how it was reached.
 typealias AttributeAbout = (handle: UInt16, value: ByteView?, operation: GATTOperation)
 
-/// One ATT PDU being decoded: what its steps share.
+/// One ATT PDU being decoded: what its steps share. (The registry is passed beside it, not
+/// kept in it: keeping it would retain and release it for every PDU.)
 struct ATTPDU {
   let opcode: UInt8
   let link: ATTLinkContext
-  let registry: DecoderRegistry
   /// The request (or indication) this PDU answers (or confirms), found by pairing.
   var answered: PendingRequest?
   /// The request this PDU opens, kept on the bearer once decoded.
@@ -78,10 +78,10 @@ enum ATTLayer {
     }
 
     var pdu = ATTPDU(
-      opcode: opcode, link: link, registry: registry, answered: nil,
+      opcode: opcode, link: link, answered: nil,
       opened: PendingRequest(opcode: opcode, frame: link.frameNumber, timestamp: link.timestamp))
     ATTPairing.pair(&pdu, &bearer, &frame)
-    let about = try step(&r, &pdu, &bearer, &database, &frame)
+    let about = try step(&r, &pdu, registry, &bearer, &database, &frame)
     ATTPairing.open(pdu, &bearer)
     frame.fields.close(toDepth: attDepth - 1)
 
@@ -90,10 +90,10 @@ enum ATTLayer {
       let leavesValue = link.leavesValue
       if let longValue = pdu.longValue {
         ByteView.pinning(longValue) { value in
-          GATTDescription.describe(about.handle, value: value, operation: about.operation, leavingValue: leavesValue, &pdu, &database, &frame)
+          GATTDescription.describe(about.handle, value: value, operation: about.operation, leavingValue: leavesValue, &pdu, registry, &database, &frame)
         }
       } else {
-        GATTDescription.describe(about.handle, value: about.value, operation: about.operation, leavingValue: leavesValue, &pdu, &database, &frame)
+        GATTDescription.describe(about.handle, value: about.value, operation: about.operation, leavingValue: leavesValue, &pdu, registry, &database, &frame)
       }
     }
     if let declarations = pdu.declarations { GATTLearning.learn(declarations, &database, &frame) }
@@ -101,33 +101,33 @@ enum ATTLayer {
 
   /// The opcode's own step: its fields and facts; returns the attribute the PDU is about.
   static func step(
-    _ r: inout ByteReader, _ pdu: inout ATTPDU, _ bearer: inout ATTBearer, _ database: inout GATTDatabase,
-    _ frame: inout DissectedFrame
+    _ r: inout ByteReader, _ pdu: inout ATTPDU, _ registry: DecoderRegistry, _ bearer: inout ATTBearer,
+    _ database: inout GATTDatabase, _ frame: inout DissectedFrame
   ) throws(DecodeError) -> AttributeAbout? {
     switch pdu.opcode {
-    case 0x01: return try ATTValuePDUs.errorResponse(&r, &pdu, &bearer, &database, &frame)
+    case 0x01: return try ATTValuePDUs.errorResponse(&r, &pdu, registry, &bearer, &database, &frame)
     case 0x02, 0x03: try exchangeMTU(&r, &pdu, &bearer, &frame)
     case 0x04: try ATTDiscoveryPDUs.rangeRequest(&r, &pdu, &frame)
     case 0x05: try ATTDiscoveryPDUs.findInformationResponse(&r, &pdu, &frame)
     case 0x06: try ATTDiscoveryPDUs.findByTypeValueRequest(&r, &pdu, &frame)
     case 0x07: try ATTDiscoveryPDUs.findByTypeValueResponse(&r, &pdu, &frame)
     case 0x08, 0x10: try ATTDiscoveryPDUs.readByTypeRequest(&r, &pdu, &frame)
-    case 0x09: try ATTDiscoveryPDUs.readByTypeResponse(&r, &pdu, &frame)
+    case 0x09: try ATTDiscoveryPDUs.readByTypeResponse(&r, &pdu, registry, &frame)
     case 0x11: try ATTDiscoveryPDUs.readByGroupTypeResponse(&r, &pdu, &frame)
     case 0x0A, 0x0C: return try ATTValuePDUs.readRequest(&r, &pdu, &database, &frame)
     case 0x0B: return ATTValuePDUs.readResponse(&r, &pdu, &bearer, &database, &frame)
     case 0x0D: return ATTValuePDUs.readBlobResponse(&r, &pdu, &bearer, &database, &frame)
     case 0x0E, 0x20: try ATTValuePDUs.readMultipleRequest(&r, &pdu, &frame)
-    case 0x0F: ATTValuePDUs.readMultipleResponse(&r, &pdu, &database, &frame)
-    case 0x21: try ATTValuePDUs.readMultipleVariableResponse(&r, &pdu, &database, &frame)
+    case 0x0F: ATTValuePDUs.readMultipleResponse(&r, &pdu, registry, &database, &frame)
+    case 0x21: try ATTValuePDUs.readMultipleVariableResponse(&r, &pdu, registry, &database, &frame)
     case 0x12, 0x52, 0xD2: return try ATTValuePDUs.write(&r, &pdu, &frame)
     case 0x13: return ATTValuePDUs.writeResponse(pdu, &frame)
     case 0x16, 0x17: return try ATTValuePDUs.prepareWrite(&r, &pdu, &bearer, &frame)
-    case 0x18: try ATTValuePDUs.executeWrite(&r, &pdu, &bearer, &database, &frame)
+    case 0x18: try ATTValuePDUs.executeWrite(&r, &pdu, registry, &bearer, &database, &frame)
     case 0x19: break  // Execute Write Response
     case 0x1B, 0x1D: return try ATTValuePDUs.handleValue(&r, &pdu, &bearer, &frame)
     case 0x1E: return pdu.answered?.handle.map { (handle: $0, value: nil, operation: .indication) }
-    case 0x23: try ATTValuePDUs.multipleHandleValueNotification(&r, &pdu, &database, &frame)
+    case 0x23: try ATTValuePDUs.multipleHandleValueNotification(&r, &pdu, registry, &database, &frame)
     default: frame.fields.bytes("data", "Data", r.readRemaining())
     }
     return nil

@@ -6,14 +6,15 @@ import BLECore
 /// the `att` group; PDUs about several attributes describe each inside their own array.
 enum ATTValuePDUs {
   static func errorResponse(
-    _ r: inout ByteReader, _ pdu: inout ATTPDU, _ bearer: inout ATTBearer, _ database: inout GATTDatabase, _ frame: inout DissectedFrame
+    _ r: inout ByteReader, _ pdu: inout ATTPDU, _ registry: DecoderRegistry, _ bearer: inout ATTBearer, _ database: inout GATTDatabase,
+    _ frame: inout DissectedFrame
   ) throws(DecodeError) -> AttributeAbout? {
     let requestOpcode = try r.readUInt8()
     let handle = try r.readUInt16LE()
     let error = try r.readUInt8()
     frame.att?.operation = .error(request: requestOpcode, handle: handle, code: error)
     // An application error (0x80–0x9F) is named by the profile of the characteristic it is about.
-    if (0x80...0x9F).contains(error), let characteristic = characteristic(of: handle, &pdu, &database),
+    if (0x80...0x9F).contains(error), let characteristic = characteristic(of: handle, &pdu, registry, &database),
       ProfileRegistry.applicationErrorName(error, characteristic: characteristic) != nil
     {
       frame.att?.errorCharacteristic = characteristic
@@ -36,9 +37,9 @@ enum ATTValuePDUs {
   }
 
   /// The characteristic whose value `handle` is (a handle override first, then the database).
-  static func characteristic(of handle: UInt16, _ pdu: inout ATTPDU, _ database: inout GATTDatabase) -> BluetoothUUID? {
-    if let uuid = pdu.registry.handleOverride(handle, peer: pdu.link.peer) { return uuid }
-    guard let index = database.locate(handle, registry: pdu.registry), database.resolved[index].role == .characteristicValue else { return nil }
+  static func characteristic(of handle: UInt16, _ pdu: inout ATTPDU, _ registry: DecoderRegistry, _ database: inout GATTDatabase) -> BluetoothUUID? {
+    if let uuid = registry.handleOverride(handle, peer: pdu.link.peer) { return uuid }
+    guard let index = database.locate(handle, registry: registry), database.resolved[index].role == .characteristicValue else { return nil }
     return database.resolved[index].characteristic
   }
 
@@ -126,7 +127,7 @@ enum ATTValuePDUs {
 
   /// Read Multiple Response: values back to back. They are split where the lengths are known
   /// (fixed-size characteristics); the last value takes what remains.
-  static func readMultipleResponse(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) {
+  static func readMultipleResponse(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ registry: DecoderRegistry, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) {
     let values = r.readRemaining()
     frame.fields.verboseBytes("value", "Values", values)
     let handles = pdu.answered?.handles ?? []
@@ -137,7 +138,7 @@ enum ATTValuePDUs {
         split.append((handle, rest))
         break
       }
-      guard let uuid = database.resolve(handle, registry: pdu.registry)?.characteristic?.uuid16, let size = fixedSize(uuid), size <= rest.count else {
+      guard let uuid = database.resolve(handle, registry: registry)?.characteristic?.uuid16, let size = fixedSize(uuid), size <= rest.count else {
         frame.diagnostics.append(Diagnostic(.note, .att, "Read Multiple values cannot be split: the length of \(Hex.prefixed(UInt64(handle), width: 4))'s value is not fixed"))
         split = []
         break
@@ -155,7 +156,7 @@ enum ATTValuePDUs {
       frame.fields.beginObject("", "Value")
       frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
       frame.fields.verboseBytes("value", "Value", value)
-      GATTDescription.describe(handle, value: value, operation: .read, &pdu, &database, &frame)
+      GATTDescription.describe(handle, value: value, operation: .read, &pdu, registry, &database, &frame)
       frame.fields.end()
     }
     frame.fields.end()
@@ -176,7 +177,7 @@ enum ATTValuePDUs {
   }
 
   /// Read Multiple Variable Response: length + value per handle asked for.
-  static func readMultipleVariableResponse(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) throws(DecodeError) {
+  static func readMultipleVariableResponse(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ registry: DecoderRegistry, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) throws(DecodeError) {
     frame.fields.beginArray("values", "Values")
     let handles = pdu.answered?.handles ?? []
     var index = 0
@@ -186,7 +187,7 @@ enum ATTValuePDUs {
       frame.fields.beginObject("", "Value")
       if index < handles.count {
         frame.fields.hex("handle", "Handle", handles[index], width: 4)
-        GATTDescription.describe(handles[index], value: value, operation: .read, &pdu, &database, &frame)
+        GATTDescription.describe(handles[index], value: value, operation: .read, &pdu, registry, &database, &frame)
       }
       frame.fields.verboseBytes("value", "Value", value)
       frame.fields.end()
@@ -242,7 +243,7 @@ enum ATTValuePDUs {
   }
 
   /// Execute Write Request: writes (flags 1) or cancels (flags 0) the queued parts.
-  static func executeWrite(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ bearer: inout ATTBearer, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) throws(DecodeError) {
+  static func executeWrite(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ registry: DecoderRegistry, _ bearer: inout ATTBearer, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) throws(DecodeError) {
     let flags = try r.readUInt8()
     frame.fields.code("flags", "Flags", flags, width: 2, name: flags == 0 ? "cancel all prepared writes" : (flags == 1 ? "write all prepared values" : nil))
     let direction = pdu.link.direction
@@ -279,7 +280,7 @@ enum ATTValuePDUs {
       frame.fields.uint("length", "Length", value.count)
       frame.fields.addVerbose("value", "Value", .bytes(value[...]))
       ByteView.pinning(value) { view in
-        GATTDescription.describe(handle, value: view, operation: .write, &pdu, &database, &frame)
+        GATTDescription.describe(handle, value: view, operation: .write, &pdu, registry, &database, &frame)
       }
       frame.fields.end()
     }
@@ -303,7 +304,7 @@ enum ATTValuePDUs {
   }
 
   /// Multiple Handle Value Notification: handle, length, value, repeated.
-  static func multipleHandleValueNotification(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) throws(DecodeError) {
+  static func multipleHandleValueNotification(_ r: inout ByteReader, _ pdu: inout ATTPDU, _ registry: DecoderRegistry, _ database: inout GATTDatabase, _ frame: inout DissectedFrame) throws(DecodeError) {
     frame.fields.beginArray("values", "Values")
     while !r.isAtEnd {
       let handle = try r.readUInt16LE()
@@ -312,7 +313,7 @@ enum ATTValuePDUs {
       frame.fields.beginObject("", "Value")
       frame.fields.hex("handle", "Handle", handle, width: 4)
       frame.fields.verboseBytes("value", "Value", value)
-      GATTDescription.describe(handle, value: value, operation: .notification, &pdu, &database, &frame)
+      GATTDescription.describe(handle, value: value, operation: .notification, &pdu, registry, &database, &frame)
       frame.fields.end()
     }
     frame.fields.end()

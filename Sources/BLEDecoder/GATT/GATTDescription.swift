@@ -6,23 +6,23 @@ import BLECore
 enum GATTDescription {
   static func describe(
     _ handle: UInt16, value: ByteView?, operation: GATTOperation, leavingValue: Bool = false, _ pdu: inout ATTPDU,
-    _ database: inout GATTDatabase, _ frame: inout DissectedFrame
+    _ registry: DecoderRegistry, _ database: inout GATTDatabase, _ frame: inout DissectedFrame
   ) {
     var fact = AttributeFact(handle: handle, operation: operation)
-    if let uuid = pdu.registry.handleOverride(handle, peer: pdu.link.peer) {
+    if let uuid = registry.handleOverride(handle, peer: pdu.link.peer) {
       // An override (Decode As) wins over what discovery said.
-      fact.decoderIndex = pdu.registry.index(for: uuid)
+      fact.decoderIndex = registry.index(for: uuid)
       // A user's decoder names what nothing else names.
-      let name = GATTDatabase.name(uuid) ?? fact.decoderIndex.flatMap { pdu.registry[decoder: $0].format?.name }
+      let name = GATTDatabase.name(uuid) ?? fact.decoderIndex.flatMap { registry[decoder: $0].format?.name }
       fact.meaning = ResolvedHandle(role: .characteristicValue, service: nil, characteristic: uuid, descriptor: nil, name: name, characteristicName: name)
-    } else if let index = database.locate(handle, registry: pdu.registry) {
+    } else if let index = database.locate(handle, registry: registry) {
       // Read in place: the table entry is copied once, into the fact.
       fact.meaning = database.resolved[index]
       let decoder = database.decoders[index]
       fact.decoderIndex = decoder >= 0 ? Int(decoder) : nil
     } else if let value, let guessed = database.guesses.observe(handle, value: value, operation: operation, time: pdu.link.timestamp) {
       // Nothing explains the handle: its values may (never over a table).
-      fact.decoderIndex = GATTDatabase.decoderIndex(for: guessed, registry: pdu.registry)
+      fact.decoderIndex = GATTDatabase.decoderIndex(for: guessed, registry: registry)
       fact.meaning = guessed
     }
     if let meaning = fact.meaning {
@@ -36,7 +36,7 @@ enum GATTDescription {
         if leavingValue {
           fact.isValuePending = true
         } else {
-          decodeValue(pdu.registry[decoder: decoder], value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
+          decodeValue(registry[decoder: decoder], value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
         }
       }
       // Service Changed: the server's attributes in the range are no longer known.
@@ -51,13 +51,13 @@ enum GATTDescription {
 
   /// A value listed by a Read By Type Response of a type with a decoder: its handle is known
   /// only by that type.
-  static func describeTyped(_ handle: UInt16, value: ByteView, type: BluetoothUUID, decoder: Int, _ pdu: inout ATTPDU, _ frame: inout DissectedFrame) {
+  static func describeTyped(_ handle: UInt16, value: ByteView, type: BluetoothUUID, decoder: Int, _ registry: DecoderRegistry, _ frame: inout DissectedFrame) {
     var fact = AttributeFact(handle: handle, operation: .read)
     let name = GATTDatabase.name(type)
     fact.meaning = ResolvedHandle(role: .characteristicValue, service: nil, characteristic: type, descriptor: nil, name: name, characteristicName: name)
     fact.decoderIndex = decoder
     fact.rawValue = frame.keepValue(value)
-    decodeValue(pdu.registry[decoder: decoder], value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
+    decodeValue(registry[decoder: decoder], value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
     frame.attributes.append(consume fact)
   }
 
