@@ -25,9 +25,10 @@ enum GATTDescription {
       fact.decoderIndex = GATTDatabase.decoderIndex(for: guessed, registry: registry)
       fact.meaning = guessed
     }
-    if let meaning = fact.meaning {
+    // Asked, not bound: binding copies the 125-byte meaning out of the fact it was just copied into.
+    if fact.meaning != nil {
       frame.deepestLayer = .gatt
-      if frame.fields.keepsGroup(verbose: true) { writeFields(meaning, &frame.fields) }
+      if frame.fields.keepsGroup(verbose: true), let meaning = fact.meaning { writeFields(meaning, &frame.fields) }
     }
     if let value {
       fact.rawValue = frame.keepValue(value)
