@@ -39,8 +39,10 @@ enum InfoCommand: CLICommand {
     var failure: CaptureError?
     var damagePlaces = 0
     var skips: [SkippedDamage] = []
+    // One record, its buffer reused (a fresh one per record costs an allocation each).
+    var record = CaptureRecord(timestamp: 0, direction: nil, kind: .other(0), bytes: [])
     do {
-      while let record = try reader.next() {
+      while try reader.next(into: &record) {
         frames += 1
         if first == nil { first = record.timestamp }
         last = record.timestamp
