@@ -167,10 +167,11 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
 
 /// RR intervals in 1/1024 s, oldest first: up to three kept inline, more in an array.
 public struct RRIntervals: RandomAccessCollection, Equatable, Sendable, ExpressibleByArrayLiteral {
-  var inlineCount: UInt8 = 0
-  var first = (UInt16(0), UInt16(0), UInt16(0))
+  // Read through inlinable accessors: analyses and `hr` in other modules walk every interval.
+  @usableFromInline var inlineCount: UInt8 = 0
+  @usableFromInline var first = (UInt16(0), UInt16(0), UInt16(0))
   /// All of them, once there are more than three.
-  var spilled: [UInt16]?
+  @usableFromInline var spilled: [UInt16]?
 
   public init() {}
 
@@ -198,10 +199,10 @@ public struct RRIntervals: RandomAccessCollection, Equatable, Sendable, Expressi
     if !reader.isAtEnd { _ = try reader.readUInt16LE() }
   }
 
-  public var startIndex: Int { 0 }
-  public var endIndex: Int { spilled?.count ?? Int(inlineCount) }
+  @inlinable public var startIndex: Int { 0 }
+  @inlinable public var endIndex: Int { spilled?.count ?? Int(inlineCount) }
 
-  public subscript(position: Int) -> UInt16 {
+  @inlinable public subscript(position: Int) -> UInt16 {
     if let spilled { return spilled[position] }
     precondition(position >= 0 && position < Int(inlineCount), "RR interval index out of range")
     switch position {
