@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import BLECore
 import BLEDecoder
@@ -61,6 +62,43 @@ import BLETestSupport
     #expect(exact.text == double.text)
     #expect(exact.text == standard)
     #expect(exact.text.hasPrefix("0.0 0.9765625 1.953125 2.9296875 "))
+  }
+
+  /// JSON reals are written digit by digit into the buffer: the same text as rounding to nine
+  /// decimals and printing with the standard library's Strings, for values of every magnitude,
+  /// sign and tie.
+  @Test func realsMatchRoundingToNineDecimals() {
+    func reference(_ value: Double) -> String {
+      guard value.isFinite else { return "null" }
+      if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) + ".0" }
+      guard abs(value) < 1e9 else { return value.description }
+      let scaled = Int64((abs(value) * 1e9).rounded())
+      var fraction = String(scaled % 1_000_000_000)
+      fraction = String(repeating: "0", count: 9 - fraction.count) + fraction
+      while fraction.hasSuffix("0") { fraction.removeLast() }
+      return (value < 0 ? "-" : "") + String(scaled / 1_000_000_000) + "." + (fraction.isEmpty ? "0" : fraction)
+    }
+    var generator = SeededGenerator(seed: 0x7EA1)
+    var values: [Double] = [
+      0, -0.0, 1, -1, 0.5, -0.5, 1e-9, 5e-10, 4.9e-10, -1e-12, 1e9, 1e9 - 1e-6, -999_999_999.999_999_9, 1e15, 1e15 - 1,
+      9.5e14, 1e300, -1e300, .infinity, -.infinity, .nan, .leastNonzeroMagnitude, .ulpOfOne, 123.456_789_012_5, 0.1, 0.2, 0.3,
+    ]
+    for raw in stride(from: 0, through: 65535, by: 7) { values.append(HeartRateMeasurement.milliseconds(UInt16(raw))) }
+    for _ in 0..<20_000 {
+      let magnitude = Double.random(in: 0..<1, using: &generator) * pow(10, Double(Int.random(in: -12...16, using: &generator)))
+      values.append(Bool.random(using: &generator) ? -magnitude : magnitude)
+      // Ties at the ninth decimal and values a hair either side.
+      let tie = (Double(Int.random(in: 0..<2_000_000_000, using: &generator)) + 0.5) / 1e9
+      values.append(contentsOf: [tie, tie.nextUp, tie.nextDown, -tie])
+    }
+    for value in values {
+      var out = OutputBuffer(fd: nil)
+      out.double(value)
+      guard out.text == reference(value) else {
+        Issue.record("\(value): \(out.text) against \(reference(value))")
+        return
+      }
+    }
   }
 
   @Test func decimalsMatchTheStandardLibrary() {
