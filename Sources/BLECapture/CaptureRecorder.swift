@@ -47,6 +47,19 @@ public final class CaptureRecorder {
     return .btsnoopH4
   }
 
+  /// The first failure to write (`keep` then writes nothing more).
+  public private(set) var failure: String?
+
+  /// Writes `record` unless an earlier write failed; tells `notice` of the first failure
+  /// (the recording stops there, the decoding goes on).
+  public func keep(_ record: CaptureRecord, notice: ((String) -> Void)?) {
+    guard failure == nil else { return }
+    if let problem = write(record) {
+      failure = problem
+      notice?("\(name): \(problem); no longer recording (decoding goes on)")
+    }
+  }
+
   /// Writes one record; the reason when the write failed.
   public func write(_ record: CaptureRecord) -> String? {
     let before = writer.skipped

@@ -5,30 +5,7 @@ import CZlib
 /// deflate (zip entries). Each call produces at most what the caller's buffer holds, so memory
 /// does not grow with the output (a zip bomb costs time in proportion to its output, never memory).
 final class Inflater {
-  enum Wrapper {
-    /// RFC 1952, members may follow one another (as `cat a.gz b.gz` makes).
-    case gzip
-    /// RFC 1950 (zlib header and Adler-32).
-    case zlib
-    /// RFC 1951 alone (zip method 8).
-    case raw
-
-    var windowBits: Int32 {
-      switch self {
-      case .gzip: return 16 + 15
-      case .zlib: return 15
-      case .raw: return -15
-      }
-    }
-
-    var name: String {
-      switch self {
-      case .gzip: return "gzip"
-      case .zlib: return "zlib"
-      case .raw: return "deflate"
-      }
-    }
-  }
+  typealias Wrapper = Deflate.Wrapper
 
   let wrapper: Wrapper
   let stream: UnsafeMutablePointer<z_stream>
@@ -158,16 +135,35 @@ final class Inflater {
 
 /// Compression through zlib, for writing fixtures and archives (`Deflate.compress`).
 public enum Deflate {
-  public enum Wrapper: Sendable { case gzip, zlib, raw }
+  /// What surrounds the deflate data.
+  public enum Wrapper: Sendable {
+    /// RFC 1952; members may follow one another (as `cat a.gz b.gz` makes).
+    case gzip
+    /// RFC 1950 (zlib header and Adler-32).
+    case zlib
+    /// RFC 1951 alone (zip method 8).
+    case raw
+
+    /// zlib's `windowBits` for the wrapper.
+    var windowBits: Int32 {
+      switch self {
+      case .gzip: return 16 + 15
+      case .zlib: return 15
+      case .raw: return -15
+      }
+    }
+
+    var name: String {
+      switch self {
+      case .gzip: return "gzip"
+      case .zlib: return "zlib"
+      case .raw: return "deflate"
+      }
+    }
+  }
 
   /// Compresses `bytes` whole with zlib's default level.
   public static func compress(_ bytes: [UInt8], wrapper: Wrapper) -> [UInt8] {
-    let bits: Int32
-    switch wrapper {
-    case .gzip: bits = 16 + 15
-    case .zlib: bits = 15
-    case .raw: bits = -15
-    }
     let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
     stream.initialize(to: z_stream())
     defer {
@@ -175,7 +171,7 @@ public enum Deflate {
       stream.deinitialize(count: 1)
       stream.deallocate()
     }
-    guard bledissect_deflate_init2(stream, Z_DEFAULT_COMPRESSION, bits) == Z_OK else { return [] }
+    guard bledissect_deflate_init2(stream, Z_DEFAULT_COMPRESSION, wrapper.windowBits) == Z_OK else { return [] }
     var input = bytes
     let bound = Int(deflateBound(stream, UInt(bytes.count))) + 64
     var output = [UInt8](repeating: 0, count: bound)

@@ -48,7 +48,7 @@ public final class LiveReader: CaptureReader {
   /// Damage skipped by readers before the current one.
   var earlierDamage = DamageTally()
   /// The first failure to write the recording (it then stops).
-  public private(set) var recordingFailure: String?
+  public var recordingFailure: String? { recorder?.failure }
 
   /// Checks that a file can be read (missing, permission denied, a directory); waits for nothing.
   public init(_ origin: Origin, control: LiveControl, damage: DamagePolicy = .resynchronize, notice: @escaping (String) -> Void) throws(CaptureError) {
@@ -100,7 +100,7 @@ public final class LiveReader: CaptureReader {
         if try inner!.next(into: &record) {
           frames += 1
           bytes += Int64(record.bytes.count)
-          keep(record)
+          recorder?.keep(record, notice: notice)
           return true
         }
       } catch {
@@ -124,15 +124,6 @@ public final class LiveReader: CaptureReader {
       interruptions += 1
       stop()
       if case .android = origin, control.wait(milliseconds: retryInterval) { return false }
-    }
-  }
-
-  func keep(_ record: CaptureRecord) {
-    guard let recorder else { return }
-    if let problem = recorder.write(record) {
-      recordingFailure = problem
-      notice("\(recorder.name): \(problem); no longer recording (decoding goes on)")
-      self.recorder = nil
     }
   }
 

@@ -28,7 +28,7 @@ public final class MonitorSocketReader: CaptureReader {
   /// Each record received is written here first (`-w`), whole.
   public var recorder: CaptureRecorder?
   /// The first failure to write the recording (it then stops).
-  public private(set) var recordingFailure: String?
+  public var recordingFailure: String? { recorder?.failure }
   /// Told when the recording stops.
   public var notice: ((String) -> Void)?
   /// Controllers the monitor announced (NEW_INDEX, INDEX_INFO), by index; at most
@@ -178,11 +178,7 @@ public final class MonitorSocketReader: CaptureReader {
         reportedPresence = true
         if !adapters.isEmpty { adapterEvent?(.present(adapters.values.sorted { $0.index < $1.index })) }
       }
-      if let recorder, let problem = recorder.write(record) {
-        recordingFailure = problem
-        notice?("\(recorder.name): \(problem); no longer recording (decoding goes on)")
-        self.recorder = nil
-      }
+      recorder?.keep(record, notice: notice)
       return true
     }
   }

@@ -51,13 +51,12 @@ public enum ZipArchive {
       let source = try open(input, chosen)
       let reader = try CaptureFile.open(source, damage: damage, container: "zip entry \(chosen.shownName)")
       var detail = "\(reader.format.detail), \(chosen.shownName) in the zip archive"
+      var notice: String?
       if logs.count > 1 {
         let others = logs.dropFirst().prefix(4).map(\.shownName).joined(separator: ", ")
         detail += " (not read: \(others)\(logs.count > 5 ? ", \(logs.count - 5) more" : ""))"
+        notice = "read \(chosen.shownName) from the zip archive; it also holds \(logs.count - 1) other snoop log\(logs.count == 2 ? "" : "s") (\(others)\(logs.count > 5 ? ", …" : "")), not read"
       }
-      let notice = logs.count > 1
-        ? "read \(chosen.shownName) from the zip archive; it also holds \(logs.count - 1) other snoop log\(logs.count == 2 ? "" : "s") (\(logs.dropFirst().prefix(4).map(\.shownName).joined(separator: ", "))\(logs.count > 5 ? ", …" : "")), not read"
-        : nil
       return ContainedReader(reader, format: CaptureFormat(name: reader.format.name, detail: detail, notice: notice))
     }
     guard let main = try mainText(input, entries) else {

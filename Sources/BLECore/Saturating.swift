@@ -75,7 +75,15 @@ public struct FixedDecimal: Sendable, Equatable {
     // conversion truncates, and the remainder is exact.
     let truncated = UInt64(magnitude)
     let units = magnitude - Double(truncated) >= 0.5 ? truncated &+ 1 : truncated
+    self.init(units: units, places: places)
     negative = value < 0 && units != 0
+  }
+
+  /// `units` of 10^-`places` (at most 9) as a decimal: 8125 units of 0.001 are 8.125.
+  @inlinable public init(units: UInt64, places: Int) {
+    let places = Swift.min(Swift.max(places, 0), 9)
+    let scale = FixedDecimal.powersOfTen[places]
+    negative = false
     whole = units / scale
     fraction = units % scale
     digits = places
@@ -83,5 +91,15 @@ public struct FixedDecimal: Sendable, Equatable {
       fraction /= 10
       digits -= 1
     }
+  }
+
+  /// The decimal as text ("8.125", "-0.5", "72").
+  public var text: String {
+    var text = (negative ? "-" : "") + String(whole)
+    if digits > 0 {
+      let fractionText = String(fraction)
+      text += "." + String(repeating: "0", count: digits - fractionText.count) + fractionText
+    }
+    return text
   }
 }

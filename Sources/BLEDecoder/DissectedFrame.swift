@@ -52,13 +52,7 @@ public enum SummaryPart: Sendable, Equatable {
 
   /// `value` rounded to `places` decimals, without trailing zeros.
   public static func formatReal(_ value: Double, places: UInt8) -> String {
-    guard let fixed = FixedDecimal(value, places: places) else { return value.description }
-    var text = (fixed.negative ? "-" : "") + String(fixed.whole)
-    if fixed.digits > 0 {
-      let fractionText = String(fixed.fraction)
-      text += "." + String(repeating: "0", count: fixed.digits - fractionText.count) + fractionText
-    }
-    return text
+    FixedDecimal(value, places: places)?.text ?? value.description
   }
 }
 

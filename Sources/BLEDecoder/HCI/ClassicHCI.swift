@@ -98,19 +98,7 @@ enum ClassicHCI {
 
   /// Slots of 0.625 ms as text: "500 ms", "8.125 ms" (exact; used in summaries).
   static func slotsText(_ slots: UInt64) -> String {
-    let microseconds = slots &* 625
-    var text = "\(microseconds / 1000)"
-    var fraction = microseconds % 1000
-    if fraction != 0 {
-      var digits = 3
-      while fraction % 10 == 0 {
-        fraction /= 10
-        digits -= 1
-      }
-      let padded = String(fraction)
-      text += "." + String(repeating: "0", count: digits - padded.count) + padded
-    }
-    return text + " ms"
+    FixedDecimal(units: slots &* 625, places: 3).text + " ms"
   }
 
   // MARK: - Names

@@ -59,8 +59,9 @@ extension HCICommand {
     case 0x0409:  // Accept Connection Request §7.1.8: BD_ADDR(6) role(1)
       let address = try ClassicHCI.address(&fields, &p)
       let role = try p.readUInt8()
-      fields.code("role", "Role", role, width: 2, name: ClassicHCI.acceptRoleName(role))
-      summary = address.description + (role == 0 ? ", become central" : (role == 1 ? ", remain peripheral" : ""))
+      let roleName = ClassicHCI.acceptRoleName(role)
+      fields.code("role", "Role", role, width: 2, name: roleName)
+      summary = address.description + (roleName.map { ", " + $0.description } ?? "")
     case 0x040A, 0x0434:  // Reject Connection Request §7.1.9, IO Capability Request Negative Reply §7.1.36
       let address = try ClassicHCI.address(&fields, &p)
       let reason = try p.readUInt8()

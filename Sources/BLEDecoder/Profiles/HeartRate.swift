@@ -65,23 +65,16 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
   /// Double prints: 625.0, 625.9765625). raw × 1000 / 1024 is raw × 125 / 128: its fraction is
   /// some 128ths, which take at most seven decimals (1/128 = 0.0078125).
   public static func exactMilliseconds(_ raw: UInt16) -> FixedDecimal {
-    let in128ths = UInt64(raw) &* 125
-    var fraction = (in128ths & 127) &* 78_125  // 10⁷ / 128 = 78 125
-    var digits = 7
-    if fraction == 0 { return FixedDecimal(negative: false, whole: in128ths >> 7, fraction: 0, digits: 1) }
-    while fraction % 10 == 0 {
-      fraction /= 10
-      digits &-= 1
-    }
-    return FixedDecimal(negative: false, whole: in128ths >> 7, fraction: fraction, digits: digits)
+    // raw × 1000 / 1024 ms is raw × 9 765 625 units of 10⁻⁷ ms, exactly.
+    var exact = FixedDecimal(units: UInt64(raw) &* 9_765_625, places: 7)
+    if exact.digits == 0 { exact.digits = 1 }  // 625.0
+    return exact
   }
 
   /// `milliseconds(raw)` rounded to 0.1 ms (half away from zero), in integers: raw × 1000 / 1024
   /// ms is raw × 625 / 64 tenths, so the rounding is exact and needs no floating point.
   @inline(__always) static func millisecondsToTenth(_ raw: UInt16) -> FixedDecimal {
-    let tenths = (UInt64(raw) &* 625 &+ 32) / 64
-    let tenth = tenths % 10
-    return FixedDecimal(negative: false, whole: tenths / 10, fraction: tenth, digits: tenth == 0 ? 0 : 1)
+    FixedDecimal(units: (UInt64(raw) &* 625 &+ 32) / 64, places: 1)
   }
 
   public init(flags: UInt8, bpm: UInt16, energyExpended: UInt16?, rrIntervals: [UInt16]) {

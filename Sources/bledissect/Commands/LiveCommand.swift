@@ -63,9 +63,7 @@ enum LiveCommand: CLICommand {
     case .success(let chosen): origin = chosen
     case .failure(let code): return code.status
     }
-    let control = LiveControl()
-    var output = stat()
-    if fstat(1, &output) == 0, output.st_mode & S_IFMT == S_IFIFO { control.watchedOutput = 1 }
+    let control = makeControl()
     let reader: LiveReader
     do {
       reader = try LiveReader(origin, control: control, damage: settings.damage) { message in
@@ -84,14 +82,9 @@ enum LiveCommand: CLICommand {
         context.error("\(path.display) is the file being followed: -w cannot write over its input")
         return ExitStatus.usage
       }
-      do {
-        let recorder = try CaptureRecorder(pathBytes: path.bytes, name: path.display, format: CaptureRecorder.format(forName: path.text))
-        reader.recorder = recorder
-        recording = (path, recorder)
-      } catch {
-        context.error("\(path.display): \(error.message)")
-        return ExitStatus.unreadable
-      }
+      guard let recorder = openRecorder(path, context) else { return ExitStatus.unreadable }
+      reader.recorder = recorder
+      recording = (path, recorder)
     }
     let handlers = SignalStop(control)
     let end = stream(reader, label: reader.name, settings: settings, heartRate: arguments.has("hr"), control: control, context)
@@ -121,9 +114,7 @@ enum LiveCommand: CLICommand {
       return ExitStatus.unreadable
     }
     dropPrivileges(context)
-    let control = LiveControl()
-    var output = stat()
-    if fstat(1, &output) == 0, output.st_mode & S_IFMT == S_IFIFO { control.watchedOutput = 1 }
+    let control = makeControl()
     reader.control = control
     reader.notice = { message in writeToStandardError("bledissect: \(message)\n") }
     let wanted = settings.filter.adapters
@@ -133,13 +124,9 @@ enum LiveCommand: CLICommand {
     var recording: Argument?
     if let value = arguments.value("write") {
       let path = Argument(value)
-      do {
-        reader.recorder = try CaptureRecorder(pathBytes: path.bytes, name: path.display, format: CaptureRecorder.format(forName: path.text))
-        recording = path
-      } catch {
-        context.error("\(path.display): \(error.message)")
-        return ExitStatus.unreadable
-      }
+      guard let recorder = openRecorder(path, context) else { return ExitStatus.unreadable }
+      reader.recorder = recorder
+      recording = path
     }
     let handlers = SignalStop(control)
     let end = stream(reader, label: "monitor", settings: settings, heartRate: arguments.has("hr"), control: control, context)
@@ -149,7 +136,7 @@ enum LiveCommand: CLICommand {
     if let drops = reader.kernelDrops {
       summary += ", \(drops) drop\(drops == 1 ? "" : "s")" + (drops > 0 ? " (the kernel's queue for this socket was full)" : "")
     }
-    if let recording, let recorder = reader.recorder {
+    if let recording, let recorder = reader.recorder, recorder.failure == nil {
       summary += "; \(recorder.records) record\(recorder.records == 1 ? "" : "s") written to \(recording.display)"
     }
     var status = end.failure == nil ? 0 : ExitStatus.unreadable
@@ -157,6 +144,25 @@ enum LiveCommand: CLICommand {
     context.error(summary)
     if reader.recordingFailure != nil { status = max(status, ExitStatus.unreadable) }
     return status
+  }
+
+  /// The stop control of a live read; standard output is watched when it is a pipe (its
+  /// reader leaving, `| head`, then ends a wait no new record would end).
+  static func makeControl() -> LiveControl {
+    let control = LiveControl()
+    var output = stat()
+    if fstat(1, &output) == 0, output.st_mode & S_IFMT == S_IFIFO { control.watchedOutput = 1 }
+    return control
+  }
+
+  /// The `-w` file, created with its format's header; nil (and the reason said) when it cannot be.
+  static func openRecorder(_ path: Argument, _ context: CLIContext) -> CaptureRecorder? {
+    do {
+      return try CaptureRecorder(pathBytes: path.bytes, name: path.display, format: CaptureRecorder.format(forName: path.text))
+    } catch {
+      context.error("\(path.display): \(error.message)")
+      return nil
+    }
   }
 
   /// Decodes the live source to its end (or a stop): annotate's output, or with `--hr` the
