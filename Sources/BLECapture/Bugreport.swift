@@ -158,13 +158,14 @@ public enum Bugreport {
     var offset = 0
     while offset + headerSize <= body.count {
       let length = u16(offset)
-      total &+= u32(offset + (version == 1 ? 2 : 4))
+      total = total.saturatingAdd(u32(offset + (version == 1 ? 2 : 4)))
       offset += headerSize - 1 + max(length, 1)
     }
     var output = BTSnoopFormat.magic + [0, 0, 0, 1, 0, 0, 0x03, 0xEA]
     output.reserveCapacity(output.count + body.count + body.count / 2)
     func append32(_ value: UInt32) { for shift in stride(from: 24, through: 0, by: -8) { output.append(UInt8(truncatingIfNeeded: value >> UInt32(shift))) } }
-    var time = Int64(bitPattern: lastTimestamp &- total)
+    // Saturating: a hostile preamble or deltas give clamped times, never wrapped ones.
+    var time = Int64(clamping: lastTimestamp).saturatingSubtract(Int64(clamping: total))
     offset = 0
     while offset < body.count {
       guard offset + headerSize <= body.count else {
@@ -174,14 +175,14 @@ public enum Bugreport {
       }
       let length = max(u16(offset), 1)
       let original = version == 2 ? max(u16(offset + 2), length) : length
-      time = time &+ Int64(bitPattern: u32(offset + (version == 1 ? 2 : 4)))
+      time = time.saturatingAdd(Int64(u32(offset + (version == 1 ? 2 : 4))))
       let type = body[offset + headerSize - 1]
       let flags: UInt32 = (type >> 4 == 1 ? 1 : 0) | (type == 0x20 || type == 0x10 ? 2 : 0)
       append32(UInt32(original))
       append32(UInt32(length))
       append32(flags)
       append32(0)
-      let stamp = UInt64(bitPattern: time &+ BTSnoopFormat.unixEpochOffset)
+      let stamp = UInt64(bitPattern: time.saturatingAdd(BTSnoopFormat.unixEpochOffset))
       append32(UInt32(truncatingIfNeeded: stamp >> 32))
       append32(UInt32(truncatingIfNeeded: stamp))
       output.append(h4Indicator(btsnoozType: type))

@@ -108,9 +108,6 @@ final class Inflater {
     throw error
   }
 
-  /// Whether `read` can make progress without asking the source for bytes.
-  var hasPendingInput: Bool { stream.pointee.avail_in > 0 || finished || failure != nil }
-
   /// Inflates all of `bytes` (a whole zlib or raw stream) into memory, refusing more than `limit`
   /// bytes of output.
   static func inflateAll(_ bytes: ArraySlice<UInt8>, wrapper: Wrapper, limit: Int) throws(CaptureError) -> [UInt8] {

@@ -99,7 +99,7 @@ public final class LiveReader: CaptureReader {
       do {
         if try inner!.next(into: &record) {
           frames += 1
-          bytes += Int64(record.bytes.count)
+          bytes = bytes.saturatingAdd(Int64(record.bytes.count))
           recorder?.keep(record, notice: notice)
           return true
         }

@@ -170,7 +170,7 @@ public final class MonitorSocketReader: CaptureReader {
       case .whole: break
       }
       received += 1
-      bytes += Int64(length - 6)
+      bytes = bytes.saturatingAdd(Int64(length - 6))
       noteAdapter(record)
       if !reportedPresence, record.kind.isHCIPacket {
         // Traffic: the opening burst is over. Traffic from a controller never announced
