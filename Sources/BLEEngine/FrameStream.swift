@@ -58,8 +58,10 @@ public struct FrameStream {
     /// Stop after this many records.
     public var limit = Int.max
     public var registry = DecoderRegistry.standard
-    /// GATT tables given beforehand (`--gatt`, the cache), for captures without discovery.
+    /// GATT tables given beforehand (`--gatt`), for captures without discovery.
     public var maps = GATTMapSet()
+    /// Tables learned from earlier captures, asked by device identity (address, Database Hash).
+    public var cache: (any GATTMapLookup)?
     public var threading = Threading.two
     public var valueShare = ValueShare.adaptive
     public init() {}
@@ -93,7 +95,7 @@ public struct FrameStream {
   }
 
   func runOnOneThread(_ consumer: some FrameConsumer) -> End {
-    var dissector = Dissector(registry: options.registry, maps: options.maps)
+    var dissector = Dissector(registry: options.registry, maps: options.maps, cache: options.cache)
     dissector.fieldDetail = consumer.fieldDetail
     var frame = DissectedFrame()
     var number = 0
@@ -146,7 +148,7 @@ public struct FrameStream {
     thread.stackSize = 1 << 20
     thread.start()
 
-    var dissector = Dissector(registry: options.registry, maps: options.maps)
+    var dissector = Dissector(registry: options.registry, maps: options.maps, cache: options.cache)
     dissector.fieldDetail = consumer.fieldDetail
     var number = 0
     var failure: CaptureError?

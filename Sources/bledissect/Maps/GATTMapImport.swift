@@ -89,7 +89,9 @@ enum GATTMapImport {
         device["characteristics_outside_services"], place + ".characteristics_outside_services")
       tree.otherHandles = try reader.descriptors(device["other_handles"], place + ".other_handles")
       let hash = device["database_hash"]?.string.flatMap(Self.bytes)
-      maps.append(GATTMap(address: address, addressType: addressType, name: device["name"]?.string, databaseHash: hash, tree: tree, origin: origin))
+      maps.append(GATTMap(
+        address: address, addressType: addressType, name: device["name"]?.string, databaseHash: hash, tree: tree, origin: origin,
+        learned: cached ? document["learned"]?.string : nil))
     }
     return maps
   }
