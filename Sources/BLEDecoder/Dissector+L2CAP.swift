@@ -354,6 +354,9 @@ extension Dissector {
     let wasEmpty = gattDatabases.databases[database].isEmpty
     defer {
       if gattDatabases.databases[database].revision != revision { gattDatabases.layoutIndex.markChanged(database) }
+      if gattDatabases.databases[database].guesses.pendingCount > 0 || !gattDatabases.databases[database].guesses.settled.isEmpty {
+        collectHindsight(database, decidedIn: frame.number)
+      }
       gattDatabases.settle(database, footprintBefore: footprint, diagnostics: &frame.diagnostics)
     }
     // Both are modified in place: copying them out would copy their storage on every PDU. The

@@ -33,6 +33,13 @@ public struct Dissector: Sendable {
   public let cache: (any GATTMapLookup)?
   /// The layouts of `maps`, worked out when a connection first needs a match by layout.
   var importedLayouts: [Int: [Int]]?
+  /// Whether guesses label the values that came before them (`takeHindsight`): set by a
+  /// stream that holds frames back until it knows.
+  public var labelsInHindsight = false
+  /// Database slots with values waiting for a guess.
+  var undecidedSlots: Set<Int> = []
+  /// Earlier values that guesses made since the last `takeHindsight` explain.
+  @usableFromInline var hindsight: [HindsightLabel] = []
 
   public init(registry: DecoderRegistry = .standard, maps: GATTMapSet = GATTMapSet(), cache: (any GATTMapLookup)? = nil) {
     self.registry = registry

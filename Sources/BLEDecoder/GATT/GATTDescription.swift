@@ -27,7 +27,7 @@ enum GATTDescription {
       fact.meaning = database.resolved[index]
       let decoder = database.decoders[index]
       fact.decoderIndex = decoder >= 0 ? Int(decoder) : nil
-    } else if let value, let guessed = database.guesses.observe(handle, value: value, operation: operation, time: pdu.link.timestamp) {
+    } else if let value, let guessed = database.guesses.observe(handle, value: value, operation: operation, time: pdu.link.timestamp, frame: frame.number) {
       // Nothing explains the handle: its values may (never over a table).
       fact.decoderIndex = GATTDatabase.decoderIndex(for: guessed, registry: registry)
       fact.meaning = guessed
