@@ -30,8 +30,10 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
   let directory: String
   private let lock = NSLock()
   private var index: Index?
-  /// Tables read so far, by file name (nil: unreadable, asked once).
+  /// Tables read so far, by file name (nil: unreadable, asked once), and their files' bytes:
+  /// at most `maximumBytes` are read in one run, whatever the folder holds.
   private var loaded: [String: GATTMap?] = [:]
+  private var loadedBytes = 0
   /// Problems with cache files, said once per run (the caller prints them).
   private(set) var problems: [String] = []
 
@@ -98,6 +100,11 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
       problems.append("cache file \(path) is too large (\(status.st_size) bytes; at most \(Self.maximumFileBytes)): not used")
       return nil
     }
+    guard loadedBytes + Int(status.st_size) <= Self.maximumBytes else {
+      problems.append("cache file \(path) not used: this run already read \(loadedBytes) bytes of cached tables (at most \(Self.maximumBytes))")
+      return nil
+    }
+    loadedBytes += Int(status.st_size)
     guard let maps = try? GATTMapImport.loadJSON(Argument(path), cached: true), maps.count == 1, var map = maps.first,
       map.address == parsed.address
     else {
