@@ -38,6 +38,8 @@ public struct Dissector: Sendable {
   public var labelsInHindsight = false
   /// Database slots with values waiting for a guess.
   var undecidedSlots: Set<Int> = []
+  /// Whether a value waits for a guess or labels wait to be taken (`mayHoldBack`).
+  @usableFromInline var holdsBack = false
   /// Earlier values that guesses made since the last `takeHindsight` explain.
   @usableFromInline var hindsight: [HindsightLabel] = []
 

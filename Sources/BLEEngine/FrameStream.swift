@@ -108,29 +108,13 @@ public struct FrameStream {
     dissector.fieldDetail = consumer.fieldDetail
     dissector.labelsInHindsight = options.labelsInHindsight
     var frame = DissectedFrame()
-    // Frames held back for hindsight, oldest first, and frames to reuse.
-    var held: [DissectedFrame] = []
-    var spare: [DissectedFrame] = []
-    var stopped = false
+    var held = HeldFrames()
     var number = 0
     var failure: CaptureError?
     var damageSeen = reader.damagePlaces
     let watchesInput = reader.mayWaitForInput
-    func deliver(_ frame: inout DissectedFrame) {
-      if !stopped && !consumer.consume(&frame) { stopped = true }
-      frame.recycle()
-    }
-    /// Hands over the held frames no guess can still label (all of them at the end).
-    func release(all: Bool) {
-      var count = 0
-      let oldest = all ? nil : dissector.oldestUndecidedFrame()
-      while count < held.count, oldest.map({ held[count].number < $0 }) ?? true { count += 1 }
-      for index in 0..<count { deliver(&held[index]) }
-      spare += held.prefix(count)
-      held.removeFirst(count)
-    }
     do {
-      while number < options.limit && !stopped {
+      while number < options.limit {
         if watchesInput && number > 0 && !reader.nextIsReady() { consumer.inputIdle() }
         guard try reader.next(into: &frame.record) else { break }
         number += 1
@@ -139,29 +123,19 @@ public struct FrameStream {
           if let skip = reader.damage.last { consumer.skippedDamage(skip) }
         }
         dissector.dissect(number: number, into: &frame)
-        if !dissector.labelsInHindsight {
-          deliver(&frame)
+        // Nearly always: nothing waits for a guess, the frame goes at once.
+        if held.isEmpty && !dissector.mayHoldBack {
+          let goOn = consumer.consume(&frame)
+          frame.recycle()
+          if !goOn { break }
           continue
         }
-        for label in dissector.takeHindsight() {
-          if let index = held.firstIndex(where: { $0.number == label.frame }) { dissector.applyHindsight(label, to: &held[index]) }
-        }
-        if held.isEmpty && dissector.oldestUndecidedFrame() == nil {
-          deliver(&frame)
-          continue
-        }
-        held.append(frame)
-        frame = spare.popLast() ?? DissectedFrame()
-        if held.count > Self.heldFrames {
-          // Waited long enough: the oldest frame goes as it is.
-          dissector.abandonUndecided(through: held[0].number)
-        }
-        release(all: false)
+        if !held.hold(&frame, &dissector, consumer) { break }
       }
     } catch {
       failure = error
     }
-    release(all: true)
+    held.releaseAll(consumer)
     let end = End(frames: number, failure: failure, dissector: dissector)
     consumer.finish(end)
     return end
@@ -295,6 +269,46 @@ public struct FrameStream {
     filled.put(batch)
     finished.wait()
     return end
+  }
+}
+
+/// Frames held back on one thread while a value in them waits for a guess (oldest first), and
+/// frames to reuse.
+struct HeldFrames {
+  var frames: [DissectedFrame] = []
+  var spare: [DissectedFrame] = []
+  var stopped = false
+
+  var isEmpty: Bool { frames.isEmpty }
+
+  /// Takes `frame` in (it is replaced by a cleared one), labels what a guess just explained,
+  /// and hands over the frames no guess can still label. Returns false once the consumer stopped.
+  mutating func hold(_ frame: inout DissectedFrame, _ dissector: inout Dissector, _ consumer: some FrameConsumer) -> Bool {
+    for label in dissector.takeHindsight() {
+      if let index = frames.firstIndex(where: { $0.number == label.frame }) { dissector.applyHindsight(label, to: &frames[index]) }
+    }
+    frames.append(spare.popLast() ?? DissectedFrame())
+    swap(&frame, &frames[frames.count - 1])
+    if frames.count > FrameStream.heldFrames {
+      // Waited long enough: the oldest frame goes as it is.
+      dissector.abandonUndecided(through: frames[0].number)
+    }
+    let oldest = dissector.oldestUndecidedFrame()
+    var count = 0
+    while count < frames.count, oldest.map({ frames[count].number < $0 }) ?? true { count += 1 }
+    release(count, consumer)
+    return !stopped
+  }
+
+  mutating func releaseAll(_ consumer: some FrameConsumer) { release(frames.count, consumer) }
+
+  mutating func release(_ count: Int, _ consumer: some FrameConsumer) {
+    for index in 0..<count {
+      if !stopped && !consumer.consume(&frames[index]) { stopped = true }
+      frames[index].recycle()
+    }
+    spare += frames.prefix(count)
+    frames.removeFirst(count)
   }
 }
 

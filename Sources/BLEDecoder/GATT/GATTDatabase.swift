@@ -151,10 +151,9 @@ public struct GATTDatabase: Sendable {
 
   /// Whether the table holds entries from a cached or layout-matched map that the traffic has
   /// not yet been found to agree with: such entries are checked as values arrive.
-  var seededEntriesOnTrial: Bool {
-    guard let provenance, provenance.source == .cache || provenance.source == .layout else { return false }
-    return seededValuesThatFit < Self.trustedAfter
-  }
+  var seededEntriesOnTrial: Bool { isOnTrial && seededValuesThatFit < Self.trustedAfter }
+  /// Whether the table was seeded from the cache or by layout (set with `provenance`).
+  var isOnTrial = false
 
   /// Forgets every entry that came from a map (the capture's own stay); the table is not seeded
   /// again. Returns where the dropped entries came from.
@@ -167,6 +166,7 @@ public struct GATTDatabase: Sendable {
     characteristics.removeAll { $0.source != .capture }
     types.removeAll { $0.source != .capture }
     provenance = nil
+    isOnTrial = false
     seededHash = nil
     return dropped
   }

@@ -10,12 +10,7 @@ enum GATTDescription {
   ) {
     var fact = AttributeFact(handle: handle, operation: operation)
     // A cached or layout-matched table is on trial: the first PDU it cannot explain drops it.
-    if database.seededEntriesOnTrial, registry.handleOverride(handle, peer: pdu.link.peer) == nil,
-      let reason = database.contradiction(handle, value: value, operation: operation, registry: registry),
-      let dropped = database.dropSeededEntries()
-    {
-      frame.diagnostics.append(GATTDatabase.droppedNote(dropped, reason))
-    }
+    if database.seededEntriesOnTrial { tryTable(handle, value: value, operation: operation, pdu, registry, &database, &frame) }
     if let uuid = registry.handleOverride(handle, peer: pdu.link.peer) {
       // An override (Decode As) wins over what discovery said.
       fact.decoderIndex = registry.index(for: uuid)
@@ -35,7 +30,7 @@ enum GATTDescription {
     // Asked, not bound: binding copies the 125-byte meaning out of the fact it was just copied into.
     if fact.meaning != nil {
       frame.deepestLayer = .gatt
-      if frame.fields.keepsGroup(verbose: true), let meaning = fact.meaning { writeFields(meaning, provenance: database.provenance, &frame.fields) }
+      if frame.fields.keepsGroup(verbose: true), let meaning = fact.meaning { writeFields(meaning, of: database, &frame.fields) }
     }
     if let value {
       fact.rawValue = frame.keepValue(value)
@@ -58,6 +53,20 @@ enum GATTDescription {
     frame.attributes.append(consume fact)
   }
 
+  /// Checks a table on trial against a PDU about `handle`; drops its seeded entries, with a
+  /// note, when the PDU contradicts them. Out of line: most tables are never on trial.
+  @inline(never)
+  static func tryTable(
+    _ handle: UInt16, value: ByteView?, operation: GATTOperation, _ pdu: ATTPDU, _ registry: DecoderRegistry, _ database: inout GATTDatabase,
+    _ frame: inout DissectedFrame
+  ) {
+    guard registry.handleOverride(handle, peer: pdu.link.peer) == nil,
+      let reason = database.contradiction(handle, value: value, operation: operation, registry: registry),
+      let dropped = database.dropSeededEntries()
+    else { return }
+    frame.diagnostics.append(GATTDatabase.droppedNote(dropped, reason))
+  }
+
   /// A value listed by a Read By Type Response of a type with a decoder: its handle is known
   /// only by that type.
   static func describeTyped(_ handle: UInt16, value: ByteView, type: BluetoothUUID, decoder: Int, _ registry: DecoderRegistry, _ frame: inout DissectedFrame) {
@@ -71,6 +80,15 @@ enum GATTDescription {
   }
 
   /// The `gatt` group: JSON always has it; plain text shows the meaning in the header line.
+  static func writeFields(_ meaning: ResolvedHandle, of database: borrowing GATTDatabase, _ fields: inout FieldList) {
+    // The provenance is copied only for meanings from a map (its strings would be retained).
+    if meaning.source == .capture || meaning.source == .inferred {
+      writeFields(meaning, provenance: nil, &fields)
+    } else {
+      writeFields(meaning, provenance: database.provenance, &fields)
+    }
+  }
+
   static func writeFields(_ meaning: ResolvedHandle, provenance: GATTMapProvenance? = nil, _ fields: inout FieldList) {
     fields.beginObject("gatt", "GATT", verbose: true)
     if let service = meaning.service { fields.add("service", "Service", .uuid(service, name: GATTDatabase.name(service))) }
@@ -82,13 +100,17 @@ enum GATTDescription {
     if meaning.source != .capture {
       fields.add("source", "Source", .staticText(meaning.source.key))
       if let confidence = meaning.confidence { fields.add("confidence", "Confidence", .unsigned(UInt64(confidence), .decimal)) }
-      // Which map: the file given, the cache file (and when it was learned), the table matched.
-      if let provenance, provenance.source == meaning.source {
-        fields.add("map", "Map", .text(provenance.file ?? provenance.origin))
-        if let learned = provenance.learned { fields.add("learned", "Learned", .text(learned)) }
-      }
+      if let provenance, provenance.source == meaning.source { writeProvenance(provenance, &fields) }
     }
     fields.end()
+  }
+
+  /// Which map a meaning came from: the file given, the cache file (and when it was learned),
+  /// the table matched by layout.
+  @inline(never)
+  static func writeProvenance(_ provenance: GATTMapProvenance, _ fields: inout FieldList) {
+    fields.add("map", "Map", .text(provenance.file ?? provenance.origin))
+    if let learned = provenance.learned { fields.add("learned", "Learned", .text(learned)) }
   }
 
   /// Runs the decoder inside `decoded.<key>`: the typed value goes on the fact; a value that

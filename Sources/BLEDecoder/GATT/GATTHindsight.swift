@@ -18,7 +18,10 @@ public struct HindsightLabel: Sendable {
 extension Dissector {
   /// Notes a database whose guesses wait or were just made (after an ATT PDU).
   mutating func collectHindsight(_ slot: Int, decidedIn frame: Int) {
-    if gattDatabases.databases[slot].guesses.pendingCount > 0 { undecidedSlots.insert(slot) }
+    if gattDatabases.databases[slot].guesses.pendingCount > 0 {
+      undecidedSlots.insert(slot)
+      updateHoldsBack()
+    }
     guard !gattDatabases.databases[slot].guesses.settled.isEmpty else { return }
     let settled = gattDatabases.databases[slot].guesses.settled
     gattDatabases.databases[slot].guesses.settled.removeAll()
@@ -41,6 +44,7 @@ extension Dissector {
         undecidedSlots.remove(slot)
       }
     }
+    updateHoldsBack()
     return oldest
   }
 
@@ -52,10 +56,22 @@ extension Dissector {
   /// Whether labels wait to be taken (asked after every frame: one comparison).
   @inlinable public var hasHindsight: Bool { !hindsight.isEmpty }
 
+  /// Whether a stream must hold the frame just dissected: a value waits for a guess, or a
+  /// guess just labelled earlier ones (asked after every frame: two comparisons).
+  @inlinable public var mayHoldBack: Bool { holdsBack }
+
+  /// Keeps `holdsBack` true while a value waits for a guess or labels wait to be taken.
+  mutating func updateHoldsBack() {
+    holdsBack = labelsInHindsight && !(undecidedSlots.isEmpty && hindsight.isEmpty)
+  }
+
   /// The labels of guesses made since the last call, in the order they were made.
   public mutating func takeHindsight() -> [HindsightLabel] {
     guard !hindsight.isEmpty else { return [] }
-    defer { hindsight.removeAll(keepingCapacity: true) }
+    defer {
+      hindsight.removeAll(keepingCapacity: true)
+      updateHoldsBack()
+    }
     return hindsight
   }
 

@@ -142,6 +142,7 @@ extension Dissector {
     gattDatabases.databases[slot].seed(from: map, source: source)
     gattDatabases.databases[slot].provenance = GATTMapProvenance(source: source, origin: map.origin, file: map.file, learned: map.learned)
     gattDatabases.databases[slot].seededHash = map.databaseHash
+    gattDatabases.databases[slot].isOnTrial = source == .cache || source == .layout
   }
 }
 

@@ -201,7 +201,6 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
     var notes: [String] = []
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     let existing = Self.entries(in: directory)
-    let formatter = ISO8601DateFormatter()
     for save in saves {
       guard case .peer(let address) = save.device.server else { continue }
       let map = GATTMap(address: address, tree: save.device.tree, origin: save.capture)
@@ -210,7 +209,7 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
         continue
       }
       var out = OutputBuffer(fd: nil)
-      GATTMapWriter.write([save.device], capture: save.capture, learned: formatter.string(from: save.learned), to: &out)
+      GATTMapWriter.write([save.device], capture: save.capture, learned: Self.utcText(save.learned), to: &out)
       guard out.bytes.count <= Self.maximumFileBytes else {
         notes.append("GATT table of \(address) not cached: \(out.bytes.count) bytes (at most \(Self.maximumFileBytes))")
         continue
@@ -229,6 +228,15 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
     }
     Self.trim(directory)
     return notes
+  }
+
+  /// "2026-12-03T10:14:36Z" (ISO 8601, UTC, seconds).
+  static func utcText(_ date: Date) -> String {
+    var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+    var parts = tm()
+    gmtime_r(&seconds, &parts)
+    func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
   }
 
   /// Removes the least recently used tables while the folder holds more than its bounds, and
