@@ -476,6 +476,13 @@ import Testing
     #expect(none.status == 2)
     #expect(none.stderr.contains("no Bluetooth sockets") || none.stderr.contains("CAP_NET_RAW"))
     #expect(none.stderr.split(separator: "\n").count == 1)
+    // -w naming the followed file, even one not created yet (it would follow its own recording).
+    let directory = NSTemporaryDirectory() + "bledissect-same-\(UUID().uuidString)"
+    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let itself = runCLI(["live", "--follow", directory + "/log.btsnoop", "-w", directory + "/./log.btsnoop"])
+    #expect(itself.status == 64 && itself.stderr.contains("is the file being followed"), "\(itself.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: directory + "/log.btsnoop"))
     let both = runCLI(["live", "--android", "--follow", "x.btsnoop"])
     #expect(both.status == 64)
     let badPort = runCLI(["live", "--android", "localhost:99999"])

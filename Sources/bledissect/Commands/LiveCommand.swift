@@ -89,9 +89,7 @@ enum LiveCommand: CLICommand {
     var recording: (path: Argument, recorder: CaptureRecorder)?
     if let value = arguments.value("write") {
       let path = Argument(value)
-      if case .file(let followed, _) = origin, let input = FileStatus(followed), let output = FileStatus(path.bytes),
-        input.device == output.device, input.inode == output.inode
-      {
+      if case .file(let followed, _) = origin, namesTheSameFile(followed, path.bytes) {
         context.error("\(path.display) is the file being followed: -w cannot write over its input")
         return ExitStatus.usage
       }
@@ -117,6 +115,22 @@ enum LiveCommand: CLICommand {
     context.error(summary)
     if reader.recordingFailure != nil { status = max(status, ExitStatus.unreadable) }
     return status
+  }
+
+  /// Whether two names name one file: the same device and inode when both exist; else (the
+  /// followed file not created yet) the same directory, resolved, and the same last name.
+  static func namesTheSameFile(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    if let first = FileStatus(a), let second = FileStatus(b) { return first.device == second.device && first.inode == second.inode }
+    func resolved(_ path: [UInt8]) -> [UInt8]? {
+      let slash = path.lastIndex(of: UInt8(ascii: "/"))
+      let directory = slash.map { $0 == 0 ? [UInt8(ascii: "/")] : Array(path[..<$0]) } ?? [UInt8(ascii: ".")]
+      let name = slash.map { Array(path[($0 + 1)...]) } ?? path
+      guard let real = withCPath(directory, { realpath($0, nil) }) else { return nil }
+      defer { free(real) }
+      return Array(String(cString: real).utf8) + [UInt8(ascii: "/")] + name
+    }
+    guard let first = resolved(a), let second = resolved(b) else { return false }
+    return first == second
   }
 
   /// The Linux monitor channel: every controller's traffic, as btmon sees it. Opening it needs
