@@ -167,6 +167,11 @@ public final class LiveReader: CaptureReader {
         if control.wait(milliseconds: pollInterval) { return false }
         continue
       }
+      // A FIFO or a device that came to be named so: opening it could wait for a writer
+      // beyond the reach of a stop; it is read as a stream when named at the start.
+      if seen.type != UInt32(S_IFREG) && seen.type != UInt32(S_IFDIR) {
+        throw .cannotOpen("is not a regular file now (a FIFO or a device): to read it as a stream, start live again naming it")
+      }
       let input: InputSource
       do {
         input = try InputSource(pathBytes: path, name: name)
@@ -295,6 +300,8 @@ struct FileSnapshot: Equatable {
   var size: Int64
   var modifiedSeconds: Int64
   var modifiedNanoseconds: Int64
+  /// The file type bits (S_IFMT) of its mode.
+  var type: UInt32
 
   /// Nil when the name names nothing (or nothing that can be looked at).
   init?(_ path: [UInt8]) {
@@ -306,6 +313,7 @@ struct FileSnapshot: Equatable {
     device = UInt64(info.st_dev)
     inode = UInt64(info.st_ino)
     size = Int64(info.st_size)
+    type = UInt32(info.st_mode) & UInt32(S_IFMT)
     #if canImport(Darwin)
     modifiedSeconds = Int64(info.st_mtimespec.tv_sec)
     modifiedNanoseconds = Int64(info.st_mtimespec.tv_nsec)
