@@ -100,6 +100,11 @@ public enum CaptureFile {
       return PacketLoggerReader(input, bigEndian: order, damage: damage)
     }
     if Bugreport.looksLikeText(input) {
+      // A bugreport's summary is read to the end of its text, which a followed file never
+      // reaches: that text is not followed.
+      if input.live is FileFollower {
+        throw .corrupt("text, not a capture (starts with \(input.peekBytes(4).map { Hex.string([$0]) }.joined(separator: " ")) …): live --follow reads btsnoop and PacketLogger files")
+      }
       return try Bugreport.open(text: input, container: container ?? "bugreport", damage: damage)
     }
     throw .notACapture(firstBytes: input.peekBytes(8))

@@ -81,13 +81,17 @@ final class StreamWaiter: LiveInputWaiting {
 
 /// Follows a growing file (`tail -F`): at its end, looks every `interval` ms for more, for the
 /// file shrinking (truncated: read it again from the start) and for its name now naming
-/// another file (rotated: read the new one).
+/// another file (rotated: read the new one). While the header is awaited (`restartOnChange`),
+/// any change of the file at its end (grown, rewritten in place) starts the reading over, so a
+/// file rewritten while its first bytes were not yet a capture is read from its new start.
 final class FileFollower: LiveInputWaiting {
-  enum Change { case truncated, replaced }
+  enum Change { case truncated, replaced, rewritten }
   let control: LiveControl
   let path: [UInt8]
   let interval: Int32
   private(set) var change: Change?
+  /// Set while the capture's header is read (the reader is being opened).
+  var restartOnChange = true
 
   init(_ control: LiveControl, path: [UInt8], interval: Int32) {
     self.control = control
@@ -116,6 +120,12 @@ final class FileFollower: LiveInputWaiting {
         return false
       }
     }
-    return !control.wait(milliseconds: interval)
+    let before = restartOnChange ? FileSnapshot(path) : nil
+    if control.wait(milliseconds: interval) { return false }
+    if restartOnChange, FileSnapshot(path) != before {
+      change = .rewritten
+      return false
+    }
+    return true
   }
 }

@@ -41,6 +41,11 @@ public final class LiveReader: CaptureReader {
   var follower: FileFollower?
   /// A stream's descriptor is read once: its end is the end.
   var streamUsed = false
+  /// A followed file: true once a capture was read from it or its creation was waited for;
+  /// from then on, a name that names nothing or no capture is waited on, not an error.
+  var following = false
+  /// A followed name's file is not a capture: said once until it is one again.
+  var invalidSaid = false
   public private(set) var frames = 0
   public private(set) var bytes: Int64 = 0
   /// Times the feed was lost and taken up again: connections dropped, files truncated or replaced.
@@ -57,9 +62,25 @@ public final class LiveReader: CaptureReader {
     self.damagePolicy = damage
     self.notice = notice
     if case .file(let path, let name) = origin {
-      // Opened now for the error; opened again when read.
-      _ = try InputSource(pathBytes: path, name: name)
+      // Opened now for the error; opened again when read. A name that names nothing yet is
+      // waited for (tail -F), when its directory exists: a missing directory is a wrong path.
+      do {
+        _ = try InputSource(pathBytes: path, name: name)
+      } catch {
+        guard error == .cannotOpen(String(cString: strerror(ENOENT))), FileSnapshot(path) == nil, Self.directoryExists(of: path) else { throw error }
+      }
     }
+  }
+
+  /// Whether the directory a path names its file in exists (the current one for a bare name).
+  static func directoryExists(of path: [UInt8]) -> Bool {
+    guard let slash = path.lastIndex(of: UInt8(ascii: "/")) else { return true }
+    let directory = slash == 0 ? [UInt8(ascii: "/")] : Array(path[..<slash])
+    var info = stat()
+    let found = (directory + [0]).withUnsafeBufferPointer { bytes in
+      bytes.withMemoryRebound(to: CChar.self) { stat($0.baseAddress!, &info) == 0 }
+    }
+    return found && (info.st_mode & S_IFMT) == S_IFDIR
   }
 
   public var name: String {
@@ -116,7 +137,11 @@ public final class LiveReader: CaptureReader {
           if let failure { throw failure }
           return false
         }
-        notice(change == .truncated ? "\(name): file truncated; reading it again from the start" : "\(name): now names another file (rotated); reading the new one from its start")
+        switch change {
+        case .truncated: notice("\(name): file truncated; reading it again from the start")
+        case .replaced: notice("\(name): now names another file (rotated); reading the new one from its start")
+        case .rewritten: notice("\(name): file rewritten; reading it again from the start")
+        }
       case .android:
         let why = failure.map { ": \($0.message)" } ?? ""
         notice("\(name): the feed closed the connection\(why); reconnecting every second (Ctrl-C to stop)")
@@ -124,6 +149,78 @@ public final class LiveReader: CaptureReader {
       interruptions += 1
       stop()
       if case .android = origin, control.wait(milliseconds: retryInterval) { return false }
+    }
+  }
+
+  /// Opens the followed file and the reader of its capture, as tail -F would: a name that
+  /// names nothing yet is waited for (said once); a file that is not a capture, once following
+  /// began (replaced with something else, or rewritten), is said once and waited on until it
+  /// changes and holds a capture header. False when asked to stop.
+  func startFile(_ path: [UInt8], name: String) throws(CaptureError) -> Bool {
+    while true {
+      guard let seen = FileSnapshot(path) else {
+        if !following {
+          notice("\(name): does not exist yet; waiting for it to be created (Ctrl-C to stop)")
+          following = true
+        }
+        // Not there yet, or rotated away and not there again yet.
+        if control.wait(milliseconds: pollInterval) { return false }
+        continue
+      }
+      // A FIFO or a device that came to be named so: opening it could wait for a writer
+      // beyond the reach of a stop; it is read as a stream when named at the start.
+      if seen.type != UInt32(S_IFREG) && seen.type != UInt32(S_IFDIR) {
+        throw .cannotOpen("is not a regular file now (a FIFO or a device): to read it as a stream, start live again naming it")
+      }
+      let input: InputSource
+      do {
+        input = try InputSource(pathBytes: path, name: name)
+      } catch {
+        guard following else { throw error }
+        if !awaitChange(path, name: name, from: seen, problem: error.message) { return false }
+        continue
+      }
+      let follower = FileFollower(control, path: path, interval: pollInterval)
+      input.live = follower
+      self.follower = follower
+      do {
+        inner = try CaptureFile.open(input, damage: damagePolicy)
+      } catch {
+        if control.stopRequested { return false }
+        // Emptied or replaced again while its header was awaited: start over.
+        if follower.change != nil { continue }
+        // A read error is the system's, not the content's: waiting would not cure it.
+        if !following { throw error }
+        if case .readFailed = error { throw error }
+        // Waits from the file as it was before this look: changed meanwhile, it is looked at
+        // again after one interval.
+        if !awaitChange(path, name: name, from: seen, problem: error.message) { return false }
+        continue
+      }
+      follower.restartOnChange = false
+      following = true
+      if invalidSaid {
+        notice("\(name): holds a \(inner!.format.name) capture now; reading it from its start")
+        invalidSaid = false
+      }
+      if inner!.format.name.hasPrefix("pcap") {
+        notice("\(name): \(inner!.format.name) files are read to their current end, not followed (follow btsnoop or PacketLogger, or pipe it: tail -c +1 -f FILE | bledissect live -)")
+      }
+      return true
+    }
+  }
+
+  /// Says why the followed file cannot be read (once, until it can), then waits until the
+  /// file its name names changes (rewritten, grown, truncated, replaced): true to look again,
+  /// false when asked to stop.
+  func awaitChange(_ path: [UInt8], name: String, from snapshot: FileSnapshot, problem: String) -> Bool {
+    if !invalidSaid {
+      notice("\(name): \(problem); waiting for a capture header (the file rewritten or replaced)")
+      invalidSaid = true
+    }
+    while true {
+      if control.wait(milliseconds: pollInterval) { return false }
+      if FileSnapshot(path) != snapshot { return true }
     }
   }
 
@@ -142,31 +239,7 @@ public final class LiveReader: CaptureReader {
   func start() throws(CaptureError) -> Bool {
     switch origin {
     case .file(let path, let name):
-      var input: InputSource?
-      while input == nil {
-        do {
-          input = try InputSource(pathBytes: path, name: name)
-        } catch {
-          // Rotated away and not there again yet: wait for it; anything else is for the user.
-          guard errno == ENOENT, frames > 0 || interruptions > 0 else { throw error }
-          if control.wait(milliseconds: pollInterval) { return false }
-        }
-      }
-      let follower = FileFollower(control, path: path, interval: pollInterval)
-      input!.live = follower
-      self.follower = follower
-      do {
-        inner = try CaptureFile.open(input!, damage: damagePolicy)
-      } catch {
-        if control.stopRequested { return false }
-        // Emptied again while its header was awaited: start over.
-        if follower.change != nil { return try start() }
-        throw error
-      }
-      if inner!.format.name.hasPrefix("pcap") {
-        notice("\(name): \(inner!.format.name) files are read to their current end, not followed (follow btsnoop or PacketLogger, or pipe it: tail -c +1 -f FILE | bledissect live -)")
-      }
-      return true
+      return try startFile(path, name: name)
     case .stream(let descriptor, let name, let owns):
       if streamUsed { return false }
       streamUsed = true
@@ -217,6 +290,37 @@ public final class LiveReader: CaptureReader {
         if control.wait(milliseconds: retryInterval) { return false }
       }
     }
+  }
+}
+
+/// What a name names, as far as following it goes: which file, how long, when last written.
+struct FileSnapshot: Equatable {
+  var device: UInt64
+  var inode: UInt64
+  var size: Int64
+  var modifiedSeconds: Int64
+  var modifiedNanoseconds: Int64
+  /// The file type bits (S_IFMT) of its mode.
+  var type: UInt32
+
+  /// Nil when the name names nothing (or nothing that can be looked at).
+  init?(_ path: [UInt8]) {
+    var info = stat()
+    let found = (path + [0]).withUnsafeBufferPointer { bytes in
+      bytes.withMemoryRebound(to: CChar.self) { stat($0.baseAddress!, &info) == 0 }
+    }
+    guard found else { return nil }
+    device = UInt64(info.st_dev)
+    inode = UInt64(info.st_ino)
+    size = Int64(info.st_size)
+    type = UInt32(info.st_mode) & UInt32(S_IFMT)
+    #if canImport(Darwin)
+    modifiedSeconds = Int64(info.st_mtimespec.tv_sec)
+    modifiedNanoseconds = Int64(info.st_mtimespec.tv_nsec)
+    #else
+    modifiedSeconds = Int64(info.st_mtim.tv_sec)
+    modifiedNanoseconds = Int64(info.st_mtim.tv_nsec)
+    #endif
   }
 }
 

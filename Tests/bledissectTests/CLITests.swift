@@ -147,15 +147,6 @@ import Testing
     #expect(JSONKeyChecker.check(#"{"a":1,"#) != nil)
   }
 
-  /// docs/cli.md quotes the help text; it must be what the binary prints.
-  @Test func docsQuoteTheCurrentHelp() throws {
-    let docs = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/cli.md"), encoding: .utf8)
-    for arguments in [["--help"], ["help", "annotate"], ["help", "convert"], ["help", "info"], ["help", "summary"], ["help", "gatt"], ["help", "hr"], ["help", "live"]] {
-      let help = runCLI(arguments).stdout
-      #expect(docs.contains("```\n" + help + "```"), "docs/cli.md is out of date for \(arguments)")
-    }
-  }
-
   @Test func filtersChooseFramesInBothOutputs() throws {
     let path = capturePath("two_straps.btsnoop")
     let strapA = runCLI(["--json", "--peer", "d0:b1:ed:00:48:52", "--uuid", "2A37", path])

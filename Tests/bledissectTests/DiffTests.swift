@@ -92,6 +92,67 @@ import Testing
     #expect(missing.status == 2 && missing.stderr.contains("/nonexistent.btsnoop"))
   }
 
+  /// diff(1)'s trouble: a capture that cannot be read, or is damaged (compared only as far as
+  /// it could be read), is status 2, never 1 (different) or 0 (equivalent).
+  @Test func unreadableOrDamagedCapturesAreTrouble() throws {
+    let broken = try Data(contentsOf: URL(fileURLWithPath: Self.path("broken_b.btsnoop")))
+    // Cut inside its last record: the read stops there.
+    let cut = temporaryFile(Array(broken.dropLast(3)))
+    defer { unlink(cut) }
+    let text = runCLI(["diff", "--no-cache", Self.path("healthy_a.btsnoop"), cut])
+    #expect(text.status == 2)
+    // The comparison of what was read is still shown…
+    #expect(text.stdout.hasPrefix("A: \(Self.path("healthy_a.btsnoop"))\nB: \(cut)\n"))
+    #expect(text.stdout.contains("Heart Rate Control Point"))
+    // …with the damage and what it means for the answer on stderr.
+    #expect(text.stderr == """
+      bledissect: \(cut): damaged capture at frame 152 (byte offset 5883): truncated record: needs 7 bytes of packet data, only 4 remain
+      bledissect: diff: B is damaged: the comparison covers only what could be read (status 2)
+
+      """)
+    // The same damaged capture on both sides: equivalent as far as read, still trouble.
+    let both = runCLI(["diff", "--no-cache", cut, cut])
+    #expect(both.status == 2 && both.stdout.hasSuffix("equivalent\n"))
+    #expect(both.stderr.hasSuffix("bledissect: diff: A and B are damaged: the comparison covers only what could be read (status 2)\n"))
+    // Damage skipped in the middle (btsnoop is read on from the next plausible record).
+    var hurt = Array(try Data(contentsOf: URL(fileURLWithPath: Self.path("healthy_a.btsnoop"))))
+    var record = 16
+    while record < 3000 {
+      record += 24 + (Int(hurt[record + 4]) << 24 | Int(hurt[record + 5]) << 16 | Int(hurt[record + 6]) << 8 | Int(hurt[record + 7]))
+    }
+    // An impossible included length in a record's header.
+    hurt.replaceSubrange((record + 4)..<(record + 8), with: [0xFF, 0xFF, 0xFF, 0xF0])
+    let skipped = temporaryFile(hurt)
+    defer { unlink(skipped) }
+    let json = runCLI(["diff", "--json", "--no-cache", skipped, Self.path("healthy_a.btsnoop")])
+    #expect(json.status == 2)
+    #expect(json.stderr.contains("skipped") && json.stderr.hasSuffix("bledissect: diff: A is damaged: the comparison covers only what could be read (status 2)\n"))
+    #expect((try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])?["format"] as? String == "bledissect-diff")
+    // --stop-at-damage: damage ends the read; trouble too.
+    #expect(runCLI(["diff", "--stop-at-damage", "--no-cache", skipped, Self.path("healthy_a.btsnoop")]).status == 2)
+    // Unreadable: not a capture, empty, missing; nothing compared.
+    let notACapture = temporaryFile(Array("not a capture at all\n".utf8))
+    let empty = temporaryFile([])
+    defer { unlink(notACapture); unlink(empty) }
+    for other in [notACapture, empty, "/nonexistent.btsnoop"] {
+      let result = runCLI(["diff", "--no-cache", Self.path("healthy_a.btsnoop"), other])
+      #expect(result.status == 2, "\(other)")
+      #expect(result.stdout.isEmpty && result.stderr.hasPrefix("bledissect: \(other): ") && result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+    }
+  }
+
+  /// `help diff` says one thing about its statuses: diff(1)'s, with damage as trouble.
+  @Test func helpStatesDiffsOwnExitStatuses() {
+    let help = runCLI(["help", "diff"]).stdout
+    let statuses = help.components(separatedBy: "EXIT STATUS").dropFirst()
+    #expect(statuses.count == 1, "one EXIT STATUS section")
+    let section = statuses.first ?? ""
+    #expect(section.contains("\n  0   the sessions are equivalent\n  1   they differ\n  2   trouble: a capture is unreadable"))
+    #expect(section.contains("or damaged"))
+    #expect(!help.contains("the capture is damaged (truncated or corrupt record)"))
+    #expect(help.contains("The exit status is diff(1)'s: 0 equivalent, 1 different, 2 trouble (below)."))
+  }
+
   @Test func edgeCases() throws {
     // Two empty captures: equivalent; one side without connections: the device is only in A.
     let empty = temporaryFile(Array("btsnoop\0".utf8) + [0, 0, 0, 1, 0, 0, 0x03, 0xEA])

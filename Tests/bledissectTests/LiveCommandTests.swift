@@ -240,6 +240,124 @@ import Testing
     #expect(errors.contains(", 1 drop"), "\(errors)")
   }
 
+  /// A TCP listener on 127.0.0.1 (any free port), accepting for at most 10 s at a time.
+  static func listener() -> (socket: Int32, port: UInt16) {
+    #if canImport(Glibc)
+    let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #else
+    let server = socket(AF_INET, SOCK_STREAM, 0)
+    #endif
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) { pointer in
+      pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(server, $0, length) == 0 && getsockname(server, $0, &length) == 0 }
+    }
+    _ = listen(server, 4)
+    var limit = timeval(tv_sec: 10, tv_usec: 0)
+    _ = setsockopt(server, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+    return (server, UInt16(bigEndian: address.sin_port))
+  }
+
+  /// Android's feed sends each record's header and its packet in separate writes, so a client
+  /// that connects between them gets the btsnoop header, then the tail of a record: bytes the
+  /// reader skips as damage. Ctrl-C still ends `live` with status 0, as its help says; the skip
+  /// is said on stderr.
+  @Test func androidFeedJoinedMidRecordEndsWithStatus0OnSIGINT() throws {
+    let records = Self.session.records
+    let (server, port) = Self.listener()
+    defer { close(server) }
+    guard let live = try Self.launch(["live", "--json", "--no-cache", "--android", "127.0.0.1:\(port)"]) else { return }
+    defer { live.cleanUp() }
+    let client = accept(server, nil, nil)
+    #expect(client >= 0, "live did not connect within 10 s")
+    guard client >= 0 else { return }
+    defer { close(client) }
+    // The header, the packet of record 40 without its record header, then records 41…
+    let joined = Self.session.header + Array(records[40].dropFirst(24)) + records[41...].flatMap { $0 }
+    joined.withUnsafeBufferPointer { _ = send(client, $0.baseAddress!, $0.count, 0) }
+    #expect(live.awaitStderr("skipped"), "\(live.stderr)")
+    #expect(live.awaitLines(60))
+    let status = live.stop(SIGINT)
+    #expect(status == 0, "\(live.stderr)")
+    let errors = live.stderr
+    #expect(errors.contains("damaged capture at frame "), "\(errors)")
+    #expect(errors.contains("frames read; skipped "), "\(errors)")
+    #expect(errors.contains("bledissect: live: "), "\(errors)")
+    // Every whole record after the skip was decoded.
+    #expect(Self.identities(live.stdout).suffix(records.count - 41) == Self.expectedIdentities(records[41...])[...])
+  }
+
+  /// `--follow` as tail -F: a file not there yet is waited for (said once); once followed,
+  /// a file replaced with bytes that are not a capture, or with text, is said once and waited
+  /// on until a capture header is there again, rewritten in place or replaced; then reading
+  /// goes on. The writer is a thread of the test.
+  @Test func followsAFileFromItsCreationThroughGarbage() throws {
+    let records = Self.session.records
+    let directory = NSTemporaryDirectory() + "bledissect-follow-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let path = directory + "/btsnoop_hci.log"
+    guard let live = try Self.launch(["live", "--json", "--no-cache", "--follow", path]) else { return }
+    defer { live.cleanUp() }
+    #expect(live.awaitStderr("does not exist yet; waiting for it to be created"), "\(live.stderr)")
+    /// Writes `bytes` under a temporary name, then renames it over `path` (a replacement).
+    func replace(with bytes: [UInt8]) {
+      let temporary = directory + "/new"
+      _ = FileManager.default.createFile(atPath: temporary, contents: Data(bytes))
+      rename(temporary, path)
+    }
+    // The writer: creates the file a little later, then writes records in bursts.
+    let created = DispatchSemaphore(value: 0)
+    let writer = Thread {
+      usleep(300_000)
+      Self.append(Self.session.header, to: path)
+      Self.appendInBursts(records[0..<40], to: path)
+      created.signal()
+    }
+    writer.start()
+    #expect(created.wait(timeout: .now() + 20) == .success)
+    #expect(live.awaitLines(40), "frames of the file created later did not appear: \(live.stderr)")
+    #expect(live.stderr.components(separatedBy: "does not exist yet").count == 2, "said once: \(live.stderr)")
+    // Replaced with bytes that are no capture: said, and waited on.
+    var garbage: [UInt8] = []
+    var seed: UInt32 = 12345
+    for _ in 0..<4096 {
+      seed = seed &* 1_103_515_245 &+ 12345
+      garbage.append(UInt8(truncatingIfNeeded: seed >> 16) | 0x80)
+    }
+    replace(with: garbage)
+    #expect(live.awaitStderr("not a capture file bledissect understands"), "\(live.stderr)")
+    #expect(live.awaitStderr("waiting for a capture header"))
+    // The garbage grows: still waited on, not said again.
+    Self.append(Array(garbage[0..<512]), to: path)
+    usleep(300_000)
+    #expect(live.lines == 40)
+    #expect(live.stderr.components(separatedBy: "waiting for a capture header").count == 2, "\(live.stderr)")
+    // Rewritten in place with a capture: read from its start.
+    let rewrite = open(path, O_WRONLY | O_TRUNC)
+    #expect(rewrite >= 0)
+    close(rewrite)
+    Self.append(Self.session.header, to: path)
+    Self.appendInBursts(records[40..<100], to: path)
+    #expect(live.awaitStderr("holds a btsnoop capture now; reading it from its start"), "\(live.stderr)")
+    #expect(live.awaitLines(100), "frames after the garbage did not appear: \(live.stderr)")
+    // Replaced with text, then with a capture.
+    replace(with: Array(String(repeating: "not a capture, a note\n", count: 8).utf8))
+    #expect(live.awaitStderr("text, not a capture (starts with 6e 6f 74 20 …): live --follow reads btsnoop and PacketLogger files"), "\(live.stderr)")
+    replace(with: Self.session.header + records[100...].flatMap { $0 })
+    #expect(live.awaitLines(records.count), "frames after the text did not appear: \(live.stderr)")
+    let status = live.stop(SIGINT)
+    #expect(status == 0, "\(live.stderr)")
+    let expected = Self.expectedIdentities(records[0..<40]) + Self.expectedIdentities(records[40..<100]) + Self.expectedIdentities(records[100...])
+    #expect(Self.identities(live.stdout) == expected)
+    let errors = live.stderr
+    #expect(errors.components(separatedBy: "holds a btsnoop capture now").count == 3, "\(errors)")
+    #expect(errors.contains("live: \(records.count) frames,"), "\(errors)")
+  }
+
   @Test(arguments: [SIGINT, SIGTERM, SIGHUP])
   func recordingSurvivesASignalInTheMiddleOfABurst(signal: Int32) throws {
     let records = Self.session.records
@@ -347,16 +465,24 @@ import Testing
   }
 
   @Test func errorsSayWhatToDo() {
+    // A file not there yet is waited for (followsAFileFromItsCreationThroughGarbage); one in a
+    // directory that is not there either is a wrong path.
     let missing = runCLI(["live", "--follow", "/nonexistent/capture.btsnoop"])
     #expect(missing.status == 2)
-    #expect(missing.stderr.contains("No such file or directory"))
-    #expect(missing.stderr.contains("touch"))
+    #expect(missing.stderr == "bledissect: /nonexistent/capture.btsnoop: No such file or directory, nor its directory (check the path: live waits for a file to be created, in a directory that exists)\n")
     // No source: the monitor channel, which this machine's kernel does not have (CI: the same);
     // one line saying what to do. (With a stand-in for the socket: MonitorLiveTests.)
     let none = runCLI(["live"])
     #expect(none.status == 2)
     #expect(none.stderr.contains("no Bluetooth sockets") || none.stderr.contains("CAP_NET_RAW"))
     #expect(none.stderr.split(separator: "\n").count == 1)
+    // -w naming the followed file, even one not created yet (it would follow its own recording).
+    let directory = NSTemporaryDirectory() + "bledissect-same-\(UUID().uuidString)"
+    try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    let itself = runCLI(["live", "--follow", directory + "/log.btsnoop", "-w", directory + "/./log.btsnoop"])
+    #expect(itself.status == 64 && itself.stderr.contains("is the file being followed"), "\(itself.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: directory + "/log.btsnoop"))
     let both = runCLI(["live", "--android", "--follow", "x.btsnoop"])
     #expect(both.status == 64)
     let badPort = runCLI(["live", "--android", "localhost:99999"])

@@ -10,6 +10,24 @@ struct OptionSpec: Sendable {
   var short: Character?
   var kind: Kind
   var help: String
+  /// The values the option takes when they are a fixed list that `valueName` does not spell
+  /// out (`--to`'s formats); for shell completion.
+  var choices: [String]? = nil
+
+  /// What a shell completes the option's value with.
+  enum Completion: Equatable, Sendable {
+    /// A flag, or a value of the user's own (a number, an address).
+    case none
+    case files
+    case words([String])
+  }
+
+  var completion: Completion {
+    guard case .value(let valueName) = kind else { return .none }
+    if let choices { return .words(choices) }
+    if valueName.contains("|") { return .words(valueName.split(separator: "|").map(String.init)) }
+    return valueName == "file" ? .files : .none
+  }
 }
 
 /// What a command is called, what it does and which options it takes.
@@ -20,6 +38,9 @@ struct CommandConfiguration: Sendable {
   var usage: String
   var discussion: String = ""
   var options: [OptionSpec]
+  /// The command's own EXIT STATUS section (its first line included) when it differs from
+  /// the one every reading command shares (`BLEDissectCLI.exitStatusHelp`).
+  var exitStatus: String?
   var minimumPositionals = 0
   var maximumPositionals = 0
 }
@@ -109,6 +130,12 @@ struct ParsedArguments: Sendable, Equatable {
 enum ArgumentParser {
   static let helpOption = OptionSpec(name: "help", short: "h", kind: .flag, help: "Show help for this command.")
 
+  /// What a short option that this command lacks means where it exists: one letter, one
+  /// meaning in every command (`-j` is `--jobs`; `--json` has no short form).
+  static let shortHints: [Character: String] = [
+    "j": " (-j is --jobs, for summary, gatt and hr; JSON output is --json)"
+  ]
+
   /// Parses `arguments` against `configuration`. Handles `--name value`, `--name=value`,
   /// `-n value`, `-nvalue`, bundled flags (`-1v`, ending in at most one option with a value:
   /// `-1c5`), `-` (standard input) as a positional, and `--` ending the options.
@@ -165,7 +192,7 @@ enum ArgumentParser {
         letters = letters.dropFirst()
         guard let spec = options.first(where: { $0.short == letter }) else {
           let inBundle = argument.count > 2 ? " in '\(argument)'" : ""
-          throw UsageError(message: "unknown option '-\(letter)'\(inBundle)")
+          throw UsageError(message: "unknown option '-\(letter)'\(inBundle)" + (shortHints[letter] ?? ""))
         }
         if case .value(let valueName) = spec.kind {
           try takeValue(spec, valueName, inline: letters.isEmpty ? nil : String(letters), written: "-\(letter)")

@@ -109,27 +109,37 @@ enum BLEDissectCLI {
       64  usage error (one line on stderr says what is wrong)
     """
 
+  /// The overview's parts (the man page is made of them too).
+  static let overviewAbstract = "Decode Bluetooth HCI captures (btsnoop, PacketLogger, pcap, pcapng) into plain words."
+  static let usageLines = ["[annotate] [options] <file>", "<command> [options] <file>"]
+  static let overviewDescription = """
+    The file may be '-' for standard input. Formats are detected from the content;
+    gzip-compressed captures and Android bugreports (.txt, .zip: the btsnoop_hci.log
+    in the zip, else the btsnooz summary) are read too.
+    """
+  static let helpCommandAbstract = "Show help for a command."
+  /// The options of the first word alone: (short, long, help).
+  static let globalOptions: [OptionSpec] = [
+    OptionSpec(name: "version", short: nil, kind: .flag, help: "Show the version."),
+    OptionSpec(name: "help", short: "h", kind: .flag, help: "Show this help."),
+  ]
+
   static var overview: String {
-    var text = """
-      OVERVIEW: Decode Bluetooth HCI captures (btsnoop, PacketLogger, pcap, pcapng) into plain words.
-
-      USAGE: bledissect [annotate] [options] <file>
-             bledissect <command> [options] <file>
-
-      The file may be '-' for standard input. Formats are detected from the content;
-      gzip-compressed captures and Android bugreports (.txt, .zip: the btsnoop_hci.log
-      in the zip, else the btsnooz summary) are read too.
-
-      COMMANDS:
-
-      """
+    var text = "OVERVIEW: \(overviewAbstract)\n\n"
+    text += "USAGE: " + usageLines.map { "bledissect " + $0 }.joined(separator: "\n       ") + "\n\n"
+    text += overviewDescription + "\n\nCOMMANDS:\n"
     for command in commands {
       let config = command.configuration
       text += "  " + config.name + String(repeating: " ", count: max(12 - config.name.count, 1)) + config.abstract + "\n"
     }
-    text += "  help        Show help for a command.\n\n"
+    text += "  help        \(helpCommandAbstract)\n\n"
     text += "  See 'bledissect help <command>' for a command's options.\n\n"
-    text += "OPTIONS:\n  --version   Show the version.\n  -h, --help  Show this help.\n\n" + exitStatusHelp + "\n"
+    text += "OPTIONS:\n"
+    for option in globalOptions {
+      let left = (option.short.map { "-\($0), " } ?? "") + "--" + option.name
+      text += "  " + left + String(repeating: " ", count: 12 - left.count) + option.help + "\n"
+    }
+    text += "\n" + exitStatusHelp + "\n"
     return text
   }
 
@@ -149,6 +159,17 @@ enum BLEDissectCLI {
       return ExitStatus.success
     case "-h", "--help":
       context.stdout.append(string: overview)
+      return ExitStatus.success
+    case "help" where arguments.count > 1 && arguments[1].text == "--man":
+      // Not in the overview: for Scripts/update-cli-docs and packagers (docs/cli.md says so).
+      guard arguments.count == 2 else { return usageError("help --man takes nothing more", command: nil, context) }
+      context.stdout.append(string: Manual.manPage())
+      return ExitStatus.success
+    case "help" where arguments.count > 1 && arguments[1].text == "--completions":
+      guard arguments.count == 3, let script = Manual.completions(arguments[2].text) else {
+        return usageError("help --completions needs one shell: \(Manual.shells.joined(separator: ", "))", command: nil, context)
+      }
+      context.stdout.append(string: script)
       return ExitStatus.success
     case "help":
       guard arguments.count > 1, arguments[1].text != "help" else {
@@ -190,7 +211,7 @@ enum BLEDissectCLI {
   static var commandNames: [String] { commands.map { $0.configuration.name } + ["help"] }
 
   static func help(for command: any CLICommand.Type) -> String {
-    ArgumentParser.help(for: command.configuration) + "\n" + exitStatusHelp + "\n"
+    ArgumentParser.help(for: command.configuration) + "\n" + (command.configuration.exitStatus ?? exitStatusHelp) + "\n"
   }
 
   /// A first word that is no option, no path (no '/' or '.') and no existing file is taken for

@@ -28,7 +28,7 @@ enum AnnotateCommand: CLICommand {
 
   /// The options of the output, filters and damage, shared with `live`.
   static let renderingOptions: [OptionSpec] = [
-    OptionSpec(name: "json", short: "j", kind: .flag, help: "Write JSON Lines, one object per frame."),
+    OptionSpec(name: "json", short: nil, kind: .flag, help: "Write JSON Lines, one object per frame."),
     OptionSpec(name: "format", short: nil, kind: .value(valueName: "text|json"), help: "Output format (default text)."),
     OptionSpec(name: "time", short: "t", kind: .value(valueName: "rel|abs|delta"), help: "Time column: seconds since the capture's first frame (default), UTC, or since the previous frame."),
     OptionSpec(name: "color", short: nil, kind: .value(valueName: "auto|always|never"), help: "Colour the text output (default auto: only on a terminal, never with NO_COLOR)."),

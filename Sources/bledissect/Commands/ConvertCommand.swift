@@ -32,7 +32,7 @@ enum ConvertCommand: CLICommand {
       + "\nrenamed at the end, so a failed convert leaves the output as it was; an output that is the input"
       + "\n(the same file by any name or link) is refused with status 64.",
     options: [
-      OptionSpec(name: "to", short: nil, kind: .value(valueName: "format"), help: "Output format (see above)."),
+      OptionSpec(name: "to", short: nil, kind: .value(valueName: "format"), help: "Output format (see above).", choices: formats.map { $0.0 }),
       stopAtDamageOption,
     ],
     minimumPositionals: 2,

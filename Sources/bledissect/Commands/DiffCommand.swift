@@ -20,17 +20,28 @@ enum DiffCommand: CLICommand {
       A), and values and timing beyond thresholds (a silence 3 times and 5 s longer than the
       other side's longest, push counts differing by half, mean heart rates 10 bpm apart).
       Times are seconds from each capture's start; handles, timestamps and random values are
-      not compared. Exit status like diff(1): 0 equivalent, 1 different, 2 trouble.
+      not compared. The exit status is diff(1)'s: 0 equivalent, 1 different, 2 trouble (below).
       """,
     options: [
       OptionSpec(name: "json", short: nil, kind: .flag, help: "Write the comparison as one JSON object (docs/json.md)."),
       OptionSpec(name: "verbose", short: "v", kind: .flag, help: "Also list every aligned procedure step of each connection."),
       OptionSpec(name: "ignore", short: nil, kind: .value(valueName: "kind"),
-        help: "Leave out a class of differences: devices, gatt, parameters, mtu, phy, security, disconnect, procedure, values, timing. Repeatable."),
+        help: "Leave out a class of differences: devices, gatt, parameters, mtu, phy, security, disconnect, procedure, values, timing. Repeatable.",
+        choices: SessionDifference.Kind.allCases.map(\.rawValue)),
       OptionSpec(name: "threshold", short: nil, kind: .value(valueName: "name=value"),
         help: "Change a threshold: gap_factor (3), gap_s (5), bpm (10), share (0.5: counts differing by half). Repeatable."),
       stopAtDamageOption,
     ] + DecodingOptions.specs,
+    exitStatus: """
+      EXIT STATUS (diff(1)'s):
+        0   the sessions are equivalent
+        1   they differ
+        2   trouble: a capture is unreadable (missing or empty file, not a capture, unsupported
+            format or link type: nothing is compared), or damaged (a truncated or corrupt record,
+            skipped or, with --stop-at-damage, ending the read: the comparison of what could be
+            read is printed, and one line on stderr says it is incomplete)
+        64  usage error (one line on stderr says what is wrong)
+      """,
     minimumPositionals: 2,
     maximumPositionals: 2)
 
@@ -71,16 +82,21 @@ enum DiffCommand: CLICommand {
     DispatchQueue.concurrentPerform(iterations: 2) { index in
       results.set(index, read(paths[index], damage: damage, maps: maps))
     }
-    var status: Int32 = 0
+    var unreadable = false
+    var damaged: [String] = []
     var sides: [DiffSide] = []
     for index in 0..<2 {
       let result = results.get(index)
       for byte in result.errors { context.stderr.byte(byte) }
       if let side = result.side { sides.append(side) }
-      if result.status == 2 { status = 2 }
+      if result.status >= ExitStatus.unreadable {
+        unreadable = true
+      } else if result.status == ExitStatus.damaged {
+        damaged.append(index == 0 ? "A" : "B")
+      }
     }
     context.stderr.flush()
-    guard sides.count == 2, status != 2 else { return 2 }
+    guard sides.count == 2, !unreadable else { return trouble }
     var differences = diff.compare(sides[0], sides[1])
     differences.removeAll { ignored.contains($0.kind) }
     if arguments.has("json") {
@@ -89,8 +105,20 @@ enum DiffCommand: CLICommand {
       writeText(differences, paths, sides, verbose: arguments.has("verbose"), &context.stdout)
     }
     context.stdout.flush()
-    return differences.isEmpty ? 0 : 1
+    // A damaged side was compared only as far as it could be read: a difference may be
+    // missing or be the damage's doing, so the answer is not reliable (diff(1)'s trouble).
+    if !damaged.isEmpty {
+      let which = damaged.count == 2 ? "A and B are" : "\(damaged[0]) is"
+      context.error("diff: \(which) damaged: the comparison covers only what could be read (status 2)")
+      return trouble
+    }
+    return differences.isEmpty ? equivalent : different
   }
+
+  /// diff(1)'s exit statuses.
+  static let equivalent: Int32 = 0
+  static let different: Int32 = 1
+  static let trouble: Int32 = 2
 
   struct Result: Sendable {
     var side: DiffSide?

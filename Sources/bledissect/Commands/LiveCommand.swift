@@ -22,14 +22,17 @@ enum LiveCommand: CLICommand {
     discussion: """
       --follow FILE reads a btsnoop or PacketLogger file as it grows (like tail -F): its end
       is looked at every 50 ms; a file that shrinks is read again from its start, a name that
-      comes to name another file (rotation) is opened again, each said on stderr. '-' (or a
-      FIFO) is read as bytes arrive, until its writer closes it.
+      comes to name another file (rotation) is opened again, each said on stderr. A file not
+      created yet is waited for (its directory must exist); a file replaced with something
+      that is not a capture is waited on until it holds a capture header. '-' (or a FIFO) is
+      read as bytes arrive, until its writer closes it.
       --android connects to Android's btsnoop feed (default 127.0.0.1:8872, reached with
       'adb forward tcp:8872 tcp:8872'); when the connection is refused or drops, it says so
       on stderr and tries again every second.
       Output, filters and decoding options are annotate's. Frames are shown as they come.
       Ctrl-C (SIGINT), SIGTERM and SIGHUP end it cleanly (status 0), after one line on stderr:
-      frames, bytes of packets, drops (connections lost, files truncated or replaced).
+      frames, bytes of packets, drops (connections lost, files truncated or replaced); damage
+      skipped on the way is said on stderr as it is met, not in the status.
       -w FILE writes every record received to FILE as it comes (btsnoop H4; pcapng or pcap
       or PacketLogger by the name's extension), each record whole, so the file is a valid
       capture at any moment.
@@ -46,6 +49,16 @@ enum LiveCommand: CLICommand {
       OptionSpec(name: "hr", short: nil, kind: .flag, help: "Show heart-rate measurements only, a row each (hr's columns); a status line on a terminal."),
       OptionSpec(name: "write", short: "w", kind: .value(valueName: "file"), help: "Also write every record received to this file (btsnoop; .pcapng, .pcap, .pklg by extension)."),
     ] + AnnotateCommand.renderingOptions + DecodingOptions.specs,
+    exitStatus: """
+      EXIT STATUS:
+        0   ended by Ctrl-C (SIGINT), SIGTERM, SIGHUP or its output closing (damage skipped on
+            the way is said on stderr, not in the status), or a pipe or FIFO read to its end
+        1   a pipe or FIFO read to its end with damage skipped, or a read ended by damage
+            (--stop-at-damage, a truncated last record), as annotate
+        2   the source cannot be read: no permission, a missing directory, not a capture, the
+            monitor channel unavailable; or -w could not write
+        64  usage error (one line on stderr says what is wrong)
+      """,
     minimumPositionals: 0,
     maximumPositionals: 1)
 
@@ -76,9 +89,7 @@ enum LiveCommand: CLICommand {
     var recording: (path: Argument, recorder: CaptureRecorder)?
     if let value = arguments.value("write") {
       let path = Argument(value)
-      if case .file(let followed, _) = origin, let input = FileStatus(followed), let output = FileStatus(path.bytes),
-        input.device == output.device, input.inode == output.inode
-      {
+      if case .file(let followed, _) = origin, namesTheSameFile(followed, path.bytes) {
         context.error("\(path.display) is the file being followed: -w cannot write over its input")
         return ExitStatus.usage
       }
@@ -98,9 +109,28 @@ enum LiveCommand: CLICommand {
       if skipped > 0 { summary += " (\(skipped) skipped: the format cannot carry them)" }
     }
     var status = context.finishRead(Argument(reader.name), reader: reader, frames: end.frames, failure: end.failure)
+    // Stopped (a signal, or the output closing): live's normal end, status 0 as its help says,
+    // whatever damage was skipped on the way (each skip was said on stderr, and counted above).
+    if control.stopRequested { status = ExitStatus.success }
     context.error(summary)
     if reader.recordingFailure != nil { status = max(status, ExitStatus.unreadable) }
     return status
+  }
+
+  /// Whether two names name one file: the same device and inode when both exist; else (the
+  /// followed file not created yet) the same directory, resolved, and the same last name.
+  static func namesTheSameFile(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    if let first = FileStatus(a), let second = FileStatus(b) { return first.device == second.device && first.inode == second.inode }
+    func resolved(_ path: [UInt8]) -> [UInt8]? {
+      let slash = path.lastIndex(of: UInt8(ascii: "/"))
+      let directory = slash.map { $0 == 0 ? [UInt8(ascii: "/")] : Array(path[..<$0]) } ?? [UInt8(ascii: ".")]
+      let name = slash.map { Array(path[($0 + 1)...]) } ?? path
+      guard let real = withCPath(directory, { realpath($0, nil) }) else { return nil }
+      defer { free(real) }
+      return Array(String(cString: real).utf8) + [UInt8(ascii: "/")] + name
+    }
+    guard let first = resolved(a), let second = resolved(b) else { return false }
+    return first == second
   }
 
   /// The Linux monitor channel: every controller's traffic, as btmon sees it. Opening it needs
@@ -252,7 +282,7 @@ enum LiveCommand: CLICommand {
     let message = error.message
     if case .cannotOpen(let why) = error {
       if why == String(cString: strerror(ENOENT)) {
-        return "\(name): \(why) (check the path; to follow a file not written yet, create it first: touch \(name))"
+        return "\(name): \(why), nor its directory (check the path: live waits for a file to be created, in a directory that exists)"
       }
       if why == String(cString: strerror(EACCES)) {
         return "\(name): \(why) (run as a user allowed to read it, e.g. with sudo, or copy it somewhere readable)"
@@ -279,8 +309,10 @@ enum LiveCommand: CLICommand {
     guard let path = followed ?? positional else { return usage("live needs a source") }
     if path.bytes == [UInt8(ascii: "-")] { return .success(.stream(descriptor: 0, name: "-", owns: false)) }
     guard let status = FileStatus(path.bytes) else {
-      let why = String(cString: strerror(errno))
-      context.error(describe(.cannotOpen(why), name: path.display))
+      let number = errno
+      // Not created yet: followed once it is (LiveReader waits, when its directory exists).
+      if number == ENOENT { return .success(.file(path: path.bytes, name: path.display)) }
+      context.error(describe(.cannotOpen(String(cString: strerror(number))), name: path.display))
       return .failure(ExitCode(status: ExitStatus.unreadable))
     }
     if status.isRegularFile { return .success(.file(path: path.bytes, name: path.display)) }
