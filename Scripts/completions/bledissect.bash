@@ -18,15 +18,15 @@ _bledissect() {
     if [[ $cur == -* ]]; then
       COMPREPLY=($(compgen -W '--json --format -t --time --color -1 --oneline -v --verbose -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --no-cache -h --help --version' -- "$cur"))
     else
-      COMPREPLY=($(compgen -W 'annotate info summary gatt hr diff convert live help' -- "$cur"))
+      COMPREPLY=($(compgen -W 'annotate info summary gatt hr diff convert live cache help' -- "$cur"))
       _bledissect_files "$cur"
     fi
     return 0
   fi
   case ${COMP_WORDS[1]} in
-    annotate|info|summary|gatt|hr|diff|convert|live) command=${COMP_WORDS[1]} ;;
+    annotate|info|summary|gatt|hr|diff|convert|live|cache) command=${COMP_WORDS[1]} ;;
     help)
-      if ((COMP_CWORD == 2)); then COMPREPLY=($(compgen -W 'annotate info summary gatt hr diff convert live' -- "$cur")); fi
+      if ((COMP_CWORD == 2)); then COMPREPLY=($(compgen -W 'annotate info summary gatt hr diff convert live cache' -- "$cur")); fi
       return 0
       ;;
   esac
@@ -162,6 +162,11 @@ _bledissect() {
           ;;
       esac
       options='-f --follow --android --hr -w --write --json --format -t --time --color -1 --oneline -v --verbose -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --no-cache -h --help'
+      ;;
+    cache)
+      case $prev in
+      esac
+      options='-h --help'
       ;;
   esac
   if [[ $cur == -* ]]; then
