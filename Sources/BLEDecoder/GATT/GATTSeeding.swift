@@ -72,13 +72,14 @@ extension Dissector {
   /// layouts: none is guessed. Each table's layout is kept up to date as it changes, so this
   /// costs the same however many tables and connections there are.
   mutating func seedByLayout(_ slot: Int, _ frame: inout DissectedFrame) {
-    if importedLayouts == nil { importedLayouts = Self.layouts(of: maps) }
+    let imported = importedLayouts ?? Self.layouts(of: maps)
+    importedLayouts = imported
     gattDatabases.layoutIndex.refresh(gattDatabases.databases, gattDatabases.servers)
     let learned = gattDatabases.layoutIndex
     var distinct = learned.counts.count
-    for fingerprint in importedLayouts!.keys where learned.counts[fingerprint] == nil { distinct += 1 }
-    let tables = learned.counts.values.reduce(0, +) + (importedLayouts?.values.reduce(0) { $0 + $1.count } ?? 0)
+    for fingerprint in imported.keys where learned.counts[fingerprint] == nil { distinct += 1 }
     guard distinct == 1 else {
+      let tables = learned.total + importedLayoutCount
       if tables > 1 {
         frame.diagnostics.append(Diagnostic(.note, .gatt, "this connection's peer is not in the capture, and \(tables) known GATT tables differ: none is applied"))
       }
@@ -89,8 +90,8 @@ extension Dissector {
       let tree = gattDatabases.databases[owner].attributeTree
       let frameNumber = tree.services.first.map(\.learnedIn) ?? 0
       chosen = GATTMap(address: address, tree: tree, origin: "the table learned in frame \(frameNumber)")
-    } else if let (_, indices) = importedLayouts!.first, let last = indices.last {
-      chosen = maps.maps[last].map
+    } else if let (_, indices) = imported.first, let last = indices.last {
+      chosen = maps.entries[last].map
     } else {
       return
     }
@@ -99,6 +100,9 @@ extension Dissector {
     frame.diagnostics.append(Diagnostic(.note, .gatt,
       "this connection's peer is not in the capture: handles mapped with \(whose) (\(chosen.origin)), the only layout known"))
   }
+
+  /// How many maps given take part in layout matching.
+  var importedLayoutCount: Int { importedLayouts?.values.reduce(0) { $0 + $1.count } ?? 0 }
 
   /// The layouts of the maps given: fingerprint → the maps with it (in the order given).
   static func layouts(of maps: GATTMapSet) -> [Int: [Int]] {
@@ -153,6 +157,8 @@ extension Dissector {
 struct GATTLayoutIndex: Sendable {
   var fingerprints: [Int: Int] = [:]  // slot → fingerprint
   var counts: [Int: Int] = [:]  // fingerprint → tables
+  /// Tables with a fingerprint, in all.
+  var total = 0
   /// The slot that last took each fingerprint (the table used when it is the only layout).
   var owners: [Int: Int] = [:]
   /// Slots changed since the last refresh, in the order they changed.
@@ -166,6 +172,7 @@ struct GATTLayoutIndex: Sendable {
   mutating func remove(_ slot: Int) {
     guard let old = fingerprints.removeValue(forKey: slot) else { return }
     counts[old]! -= 1
+    total -= 1
     if counts[old] == 0 {
       counts[old] = nil
       owners[old] = nil
@@ -190,6 +197,7 @@ struct GATTLayoutIndex: Sendable {
       let fingerprint = Dissector.fingerprint(layout)
       fingerprints[slot] = fingerprint
       counts[fingerprint, default: 0] += 1
+      total += 1
       owners[fingerprint] = slot
     }
     changed.removeAll(keepingCapacity: true)
