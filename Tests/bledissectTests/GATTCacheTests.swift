@@ -120,21 +120,21 @@ import Testing
   @Test func hugeCacheFilesAreNotRead() throws {
     let late = capturePath("late_reconnect.btsnoop")
     let clean = Folder().run(["hr", late])
+    /// The strap's address with one service of `count` characteristics (handles 2n+1, 2n+2).
+    func hostileMap(_ count: Int) -> String {
+      let characteristics = (0..<count).map { #"{"declaration_handle":\#(2 * $0 % 65_000 + 1),"value_handle":\#(2 * $0 % 65_000 + 2),"uuid":"2a35"}"# }
+      return #"{"format":"bledissect-gatt-map","version":1,"capture":"hostile","devices":[{"server":"peer","address":"D0:B1:ED:00:48:52","services":[{"start":1,"end":65535,"uuid":"180d","characteristics":["#
+        + characteristics.joined(separator: ",") + "]}]}]}"
+    }
     // 100 000 characteristics: over the file size bound.
-    var big = #"{"format":"bledissect-gatt-map","version":1,"capture":"hostile","devices":[{"server":"peer","address":"D0:B1:ED:00:48:52","services":[{"start":1,"end":65535,"uuid":"180d","characteristics":["#
-    big += (0..<100_000).map { #"{"declaration_handle":\#($0 % 65_000 + 1),"value_handle":\#($0 % 65_000 + 2),"uuid":"2a35"}"# }.joined(separator: ",")
-    big += "]}]}]}"
     let large = Folder()
-    try large.write("D0B1ED004852.json", big)
+    try large.write("D0B1ED004852.json", hostileMap(100_000))
     let first = large.run(["hr", late])
     #expect(first.stdout == clean.stdout)
     #expect(first.stderr.contains("is too large"))
     // 3 000 attributes in less than the size bound: over the attribute bound.
-    var many = #"{"format":"bledissect-gatt-map","version":1,"capture":"hostile","devices":[{"server":"peer","address":"D0:B1:ED:00:48:52","services":[{"start":1,"end":65535,"uuid":"180d","characteristics":["#
-    many += (0..<3000).map { #"{"declaration_handle":\#(2 * $0 + 1),"value_handle":\#(2 * $0 + 2),"uuid":"2a35"}"# }.joined(separator: ",")
-    many += "]}]}]}"
     let numerous = Folder()
-    try numerous.write("D0B1ED004852.json", many)
+    try numerous.write("D0B1ED004852.json", hostileMap(3000))
     let second = numerous.run(["hr", late])
     #expect(second.stdout == clean.stdout)
     #expect(second.stderr.contains("holds 3001 attributes (at most 2048): not used"))
