@@ -6,7 +6,11 @@ Usage: nice python3 Scripts/hostile-bench.py [--scales 10000,100000] [--full] [-
 
 Each case of Scripts/captures/make_hostile_captures.py (listed by its --list) is written at each
 scale (N units: pairs, connections, bearers ... see the case's line) into a temporary directory,
-then bledissect reads it once per mode, with its output thrown away:
+then bledissect reads it once per mode, with its output thrown away. The compressed bombs
+(gzip_bomb, zip_bomb, btsnooz_bomb: fixed size, about 512 KiB, 512 KiB and 86 KiB) are written
+and read once, whatever the scales; their scale column shows "fixed" and their records are the
+good ones before the garbage. A bomb is expected to stop at its inflation cap with exit status 1
+and the cap's message (shown as the row's note):
 
     text     bledissect FILE > /dev/null              (annotate, plain text)
     json     bledissect --json FILE > /dev/null       (annotate, JSON Lines)
@@ -167,7 +171,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scales", default="10000,100000", help="comma-separated units per case (default 10000,100000)")
     parser.add_argument("--full", action="store_true", help="add the 1000000 scale")
-    parser.add_argument("--only", action="append", choices=sorted(hostile.CASES), help="only this case (repeatable)")
+    parser.add_argument("--only", action="append", choices=sorted(hostile.CASES) + sorted(hostile.BOMBS), help="only this case (repeatable)")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: text,json,info,convert (default all)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per run (default 120)")
     parser.add_argument("--keep", metavar="DIR", help="write the captures to DIR and keep them")
@@ -189,9 +193,10 @@ def main() -> int:
     last: dict[tuple[str, str], dict] = {}
     timed_out: set[tuple[str, str]] = set()
     try:
-        for case in args.only or hostile.CASES:
+        for case in args.only or list(hostile.CASES) + list(hostile.BOMBS):
             case_modes = modes + [m for m in EXTRA_MODES.get(case, ()) if "text" in modes]
-            for scale in scales:
+            bomb = case in hostile.BOMBS
+            for scale in scales[:1] if bomb else scales:
                 if all((case, m) in timed_out for m in case_modes):
                     break
                 start = time.perf_counter()
@@ -203,7 +208,7 @@ def main() -> int:
                     if (case, mode) in timed_out:
                         continue
                     result = measure(command(binary, mode, path, scratch), args.timeout, scratch)
-                    row = {"case": case, "scale": scale, "records": records, "mib": size / 2**20, "mode": mode, **result}
+                    row = {"case": case, "scale": scale, "bomb": bomb, "records": records, "mib": size / 2**20, "mode": mode, **result}
                     row["flags"] = flags_for(row, last.get((case, mode)), args.timeout)
                     rows.append(row)
                     last[(case, mode)] = row
@@ -226,8 +231,9 @@ def main() -> int:
         wall = f"> {args.timeout:.0f}" if r["status"] == "TIMEOUT" else f"{r['wall']:.2f}"
         rss = "—" if r["status"] == "TIMEOUT" and GNU_TIME else f"{r['rss']:.1f}"
         flags = "; ".join(r["flags"] + ([r["note"]] if r["note"] else []))
-        per_unit = "—" if r["status"] == "TIMEOUT" else f"{r['cpu'] / r['scale'] * 1e6:.2f}"
-        print(f"| {r['case']} | {r['scale']} | {r['records']} | {r['mib']:.1f} | {r['mode']} | {wall} | {r['cpu']:.2f} | "
+        per_unit = "—" if r["status"] == "TIMEOUT" or r["bomb"] else f"{r['cpu'] / r['scale'] * 1e6:.2f}"
+        scale = "fixed" if r["bomb"] else r["scale"]
+        print(f"| {r['case']} | {scale} | {r['records']} | {r['mib']:.1f} | {r['mode']} | {wall} | {r['cpu']:.2f} | "
               f"{per_unit} | {rss} | {r['status']} | {flags} |")
     return 0
 
