@@ -7,7 +7,8 @@ Usage: nice python3 Scripts/hostile-bench.py [--scales 10000,100000] [--full] [-
 Each case of Scripts/captures/make_hostile_captures.py (listed by its --list) is written at each
 scale (N units: pairs, connections, bearers ... see the case's line) into a temporary directory,
 then bledissect reads it once per mode, with its output thrown away. The compressed bombs
-(gzip_bomb, zip_bomb, btsnooz_bomb: fixed size, about 512 KiB, 512 KiB and 86 KiB) are written
+(gzip_bomb, zip_bomb, btsnooz_bomb, resync_bomb: fixed size, about 512 KiB, 512 KiB, 86 KiB and
+512 KiB) are written
 and read once, whatever the scales; their scale column shows "fixed" and their records are the
 good ones before the garbage. A bomb is expected to stop at its inflation cap with exit status 1
 and the cap's message (shown as the row's note):

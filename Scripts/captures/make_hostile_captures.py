@@ -12,7 +12,14 @@ Usage:
     --only   generate only these cases (repeatable)
     --list   print the cases, one line each, and exit
 
-Every file is btsnoop v1, datalink 1002 (H4), written as the phone (the central, the ATT client)
+Four cases are compressed bombs of a fixed size (--scale is ignored): gzip_bomb (a .btsnoop.gz),
+zip_bomb (a bugreport .zip whose btsnoop_hci.log entry is the bomb) and btsnooz_bomb (a bugreport
+.txt whose BTSNOOP_LOG_SUMMARY inflates to 64 MiB) each start with 1000 good records, then
+inflate to hundreds of MB of zeros; resync_bomb (a .btsnoop.gz) repeats damage between good
+records instead, so that reading on past damage is what the cap bounds. They check the
+inflation caps (docs/formats.md).
+
+Every other file is btsnoop v1, datalink 1002 (H4), written as the phone (the central, the ATT client)
 would record it: flags 0 = ACL host->controller, 1 = ACL controller->host, 2 = command, 3 = event
 (see ../shared/reference/capture-formats.md section 1). Records are 1 ms apart unless a case says
 otherwise. HCI ACL headers carry handle | PB << 12 (PB 0b00 for host->controller starts, 0b10 for
@@ -402,10 +409,33 @@ def btsnooz_bomb(path: str) -> int:
     return BOMB_GOOD_RECORDS
 
 
+def resync_bomb(path: str) -> int:
+    """A .btsnoop.gz of ~512 KiB: 1000 good records, then a repeated damaged byte and two notifications (a skip every 75 bytes) to ~150 MiB."""
+    prefix, records = _good_prefix(path)
+    cap = Capture(path)
+    ts = START_UNIX_US + BTSNOOP_EPOCH_OFFSET + (BOMB_GOOD_RECORDS + 1) * RECORD_GAP_US
+    notification = b"\x02" + struct.pack("<HH", CONN | PB_START_RX << 12, 8) + struct.pack("<HHBHB", 4, ATT_CID, 0x1B, 0x0010, 0x42)
+    unit = b"\xff" + b"".join(RECORD_HEADER.pack(len(notification), len(notification), 1, 0, ts + k) + notification for k in (0, 1000))
+    cap.close()
+    os.remove(path)
+    block = unit * ((1 << 20) // len(unit))
+    with open(path, "wb") as out:
+        compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + 15)
+        out.write(compressor.compress(prefix))
+        written = 0
+        while written < BOMB_COMPRESSED_BYTES:
+            data = compressor.compress(block)
+            out.write(data)
+            written += len(data)
+        out.write(compressor.flush())
+    return records
+
+
 BOMBS = {
     "gzip_bomb": (gzip_bomb, ".btsnoop.gz"),
     "zip_bomb": (zip_bomb, ".zip"),
     "btsnooz_bomb": (btsnooz_bomb, ".txt"),
+    "resync_bomb": (resync_bomb, ".btsnoop.gz"),
 }
 
 

@@ -36,6 +36,8 @@ final class BtsnoozConverter: ContentProducer {
   private let staged: UnsafeMutablePointer<UInt8>
   private var stagedStart = 0
   private var stagedEnd = 0
+  /// The most bytes `staged` held at once (tests: never more than `stagedCapacity`).
+  private(set) var mostStaged = 0
 
   static let chunkSize = 64 * 1024
   static let stagedCapacity = chunkSize * 4 + BTSnoopFormat.headerSize
@@ -159,6 +161,7 @@ final class BtsnoozConverter: ContentProducer {
       staged.advanced(by: stagedEnd).update(from: bytes.baseAddress!, count: bytes.count)
       stagedEnd += bytes.count
     }
+    mostStaged = max(mostStaged, stagedEnd)
   }
 
   @inline(__always) private func put32(_ value: UInt32) {

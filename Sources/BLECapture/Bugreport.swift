@@ -83,9 +83,9 @@ public enum Bugreport {
         let byte = input.peek(index)
         if byte == UInt8(ascii: "-") { return try decoder.finish() }
         try decoder.feed(byte)
-      }
-      guard decoder.characters <= limit else {
-        throw .corrupt("BTSNOOP_LOG_SUMMARY is longer than \(limit) bytes; refused")
+        guard decoder.characters <= limit else {
+          throw .corrupt("BTSNOOP_LOG_SUMMARY is longer than \(limit) bytes; refused")
+        }
       }
       input.consume(have)
     }
