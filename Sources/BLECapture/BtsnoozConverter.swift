@@ -106,7 +106,7 @@ final class BtsnoozConverter: ContentProducer {
   static func makeInflater(limit: Int64) throws(CaptureError) -> Inflater {
     let cap = Inflater.Cap(
       floor: limit, ratio: nil, subject: "the BTSNOOP_LOG_SUMMARY's zlib data",
-      advice: "Android keeps a few hundred KiB of records for a summary")
+      advice: "Android keeps at most about 1 MiB of records for a summary")
     return try Inflater(.zlib, pending: UnsafeBufferPointer(start: nil, count: 0), cap: cap)
   }
 

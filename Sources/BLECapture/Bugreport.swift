@@ -9,7 +9,7 @@ import BLECore
 public enum Bugreport {
   static let beginMarker = Array("--- BEGIN:BTSNOOP_LOG_SUMMARY".utf8)
   /// Largest base64 text and largest inflated body accepted by default
-  /// (`InflationLimits.summary`): Android keeps a few hundred KiB of records for the summary.
+  /// (`InflationLimits.summary`): Android keeps at most about 1 MiB of records for the summary.
   public static let maximumSummaryBytes = Int(InflationLimits.standard.summary)
 
   /// Whether the first bytes look like text (a bugreport starts with `====` lines; dumpsys with

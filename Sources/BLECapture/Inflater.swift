@@ -12,7 +12,7 @@ public struct InflationLimits: Sendable, Equatable {
   /// Inflated bytes always allowed, whatever the ratio (small, highly compressible files).
   public var floor: Int64
   /// A bugreport's BTSNOOP_LOG_SUMMARY: at most this many base64 characters and this many
-  /// inflated bytes (Android keeps a few hundred KiB of records for it).
+  /// inflated bytes (Android keeps at most about 1 MiB of records for it).
   public var summary: Int64
 
   public init(ratio: Int64 = 100, floor: Int64 = 64 << 20, summary: Int64 = 16 << 20) {

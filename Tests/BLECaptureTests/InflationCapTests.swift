@@ -127,7 +127,7 @@ import BLECore
     #expect(
       result.error
         == .inflationCapped(
-          "the BTSNOOP_LOG_SUMMARY's zlib data inflates to more than 65536 bytes, the cap (Android keeps a few hundred KiB of records for a summary): stopped there"
+          "the BTSNOOP_LOG_SUMMARY's zlib data inflates to more than 65536 bytes, the cap (Android keeps at most about 1 MiB of records for a summary): stopped there"
         ))
     #expect(result.error?.exitStatus == 1)
     // Held: the compressed payload, and buffers of fixed sizes.

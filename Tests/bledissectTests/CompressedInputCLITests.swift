@@ -259,7 +259,7 @@ import BLECore
     #expect(result.stdout.contains("frames:   \(Self.framesBefore(16 << 20, plainSize: goodSize, recordSize: big.count))\n"))
     #expect(
       result.stderr
-        == "bledissect: \(path): the BTSNOOP_LOG_SUMMARY's zlib data inflates to more than 16 MiB, the cap (Android keeps a few hundred KiB of records for a summary): stopped there\n"
+        == "bledissect: \(path): the BTSNOOP_LOG_SUMMARY's zlib data inflates to more than 16 MiB, the cap (Android keeps at most about 1 MiB of records for a summary): stopped there\n"
     )
   }
 }
