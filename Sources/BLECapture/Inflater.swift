@@ -151,14 +151,14 @@ final class Inflater {
       }
       // At the cap, one byte is asked for alone: if the stream has one more, it is past the cap
       // (unless inflating it allowed more: the ratio counts the compressed bytes it took).
-      let room = cap.allowed(consumed: consumed) &- self.produced
+      let room = cap.allowed(consumed: consumed).saturatingSubtract(self.produced)
       let probing = room <= 0
       stream.pointee.next_out = probing ? probe : destination
       let offered = probing ? 1 : UInt32(min(count, Int(UInt32.max), Int(clamping: room)))
       stream.pointee.avail_out = offered
       let availableBefore = stream.pointee.avail_in
       let status = inflate(stream, Z_NO_FLUSH)
-      consumed &+= Int64(availableBefore &- stream.pointee.avail_in)
+      consumed = consumed.saturatingAdd(Int64(availableBefore - stream.pointee.avail_in))
       let produced = Int(offered - stream.pointee.avail_out)
       if probing && produced > 0 {
         guard self.produced < cap.allowed(consumed: consumed) else {
@@ -166,7 +166,7 @@ final class Inflater {
         }
         destination.pointee = probe.pointee
       }
-      self.produced &+= Int64(produced)
+      self.produced = self.produced.saturatingAdd(Int64(produced))
       switch status {
       case Z_STREAM_END:
         streamEnded = true
