@@ -23,7 +23,7 @@ final class BtsnoozConverter: ContentProducer {
   /// Time of the first record (µs since 1970), from the first pass.
   let firstTime: Int64
 
-  /// The second pass: its inflater, how far into `body` it was fed, what it parsed so far.
+  /// The second pass: its inflater, how far into `payload` it was fed, what it parsed so far.
   private var inflater: Inflater
   private var fed = 9
   private var scanner: Scanner
