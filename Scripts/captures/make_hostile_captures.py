@@ -12,7 +12,14 @@ Usage:
     --only   generate only these cases (repeatable)
     --list   print the cases, one line each, and exit
 
-Every file is btsnoop v1, datalink 1002 (H4), written as the phone (the central, the ATT client)
+Four cases are compressed bombs of a fixed size (--scale is ignored): gzip_bomb (a .btsnoop.gz),
+zip_bomb (a bugreport .zip whose btsnoop_hci.log entry is the bomb) and btsnooz_bomb (a bugreport
+.txt whose BTSNOOP_LOG_SUMMARY inflates to 64 MiB) each start with 1000 good records, then
+inflate to hundreds of MB of zeros; resync_bomb (a .btsnoop.gz) repeats damage between good
+records instead, so that reading on past damage is what the cap bounds. They check the
+inflation caps (docs/formats.md).
+
+Every other file is btsnoop v1, datalink 1002 (H4), written as the phone (the central, the ATT client)
 would record it: flags 0 = ACL host->controller, 1 = ACL controller->host, 2 = command, 3 = event
 (see ../shared/reference/capture-formats.md section 1). Records are 1 ms apart unless a case says
 otherwise. HCI ACL headers carry handle | PB << 12 (PB 0b00 for host->controller starts, 0b10 for
@@ -25,12 +32,15 @@ Python 3 standard library only. Prints one line per file: name, records, bytes, 
 from __future__ import annotations
 
 import argparse
+import base64
 import os
 import random
 import struct
 import sys
 import tempfile
 import time
+import zipfile
+import zlib
 
 sys.dont_write_bytecode = True
 
@@ -307,18 +317,146 @@ CASES = {
 }
 
 
+# --- compressed bombs --------------------------------------------------------------------
+# Fixed-size files (--scale is ignored): each starts like a real capture (a connection and
+# BOMB_GOOD_RECORDS notifications), then its compressed content inflates to hundreds of MB of
+# garbage that deflate squeezes about 1000:1. They exercise the inflaters' output caps.
+BOMB_COMPRESSED_BYTES = 512 * 1024  # a gzip or zip bomb's compressed size, about
+BOMB_GOOD_RECORDS = 1000
+BTSNOOZ_BOMB_BODY = 64 * 1024 * 1024  # the btsnooz limit before issue 17 (Bugreport.maximumSummaryBytes)
+ZERO_CHUNK = bytes(1 << 20)
+
+
+def _good_prefix(path: str) -> tuple[bytes, int]:
+    """A real-looking btsnoop capture: a connection and BOMB_GOOD_RECORDS notifications."""
+    cap = Capture(path)
+    connect(cap)
+    for i in range(BOMB_GOOD_RECORDS - 1):
+        cap.att(CONN, struct.pack("<BHB", 0x1B, 0x0010, i & 0xFF), RX)
+    cap.close()
+    with open(path, "rb") as f:
+        data = f.read()
+    os.remove(path)
+    return data, cap.records
+
+
+def _deflate_until(compressor, sink, prefix: bytes, compressed_goal: int) -> int:
+    """Feeds prefix, then 1 MiB blocks of zeros, to compressor, handing its output to sink, until
+    about compressed_goal bytes came out; returns the bytes fed."""
+    out = compressor.compress(prefix)
+    sink(out)
+    written, fed = len(out), len(prefix)
+    while written < compressed_goal:
+        out = compressor.compress(ZERO_CHUNK)
+        sink(out)
+        written += len(out)
+        fed += len(ZERO_CHUNK)
+    sink(compressor.flush())
+    return fed
+
+
+def gzip_bomb(path: str) -> int:
+    """A .btsnoop.gz of ~512 KiB: 1000 good records, then zeros (empty 24-byte records) inflating to ~500 MiB."""
+    prefix, records = _good_prefix(path)
+    with open(path, "wb") as out:
+        compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + 15)
+        _deflate_until(compressor, out.write, prefix, BOMB_COMPRESSED_BYTES)
+    return records
+
+
+def zip_bomb(path: str) -> int:
+    """A bugreport .zip of ~512 KiB whose btsnoop_hci.log entry (deflated, true sizes and CRC) inflates to ~500 MiB: 1000 good records, then zeros."""
+    prefix, records = _good_prefix(path)
+    # Two passes: the first finds how many zeros make ~512 KiB compressed, the second writes the
+    # entry through zipfile (its sizes and CRC-32 are then the true ones).
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    total = _deflate_until(compressor, lambda data: None, prefix, BOMB_COMPRESSED_BYTES)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        archive.writestr("version.txt", "2.0")
+        with archive.open("FS/data/misc/bluetooth/logs/btsnoop_hci.log", "w") as entry:
+            entry.write(prefix)
+            left = total - len(prefix)
+            while left > 0:
+                take = min(left, len(ZERO_CHUNK))
+                entry.write(ZERO_CHUNK[:take])
+                left -= take
+    return records
+
+
+def btsnooz_bomb(path: str) -> int:
+    """A bugreport .txt (~86 KiB) whose btsnooz v2 summary inflates to 64 MiB: 1000 good records, then zeros (empty 9-byte records)."""
+    body = bytearray()
+    for i in range(BOMB_GOOD_RECORDS):
+        pdu = struct.pack("<BHB", 0x1B, 0x0010, i & 0xFF)
+        acl = struct.pack("<HH", CONN | PB_START_RX << 12, 4 + len(pdu)) + struct.pack("<HH", len(pdu), ATT_CID) + pdu
+        body += struct.pack("<HHIB", len(acl) + 1, len(acl) + 1, 1000, 0x11) + acl
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 15)
+    payload = bytearray(struct.pack("<BQ", 2, START_UNIX_US + BOMB_GOOD_RECORDS * RECORD_GAP_US))
+    payload += compressor.compress(bytes(body))
+    left = BTSNOOZ_BOMB_BODY - len(body)
+    while left > 0:
+        take = min(left, len(ZERO_CHUNK))
+        payload += compressor.compress(ZERO_CHUNK[:take])
+        left -= take
+    payload += compressor.flush()
+    encoded = base64.b64encode(bytes(payload))
+    with open(path, "wb") as out:
+        out.write(b"========================================================\n== dumpstate: 2025-01-01 00:00:00\n")
+        out.write(b"--- BEGIN:BTSNOOP_LOG_SUMMARY (%d bytes in) ---\n" % len(body))
+        for at in range(0, len(encoded), 76):
+            out.write(encoded[at:at + 76] + b"\n")
+        out.write(b"--- END:BTSNOOP_LOG_SUMMARY ---\n")
+    return BOMB_GOOD_RECORDS
+
+
+def resync_bomb(path: str) -> int:
+    """A .btsnoop.gz of ~512 KiB: 1000 good records, then a repeated damaged byte and two notifications (a skip every 75 bytes) to ~150 MiB."""
+    prefix, records = _good_prefix(path)
+    cap = Capture(path)
+    ts = START_UNIX_US + BTSNOOP_EPOCH_OFFSET + (BOMB_GOOD_RECORDS + 1) * RECORD_GAP_US
+    notification = b"\x02" + struct.pack("<HH", CONN | PB_START_RX << 12, 8) + struct.pack("<HHBHB", 4, ATT_CID, 0x1B, 0x0010, 0x42)
+    unit = b"\xff" + b"".join(RECORD_HEADER.pack(len(notification), len(notification), 1, 0, ts + k) + notification for k in (0, 1000))
+    cap.close()
+    os.remove(path)
+    block = unit * ((1 << 20) // len(unit))
+    with open(path, "wb") as out:
+        compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + 15)
+        out.write(compressor.compress(prefix))
+        written = 0
+        while written < BOMB_COMPRESSED_BYTES:
+            data = compressor.compress(block)
+            out.write(data)
+            written += len(data)
+        out.write(compressor.flush())
+    return records
+
+
+BOMBS = {
+    "gzip_bomb": (gzip_bomb, ".btsnoop.gz"),
+    "zip_bomb": (zip_bomb, ".zip"),
+    "btsnooz_bomb": (btsnooz_bomb, ".txt"),
+    "resync_bomb": (resync_bomb, ".btsnoop.gz"),
+}
+
+
 def describe(name: str) -> str:
-    return (CASES[name].__doc__ or "").strip().splitlines()[0]
+    function = BOMBS[name][0] if name in BOMBS else CASES[name]
+    return (function.__doc__ or "").strip().splitlines()[0] + (" (fixed size)" if name in BOMBS else "")
 
 
 def file_name(name: str, scale: int) -> str:
+    if name in BOMBS:
+        return f"{name}{BOMBS[name][1]}"
     return f"{name}_{scale}.btsnoop"
 
 
 def generate(name: str, scale: int, out_dir: str) -> tuple[str, int, float]:
-    """Writes one case; returns (path, records, seconds)."""
+    """Writes one case; returns (path, records, seconds). Bombs ignore scale; their records are the good ones before the garbage."""
     path = os.path.join(out_dir, file_name(name, scale))
     start = time.perf_counter()
+    if name in BOMBS:
+        records = BOMBS[name][0](path)
+        return path, records, time.perf_counter() - start
     cap = Capture(path)
     try:
         CASES[name](cap, scale)
@@ -331,18 +469,18 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="Write adversarial btsnoop captures (datalink 1002).")
     parser.add_argument("--out", help="output directory (default: a new temporary directory)")
     parser.add_argument("--scale", type=int, default=10_000, help="units per case (default 10000)")
-    parser.add_argument("--only", action="append", choices=sorted(CASES), help="only this case (repeatable)")
+    parser.add_argument("--only", action="append", choices=sorted(CASES) + sorted(BOMBS), help="only this case (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     args = parser.parse_args()
     if args.list:
-        for name in CASES:
+        for name in list(CASES) + list(BOMBS):
             print(f"{name:24} {describe(name)}")
         return 0
     if args.scale < 1:
         parser.error("--scale must be at least 1")
     out_dir = args.out or tempfile.mkdtemp(prefix="bledissect-hostile-")
     os.makedirs(out_dir, exist_ok=True)
-    for name in args.only or CASES:
+    for name in args.only or list(CASES) + list(BOMBS):
         path, records, seconds = generate(name, args.scale, out_dir)
         print(f"{path}  {records} records  {os.path.getsize(path)} bytes  {seconds:.1f} s", flush=True)
     return 0

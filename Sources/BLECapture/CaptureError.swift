@@ -15,11 +15,17 @@ public enum CaptureError: Error, Sendable, Equatable {
   /// A container (gzip, bugreport text, zip) that holds no readable capture, or is corrupt
   /// before any frame.
   case corrupt(String)
+  /// Compressed content inflates past its cap (`InflationLimits`): a likely decompression
+  /// bomb. The frames before the cap were read; the message names what was inflated and the cap.
+  case inflationCapped(String)
 
-  /// The exit status this error means: 1 for damage after a readable start, 2 for unreadable.
+  /// The exit status this error means: 1 for damage after a readable start (and for a capped
+  /// inflation, whose frames before the cap were read), 2 for unreadable.
   public var exitStatus: Int32 {
-    if case .damaged = self { return 1 }
-    return 2
+    switch self {
+    case .damaged, .inflationCapped: return 1
+    default: return 2
+    }
   }
 
   public var message: String {
@@ -37,6 +43,7 @@ public enum CaptureError: Error, Sendable, Equatable {
       return "damaged capture at frame \(frame) (byte offset \(offset)): \(reason)"
     case .readFailed(let why): return "read error: \(why)"
     case .corrupt(let why): return why
+    case .inflationCapped(let why): return why
     }
   }
 }

@@ -77,7 +77,7 @@ public enum CaptureFile {
     let have = try input.fill(16)
     if have == 0 { throw container == nil ? .emptyFile : .corrupt("the \(container!) holds no bytes: not a capture") }
     if have >= 2, input.peek(0) == 0x1F, input.peek(1) == 0x8B, container == nil {
-      try input.startInflating(.gzip)
+      try input.startInflating(.gzip, subject: "gzip data", advice: "to read it all, decompress it first (gzip -dc)")
       let reader = try open(input, damage: damage, container: "gzip file")
       let format = CaptureFormat(name: reader.format.name, detail: reader.format.detail + ", gzip-compressed", notice: reader.format.notice)
       return ContainedReader(reader, format: format)

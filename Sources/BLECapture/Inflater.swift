@@ -1,16 +1,76 @@
 import BLECore
 import CZlib
 
+/// How far inflation may go, so that a decompression bomb costs no more than a file of ordinary
+/// size would. Real captures compress 3 to 10 times (the corpus: at most 8); deflate's most is
+/// 1032 times, which is what a bomb uses.
+public struct InflationLimits: Sendable, Equatable {
+  /// gzip files and zip entries: past `floor` bytes, the inflated bytes may be at most `ratio`
+  /// times the compressed bytes inflated so far. No absolute cap: a 10 GB capture gzipped is read;
+  /// what a file can cost stays in proportion to its size.
+  public var ratio: Int64
+  /// Inflated bytes always allowed, whatever the ratio (small, highly compressible files).
+  public var floor: Int64
+  /// A bugreport's BTSNOOP_LOG_SUMMARY: at most this many base64 characters and this many
+  /// inflated bytes (Android keeps at most about 1 MiB of records for it).
+  public var summary: Int64
+
+  public init(ratio: Int64 = 100, floor: Int64 = 64 << 20, summary: Int64 = 16 << 20) {
+    self.ratio = ratio
+    self.floor = floor
+    self.summary = summary
+  }
+
+  public static let standard = InflationLimits()
+}
+
 /// Streaming zlib inflation with bounded buffers: gzip files, zlib streams (btsnooz) and raw
 /// deflate (zip entries). Each call produces at most what the caller's buffer holds, so memory
-/// does not grow with the output (a zip bomb costs time in proportion to its output, never memory).
+/// does not grow with the output, and never more than the output cap (`Cap`) allows, so the
+/// time spent on the output stays in proportion to the compressed input (or under a fixed bound).
 final class Inflater {
   typealias Wrapper = Deflate.Wrapper
 
+  /// The most output an inflater gives: `floor` bytes, or `ratio` times the compressed bytes
+  /// inflated so far when that is more (no ratio: `floor` is an absolute cap).
+  struct Cap: Equatable {
+    var floor: Int64
+    var ratio: Int64?
+    /// What is inflated, for the message: "gzip data", "zip entry NAME".
+    var subject: String
+    /// How to read past the cap, or (for a cap without a ratio) why it is enough, for the
+    /// message ("" for none).
+    var advice: String = ""
+
+    static let none = Cap(floor: .max, ratio: nil, subject: "compressed data")
+
+    /// The output allowed once `consumed` compressed bytes were inflated.
+    @inline(__always) func allowed(consumed: Int64) -> Int64 {
+      guard let ratio else { return floor }
+      return max(floor, ratio.saturatingMultiply(consumed))
+    }
+
+    func message(produced: Int64, consumed: Int64) -> String {
+      let tail = advice.isEmpty ? "" : "; \(advice)"
+      guard let ratio else {
+        let why = advice.isEmpty ? "" : " (\(advice))"
+        return "\(subject) inflates to more than \(Cap.mebibytes(floor)), the cap\(why): stopped there"
+      }
+      return "\(subject) inflates to more than \(ratio) times its compressed size: stopped at \(produced) bytes from \(consumed) compressed bytes (the cap against decompression bombs: \(ratio) times the compressed size, at least \(Cap.mebibytes(floor)))\(tail)"
+    }
+
+    static func mebibytes(_ bytes: Int64) -> String {
+      bytes > 0 && bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : "\(bytes) bytes"
+    }
+  }
+
   let wrapper: Wrapper
+  let cap: Cap
   let stream: UnsafeMutablePointer<z_stream>
   let input: UnsafeMutablePointer<UInt8>
   let inputCapacity: Int
+  /// The source of the byte after the cap: output past it is asked for one byte at a time.
+  let probe: UnsafeMutablePointer<UInt8>
   /// The compressed source said it has no more bytes.
   var sourceEnded = false
   /// The (last) compressed stream ended; for gzip another member may follow.
@@ -19,15 +79,20 @@ final class Inflater {
   var failure: CaptureError?
   /// Compressed bytes handed to zlib so far (for messages).
   var compressedRead: Int64 = 0
+  /// Compressed bytes zlib has inflated, and the bytes it gave (all gzip members together).
+  private(set) var consumed: Int64 = 0
+  private(set) var produced: Int64 = 0
 
   static let inputChunk = 64 * 1024
 
   /// `pending`: compressed bytes already read from the source (format detection buffered them).
-  init(_ wrapper: Wrapper, pending: UnsafeBufferPointer<UInt8>) throws(CaptureError) {
+  init(_ wrapper: Wrapper, pending: UnsafeBufferPointer<UInt8>, cap: Cap = .none) throws(CaptureError) {
     self.wrapper = wrapper
+    self.cap = cap
     inputCapacity = max(Self.inputChunk, pending.count)
     input = .allocate(capacity: inputCapacity)
     if let base = pending.baseAddress { input.update(from: base, count: pending.count) }
+    probe = .allocate(capacity: 1)
     stream = .allocate(capacity: 1)
     stream.initialize(to: z_stream())
     stream.pointee.next_in = input
@@ -35,6 +100,7 @@ final class Inflater {
     compressedRead = Int64(pending.count)
     guard bledissect_inflate_init2(stream, wrapper.windowBits) == Z_OK else {
       input.deallocate()
+      probe.deallocate()
       stream.deallocate()
       throw .readFailed("zlib could not start inflating")
     }
@@ -45,12 +111,14 @@ final class Inflater {
     stream.deinitialize(count: 1)
     stream.deallocate()
     input.deallocate()
+    probe.deallocate()
   }
 
   /// Inflates into `destination` (at most `count` bytes); 0 at the end of the compressed data.
   /// `refill` reads compressed bytes (0 at the end of the source, -1 for "none yet, ask later",
   /// which `read` then returns).
-  /// - Throws: `.readFailed` for corrupt data or compressed data cut short, every time after.
+  /// - Throws: `.readFailed` for corrupt data or compressed data cut short, `.inflationCapped`
+  ///   when the output would pass the cap (all of it before the cap was given), every time after.
   func read(
     into destination: UnsafeMutablePointer<UInt8>, count: Int,
     refill: (UnsafeMutablePointer<UInt8>, Int) throws(CaptureError) -> Int
@@ -81,11 +149,24 @@ final class Inflater {
           return 0
         }
       }
-      stream.pointee.next_out = destination
-      let offered = UInt32(min(count, Int(UInt32.max)))
+      // At the cap, one byte is asked for alone: if the stream has one more, it is past the cap
+      // (unless inflating it allowed more: the ratio counts the compressed bytes it took).
+      let room = cap.allowed(consumed: consumed).saturatingSubtract(self.produced)
+      let probing = room <= 0
+      stream.pointee.next_out = probing ? probe : destination
+      let offered = probing ? 1 : UInt32(min(count, Int(UInt32.max), Int(clamping: room)))
       stream.pointee.avail_out = offered
+      let availableBefore = stream.pointee.avail_in
       let status = inflate(stream, Z_NO_FLUSH)
+      consumed = consumed.saturatingAdd(Int64(availableBefore - stream.pointee.avail_in))
       let produced = Int(offered - stream.pointee.avail_out)
+      if probing && produced > 0 {
+        guard self.produced < cap.allowed(consumed: consumed) else {
+          return try fail(.inflationCapped(cap.message(produced: self.produced, consumed: consumed)))
+        }
+        destination.pointee = probe.pointee
+      }
+      self.produced = self.produced.saturatingAdd(Int64(produced))
       switch status {
       case Z_STREAM_END:
         streamEnded = true
@@ -93,38 +174,32 @@ final class Inflater {
       case Z_OK, Z_BUF_ERROR:
         if produced > 0 { return produced }
         if sourceEnded && stream.pointee.avail_in == 0 {
-          return try fail("\(wrapper.name) data ends before the end of the compressed stream (truncated after \(compressedRead) compressed bytes)")
+          return try fail(.readFailed("\(wrapper.name) data ends before the end of the compressed stream (truncated after \(compressedRead) compressed bytes)"))
         }
       default:
         let detail = stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)"
-        return try fail("corrupt \(wrapper.name) data: \(detail)")
+        return try fail(.readFailed("corrupt \(wrapper.name) data: \(detail)"))
       }
     }
   }
 
-  private func fail(_ reason: String) throws(CaptureError) -> Int {
-    let error = CaptureError.readFailed(reason)
+  private func fail(_ error: CaptureError) throws(CaptureError) -> Int {
     failure = error
     throw error
   }
 
   /// Inflates all of `bytes` (a whole zlib or raw stream) into memory, refusing more than `limit`
-  /// bytes of output.
+  /// bytes of output (`.inflationCapped`).
   static func inflateAll(_ bytes: ArraySlice<UInt8>, wrapper: Wrapper, limit: Int) throws(CaptureError) -> [UInt8] {
     var output: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-    let inflater: Inflater
-    do {
-      inflater = try bytes.withUnsafeBufferPointer { pending throws(CaptureError) in try Inflater(wrapper, pending: pending) }
-    }
+    let cap = Cap(floor: Int64(limit), ratio: nil, subject: "\(wrapper.name) data")
+    let inflater = try bytes.withUnsafeBufferPointer { pending throws(CaptureError) in try Inflater(wrapper, pending: pending, cap: cap) }
     while true {
       let got = try chunk.withUnsafeMutableBufferPointer { buffer throws(CaptureError) in
         try inflater.read(into: buffer.baseAddress!, count: buffer.count) { _, _ in 0 }
       }
       if got == 0 { return output }
-      guard output.count + got <= limit else {
-        throw .readFailed("\(wrapper.name) data inflates to more than \(limit) bytes; refused")
-      }
       output.append(contentsOf: chunk[0..<got])
     }
   }

@@ -40,6 +40,12 @@ public final class InputSource: @unchecked Sendable {
   /// Set once the content turned out to be compressed (`startInflating`): reads then return
   /// inflated bytes, and `position` counts them.
   var inflater: Inflater?
+  /// How far compressed content read through this source may inflate; zip entries and summaries
+  /// found in it get the same. Set before the capture is opened (tests and fuzz targets lower it).
+  public var inflationLimits = InflationLimits.standard
+  /// Where the content comes from when it is made as it is read (a btsnooz summary converted to
+  /// btsnoop): no descriptor then.
+  var producer: (any ContentProducer)?
   /// A part of a regular file read with `pread` (a zip entry): the next offset and the bytes left.
   var region: (offset: Int64, remaining: Int64)?
 
@@ -230,6 +236,7 @@ public final class InputSource: @unchecked Sendable {
   }
 
   private func readContent(into destination: UnsafeMutablePointer<UInt8>, count: Int, mayWait: Bool) throws(CaptureError) -> Int {
+    if let producer { return try producer.read(into: destination, count: count) }
     guard let inflater else {
       if !mayWait && !descriptorIsReady() { return -1 }
       return try readSource(into: destination, count: count)
@@ -263,19 +270,27 @@ public final class InputSource: @unchecked Sendable {
   }
 
   /// From here on, the content is `wrapper`-compressed: the bytes buffered so far (from the
-  /// start) become the inflater's first input, and reads return inflated bytes from offset 0.
-  func startInflating(_ wrapper: Inflater.Wrapper) throws(CaptureError) {
+  /// start) become the inflater's first input, and reads return inflated bytes from offset 0,
+  /// up to the cap of `inflationLimits` (`subject` and `advice` name it in the message).
+  func startInflating(_ wrapper: Inflater.Wrapper, subject: String, advice: String) throws(CaptureError) {
     let pending = UnsafeBufferPointer(start: buffer + start, count: end - start)
-    inflater = try Inflater(wrapper, pending: pending)
+    inflater = try Inflater(wrapper, pending: pending, cap: ratioCap(subject: subject, advice: advice))
     start = 0
     end = 0
     position = 0
     reachedEOF = false
   }
 
+  /// The cap for gzip files and zip entries: `inflationLimits`' ratio and floor.
+  func ratioCap(subject: String, advice: String) -> Inflater.Cap {
+    Inflater.Cap(floor: inflationLimits.floor, ratio: inflationLimits.ratio, subject: subject, advice: advice)
+  }
+
   /// Reads `length` bytes of the regular file open in `input` from `offset` on (not owning it),
-  /// `wrapper`-compressed or not (a zip entry).
-  init(region input: InputSource, offset: Int64, length: Int64, wrapper: Inflater.Wrapper?, name: String) throws(CaptureError) {
+  /// `wrapper`-compressed or not (a zip entry; `subject` and `advice` name its cap in messages).
+  init(
+    region input: InputSource, offset: Int64, length: Int64, wrapper: Inflater.Wrapper?, name: String, subject: String, advice: String
+  ) throws(CaptureError) {
     fd = input.fd
     ownsDescriptor = false
     owner = input
@@ -284,7 +299,22 @@ public final class InputSource: @unchecked Sendable {
     buffer = .allocate(capacity: Self.chunkSize)
     bufferSize = Self.chunkSize
     region = (offset, length)
-    if let wrapper { inflater = try Inflater(wrapper, pending: UnsafeBufferPointer(start: nil, count: 0)) }
+    inflationLimits = input.inflationLimits
+    if let wrapper {
+      inflater = try Inflater(wrapper, pending: UnsafeBufferPointer(start: nil, count: 0), cap: ratioCap(subject: subject, advice: advice))
+    }
+  }
+
+  /// Reads what `producer` makes (a btsnooz summary as btsnoop); `name` is for messages.
+  init(producer: any ContentProducer, name: String, limits: InflationLimits) {
+    fd = -1
+    ownsDescriptor = false
+    self.name = name
+    isRegularFile = true
+    buffer = .allocate(capacity: Self.chunkSize)
+    bufferSize = Self.chunkSize
+    self.producer = producer
+    inflationLimits = limits
   }
 
   /// Makes room in the buffer for `count` unread bytes from the read position.
@@ -386,6 +416,12 @@ public final class InputSource: @unchecked Sendable {
   }
 }
 
+
+/// Content made as it is read (`InputSource(producer:)`).
+protocol ContentProducer: AnyObject {
+  /// Writes at most `count` bytes to `destination`; 0 at the end.
+  func read(into destination: UnsafeMutablePointer<UInt8>, count: Int) throws(CaptureError) -> Int
+}
 
 /// What a live input does where a file's reading would end or a pipe's would wait
 /// (`LiveReader`): wait for data or for a request to stop, follow a growing file.

@@ -88,6 +88,7 @@ public final class PcapReader: CaptureReader {
       guard status == 1, let header = headerPointer?.pointee, let data = dataPointer else {
         // A failure below libpcap (corrupt gzip) says more than libpcap's "Input/output error".
         if case .readFailed(let why)? = input.readThroughFailure { throw .damaged(frame: frame, offset: recordOffset, reason: why) }
+        if let failure = input.readThroughFailure, case .inflationCapped = failure { throw failure }
         let text = String(cString: pcap_geterr(handle))
         throw .damaged(frame: frame, offset: recordOffset, reason: text)
       }

@@ -165,8 +165,9 @@ public enum ZipArchive {
       let bytes = try readAt(input, offset: dataOffset, count: Int(entry.compressedSize))
       let source = bytes.withUnsafeBufferPointer { InputSource(bytes: $0, name: "\(input.name):\(entry.shownName)") }
       source.declared = declaredContent(entry)
+      source.inflationLimits = input.inflationLimits
       if entry.method == 8 {
-        try source.startInflating(.raw)
+        try source.startInflating(.raw, subject: capSubject(entry), advice: capAdvice)
       } else {
         // Stored: all there already; counted now, checked where a file's read would end.
         source.declared?.seen = Int64(bytes.count)
@@ -177,10 +178,14 @@ public enum ZipArchive {
     }
     let source = try InputSource(
       region: input, offset: dataOffset, length: Int64(entry.compressedSize), wrapper: entry.method == 8 ? .raw : nil,
-      name: "\(input.name):\(entry.shownName)")
+      name: "\(input.name):\(entry.shownName)", subject: capSubject(entry), advice: capAdvice)
     source.declared = declaredContent(entry)
     return source
   }
+
+  /// What a deflated entry's cap message calls it, and how to read past the cap.
+  static func capSubject(_ entry: Entry) -> String { "zip entry \(entry.shownName)" }
+  static let capAdvice = "to read it all, extract it first (unzip)"
 
   /// The entry's uncompressed size and CRC-32, which its reader checks (zip writers put the
   /// true ones in the central directory, even when the local header defers them to a data

@@ -112,13 +112,30 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// Frames read per input at most: a small input cannot hold more, and the cap keeps one run short.
   static let frameLimit = 100_000
 
+  /// The inflation caps of the reading targets: lower than the CLI's, so that inputs of a few KiB
+  /// reach them (a ratio of 16 past 256 KiB; summaries of 32 KiB), and runs stay short.
+  public static let inflationLimits = InflationLimits(ratio: 16, floor: 256 << 10, summary: 32 << 10)
+
+  /// No record of `count` input bytes lies further than this into the content: inflated gzip or
+  /// zip entries stop at the cap, and a btsnooz summary's body at its cap, each byte of which
+  /// makes at most 25 / 7 bytes of btsnoop (a 7-byte record header becomes 24 bytes and an H4
+  /// indicator).
+  static func inflatedBound(_ count: Int) -> Int64 {
+    let limits = inflationLimits
+    let inflated = max(limits.floor, limits.ratio.saturatingMultiply(Int64(count)), Int64(count))
+    return max(inflated, limits.summary.saturatingMultiply(4)).saturatingAdd(64)
+  }
+
   /// Opens `bytes` as a capture and reads every record; with `render`, dissects and renders them.
   static func read(_ bytes: UnsafeBufferPointer<UInt8>, render: Bool, keepingJSON: Bool) -> Outcome {
     var outcome = Outcome()
     let reader: any CaptureReader
     do {
       // As the CLI reads by default: on past damage, so the resynchronization is fuzzed too.
-      reader = try CaptureFile.open(InputSource(bytes: bytes, name: "fuzz"), damage: .resynchronize)
+      // Inflation caps lowered (`inflationLimits`), so that small inputs reach them.
+      let input = InputSource(bytes: bytes, name: "fuzz")
+      input.inflationLimits = inflationLimits
+      reader = try CaptureFile.open(input, damage: .resynchronize)
     } catch {
       check(error)
       outcome.error = error
@@ -136,6 +153,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         outcome.records += 1
         precondition(record.bytes.count <= CaptureFile.maximumPacketLength, "a record longer than any reader accepts")
         precondition(record.fileOffset >= 0 && (compressed || record.fileOffset < Int64(bytes.count) &+ 8), "a record outside the file")
+        precondition(record.fileOffset < inflatedBound(bytes.count), "a record past the inflation cap")
         session?.show(record, number: outcome.records)
       }
     } catch {

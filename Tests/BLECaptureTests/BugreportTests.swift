@@ -28,6 +28,19 @@ enum BugreportFixtures {
   /// Preamble (version, last timestamp) and the zlib-compressed records. The first delta is
   /// arbitrary (the gap to a record not in the summary).
   static func btsnooz(_ records: [CaptureRecord], version: UInt8, firstDelta: UInt32 = 777) -> [UInt8] {
+    preamble(records, version: version) + Deflate.compress(btsnoozBody(records, version: version, firstDelta: firstDelta), wrapper: .zlib)
+  }
+
+  /// The 9-byte preamble: the version and the last record's time.
+  static func preamble(_ records: [CaptureRecord], version: UInt8) -> [UInt8] {
+    var preamble: [UInt8] = [version]
+    let last = UInt64(records.last?.timestamp ?? 0)
+    for shift in stride(from: 0, to: 64, by: 8) { preamble.append(UInt8(truncatingIfNeeded: last >> UInt64(shift))) }
+    return preamble
+  }
+
+  /// The records packed as btsnooz `version` does, not compressed.
+  static func btsnoozBody(_ records: [CaptureRecord], version: UInt8, firstDelta: UInt32 = 777) -> [UInt8] {
     var body: [UInt8] = []
     func le16(_ value: Int) { body += [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF)] }
     func le32(_ value: UInt32) { le16(Int(value & 0xFFFF)); le16(Int(value >> 16)) }
@@ -40,10 +53,7 @@ enum BugreportFixtures {
       body += record.bytes
       previous = record.timestamp
     }
-    var preamble: [UInt8] = [version]
-    let last = UInt64(records.last?.timestamp ?? 0)
-    for shift in stride(from: 0, to: 64, by: 8) { preamble.append(UInt8(truncatingIfNeeded: last >> UInt64(shift))) }
-    return preamble + Deflate.compress(body, wrapper: .zlib)
+    return body
   }
 
   /// A bugreport text around `payload`, base64 in lines of 76 as Android writes it.

@@ -165,3 +165,101 @@ import BLECore
         "format:   btsnoop, datalink 1002 (H4), FS/data/misc/bluetooth/logs/btsnoop_hci.log in the zip archive (not read: FS/data/misc/bluetooth/logs/btsnoop_hci.log.last)\nframes:   160\n"))
   }
 }
+
+/// Decompression bombs from the command line, at the CLI's own caps (issue 17): the frames before
+/// the cap, then one line naming the file, what was inflated and the cap; exit status 1.
+@Suite struct InflationCapCLITests {
+  /// hr_strap_session.btsnoop (160 frames), then 260 records of 262 144 zero bytes after an ACL
+  /// indicator: 68 MB that deflate squeezes to about 70 KB.
+  static func bombCapture() throws -> (plain: [UInt8], bomb: [UInt8]) {
+    let plain = try [UInt8](Data(contentsOf: URL(fileURLWithPath: capturePath("hr_strap_session.btsnoop"))))
+    let time = Array(plain[(16 + 16)..<(16 + 24)])  // the first record's time
+    var record: [UInt8] = [0x00, 0x04, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0, 0, 0, 1, 0, 0, 0, 0] + time + [0x02]
+    record += [UInt8](repeating: 0, count: 262_144 - 1)
+    var bomb = plain
+    for _ in 0..<260 { bomb += record }
+    return (plain, bomb)
+  }
+
+  /// Frames whose records end within `cap` bytes.
+  static func framesBefore(_ cap: Int, plainSize: Int, recordSize: Int) -> Int {
+    160 + (cap - plainSize) / recordSize
+  }
+
+  static func expectCapped(_ result: CLIResult, path: String, prefix: String, suffix: String, frames: Int) {
+    #expect(result.status == 1)
+    #expect(result.stdout.contains("frames:   \(frames)\n"))
+    #expect(result.stderr.hasPrefix("bledissect: \(path): \(prefix)"))
+    #expect(result.stderr.hasSuffix(suffix + "\n"))
+    #expect(result.stderr.split(separator: "\n").count == 1)
+  }
+
+  @Test func gzipAndZipBombsStopAtTheCap() throws {
+    let (plain, bomb) = try Self.bombCapture()
+    let gzipped = Deflate.compress(bomb, wrapper: .gzip)
+    try #require(gzipped.count * 100 < 64 << 20)
+    let gzipPath = temporaryFile(gzipped)
+    let zipPath = temporaryFile(ZipArchive.archive([(name: "FS/data/misc/bluetooth/logs/btsnoop_hci.log", bytes: bomb, deflate: true)]))
+    defer {
+      try? FileManager.default.removeItem(atPath: gzipPath)
+      try? FileManager.default.removeItem(atPath: zipPath)
+    }
+    let frames = Self.framesBefore(64 << 20, plainSize: plain.count, recordSize: 24 + 262_144)
+    #expect(frames == 415)
+    Self.expectCapped(
+      runCLI(["info", gzipPath]), path: gzipPath,
+      prefix: "gzip data inflates to more than 100 times its compressed size: stopped at 67108864 bytes from ",
+      suffix: " compressed bytes (the cap against decompression bombs: 100 times the compressed size, at least 64 MiB); to read it all, decompress it first (gzip -dc)",
+      frames: frames)
+    Self.expectCapped(
+      runCLI(["info", zipPath]), path: zipPath,
+      prefix: "zip entry FS/data/misc/bluetooth/logs/btsnoop_hci.log inflates to more than 100 times its compressed size: stopped at 67108864 bytes from ",
+      suffix: "; to read it all, extract it first (unzip)", frames: frames)
+    // The frames before the cap are the capture's own.
+    let plainPath = temporaryFile(plain)
+    defer { try? FileManager.default.removeItem(atPath: plainPath) }
+    let capped = runCLI(["-1", "--no-cache", gzipPath])
+    let whole = runCLI(["-1", "--no-cache", plainPath])
+    #expect(capped.stdout.hasPrefix(whole.stdout.replacingOccurrences(of: plainPath, with: gzipPath)))
+    #expect(capped.status == 1)
+  }
+
+  @Test func btsnoozSummaryBombStopsAtTheCap() throws {
+    let reader = try CaptureFile.open(path: capturePath("hr_strap_session.btsnoop"))
+    var records: [BLECore.CaptureRecord] = []
+    while let record = try reader.next() { records.append(record) }
+    // btsnooz v2 (capture-formats.md §5.3): the session, then records of 65 534 zero bytes.
+    var body: [UInt8] = []
+    func le16(_ value: Int) { body += [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF)] }
+    var previous = records[0].timestamp
+    for record in records {
+      let type: UInt8
+      switch record.kind {
+      case .command: type = 0x20
+      case .event: type = 0x10
+      default: type = record.direction == .controllerToHost ? 0x11 : 0x21
+      }
+      let delta = UInt32(record.timestamp - previous)
+      le16(record.bytes.count + 1)
+      le16(record.bytes.count + 1)
+      body += [UInt8(delta & 0xFF), UInt8(delta >> 8 & 0xFF), UInt8(delta >> 16 & 0xFF), UInt8(delta >> 24), type] + record.bytes
+      previous = record.timestamp
+    }
+    let goodSize = body.count
+    let big: [UInt8] = [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 0x11] + [UInt8](repeating: 0, count: 65_534)
+    for _ in 0..<300 { body += big }
+    let last = UInt64(records.last!.timestamp)
+    let payload = [2] + (0..<8).map { UInt8(truncatingIfNeeded: last >> UInt64($0 * 8)) } + Deflate.compress(body, wrapper: .zlib)
+    let text = "== dumpstate\n--- BEGIN:BTSNOOP_LOG_SUMMARY (\(payload.count) bytes in) ---\n"
+      + Data(payload).base64EncodedString(options: [.lineLength76Characters, .endLineWithLineFeed]) + "\n--- END:BTSNOOP_LOG_SUMMARY ---\n"
+    let path = temporaryFile(Array(text.utf8))
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    let result = runCLI(["info", path])
+    #expect(result.status == 1)
+    #expect(result.stdout.contains("frames:   \(Self.framesBefore(16 << 20, plainSize: goodSize, recordSize: big.count))\n"))
+    #expect(
+      result.stderr
+        == "bledissect: \(path): the BTSNOOP_LOG_SUMMARY's zlib data inflates to more than 16 MiB, the cap (Android keeps at most about 1 MiB of records for a summary): stopped there\n"
+    )
+  }
+}

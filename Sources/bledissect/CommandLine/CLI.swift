@@ -104,7 +104,8 @@ enum BLEDissectCLI {
           read on from the next plausible record, each skip named on stderr (frame number,
           byte offset, bytes skipped) and counted at the end; otherwise (pcap, pcapng,
           --stop-at-damage, a truncated end) frames before the damage were printed, then one
-          line on stderr names the frame number and byte offset
+          line on stderr names the frame number and byte offset; also compressed content
+          inflating past its cap (a likely decompression bomb), after the frames before it
       2   unreadable: missing or empty file, not a capture, unsupported format or link type
       64  usage error (one line on stderr says what is wrong)
     """
