@@ -190,10 +190,12 @@ public struct FrameStream {
     var damageSeen = reader.damagePlaces
     // Batches held back for hindsight (their frames' values wait for a guess), oldest first.
     var held: [FrameBatch] = []
-    func handOver() {
+    // The dissector is passed, not captured: a captured variable lives in a box, and every
+    // `dissect` through it would pay a dynamic exclusivity check.
+    func handOver(_ dissector: inout Dissector, nextFrame: Int) {
       if dissector.labelsInHindsight {
         while let oldest = dissector.oldestUndecidedFrame() {
-          let first = held.first.map { $0.frames[0].number } ?? (batch.count > 0 ? batch.frames[0].number : number + 1)
+          let first = held.first.map { $0.frames[0].number } ?? (batch.count > 0 ? batch.frames[0].number : nextFrame)
           if oldest < first {
             // Its frame is gone already: nothing to label.
             dissector.abandonUndecided(through: first - 1)
@@ -219,7 +221,7 @@ public struct FrameStream {
       batchBytes = 0
     }
     /// Labels held frames that a guess just explained.
-    func applyHindsight() {
+    func applyHindsight(_ dissector: inout Dissector) {
       for label in dissector.takeHindsight() {
         for candidate in held + [batch] where candidate.count > 0 {
           let offset = label.frame - candidate.frames[0].number
@@ -235,7 +237,7 @@ public struct FrameStream {
       while number < options.limit {
         if watchesInput && (batch.count > 0 || handedOver) && !reader.nextIsReady() {
           batch.inputIdle = true
-          handOver()
+          handOver(&dissector, nextFrame: number + 1)
           handedOver = false
           if side.stopped { break }
         }
@@ -248,9 +250,9 @@ public struct FrameStream {
         dissector.dissect(number: number, into: &batch.frames[batch.count], leavingValue: number & 7 < leftEighths)
         batchBytes += batch.frames[batch.count].record.bytes.count
         batch.count += 1
-        if dissector.hasHindsight { applyHindsight() }
+        if dissector.hasHindsight { applyHindsight(&dissector) }
         if batch.count == Self.batchSize || batchBytes >= Self.batchByteLimit {
-          handOver()
+          handOver(&dissector, nextFrame: number + 1)
           handedOver = true
           // This thread waited for an empty batch: the consumer is behind, decode more here.
           // The consumer waited for a full one: this thread is behind, leave it more.
