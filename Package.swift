@@ -49,7 +49,7 @@ let package = Package(
     .testTarget(name: "BLEEngineTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLETestSupport"]),
     .testTarget(name: "BLEAnalysisTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLEAnalysis", "BLETestSupport"]),
     .testTarget(
-      name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"], exclude: ["Snapshots"]),
+      name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "BLETestSupport"], exclude: ["Snapshots"]),
     .testTarget(
       name: "bledissectTests",
       dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLEAnalysis", "BLEFuzzTargets", "BLETestSupport", "bledissect"]),

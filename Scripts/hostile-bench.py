@@ -2,7 +2,8 @@
 """Time and peak memory of bledissect on adversarial captures, at several sizes.
 
 Usage: nice python3 Scripts/hostile-bench.py [--scales 10000,100000] [--full] [--only CASE ...]
-           [--modes text,json,info,convert] [--timeout 120] [--keep DIR] [--binary PATH]
+           [--modes text,json,info,convert] [--cache empty,used] [--timeout 120] [--keep DIR]
+           [--binary PATH]
 
 Each case of Scripts/captures/make_hostile_captures.py (listed by its --list) is written at each
 scale (N units: pairs, connections, bearers ... see the case's line) into a temporary directory,
@@ -13,6 +14,19 @@ then bledissect reads it once per mode, with its output thrown away:
     info     bledissect info FILE
     convert  bledissect convert --to pcapng FILE TMP  (TMP deleted afterwards)
     (timestamps and timestamps_only also: text-abs = -t abs, text-delta = -t delta)
+
+Each run has a GATT cache of its own (XDG_CACHE_HOME), never the user's, in each --cache state:
+
+    empty    a new, empty cache folder
+    used     a copy (hard links) of a cache filled once before the runs, as a user who decoded
+             hostile files would have it: the tables saved after decoding the read_by_type_chars
+             case at 250 000 pairs and every capture in captures/, plus 40 hostile table files
+             written by hand (5 of 100 000 characteristics, 35 of 3 000, one of them for the
+             strap of captures/late_reconnect.btsnoop)
+
+The samples captures/hr_strap_session.btsnoop and captures/late_reconnect.btsnoop are run too
+(case "sample", scale 1), so start-up cost shows. A row of the used cache is flagged when its
+wall time is more than 3x the empty cache's for the same case, scale and mode (and above 0.2 s).
 
 Each run gets --timeout seconds (default 120); a run still going then is killed and reported as
 TIMEOUT, and that case and mode are not tried at larger scales. Captures are deleted after their
@@ -89,14 +103,53 @@ def describe_failure(stderr_path: str) -> str:
     return first[0][:160] if first else ""
 
 
-def measure(argv: list[str], timeout: float, scratch: str) -> dict:
+def hostile_table(address: str, characteristics: int) -> str:
+    """A GATT map file (the cache's format) of one service with this many characteristics."""
+    entries = ",".join(f'{{"declaration_handle":{i % 32000 * 2 + 2},"value_handle":{i % 32000 * 2 + 3},"uuid":"2a37"}}'
+                       for i in range(characteristics))
+    return ('{"format":"bledissect-gatt-map","version":1,"capture":"hostile","learned":"2026-01-01T00:00:00Z",'
+            f'"devices":[{{"server":"peer","address":"{address}","services":[{{"start":1,"end":65535,"uuid":"180d",'
+            f'"characteristics":[{entries}]}}]}}]}}\n')
+
+
+def prepare_used_cache(binary: str, base: str, out_dir: str) -> None:
+    """Fills XDG_CACHE_HOME=base as a user who decoded hostile files would have it."""
+    environment = dict(os.environ, XDG_CACHE_HOME=base)
+    path, _ = generate("read_by_type_chars", 250_000, out_dir)
+    samples = sorted(os.path.join(ROOT, "captures", n) for n in os.listdir(os.path.join(ROOT, "captures")) if n.endswith(".btsnoop"))
+    for capture in [path] + samples:
+        subprocess.run([binary, "summary", capture], env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.remove(path)
+    tables = os.path.join(base, "bledissect", "gatt")
+    os.makedirs(tables, exist_ok=True)
+    for index in range(40):
+        address = "D0:B1:ED:00:48:52" if index == 0 else f"C0:00:00:00:{index >> 8:02X}:{index & 0xFF:02X}"
+        name = address.replace(":", "") + ".json"
+        with open(os.path.join(tables, name), "w") as f:
+            f.write(hostile_table(address, 100_000 if index < 5 else 3000))
+
+
+def fresh_cache(state: str, used: str | None, scratch: str) -> str:
+    """A cache folder for one run: empty, or hard links to the used cache's files."""
+    base = tempfile.mkdtemp(prefix=f"cache-{state}-", dir=scratch)
+    if state == "used" and used:
+        source = os.path.join(used, "bledissect", "gatt")
+        target = os.path.join(base, "bledissect", "gatt")
+        os.makedirs(target)
+        for name in os.listdir(source):
+            os.link(os.path.join(source, name), os.path.join(target, name))
+    return base
+
+
+def measure(argv: list[str], timeout: float, scratch: str, cache: str | None = None) -> dict:
     """Runs argv (stdout to /dev/null); returns wall/cpu seconds, peak RSS MiB, status, note."""
     report = os.path.join(scratch, "time.out")
     stderr_path = os.path.join(scratch, "stderr.txt")
     wrapped = [GNU_TIME, "-q", "-f", "%M", "-o", report] + argv if GNU_TIME else argv
     with open(os.devnull, "wb") as null, open(stderr_path, "wb") as err:
         start = time.perf_counter()
-        process = subprocess.Popen(wrapped, stdout=null, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+        environment = dict(os.environ, XDG_CACHE_HOME=cache) if cache else None
+        process = subprocess.Popen(wrapped, stdout=null, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True, env=environment)
         timed_out = False
         while True:
             pid, status, usage = os.wait4(process.pid, os.WNOHANG)
@@ -169,6 +222,7 @@ def main() -> int:
     parser.add_argument("--full", action="store_true", help="add the 1000000 scale")
     parser.add_argument("--only", action="append", choices=sorted(hostile.CASES), help="only this case (repeatable)")
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: text,json,info,convert (default all)")
+    parser.add_argument("--cache", default="empty,used", help="comma-separated cache states: empty,used (default both)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per run (default 120)")
     parser.add_argument("--keep", metavar="DIR", help="write the captures to DIR and keep them")
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "release", "bledissect"))
@@ -185,49 +239,76 @@ def main() -> int:
     out_dir = args.keep or tempfile.mkdtemp(prefix="bledissect-hostile-")
     os.makedirs(out_dir, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix="bledissect-hostile-run-")
+    states = [c for c in args.cache.split(",") if c]
+    for state in states:
+        if state not in ("empty", "used"):
+            parser.error(f"unknown cache state {state}")
+    used = None
+    if "used" in states:
+        used = tempfile.mkdtemp(prefix="bledissect-used-cache-")
+        print("hostile-bench: filling the used cache", file=sys.stderr, flush=True)
+        prepare_used_cache(binary, used, out_dir)
     rows: list[dict] = []
-    last: dict[tuple[str, str], dict] = {}
-    timed_out: set[tuple[str, str]] = set()
+    last: dict[tuple[str, str, str], dict] = {}
+    timed_out: set[tuple[str, str, str]] = set()
+
+    def run_all(case: str, scale: int, records: int, path: str, case_modes: list[str]) -> None:
+        size = os.path.getsize(path)
+        for mode in case_modes:
+            empty_row = None
+            for state in states:
+                if (case, mode, state) in timed_out:
+                    continue
+                cache = fresh_cache(state, used, scratch)
+                result = measure(command(binary, mode, path, scratch), args.timeout, scratch, cache)
+                shutil.rmtree(cache, ignore_errors=True)
+                row = {"case": case, "scale": scale, "records": records, "mib": size / 2**20, "mode": mode, "cache": state, **result}
+                row["flags"] = flags_for(row, last.get((case, mode, state)), args.timeout)
+                if state == "empty":
+                    empty_row = row
+                elif empty_row and empty_row["status"] == 0 and row["wall"] > 0.2 and row["wall"] > 3 * empty_row["wall"]:
+                    row["flags"].append(f"USED CACHE {row['wall'] / empty_row['wall']:.1f}x")
+                rows.append(row)
+                last[(case, mode, state)] = row
+                if result["status"] == "TIMEOUT":
+                    timed_out.add((case, mode, state))
+                print(f"  {mode:10} {state:5} {result['wall']:8.2f} s  {result['rss']:8.1f} MiB  exit {result['status']}"
+                      f"  {' '.join(row['flags'])} {result['note']}", file=sys.stderr, flush=True)
+
     try:
+        for sample in ("hr_strap_session.btsnoop", "late_reconnect.btsnoop"):
+            print(f"sample {sample}", file=sys.stderr, flush=True)
+            run_all("sample " + sample, 1, 0, os.path.join(ROOT, "captures", sample), modes)
         for case in args.only or hostile.CASES:
             case_modes = modes + [m for m in EXTRA_MODES.get(case, ()) if "text" in modes]
             for scale in scales:
-                if all((case, m) in timed_out for m in case_modes):
+                if all((case, m, s) in timed_out for m in case_modes for s in states):
                     break
                 start = time.perf_counter()
                 path, records = generate(case, scale, out_dir)
                 size = os.path.getsize(path)
                 print(f"{case} @ {scale}: {records} records, {size / 2**20:.1f} MiB, written in "
                       f"{time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
-                for mode in case_modes:
-                    if (case, mode) in timed_out:
-                        continue
-                    result = measure(command(binary, mode, path, scratch), args.timeout, scratch)
-                    row = {"case": case, "scale": scale, "records": records, "mib": size / 2**20, "mode": mode, **result}
-                    row["flags"] = flags_for(row, last.get((case, mode)), args.timeout)
-                    rows.append(row)
-                    last[(case, mode)] = row
-                    if result["status"] == "TIMEOUT":
-                        timed_out.add((case, mode))
-                    print(f"  {mode:10} {result['wall']:8.2f} s  {result['rss']:8.1f} MiB  exit {result['status']}"
-                          f"  {' '.join(row['flags'])} {result['note']}", file=sys.stderr, flush=True)
+                run_all(case, scale, records, path, case_modes)
                 if not args.keep:
                     os.remove(path)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+        if used:
+            shutil.rmtree(used, ignore_errors=True)
         if not args.keep:
             shutil.rmtree(out_dir, ignore_errors=True)
 
     rss_source = "GNU time" if GNU_TIME else "wait4 ru_maxrss (upper bound: includes this script at fork)"
     print(f"bledissect hostile captures; timeout {args.timeout:.0f} s per run; peak RSS from {rss_source}\n")
-    print("| case | scale | records | MiB | mode | wall s | cpu s | cpu µs/unit | peak RSS MiB | exit | flags |")
-    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---|---|")
+    print("| case | scale | records | MiB | mode | cache | wall s | cpu s | cpu µs/unit | peak RSS MiB | exit | flags |")
+    print("|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|---|")
     for r in rows:
         wall = f"> {args.timeout:.0f}" if r["status"] == "TIMEOUT" else f"{r['wall']:.2f}"
         rss = "—" if r["status"] == "TIMEOUT" and GNU_TIME else f"{r['rss']:.1f}"
         flags = "; ".join(r["flags"] + ([r["note"]] if r["note"] else []))
         per_unit = "—" if r["status"] == "TIMEOUT" else f"{r['cpu'] / r['scale'] * 1e6:.2f}"
-        print(f"| {r['case']} | {r['scale']} | {r['records']} | {r['mib']:.1f} | {r['mode']} | {wall} | {r['cpu']:.2f} | "
+        print(f"| {r['case']} | {r['scale']} | {r['records']} | {r['mib']:.1f} | {r['mode']} | {r['cache']} | {wall} | {r['cpu']:.2f} | "
               f"{per_unit} | {rss} | {r['status']} | {flags} |")
     return 0
 

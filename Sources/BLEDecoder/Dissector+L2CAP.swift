@@ -314,7 +314,8 @@ extension Dissector {
 
   mutating func dissectATT(_ reader: inout ByteReader, slot: Int, bearerKey: UInt32, channel: UInt16, direction: Direction, into frame: inout DissectedFrame) throws(DecodeError) {
     // Whose attribute table the PDU is about: ours, or the peer's (by address when known).
-    let local = ATTLayer.serverIsLocal(opcode: try reader.peekUInt8(), direction: direction)
+    let opcode = try reader.peekUInt8()
+    let local = ATTLayer.serverIsLocal(opcode: opcode, direction: direction)
     if bearerKey == 4, frame.record.direction != nil, ATTMethodKind(opcode: try reader.peekUInt8()) == .request {
       connections.entries[slot].link.localIsClient = !local
     }
@@ -349,8 +350,15 @@ extension Dissector {
       frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction,
       channel: channel, peer: connections.entries[slot].peer, leavesValue: leavesValue)
     let footprint = gattDatabases.databases[database].footprint
+    let revision = gattDatabases.databases[database].revision
     let wasEmpty = gattDatabases.databases[database].isEmpty
-    defer { gattDatabases.settle(database, footprintBefore: footprint, diagnostics: &frame.diagnostics) }
+    defer {
+      if gattDatabases.databases[database].revision != revision { gattDatabases.layoutIndex.markChanged(database) }
+      if gattDatabases.databases[database].guesses.pendingCount > 0 || !gattDatabases.databases[database].guesses.settled.isEmpty {
+        collectHindsight(database, decidedIn: frame.number)
+      }
+      gattDatabases.settle(database, footprintBefore: footprint, diagnostics: &frame.diagnostics)
+    }
     // Both are modified in place: copying them out would copy their storage on every PDU. The
     // fixed channel's bearer is reached directly: through the subscript's coroutine, every PDU
     // would allocate the coroutine's frame.
@@ -364,14 +372,28 @@ extension Dissector {
         database: &gattDatabases.databases[database], link: link, registry: registry, frame: &frame)
     }
     // A Database Hash read by type before any discovery identifies the table, whatever the
-    // address (a private address changes; the hash does not).
-    if !maps.isEmpty, wasEmpty, !frame.attributes.isEmpty {
+    // address (a private address changes; the hash does not). One that differs from the hash
+    // of the map a table was seeded from says the map is not this device's table.
+    if opcode == 0x09 || opcode == 0x0B, !frame.attributes.isEmpty {
       for index in frame.attributes.indices {
         guard let hash = frame.attributes[index].value(as: DatabaseHash.self) else { continue }
-        seedByHash(database, hash.bytes, &frame)
+        gattDatabases.databases[database].reportedHash = hash.bytes
+        if wasEmpty && (!maps.isEmpty || cache != nil) {
+          seedByHash(database, hash.bytes, &frame)
+        } else if let seeded = gattDatabases.databases[database].seededHash, seeded != hash.bytes {
+          dropSeededTable(database, because: "the device reports Database Hash \(Hex.string(hash.bytes)), not the table's \(Hex.string(seeded))", &frame)
+        }
         break
       }
     }
+  }
+
+  /// Forgets the entries a map gave the table in `slot` (the capture's own stay), with a note:
+  /// the traffic contradicts them. Inference explains the handles from here on. (Called inside
+  /// `dissectATT`, whose exit accounts for the table's new size.)
+  mutating func dropSeededTable(_ slot: Int, because reason: String, _ frame: inout DissectedFrame) {
+    guard let dropped = gattDatabases.databases[slot].dropSeededEntries() else { return }
+    frame.diagnostics.append(GATTDatabase.droppedNote(dropped, reason))
   }
 
   /// Runs the decoder registered for a dynamic channel's PSM over its payload (or SDU): its

@@ -27,12 +27,24 @@ public struct Dissector: Sendable {
   static let reassemblyBudget = 16 << 20
   static let reassemblyCheckInterval = 4 << 20
 
-  /// GATT tables given beforehand (imported, cached): a capture without discovery uses them.
+  /// GATT tables given beforehand (`--gatt`): a capture without discovery uses them.
   public let maps: GATTMapSet
+  /// Tables learned from earlier captures, asked by a device's address or Database Hash.
+  public let cache: (any GATTMapLookup)?
+  /// The layouts of `maps`, worked out when a connection first needs a match by layout.
+  var importedLayouts: [Int: [Int]]?
+  /// Whether guesses label the values that came before them (`takeHindsight`): set by a
+  /// stream that holds frames back until it knows.
+  public var labelsInHindsight = false
+  /// Database slots with values waiting for a guess.
+  var undecidedSlots: Set<Int> = []
+  /// Earlier values that guesses made since the last `takeHindsight` explain.
+  @usableFromInline var hindsight: [HindsightLabel] = []
 
-  public init(registry: DecoderRegistry = .standard, maps: GATTMapSet = GATTMapSet()) {
+  public init(registry: DecoderRegistry = .standard, maps: GATTMapSet = GATTMapSet(), cache: (any GATTMapLookup)? = nil) {
     self.registry = registry
     self.maps = maps
+    self.cache = cache
   }
 
   /// Counts bytes an incomplete PDU now holds; every few MiB, measures all links, and when they

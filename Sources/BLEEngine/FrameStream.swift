@@ -43,6 +43,11 @@ extension FrameConsumer {
 /// Latency: before a read that would wait (a pipe, standard input), the frames read so far
 /// are handed over and the consumer is told the input is idle; files never wait, so they
 /// keep the throughput of full batches.
+///
+/// Hindsight: a handle no table explains is guessed from a run of its values (three heart-rate
+/// values); the frames of the run are held back until the guess is made or given up, at most
+/// `heldFrames` frames, then labelled and handed over in order. Streams that hold nothing
+/// back lose nothing: the check is one comparison per frame.
 public struct FrameStream {
   public enum Threading: Sendable { case two, one }
 
@@ -58,10 +63,16 @@ public struct FrameStream {
     /// Stop after this many records.
     public var limit = Int.max
     public var registry = DecoderRegistry.standard
-    /// GATT tables given beforehand (`--gatt`, the cache), for captures without discovery.
+    /// GATT tables given beforehand (`--gatt`), for captures without discovery.
     public var maps = GATTMapSet()
+    /// Tables learned from earlier captures, asked by device identity (address, Database Hash).
+    public var cache: (any GATTMapLookup)?
     public var threading = Threading.two
     public var valueShare = ValueShare.adaptive
+    /// Whether frames whose values wait for a guess are held back (a bounded number of them)
+    /// until the guess is made, so the values that made it are labelled like the rest. Live
+    /// sources turn it off: they show each frame as it comes.
+    public var labelsInHindsight = true
     public init() {}
   }
 
@@ -93,15 +104,33 @@ public struct FrameStream {
   }
 
   func runOnOneThread(_ consumer: some FrameConsumer) -> End {
-    var dissector = Dissector(registry: options.registry, maps: options.maps)
+    var dissector = Dissector(registry: options.registry, maps: options.maps, cache: options.cache)
     dissector.fieldDetail = consumer.fieldDetail
+    dissector.labelsInHindsight = options.labelsInHindsight
     var frame = DissectedFrame()
+    // Frames held back for hindsight, oldest first, and frames to reuse.
+    var held: [DissectedFrame] = []
+    var spare: [DissectedFrame] = []
+    var stopped = false
     var number = 0
     var failure: CaptureError?
     var damageSeen = reader.damagePlaces
     let watchesInput = reader.mayWaitForInput
+    func deliver(_ frame: inout DissectedFrame) {
+      if !stopped && !consumer.consume(&frame) { stopped = true }
+      frame.recycle()
+    }
+    /// Hands over the held frames no guess can still label (all of them at the end).
+    func release(all: Bool) {
+      var count = 0
+      let oldest = all ? nil : dissector.oldestUndecidedFrame()
+      while count < held.count, oldest.map({ held[count].number < $0 }) ?? true { count += 1 }
+      for index in 0..<count { deliver(&held[index]) }
+      spare += held.prefix(count)
+      held.removeFirst(count)
+    }
     do {
-      while number < options.limit {
+      while number < options.limit && !stopped {
         if watchesInput && number > 0 && !reader.nextIsReady() { consumer.inputIdle() }
         guard try reader.next(into: &frame.record) else { break }
         number += 1
@@ -110,13 +139,29 @@ public struct FrameStream {
           if let skip = reader.damage.last { consumer.skippedDamage(skip) }
         }
         dissector.dissect(number: number, into: &frame)
-        let goOn = consumer.consume(&frame)
-        frame.recycle()
-        if !goOn { break }
+        if !dissector.labelsInHindsight {
+          deliver(&frame)
+          continue
+        }
+        for label in dissector.takeHindsight() {
+          if let index = held.firstIndex(where: { $0.number == label.frame }) { dissector.applyHindsight(label, to: &held[index]) }
+        }
+        if held.isEmpty && dissector.oldestUndecidedFrame() == nil {
+          deliver(&frame)
+          continue
+        }
+        held.append(frame)
+        frame = spare.popLast() ?? DissectedFrame()
+        if held.count > Self.heldFrames {
+          // Waited long enough: the oldest frame goes as it is.
+          dissector.abandonUndecided(through: held[0].number)
+        }
+        release(all: false)
       }
     } catch {
       failure = error
     }
+    release(all: true)
     let end = End(frames: number, failure: failure, dissector: dissector)
     consumer.finish(end)
     return end
@@ -130,6 +175,11 @@ public struct FrameStream {
   /// A batch is also handed over once its records hold this much: 64 records of 256 KiB in
   /// each of 16 batches would otherwise be 256 MiB in flight; this keeps it to 16 MiB.
   static var batchByteLimit: Int { 1 << 20 }
+  /// Batches held back for hindsight at most (half of those in flight, so the consumer's
+  /// thread always has batches to return).
+  static var heldBatches: Int { 8 }
+  /// Frames held back for hindsight at most on one thread.
+  static var heldFrames: Int { heldBatches * batchSize }
 
   func runOnTwoThreads(_ consumer: some FrameConsumer) -> End {
     let empty = BatchQueue()
@@ -146,8 +196,9 @@ public struct FrameStream {
     thread.stackSize = 1 << 20
     thread.start()
 
-    var dissector = Dissector(registry: options.registry, maps: options.maps)
+    var dissector = Dissector(registry: options.registry, maps: options.maps, cache: options.cache)
     dissector.fieldDetail = consumer.fieldDetail
+    dissector.labelsInHindsight = options.labelsInHindsight
     var number = 0
     var failure: CaptureError?
     // Eighths of the frames whose value the consumer's thread decodes.
@@ -163,11 +214,47 @@ public struct FrameStream {
     // Whether a batch went to the consumer since it was last told the input was idle.
     var handedOver = false
     var damageSeen = reader.damagePlaces
+    // Batches held back for hindsight (their frames' values wait for a guess), oldest first.
+    var held: [FrameBatch] = []
     func handOver() {
+      if dissector.labelsInHindsight {
+        while let oldest = dissector.oldestUndecidedFrame() {
+          let first = held.first.map { $0.frames[0].number } ?? (batch.count > 0 ? batch.frames[0].number : number + 1)
+          if oldest < first {
+            // Its frame is gone already: nothing to label.
+            dissector.abandonUndecided(through: first - 1)
+          } else if held.count < Self.heldBatches {
+            held.append(batch)
+            batch = empty.take()
+            batch.count = 0
+            batchBytes = 0
+            return
+          } else {
+            // Waited long enough: the oldest batch goes as it is.
+            let released = held.removeFirst()
+            dissector.abandonUndecided(through: released.frames[released.count - 1].number)
+            filled.put(released)
+          }
+        }
+        for earlier in held { filled.put(earlier) }
+        held.removeAll()
+      }
       filled.put(batch)
       batch = empty.take()
       batch.count = 0
       batchBytes = 0
+    }
+    /// Labels held frames that a guess just explained.
+    func applyHindsight() {
+      for label in dissector.takeHindsight() {
+        for candidate in held + [batch] where candidate.count > 0 {
+          let offset = label.frame - candidate.frames[0].number
+          if offset >= 0 && offset < candidate.count {
+            dissector.applyHindsight(label, to: &candidate.frames[offset])
+            break
+          }
+        }
+      }
     }
     do {
       // Records are read straight into the frames, whose byte buffers are reused.
@@ -187,6 +274,7 @@ public struct FrameStream {
         dissector.dissect(number: number, into: &batch.frames[batch.count], leavingValue: number & 7 < leftEighths)
         batchBytes += batch.frames[batch.count].record.bytes.count
         batch.count += 1
+        if dissector.hasHindsight { applyHindsight() }
         if batch.count == Self.batchSize || batchBytes >= Self.batchByteLimit {
           handOver()
           handedOver = true
@@ -201,6 +289,7 @@ public struct FrameStream {
     } catch {
       failure = error
     }
+    for earlier in held { filled.put(earlier) }
     let end = End(frames: number, failure: failure, dissector: dissector)
     batch.end = end
     filled.put(batch)

@@ -46,10 +46,11 @@ extension FuzzTarget {
     return outcome
   }
 
-  /// Values the map conversations carry: empty, one byte, a heart-rate measurement with RR
-  /// intervals, 20 and 100 bytes.
+  /// Values the map conversations carry: a heart-rate measurement with RR intervals (first, so
+  /// that a table matched by layout decodes something before other values contradict it and
+  /// it is dropped), empty, one byte, 20 and 100 bytes.
   static let mapValues: [[UInt8]] = [
-    [], [0x5A], [0x16, 0x48, 0x00, 0x03, 0x10, 0x02],
+    [0x16, 0x48, 0x00, 0x03, 0x10, 0x02], [], [0x5A],
     (0..<20).map { UInt8($0) }, (0..<100).map { UInt8(truncatingIfNeeded: $0 &* 37) },
   ]
 

@@ -57,6 +57,19 @@ public struct GATTDatabase: Sendable {
   var decoders: [Int32] = []
   /// Whether maps were looked for when the table was first needed (they are, once).
   var wasSeeded = false
+  /// Where the entries not learned from the capture came from (the map, the cache, a layout).
+  public internal(set) var provenance: GATTMapProvenance?
+  /// The Database Hash of the map that seeded the table, when the map knew it.
+  var seededHash: [UInt8]?
+  /// The Database Hash the server last reported (read by the client).
+  public internal(set) var reportedHash: [UInt8]?
+  /// Values of a cached or layout-matched table that decoded as its characteristics: past
+  /// `trustedAfter`, they are no longer checked one by one (a poisoned table fails at once).
+  var seededValuesThatFit = 0
+  static let trustedAfter = 64
+  /// Counts changes to the entries (not to the lookup cache): layout matching recomputes a
+  /// table's layout only when it changed.
+  var revision: UInt32 = 0
   /// Meanings guessed from values, for handles nothing else explains.
   var guesses = HandleGuesses()
   /// The last handle resolved: notifications repeat one handle millions of times.
@@ -90,6 +103,7 @@ public struct GATTDatabase: Sendable {
 
   public mutating func addService(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool, learnedIn frame: Int = 0, source: GATTSource = .capture) {
     forget()
+    revision &+= 1
     var service = Service(start: start, end: max(start, end), uuid: uuid, primary: primary, learnedIn: frame, source: source)
     if let old = services[start], old.source == source, old.end == service.end, old.uuid == uuid, old.primary == primary { service.learnedIn = old.learnedIn }
     services[start] = service
@@ -97,6 +111,7 @@ public struct GATTDatabase: Sendable {
 
   public mutating func addCharacteristic(declaration: UInt16, valueHandle: UInt16, uuid: BluetoothUUID, properties: UInt8, learnedIn frame: Int = 0, source: GATTSource = .capture) {
     forget()
+    revision &+= 1
     var characteristic = Characteristic(declaration: declaration, valueHandle: valueHandle, uuid: uuid, properties: properties, learnedIn: frame, source: source)
     if let old = characteristics[declaration], old.source == source, old.valueHandle == valueHandle, old.uuid == uuid, old.properties == properties {
       characteristic.learnedIn = old.learnedIn
@@ -107,6 +122,7 @@ public struct GATTDatabase: Sendable {
   public mutating func setType(_ uuid: BluetoothUUID, of handle: UInt16, learnedIn frame: Int = 0, source: GATTSource = .capture) {
     if let old = types[handle], old.uuid == uuid, old.source == source { return }
     forget()
+    revision &+= 1
     types[handle] = TypedHandle(uuid: uuid, learnedIn: frame, source: source)
   }
 
@@ -127,9 +143,32 @@ public struct GATTDatabase: Sendable {
   public mutating func invalidate(_ start: UInt16, _ end: UInt16) {
     guard start <= end else { return }
     forget()
+    revision &+= 1
     services.removeAll(in: start...end)
     characteristics.removeAll(in: start...end)
     types.removeAll(in: start...end)
+  }
+
+  /// Whether the table holds entries from a cached or layout-matched map that the traffic has
+  /// not yet been found to agree with: such entries are checked as values arrive.
+  var seededEntriesOnTrial: Bool {
+    guard let provenance, provenance.source == .cache || provenance.source == .layout else { return false }
+    return seededValuesThatFit < Self.trustedAfter
+  }
+
+  /// Forgets every entry that came from a map (the capture's own stay); the table is not seeded
+  /// again. Returns where the dropped entries came from.
+  @discardableResult
+  mutating func dropSeededEntries() -> GATTMapProvenance? {
+    let dropped = provenance
+    forget()
+    revision &+= 1
+    services.removeAll { $0.source != .capture }
+    characteristics.removeAll { $0.source != .capture }
+    types.removeAll { $0.source != .capture }
+    provenance = nil
+    seededHash = nil
+    return dropped
   }
 
   /// What `handle` is, or nil when discovery never covered it.

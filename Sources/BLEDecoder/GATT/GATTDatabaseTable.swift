@@ -30,6 +30,8 @@ public struct GATTDatabaseTable: Sendable {
   var hand = 0
   /// Slots emptied to bring the footprint down, reused before anything else is evicted.
   var free: [Int] = []
+  /// The learned tables' layouts, for connections whose peer is unknown.
+  var layoutIndex = GATTLayoutIndex()
 
   public init() {}
 
@@ -91,6 +93,7 @@ public struct GATTDatabaseTable: Sendable {
       }
       diagnostics.append(Diagnostic(.note, .gatt, "GATT table of \(servers[slot]) forgotten: the capture shows more than \(Self.maximumDatabases) servers or \(Self.maximumEntries) attributes (least recently used goes first)"))
       slots[servers[slot]] = nil
+      layoutIndex.remove(slot)
       footprint -= databases[slot].footprint
       databases[slot] = GATTDatabase()
       generations[slot] &+= 1

@@ -9,6 +9,13 @@ enum GATTDescription {
     _ registry: DecoderRegistry, _ database: inout GATTDatabase, _ frame: inout DissectedFrame
   ) {
     var fact = AttributeFact(handle: handle, operation: operation)
+    // A cached or layout-matched table is on trial: the first PDU it cannot explain drops it.
+    if database.seededEntriesOnTrial, registry.handleOverride(handle, peer: pdu.link.peer) == nil,
+      let reason = database.contradiction(handle, value: value, operation: operation, registry: registry),
+      let dropped = database.dropSeededEntries()
+    {
+      frame.diagnostics.append(GATTDatabase.droppedNote(dropped, reason))
+    }
     if let uuid = registry.handleOverride(handle, peer: pdu.link.peer) {
       // An override (Decode As) wins over what discovery said.
       fact.decoderIndex = registry.index(for: uuid)
@@ -20,7 +27,7 @@ enum GATTDescription {
       fact.meaning = database.resolved[index]
       let decoder = database.decoders[index]
       fact.decoderIndex = decoder >= 0 ? Int(decoder) : nil
-    } else if let value, let guessed = database.guesses.observe(handle, value: value, operation: operation, time: pdu.link.timestamp) {
+    } else if let value, let guessed = database.guesses.observe(handle, value: value, operation: operation, time: pdu.link.timestamp, frame: frame.number) {
       // Nothing explains the handle: its values may (never over a table).
       fact.decoderIndex = GATTDatabase.decoderIndex(for: guessed, registry: registry)
       fact.meaning = guessed
@@ -28,13 +35,14 @@ enum GATTDescription {
     // Asked, not bound: binding copies the 125-byte meaning out of the fact it was just copied into.
     if fact.meaning != nil {
       frame.deepestLayer = .gatt
-      if frame.fields.keepsGroup(verbose: true), let meaning = fact.meaning { writeFields(meaning, &frame.fields) }
+      if frame.fields.keepsGroup(verbose: true), let meaning = fact.meaning { writeFields(meaning, provenance: database.provenance, &frame.fields) }
     }
     if let value {
       fact.rawValue = frame.keepValue(value)
       if operation == .read { learnFromRead(value, &fact, &pdu, database) }
       if let decoder = fact.decoderIndex {
-        if leavingValue {
+        // A Database Hash is wanted by the dissector itself (it identifies the table).
+        if leavingValue && fact.characteristic?.uuid16 != 0x2B2A {
           fact.isValuePending = true
         } else {
           decodeValue(registry[decoder: decoder], value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
@@ -63,7 +71,7 @@ enum GATTDescription {
   }
 
   /// The `gatt` group: JSON always has it; plain text shows the meaning in the header line.
-  static func writeFields(_ meaning: ResolvedHandle, _ fields: inout FieldList) {
+  static func writeFields(_ meaning: ResolvedHandle, provenance: GATTMapProvenance? = nil, _ fields: inout FieldList) {
     fields.beginObject("gatt", "GATT", verbose: true)
     if let service = meaning.service { fields.add("service", "Service", .uuid(service, name: GATTDatabase.name(service))) }
     if let characteristic = meaning.characteristic {
@@ -74,6 +82,11 @@ enum GATTDescription {
     if meaning.source != .capture {
       fields.add("source", "Source", .staticText(meaning.source.key))
       if let confidence = meaning.confidence { fields.add("confidence", "Confidence", .unsigned(UInt64(confidence), .decimal)) }
+      // Which map: the file given, the cache file (and when it was learned), the table matched.
+      if let provenance, provenance.source == meaning.source {
+        fields.add("map", "Map", .text(provenance.file ?? provenance.origin))
+        if let learned = provenance.learned { fields.add("learned", "Learned", .text(learned)) }
+      }
     }
     fields.end()
   }

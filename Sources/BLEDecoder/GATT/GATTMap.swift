@@ -8,10 +8,12 @@ public enum GATTSource: UInt8, Sendable, Equatable {
   case capture
   /// A map given with `--gatt` (a `gatt --json` map, a capture, a BlueZ cache file).
   case imported
-  /// The map saved from an earlier run on a capture of the same device.
+  /// The map saved from an earlier run on a capture of the same device: found by the device's
+  /// address or by the Database Hash it reported, never by layout.
   case cache
-  /// A table learned for another connection (or imported) whose layout fits this one: the
-  /// capture did not show whom this connection is with.
+  /// A table learned for another connection of the same capture (or imported) whose layout
+  /// fits this one: the capture did not show whom this connection is with. The cache is never
+  /// matched by layout: what other captures showed must not change how this one reads.
   case layout
   /// Guessed from the values themselves.
   case inferred
@@ -40,14 +42,22 @@ public struct GATTMap: Sendable {
   public var tree: GATTAttributeTree
   /// Where it came from, for notes ("captures/earlier.btsnoop").
   public var origin: String
+  /// For a cached map: the cache file it was read from, and when it was saved (UTC, ISO 8601).
+  public var file: String?
+  public var learned: String?
 
-  public init(address: BDAddr?, addressType: AddressType? = nil, name: String? = nil, databaseHash: [UInt8]? = nil, tree: GATTAttributeTree, origin: String) {
+  public init(
+    address: BDAddr?, addressType: AddressType? = nil, name: String? = nil, databaseHash: [UInt8]? = nil, tree: GATTAttributeTree,
+    origin: String, file: String? = nil, learned: String? = nil
+  ) {
     self.address = address
     self.addressType = addressType
     self.name = name
     self.databaseHash = databaseHash
     self.tree = tree
     self.origin = origin
+    self.file = file
+    self.learned = learned
   }
 
   /// How many entries the tree holds (maps are bounded like learned tables).
@@ -111,7 +121,33 @@ extension GATTDatabase {
   }
 }
 
-/// The maps given before decoding: imported ones and cached ones, by device. Bounded: a
+/// The cache of tables learned from earlier captures, asked by identity only when a server's
+/// table is first needed and the capture shows no discovery of it. Implemented outside the
+/// decoders (it reads files); answers must not depend on the order of questions.
+public protocol GATTMapLookup: Sendable {
+  /// The table cached for the device at `address`.
+  func map(for address: BDAddr) -> GATTMap?
+  /// The table cached with this Database Hash (whatever the device's address now is).
+  func map(hash: [UInt8]) -> GATTMap?
+}
+
+/// Where a seeded table came from, kept on the database for the notes and fields that name it.
+public struct GATTMapProvenance: Sendable, Equatable {
+  public var source: GATTSource
+  /// "the map FILE", "the cache (learned from CAPTURE)", "the table learned in frame N".
+  public var origin: String
+  public var file: String?
+  public var learned: String?
+
+  public init(source: GATTSource, origin: String, file: String? = nil, learned: String? = nil) {
+    self.source = source
+    self.origin = origin
+    self.file = file
+    self.learned = learned
+  }
+}
+
+/// The maps given before decoding (`--gatt`), by device. Bounded: a
 /// hostile map file cannot make the dissector hold more than a capture could.
 public struct GATTMapSet: Sendable {
   public static let maximumMaps = 4096
@@ -130,9 +166,8 @@ public struct GATTMapSet: Sendable {
   public var count: Int { entries.count }
   public var maps: [(map: GATTMap, source: GATTSource)] { entries.map { ($0.map, $0.source) } }
 
-  /// Adds a map. For a device already mapped, an import replaces a cached map (and a later
-  /// import an earlier one); a cached map never replaces an import. Returns false when the map
-  /// is over the bounds (or the set is full).
+  /// Adds a map. For a device already mapped, a later import replaces an earlier one. Returns
+  /// false when the map is over the bounds (or the set is full).
   @discardableResult
   public mutating func add(_ map: GATTMap, source: GATTSource) -> Bool {
     guard map.entryCount <= Self.maximumEntriesPerMap else { return false }

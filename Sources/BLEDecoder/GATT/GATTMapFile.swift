@@ -84,7 +84,11 @@ public enum GATTMapFile {
         device["characteristics_outside_services"], place + ".characteristics_outside_services")
       tree.otherHandles = try reader.descriptors(device["other_handles"], place + ".other_handles")
       let hash = device["database_hash"]?.string.flatMap(Self.hexBytes)
-      maps.append(GATTMap(address: address, addressType: addressType, name: device["name"]?.string, databaseHash: hash, tree: tree, origin: origin))
+      // A cached map says when it was saved (shown with the table's provenance).
+      let learned = cached ? document["learned"]?.string.map { LineJSON.printable($0) } : nil
+      maps.append(GATTMap(
+        address: address, addressType: addressType, name: device["name"]?.string, databaseHash: hash, tree: tree, origin: origin,
+        learned: learned))
     }
     return maps
   }
@@ -157,7 +161,7 @@ public enum GATTMapFile {
   }
 
   /// Hex digits as bytes (a Database Hash), or nil unless every two are a byte.
-  static func hexBytes(_ hex: some StringProtocol) -> [UInt8]? {
+  package static func hexBytes(_ hex: some StringProtocol) -> [UInt8]? {
     let digits = Array(hex.utf8)
     guard digits.count % 2 == 0 else { return nil }
     var bytes: [UInt8] = []

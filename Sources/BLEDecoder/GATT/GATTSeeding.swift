@@ -1,8 +1,13 @@
 import BLECore
 
-/// Tables for servers the capture never discovered: a map given for the device, or, when the
-/// capture does not show whom a connection is with, a table whose layout fits (learned earlier
-/// in the same stream, or imported). Runs once, when a server's table is first needed.
+/// Tables for servers the capture never discovered: a map given for the device (`--gatt`), the
+/// cache's table of the same device (by address, or by the Database Hash it reports), or, when
+/// the capture does not show whom a connection is with, a table of the same capture (or given)
+/// whose layout fits. Runs once, when a server's table is first needed.
+///
+/// The cache is memory of identities, never a guess: it is asked only by address or hash, and a
+/// cached (or layout-matched) table stays on trial while values arrive: one the traffic
+/// contradicts is dropped for the run, with a note, and inference takes over.
 extension Dissector {
   /// Whether a PDU names the handle of a value (not discovery, MTU or an error): what makes a
   /// table given beforehand worth applying.
@@ -10,17 +15,22 @@ extension Dissector {
     !(0x01...0x11).contains(opcode)
   }
 
-  /// Tables compared when a connection's peer is unknown (the most recent first).
-  static let maximumLayoutCandidates = 64
+  /// Tables larger than this are not matched by layout (real devices have a few hundred
+  /// attributes; copying a hostile table into every unknown connection would cost its size each).
+  static let maximumLayoutEntries = 2048
 
   mutating func seed(_ slot: Int, for server: GATTServerIdentity, _ frame: inout DissectedFrame) {
     gattDatabases.databases[slot].wasSeeded = true
     switch server {
     case .peer(let address):
-      guard let (map, source) = maps.map(for: address) else { return }
-      gattDatabases.databases[slot].seed(from: map, source: source)
-      let whence = source == .cache ? "the cache (\(map.origin))" : "the map \(map.origin)"
-      frame.diagnostics.append(Diagnostic(.note, .gatt, "GATT table of \(address) from \(whence): the capture did not show its discovery"))
+      if let (map, _) = maps.map(for: address) {
+        apply(map, source: .imported, to: slot)
+        frame.diagnostics.append(Diagnostic(.note, .gatt, "GATT table of \(address) from the map \(map.origin): the capture did not show its discovery"))
+      } else if let map = cache?.map(for: address) {
+        apply(map, source: .cache, to: slot)
+        frame.diagnostics.append(Diagnostic(.note, .gatt,
+          "GATT table of \(address) from the cache (\(Self.describeCached(map))): the capture did not show its discovery; the table is dropped if the traffic contradicts it"))
+      }
     case .connection:
       seedByLayout(slot, &frame)
     case .local:
@@ -29,40 +39,76 @@ extension Dissector {
     gattDatabases.settle(slot, footprintBefore: 0, diagnostics: &frame.diagnostics)
   }
 
-  /// The map whose Database Hash is `hash`, for a table nothing else has filled.
-  mutating func seedByHash(_ slot: Int, _ hash: [UInt8], _ frame: inout DissectedFrame) {
-    guard let (map, source) = maps.map(hash: hash) else { return }
-    gattDatabases.databases[slot].wasSeeded = true
-    gattDatabases.databases[slot].seed(from: map, source: source)
-    gattDatabases.settle(slot, footprintBefore: 0, diagnostics: &frame.diagnostics)
-    let whose = map.address.map { "\($0)'s table" } ?? "the table"
-    frame.diagnostics.append(Diagnostic(.note, .gatt, "Database Hash \(Hex.string(hash)) is that of \(whose) (\(map.origin)): its handles are used"))
+  /// "learned from CAPTURE at TIME, FILE" for notes.
+  static func describeCached(_ map: GATTMap) -> String {
+    var text = map.origin
+    if let learned = map.learned { text += " at " + learned }
+    if let file = map.file { text += ", " + file }
+    return text
   }
 
-  /// A connection whose peer the capture never named: every table known so far is a
-  /// candidate; when they all have the same layout (the same handles for the same
-  /// characteristics), the latest is used, with a note. Different layouts: none is guessed.
+  /// The map whose Database Hash is `hash`, for a table nothing else has filled: a map given,
+  /// else the cache's.
+  mutating func seedByHash(_ slot: Int, _ hash: [UInt8], _ frame: inout DissectedFrame) {
+    let found: (map: GATTMap, source: GATTSource)
+    if let (map, _) = maps.map(hash: hash) {
+      found = (map, .imported)
+    } else if let map = cache?.map(hash: hash) {
+      found = (map, .cache)
+    } else {
+      return
+    }
+    // Inside `dissectATT`, whose exit accounts for the table's new size.
+    gattDatabases.databases[slot].wasSeeded = true
+    apply(found.map, source: found.source, to: slot)
+    let whose = found.map.address.map { "\($0)'s table" } ?? "the table"
+    let whence = found.source == .cache ? "the cache, " + Self.describeCached(found.map) : found.map.origin
+    frame.diagnostics.append(Diagnostic(.note, .gatt, "Database Hash \(Hex.string(hash)) is that of \(whose) (\(whence)): its handles are used"))
+  }
+
+  /// A connection whose peer the capture never named: the tables learned so far in this capture
+  /// and the maps given are candidates (never the cache); when they all have the same layout
+  /// (the same handles for the same characteristics), it is used, with a note. Different
+  /// layouts: none is guessed. Each table's layout is kept up to date as it changes, so this
+  /// costs the same however many tables and connections there are.
   mutating func seedByLayout(_ slot: Int, _ frame: inout DissectedFrame) {
-    var candidates: [(layout: [UInt64], map: GATTMap)] = []
-    for (server, index) in gattDatabases.slots where index != slot && candidates.count < Self.maximumLayoutCandidates {
-      guard case .peer(let address) = server, gattDatabases.databases[index].hasCapturedEntries else { continue }
-      let tree = gattDatabases.databases[index].attributeTree
-      let learned = tree.services.first.map(\.learnedIn) ?? 0
-      candidates.append((Self.layout(of: tree), GATTMap(address: address, tree: tree, origin: "the table learned in frame \(learned)")))
-    }
-    for (map, _) in maps.maps where candidates.count < Self.maximumLayoutCandidates {
-      candidates.append((Self.layout(of: map.tree), map))
-    }
-    guard let chosen = candidates.last, candidates.allSatisfy({ $0.layout == chosen.layout }), !chosen.layout.isEmpty else {
-      if candidates.count > 1 {
-        frame.diagnostics.append(Diagnostic(.note, .gatt, "this connection's peer is not in the capture, and \(candidates.count) known GATT tables differ: none is applied"))
+    if importedLayouts == nil { importedLayouts = Self.layouts(of: maps) }
+    gattDatabases.layoutIndex.refresh(gattDatabases.databases, gattDatabases.servers)
+    let learned = gattDatabases.layoutIndex
+    var distinct = learned.counts.count
+    for fingerprint in importedLayouts!.keys where learned.counts[fingerprint] == nil { distinct += 1 }
+    let tables = learned.counts.values.reduce(0, +) + (importedLayouts?.values.reduce(0) { $0 + $1.count } ?? 0)
+    guard distinct == 1 else {
+      if tables > 1 {
+        frame.diagnostics.append(Diagnostic(.note, .gatt, "this connection's peer is not in the capture, and \(tables) known GATT tables differ: none is applied"))
       }
       return
     }
-    gattDatabases.databases[slot].seed(from: chosen.map, source: .layout)
-    let whose = chosen.map.address.map { "\($0)'s table" } ?? "the table"
+    let chosen: GATTMap
+    if let (fingerprint, _) = learned.counts.first, let owner = learned.owner(of: fingerprint), case .peer(let address) = gattDatabases.servers[owner] {
+      let tree = gattDatabases.databases[owner].attributeTree
+      let frameNumber = tree.services.first.map(\.learnedIn) ?? 0
+      chosen = GATTMap(address: address, tree: tree, origin: "the table learned in frame \(frameNumber)")
+    } else if let (_, indices) = importedLayouts!.first, let last = indices.last {
+      chosen = maps.maps[last].map
+    } else {
+      return
+    }
+    apply(chosen, source: .layout, to: slot)
+    let whose = chosen.address.map { "\($0)'s table" } ?? "the table"
     frame.diagnostics.append(Diagnostic(.note, .gatt,
-      "this connection's peer is not in the capture: handles mapped with \(whose) (\(chosen.map.origin)), the only layout known"))
+      "this connection's peer is not in the capture: handles mapped with \(whose) (\(chosen.origin)), the only layout known"))
+  }
+
+  /// The layouts of the maps given: fingerprint → the maps with it (in the order given).
+  static func layouts(of maps: GATTMapSet) -> [Int: [Int]] {
+    var layouts: [Int: [Int]] = [:]
+    for (index, entry) in maps.maps.enumerated() where entry.map.entryCount <= maximumLayoutEntries {
+      let layout = layout(of: entry.map.tree)
+      guard !layout.isEmpty else { continue }
+      layouts[fingerprint(layout), default: []].append(index)
+    }
+    return layouts
   }
 
   /// A table's layout: each characteristic's value handle and UUID, and each service's range,
@@ -78,5 +124,108 @@ extension Dissector {
     }
     tree.characteristicsOutsideServices.forEach(add)
     return layout
+  }
+
+  /// Layouts are compared by a keyed hash (SipHash, seeded per process): equal layouts give
+  /// equal fingerprints, and a capture cannot be crafted to make two different ones collide.
+  static func fingerprint(_ layout: [UInt64]) -> Int {
+    var hasher = Hasher()
+    hasher.combine(layout.count)
+    for word in layout { hasher.combine(word) }
+    return hasher.finalize()
+  }
+}
+
+extension Dissector {
+  /// Seeds the table in `slot` from `map` and remembers where its entries came from.
+  mutating func apply(_ map: GATTMap, source: GATTSource, to slot: Int) {
+    gattDatabases.databases[slot].seed(from: map, source: source)
+    gattDatabases.databases[slot].provenance = GATTMapProvenance(source: source, origin: map.origin, file: map.file, learned: map.learned)
+    gattDatabases.databases[slot].seededHash = map.databaseHash
+  }
+}
+
+/// The layouts of a capture's learned tables, for matching connections whose peer is unknown:
+/// each eligible table's fingerprint (a peer's table with entries from the capture, at most
+/// `maximumLayoutEntries`), and how many tables have each. Tables that changed are re-measured
+/// when next asked, each once.
+struct GATTLayoutIndex: Sendable {
+  var fingerprints: [Int: Int] = [:]  // slot → fingerprint
+  var counts: [Int: Int] = [:]  // fingerprint → tables
+  /// The slot that last took each fingerprint (the table used when it is the only layout).
+  var owners: [Int: Int] = [:]
+  /// Slots changed since the last refresh, in the order they changed.
+  var changed: [Int] = []
+  var isChanged: Set<Int> = []
+
+  mutating func markChanged(_ slot: Int) {
+    if isChanged.insert(slot).inserted { changed.append(slot) }
+  }
+
+  mutating func remove(_ slot: Int) {
+    guard let old = fingerprints.removeValue(forKey: slot) else { return }
+    counts[old]! -= 1
+    if counts[old] == 0 {
+      counts[old] = nil
+      owners[old] = nil
+    }
+  }
+
+  func owner(of fingerprint: Int) -> Int? {
+    if let slot = owners[fingerprint], fingerprints[slot] == fingerprint { return slot }
+    return fingerprints.first { $0.value == fingerprint }?.key
+  }
+
+  mutating func refresh(_ databases: [GATTDatabase], _ servers: [GATTServerIdentity]) {
+    for slot in changed {
+      remove(slot)
+      guard slot < databases.count, case .peer = servers[slot] else { continue }
+      let database = databases[slot]
+      guard database.services.count + database.characteristics.count + database.types.count <= Dissector.maximumLayoutEntries,
+        database.hasCapturedEntries
+      else { continue }
+      let layout = Dissector.layout(of: database.attributeTree)
+      guard !layout.isEmpty else { continue }
+      let fingerprint = Dissector.fingerprint(layout)
+      fingerprints[slot] = fingerprint
+      counts[fingerprint, default: 0] += 1
+      owners[fingerprint] = slot
+    }
+    changed.removeAll(keepingCapacity: true)
+    isChanged.removeAll(keepingCapacity: true)
+  }
+}
+
+extension GATTDatabase {
+  /// The note of a seeded table dropped because the traffic contradicts it.
+  static func droppedNote(_ dropped: GATTMapProvenance, _ reason: String) -> Diagnostic {
+    let whence: String
+    switch dropped.source {
+    case .cache: whence = "the cache's table (\(dropped.origin))"
+    case .layout: whence = "the table matched by layout (\(dropped.origin))"
+    default: whence = "the map \(dropped.origin)"
+    }
+    return Diagnostic(.note, .gatt, "\(whence) dropped: \(reason); values are read without it from here on")
+  }
+
+  /// Why the traffic contradicts the seeded entries of a table on trial, if it does: a PDU
+  /// names a handle the table does not have, or a value does not decode as the characteristic
+  /// the table says it is. Asked before the PDU is described.
+  mutating func contradiction(_ handle: UInt16, value: ByteView?, operation: GATTOperation, registry: DecoderRegistry) -> String? {
+    guard let index = locate(handle, registry: registry) else {
+      return "the capture uses handle \(Hex.prefixed(UInt64(handle), width: 4)), which the table does not have"
+    }
+    let meaning = resolved[index]
+    let decoder = decoders[index]
+    guard meaning.source == provenance?.source, let value, decoder >= 0 else { return nil }
+    var fact = AttributeFact(handle: handle, operation: operation)
+    fact.meaning = meaning
+    var reader = ByteReader(value, layer: .profile)
+    if registry[decoder: Int(decoder)].decode(&reader, into: &fact, context: fact.valueContext) != nil {
+      let name = meaning.name?.description ?? meaning.characteristic?.description ?? "its characteristic"
+      return "the value of \(Hex.prefixed(UInt64(handle), width: 4)) (\(Hex.string(Array(value)))) is not a valid \(name)"
+    }
+    seededValuesThatFit += 1
+    return nil
   }
 }

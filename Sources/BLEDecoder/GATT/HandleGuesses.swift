@@ -13,6 +13,10 @@ import BLECore
 ///
 /// Confidence is the share of the handle's values that fit the guess. Guesses never override a
 /// table (the caller asks only for handles no table knows), and the table is bounded.
+///
+/// The values of a run that made a guess came before it: their frames are kept (at most two
+/// per handle) until the guess is made, then listed in `settled`, so that a stream that still
+/// holds those frames can label them in hindsight.
 struct HandleGuesses: Sendable {
   static let maximumHandles = 256
   /// Plausible heart-rate values in a row, at a plausible rate, before the guess.
@@ -32,12 +36,18 @@ struct HandleGuesses: Sendable {
     var lastTime: Int64?
     var lastPercent: UInt8?
     var batteryFits = 0
+    /// Frames whose values count toward a guess not yet made (the current run's).
+    var pendingFrames: [Int] = []
   }
 
   var observations: [Observation] = []
+  /// Values waiting for a guess, over all handles.
+  private(set) var pendingCount = 0
+  /// Frames labelled by a guess made since the list was last taken: the frame, the handle.
+  var settled: [(frame: Int, handle: UInt16)] = []
 
-  /// Takes in a value of `handle`; returns its meaning once guessed.
-  mutating func observe(_ handle: UInt16, value: ByteView, operation: GATTOperation, time: Int64) -> ResolvedHandle? {
+  /// Takes in a value of `handle` (in frame `frame`); returns its meaning once guessed.
+  mutating func observe(_ handle: UInt16, value: ByteView, operation: GATTOperation, time: Int64, frame: Int = 0) -> ResolvedHandle? {
     let index: Int
     if let found = observations.firstIndex(where: { $0.handle == handle }) {
       index = found
@@ -50,9 +60,37 @@ struct HandleGuesses: Sendable {
     case .write, .writeWithoutResponse:
       observeWrite(index, value)
     case .notification, .indication, .read:
-      observeValue(index, value, pushed: operation != .read, time: time)
+      observeValue(index, value, pushed: operation != .read, time: time, frame: frame)
     }
     return meaning(of: index)
+  }
+
+  /// The oldest frame whose value waits for a guess.
+  var oldestPendingFrame: Int? {
+    guard pendingCount > 0 else { return nil }
+    return observations.lazy.compactMap(\.pendingFrames.first).min()
+  }
+
+  /// Forgets the waiting values of frames up to `frame` (they can no longer be labelled).
+  mutating func abandonPending(through frame: Int) {
+    guard pendingCount > 0 else { return }
+    for index in observations.indices where !observations[index].pendingFrames.isEmpty {
+      let before = observations[index].pendingFrames.count
+      observations[index].pendingFrames.removeAll { $0 <= frame }
+      pendingCount -= before - observations[index].pendingFrames.count
+    }
+  }
+
+  /// Sets the frames waiting on a handle (a run starts, grows or ends).
+  mutating func setPending(_ index: Int, _ frames: [Int]) {
+    pendingCount += frames.count - observations[index].pendingFrames.count
+    observations[index].pendingFrames = frames
+  }
+
+  /// A guess was made: the frames that waited for it are settled.
+  mutating func settle(_ index: Int) {
+    for frame in observations[index].pendingFrames { settled.append((frame, observations[index].handle)) }
+    setPending(index, [])
   }
 
   mutating func observeWrite(_ index: Int, _ value: ByteView) {
@@ -65,9 +103,15 @@ struct HandleGuesses: Sendable {
     if isConfiguration { observations[index].fits = observations[index].fits.saturatingAdd(1) }
   }
 
-  mutating func observeValue(_ index: Int, _ value: ByteView, pushed: Bool, time: Int64) {
+  mutating func observeValue(_ index: Int, _ value: ByteView, pushed: Bool, time: Int64, frame: Int) {
+    var pending = observations[index].pendingFrames
+    var guessed = false
     var observation = observations[index]
-    defer { observations[index] = observation }
+    defer {
+      observations[index] = observation
+      // Values before the guess wait for it; the guess settles them; a broken run frees them.
+      if guessed { settle(index) } else if observation.guess == nil { setPending(index, pending) }
+    }
     let interval = observation.lastTime.map { Timestamp.elapsed(from: $0, to: time) }
     observation.lastTime = time
     let heartRate = Self.isPlausibleHeartRate(value)
@@ -94,10 +138,15 @@ struct HandleGuesses: Sendable {
       if observation.heartRateRun >= Self.heartRateRun {
         observation.guess = .heartRateMeasurement
         observation.fits = UInt32(observation.heartRateRun)
+        guessed = true
         return
       }
+      // The run so far (at most two values before the guess).
+      pending = steady ? Array((pending + [frame]).suffix(Self.heartRateRun - 1)) : [frame]
+      return
     } else {
       observation.heartRateRun = 0
+      pending = []
     }
     // Battery: one byte, never rising, seldom.
     if let percent {
@@ -112,6 +161,10 @@ struct HandleGuesses: Sendable {
         observation.guess = .batteryLevel
         observation.fits = UInt32(observation.batteryFits + 1)
         observation.seen = max(observation.seen, observation.fits)
+        guessed = true
+      } else {
+        // The first value of a possible run.
+        pending = [frame]
       }
     }
   }

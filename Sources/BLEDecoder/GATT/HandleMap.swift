@@ -108,6 +108,23 @@ public struct HandleMap<Value: Sendable>: Sendable {
     }
   }
 
+  /// Removes every entry whose value matches.
+  public mutating func removeAll(where shouldRemove: (Value) -> Bool) {
+    var b = 0
+    while b < buckets.count {
+      var kept = 0
+      for i in buckets[b].handles.indices where !shouldRemove(buckets[b].values[i]) {
+        buckets[b].handles[kept] = buckets[b].handles[i]
+        buckets[b].values[kept] = buckets[b].values[i]
+        kept += 1
+      }
+      count -= buckets[b].handles.count - kept
+      buckets[b].handles.removeSubrange(kept...)
+      buckets[b].values.removeSubrange(kept...)
+      if buckets[b].handles.isEmpty { buckets.remove(at: b) } else { b += 1 }
+    }
+  }
+
   /// Every entry in handle order.
   public var entries: [(handle: UInt16, value: Value)] {
     var all: [(handle: UInt16, value: Value)] = []

@@ -30,6 +30,8 @@ final class CLIContext {
   let stdoutIsTerminal: Bool
   /// The terminal's width when standard output is one and its width is known.
   let terminalColumns: Int?
+  /// GATT caches the command used: what its runs learned is saved when it ends.
+  var caches: [GATTCache] = []
 
   init(stdout: OutputBuffer, stderr: OutputBuffer, environment: [String: String], stdoutIsTerminal: Bool, terminalColumns: Int? = nil) {
     self.stdout = stdout
@@ -92,7 +94,7 @@ protocol CLICommand {
 enum BLEDissectCLI {
   static let version = "0.1.0"
   nonisolated(unsafe) static let commands: [any CLICommand.Type] = [
-    AnnotateCommand.self, InfoCommand.self, SummaryCommand.self, GATTCommand.self, HRCommand.self, DiffCommand.self, ConvertCommand.self, LiveCommand.self,
+    AnnotateCommand.self, InfoCommand.self, SummaryCommand.self, GATTCommand.self, HRCommand.self, DiffCommand.self, ConvertCommand.self, LiveCommand.self, CacheCommand.self,
   ]
 
   static let exitStatusHelp = """
@@ -176,7 +178,10 @@ enum BLEDissectCLI {
         context.stdout.append(string: help(for: command))
         return ExitStatus.success
       }
-      return command.run(parsed, context)
+      let status = command.run(parsed, context)
+      for cache in context.caches { DecodingOptions.saveCache(cache, context) }
+      context.caches.removeAll()
+      return status
     } catch {
       return usageError(error.message, command: command.configuration.name, context)
     }

@@ -67,29 +67,32 @@ enum AnnotateCommand: CLICommand {
   /// decodes, and a second thread waiting for each small batch costs more than it saves.
   static func stream(
     _ reader: any CaptureReader, settings: RenderSettings, label: String, threading: FrameStream.Threading = .two,
-    whenOutputCloses: (() -> Void)? = nil, _ context: CLIContext
+    live: Bool = false, whenOutputCloses: (() -> Void)? = nil, _ context: CLIContext
   ) -> FrameStream.End {
     if settings.json {
       return stream(
-        reader, renderer: JSONLinesRenderer(), settings: settings, label: label, threading: threading, whenOutputCloses: whenOutputCloses, context)
+        reader, renderer: JSONLinesRenderer(), settings: settings, label: label, threading: threading, live: live, whenOutputCloses: whenOutputCloses,
+        context)
     }
     // One line per frame on a terminal: a line longer than the terminal is cut (ending in
     // "…") rather than wrapped; piped output is never cut.
     let renderer = TextRenderer(
       time: settings.time, color: settings.color, details: !settings.oneLine, verbose: settings.verbose,
       lineWidth: settings.oneLine ? context.terminalColumns : nil)
-    return stream(reader, renderer: renderer, settings: settings, label: label, threading: threading, whenOutputCloses: whenOutputCloses, context)
+    return stream(reader, renderer: renderer, settings: settings, label: label, threading: threading, live: live, whenOutputCloses: whenOutputCloses, context)
   }
 
   static func stream<R: FrameRenderer>(
     _ reader: any CaptureReader, renderer: R, settings: RenderSettings, label: String, threading: FrameStream.Threading,
-    whenOutputCloses: (() -> Void)?, _ context: CLIContext
+    live: Bool = false, whenOutputCloses: (() -> Void)?, _ context: CLIContext
   ) -> FrameStream.End {
     let sink = OutputSink(context.stdout)
     let errors = OutputSink(context.stderr)
     var options = FrameStream.Options()
     options.limit = settings.limit
     options.threading = threading
+    // Live: each frame as it comes (a file's first values are labelled once a guess is made).
+    options.labelsInHindsight = !live
     settings.maps.apply(to: &options)
     // For measurements (docs/performance.md): one thread, every value decoded in turn.
     if context.environment["BLEDISSECT_THREADS"] == "1" { options.threading = .one }

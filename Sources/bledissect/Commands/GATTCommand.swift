@@ -59,7 +59,7 @@ enum GATTCommand: CLICommand {
     let consumer = GATTConsumer()
     let end = FrameStream(source: reader, options: options).run(into: consumer)
     let devices = consumer.devices(end.dissector.databases)
-    maps.saveCache(devices, capture: path.display, context)
+    maps.finish(end, capture: path.display, context)
     if json {
       GATTMapWriter.write(devices, capture: path.display, to: &output.buffer)
     } else {
@@ -90,6 +90,8 @@ struct GATTDevice {
   var capturedEntries = true
   /// Where the table came from (the capture, a map, the cache, a layout).
   var source = GATTSource.capture
+  /// Which map or cache file, and when it was learned, for tables not from the capture.
+  var provenance: GATTMapProvenance?
 }
 
 /// Collects, per server, what the tables do not hold: the last Database Hash and Device Name
@@ -140,7 +142,8 @@ final class GATTConsumer: FrameConsumer {
       if case .peer(let peer) = server { address = peer }
       devices.append(GATTDevice(
         server: server, tree: database.attributeTree, addressType: address.flatMap { addressTypes[$0] },
-        name: names[server], databaseHash: hashes[server], capturedEntries: database.hasCapturedEntries, source: database.origin))
+        name: names[server], databaseHash: hashes[server] ?? database.reportedHash, capturedEntries: database.hasCapturedEntries, source: database.origin,
+        provenance: database.provenance))
     }
     return devices.sorted { Self.sortKey($0.server).lexicographicallyPrecedes(Self.sortKey($1.server)) }
   }
@@ -254,11 +257,16 @@ enum GATTTreeWriter {
 enum GATTMapWriter {
   static let version = 1
 
-  static func write(_ devices: [GATTDevice], capture: String, to out: inout OutputBuffer) {
+  /// `learned`: when the tables were saved (the cache's files say it).
+  static func write(_ devices: [GATTDevice], capture: String, learned: String? = nil, to out: inout OutputBuffer) {
     out.append(#"{"format":"bledissect-gatt-map","version":"#)
     out.decimal(version)
     out.append(#","capture":"#)
     out.jsonString(capture)
+    if let learned {
+      out.append(#","learned":"#)
+      out.jsonString(learned)
+    }
     out.append(#","devices":["#)
     for (index, device) in devices.enumerated() {
       if index > 0 { out.byte(UInt8(ascii: ",")) }
@@ -301,6 +309,14 @@ enum GATTMapWriter {
       out.append(#","source":""#)
       out.append(device.source.key)
       out.byte(UInt8(ascii: "\""))
+      if let provenance = device.provenance {
+        out.append(#","map":"#)
+        out.jsonString(provenance.file ?? provenance.origin)
+        if let learned = provenance.learned {
+          out.append(#","learned":"#)
+          out.jsonString(learned)
+        }
+      }
     }
     out.append(#","services":["#)
     for (index, service) in device.tree.services.enumerated() {

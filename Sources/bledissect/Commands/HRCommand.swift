@@ -100,6 +100,8 @@ enum HRCommand: CLICommand {
     let end = FrameStream(source: reader, options: options).run(into: consumer)
     settings.maps.finish(end, capture: path.display, context)
     output.handOver()
+    // The rows do not say where their meaning came from: a table from the cache is named here.
+    for line in DecodingOptions.cachedTables(end) { context.error("\(path.display): \(line)") }
     var status = context.finishRead(path, reader: reader, frames: end.frames, failure: end.failure)
     if consumer.devicesLeftOut > 0 {
       context.error("\(path.display): only the first \(HeartRateRows.maximumPlottedDevices) devices are plotted; \(consumer.devicesLeftOut) more left out")

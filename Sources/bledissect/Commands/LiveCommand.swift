@@ -172,7 +172,7 @@ enum LiveCommand: CLICommand {
     _ reader: any CaptureReader, label: String, settings: RenderSettings, heartRate: Bool, control: LiveControl, _ context: CLIContext
   ) -> FrameStream.End {
     guard heartRate else {
-      return AnnotateCommand.stream(reader, settings: settings, label: label, threading: .one, whenOutputCloses: { control.requestStop() }, context)
+      return AnnotateCommand.stream(reader, settings: settings, label: label, threading: .one, live: true, whenOutputCloses: { control.requestStop() }, context)
     }
     var rowSettings = HRCommand.Settings()
     rowSettings.format = settings.json ? .json : .text
@@ -185,6 +185,7 @@ enum LiveCommand: CLICommand {
     view.whenOutputCloses = { control.requestStop() }
     var options = FrameStream.Options()
     options.threading = .one
+    options.labelsInHindsight = false
     settings.maps.apply(to: &options)
     let end = FrameStream(source: reader, options: options).run(into: view)
     settings.maps.finish(end, capture: label, context)

@@ -92,6 +92,7 @@ enum SummaryCommand: CLICommand {
     report.damage = end.failure?.message
     report.skippedBytes = reader.damage.bytes
     report.skippedPlaces = reader.damage.places
+    report.tablesFromElsewhere = DecodingOptions.tablesFromElsewhere(end)
     if settings.json {
       SummaryJSON.write(report, to: &context.stdout)
     } else {
@@ -116,4 +117,6 @@ struct SummaryReport {
   var damage: String?
   var skippedBytes: Int64 = 0
   var skippedPlaces = 0
+  /// GATT tables not from the capture's discovery (a map, the cache, a layout).
+  var tablesFromElsewhere: [(server: GATTServerIdentity, provenance: GATTMapProvenance)] = []
 }

@@ -26,6 +26,18 @@ enum SummaryJSON {
       json.int("skipped_places", report.skippedPlaces)
       json.close()
     }
+    if !report.tablesFromElsewhere.isEmpty {
+      json.openArray("gatt_maps")
+      for (server, provenance) in report.tablesFromElsewhere {
+        json.open()
+        json.string("server", server.description)
+        json.string("source", "\(provenance.source.key)")
+        json.string("map", provenance.file ?? provenance.origin)
+        if let learned = provenance.learned { json.string("learned", learned) }
+        json.close()
+      }
+      json.closeArray()
+    }
     json.openArray("devices")
     for device in summary.devices { self.device(device, summary, &json) }
     json.closeArray()

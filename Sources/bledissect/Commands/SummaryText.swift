@@ -53,6 +53,7 @@ enum SummaryText {
     if report.skippedPlaces > 0 {
       text.line("  damaged: skipped \(count(Int(clamping: report.skippedBytes), "byte")) in \(count(report.skippedPlaces, "place"))")
     }
+    for (server, provenance) in report.tablesFromElsewhere { text.line("  " + DecodingOptions.describe(server, provenance)) }
   }
 
   static func devices(_ summary: SessionSummary, _ text: inout Lines) {

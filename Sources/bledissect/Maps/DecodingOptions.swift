@@ -14,6 +14,8 @@ struct DecodingOptions: Sendable {
   var userDecoders: [UserDecoder] = []
   /// Where tables are cached (nil: not at all: `--no-cache`, or no HOME).
   var cacheDirectory: String?
+  /// The cache, read lazily by device identity while decoding.
+  var cache: GATTCache?
 
   static let specs: [OptionSpec] = [
     OptionSpec(
@@ -91,8 +93,12 @@ struct DecodingOptions: Sendable {
       for name in names.sorted() where name.hasSuffix(".json") { options.userDecoders += try loadDecoders(directory + "/" + name) }
     }
     for path in arguments.allValues("decoders") { options.userDecoders += try loadDecoders(path) }
-    // Cached tables first: an import of the same device replaces its cached table.
-    if let directory = options.cacheDirectory { options.loadCache(directory) }
+    // Nothing of the cache is read here: the dissector asks it by device when needed.
+    if let directory = options.cacheDirectory {
+      let cache = GATTCache(directory: directory)
+      options.cache = cache
+      context.caches.append(cache)
+    }
     for path in arguments.allValues("gatt").map({ Argument($0) }) {
       do {
         for map in try GATTMapImport.load(path, context: context) where !options.maps.add(map, source: .imported) {
@@ -125,56 +131,57 @@ struct DecodingOptions: Sendable {
   /// The stream options these give.
   func apply(to options: inout FrameStream.Options) {
     options.maps = maps
+    options.cache = cache
     for decoder in userDecoders { options.registry.register(decoder) }
     for override in overrides { options.registry.override(override) }
   }
 
-  /// After a run: the tables the capture's discovery showed go to the cache.
+  /// After a run: the tables the capture's discovery showed are kept for the cache (saved
+  /// when the command ends); problems with cache files found during the run are said.
   func finish(_ end: FrameStream.End, capture: String, _ context: CLIContext) {
-    guard cacheDirectory != nil else { return }
-    saveCache(GATTConsumer().devices(end.dissector.databases), capture: capture, context)
+    guard let cache else { return }
+    for problem in cache.takeProblems() { context.error(problem) }
+    cache.keep(GATTConsumer().devices(end.dissector.databases), capture: capture)
   }
 
-  // MARK: - The cache
-
-  /// Cached tables: one GATT map file per device, named by its address. Unreadable or
-  /// malformed files are ignored (the cache is ours; a broken file is rewritten next time).
-  mutating func loadCache(_ directory: String) {
-    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-    for name in names.sorted().prefix(GATTMapSet.maximumMaps) where name.hasSuffix(".json") {
-      let path = Argument(directory + "/" + name)
-      guard let found = try? GATTMapImport.loadJSON(path, cached: true) else { continue }
-      for map in found where map.address != nil { maps.add(map, source: .cache) }
-    }
-  }
-
-  /// Saves the tables a capture's discovery showed, one file per device, written whole and
-  /// renamed into place (several runs may save at once). Tables only imported are not saved.
-  func saveCache(_ devices: [GATTDevice], capture: String, _ context: CLIContext) {
-    guard let directory = cacheDirectory else { return }
-    let learned = devices.filter { device in
-      guard case .peer = device.server else { return false }
-      return device.capturedEntries
-    }
-    guard !learned.isEmpty else { return }
+  /// Saves what the runs of a command kept for the cache (called once the command is done).
+  static func saveCache(_ cache: GATTCache, _ context: CLIContext) {
     do {
-      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-      for device in learned {
-        guard case .peer(let address) = device.server else { continue }
-        var out = OutputBuffer(fd: nil)
-        GATTMapWriter.write([device], capture: capture, to: &out)
-        let name = address.description.replacingOccurrences(of: ":", with: "")
-        let target = directory + "/" + name + ".json"
-        // Unique per save, not only per process: jobs of one run (`-j`) save at once too.
-        let temporary = target + ".\(getpid()).\(UUID().uuidString).tmp"
-        try Data(out.bytes).write(to: URL(fileURLWithPath: temporary))
-        if rename(temporary, target) != 0 {
-          unlink(temporary)
-          throw CocoaError(.fileWriteUnknown)
-        }
-      }
+      for note in try cache.flush() { context.error(note) }
     } catch {
-      context.error("could not save GATT tables to the cache \(directory) (\(error.localizedDescription)); use --no-cache to skip it")
+      context.error("could not save GATT tables to the cache \(cache.directory) (\(error.localizedDescription)); use --no-cache to skip it")
+    }
+  }
+
+  /// The tables of a run that did not come from the capture's own discovery (a map given,
+  /// the cache, a layout), by server, in the order `gatt` lists them.
+  static func tablesFromElsewhere(_ end: FrameStream.End) -> [(server: GATTServerIdentity, provenance: GATTMapProvenance)] {
+    end.dissector.databases
+      .sorted { GATTConsumer.sortKey($0.key).lexicographicallyPrecedes(GATTConsumer.sortKey($1.key)) }
+      .compactMap { server, database in database.provenance.map { (server, $0) } }
+  }
+
+  /// One line saying where a table came from: "GATT table of X from the cache (learned from
+  /// CAPTURE at TIME, FILE)".
+  static func describe(_ server: GATTServerIdentity, _ provenance: GATTMapProvenance) -> String {
+    switch provenance.source {
+    case .cache:
+      var line = "GATT table of \(server) from the cache (\(provenance.origin)"
+      if let learned = provenance.learned { line += " at \(learned)" }
+      if let file = provenance.file { line += ", \(file)" }
+      return line + ")"
+    case .layout:
+      return "GATT table of \(server) matched by layout with \(provenance.origin)"
+    default:
+      return "GATT table of \(server) from the map \(provenance.origin)"
+    }
+  }
+
+  /// The tables of a run that came from the cache, for commands whose output does not name
+  /// them (`hr`): one line each, for standard error.
+  static func cachedTables(_ end: FrameStream.End) -> [String] {
+    tablesFromElsewhere(end).filter { $0.provenance.source == .cache }.map {
+      describe($0.server, $0.provenance) + ": the capture did not show its discovery; --no-cache decodes without it"
     }
   }
 }

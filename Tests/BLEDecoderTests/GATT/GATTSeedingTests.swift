@@ -1,4 +1,5 @@
 import BLECore
+import Foundation
 import Testing
 
 @testable import BLEDecoder
@@ -41,9 +42,7 @@ import Testing
   }
 
   @Test func discoveryInTheCaptureNeedsNoMap() throws {
-    var maps = GATTMapSet()
-    maps.add(try Self.strapMap(address: Self.strap), source: .cache)
-    var transcript = LinkTranscript(dissector: Dissector(maps: maps))
+    var transcript = LinkTranscript(dissector: Dissector(cache: TestCache([try Self.strapMap(address: Self.strap)])))
     _ = transcript.connect(handle: 0x0040, peer: Self.strap)
     transcript.discoverStrap()
     let value = Self.notification(&transcript, bpm: 80)
@@ -121,5 +120,166 @@ import Testing
       for handle in 1...1000 { _ = guesses.observe(UInt16(handle), value: view, operation: .notification, time: Int64(handle) * 1_000_000) }
     }
     #expect(guesses.observations.count == HandleGuesses.maximumHandles)
+  }
+
+  // MARK: - The cache: identities only, on trial
+
+  /// The strap's table with Heart Rate Measurement declared as another characteristic (a
+  /// poisoned cache entry: a fake discovery for the strap's address was cached).
+  static func poisonedMap(address: String, as uuid: UInt16 = 0x2A35) throws -> GATTMap {
+    var map = try strapMap(address: address)
+    for service in map.tree.services.indices {
+      for characteristic in map.tree.services[service].characteristics.indices
+      where map.tree.services[service].characteristics[characteristic].uuid == BluetoothUUID(uuid16: 0x2A37) {
+        map.tree.services[service].characteristics[characteristic].uuid = BluetoothUUID(uuid16: uuid)
+      }
+    }
+    return map
+  }
+
+  @Test func theCacheAppliesOnlyToTheSameDevice() throws {
+    let cache = TestCache([try Self.strapMap(address: "11:22:33:44:55:66")])
+    // A peer whose address the capture never showed: never matched by layout against the cache.
+    var unknown = LinkTranscript(dissector: Dissector(cache: cache))
+    let unmapped = Self.notification(&unknown, bpm: 90)
+    #expect(unmapped.attributes.first?.meaning == nil)
+    #expect(!unmapped.diagnostics.contains { $0.layer == .gatt })
+    // Another device: not its table.
+    var other = LinkTranscript(dissector: Dissector(cache: cache))
+    _ = other.connect(handle: 0x0040, peer: Self.strap)
+    #expect(Self.notification(&other, bpm: 91).attributes.first?.meaning == nil)
+    // The same device: its table, named.
+    var same = LinkTranscript(dissector: Dissector(cache: cache))
+    _ = same.connect(handle: 0x0040, peer: "11:22:33:44:55:66")
+    let value = Self.notification(&same, bpm: 92)
+    #expect(value.attributes.first?.meaning?.source == .cache)
+    #expect(value.attributes.first?.value(as: HeartRateMeasurement.self)?.bpm == 92)
+    #expect(value.diagnostics.contains { $0.message.contains("from the cache (test at 2026-01-02T03:04:05Z, /cache/112233445566.json)") })
+    // Asked by address, for the peers whose address the capture showed.
+    #expect(cache.asked == ["address D0:B1:ED:00:48:52", "address 11:22:33:44:55:66"])
+  }
+
+  @Test func aCachedTableTheValuesContradictIsDropped() throws {
+    var transcript = LinkTranscript(dissector: Dissector(cache: TestCache([try Self.poisonedMap(address: Self.strap)])))
+    _ = transcript.connect(handle: 0x0040, peer: Self.strap)
+    // A CCCD write fits the poisoned table (its descriptors are right): still on trial.
+    let write = transcript.att(Self.tx, [0x12, 0x11, 0x00, 0x01, 0x00])
+    #expect(write.attributes.first?.meaning?.source == .cache)
+    // A heart-rate value is no Blood Pressure Measurement: the table goes, the value is not
+    // labelled by it, and inference takes over.
+    let first = Self.notification(&transcript, bpm: 70)
+    #expect(first.attributes.first?.meaning == nil)
+    #expect(first.malformed == nil)
+    #expect(first.diagnostics.contains { $0.message.contains("the cache's table (test) dropped: the value of 0x0010 (0646) is not a valid Blood Pressure Measurement") })
+    var sources: [GATTSource?] = []
+    for bpm in [71, 72, 73] as [UInt8] {
+      transcript.time += 999_000
+      sources.append(Self.notification(&transcript, bpm: bpm).attributes.first?.meaning?.source)
+    }
+    #expect(sources == [nil, .inferred, .inferred])
+    let database = try #require(transcript.dissector.databases[.peer(BDAddr(Self.strap)!)])
+    #expect(database.provenance == nil)
+    #expect(database.isEmpty)
+  }
+
+  @Test func aHandleOutsideTheCachedTableDropsIt() throws {
+    var transcript = LinkTranscript(dissector: Dissector(cache: TestCache([try Self.strapMap(address: Self.strap)])))
+    _ = transcript.connect(handle: 0x0040, peer: Self.strap)
+    #expect(Self.notification(&transcript, bpm: 70).attributes.first?.meaning?.source == .cache)
+    let outside = transcript.att(Self.rx, [0x1B, 0x40, 0x00, 0x01])
+    #expect(outside.attributes.first?.meaning == nil)
+    #expect(outside.diagnostics.contains { $0.message.contains("the capture uses handle 0x0040, which the table does not have") })
+    #expect(Self.notification(&transcript, bpm: 71).attributes.first?.meaning?.source == nil)
+  }
+
+  @Test func aDifferentDatabaseHashOrServiceChangedDropsTheCachedTable() throws {
+    let hash: [UInt8] = Array(0x10...0x1F)
+    let cache = TestCache([try Self.strapMap(address: Self.strap, hash: hash)])
+    var same = LinkTranscript(dissector: Dissector(cache: cache))
+    _ = same.connect(handle: 0x0040, peer: Self.strap)
+    #expect(Self.notification(&same, bpm: 70).attributes.first?.meaning?.source == .cache)
+    _ = same.att(Self.tx, [0x08, 0x01, 0x00, 0xFF, 0xFF, 0x2A, 0x2B])
+    #expect(same.att(Self.rx, [0x09, 0x12, 0x0D, 0x00] + hash).diagnostics.isEmpty)
+    #expect(Self.notification(&same, bpm: 71).attributes.first?.meaning?.source == .cache)
+
+    var changed = LinkTranscript(dissector: Dissector(cache: cache))
+    _ = changed.connect(handle: 0x0040, peer: Self.strap)
+    #expect(Self.notification(&changed, bpm: 70).attributes.first?.meaning?.source == .cache)
+    _ = changed.att(Self.tx, [0x08, 0x01, 0x00, 0xFF, 0xFF, 0x2A, 0x2B])
+    let response = changed.att(Self.rx, [0x09, 0x12, 0x0D, 0x00] + Array(repeating: 0xEE, count: 16))
+    #expect(response.diagnostics.contains { $0.message.contains("dropped: the device reports Database Hash eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee, not the table's 101112131415161718191a1b1c1d1e1f") })
+    #expect(Self.notification(&changed, bpm: 71).attributes.first?.meaning == nil)
+
+    // The strap's table with a Generic Attribute service holding Service Changed (value 0x0008).
+    var withServiceChanged = try Self.strapMap(address: Self.strap)
+    withServiceChanged.tree.services.insert(GATTServiceEntry(
+      start: 0x0006, end: 0x0009, uuid: BluetoothUUID(uuid16: 0x1801), primary: true, learnedIn: 0, includes: [],
+      characteristics: [GATTCharacteristicEntry(declarationHandle: 0x0007, valueHandle: 0x0008, uuid: BluetoothUUID(uuid16: 0x2A05), properties: 0x20, learnedIn: 0, descriptors: [])]),
+      at: 0)
+    var indicated = LinkTranscript(dissector: Dissector(cache: TestCache([withServiceChanged])))
+    _ = indicated.connect(handle: 0x0040, peer: Self.strap)
+    #expect(Self.notification(&indicated, bpm: 70).attributes.first?.meaning?.source == .cache)
+    // Service Changed (value handle 0x0008 in the strap's table), range 0x0001–0xffff.
+    let indication = indicated.att(Self.rx, [0x1D, 0x08, 0x00, 0x01, 0x00, 0xFF, 0xFF])
+    #expect(indication.diagnostics.contains { $0.message.contains("dropped: the device indicated Service Changed") })
+    #expect(Self.notification(&indicated, bpm: 71).attributes.first?.meaning == nil)
+  }
+
+  @Test func aTrustedCachedTableSurvivesALaterBadValue() throws {
+    var transcript = LinkTranscript(dissector: Dissector(cache: TestCache([try Self.strapMap(address: Self.strap)])))
+    _ = transcript.connect(handle: 0x0040, peer: Self.strap)
+    for bpm in 0..<GATTDatabase.trustedAfter { _ = Self.notification(&transcript, bpm: UInt8(60 + bpm % 100)) }
+    // A truncated value after a long run that fit: malformed, the table stays.
+    let bad = transcript.att(Self.rx, [0x1B, 0x10, 0x00, 0x01])
+    #expect(bad.attributes.first?.meaning?.source == .cache)
+    #expect(bad.malformed != nil)
+  }
+
+  @Test func layoutMatchingScalesWithConnectionsNotTables() throws {
+    var transcript = LinkTranscript()
+    _ = transcript.connect(handle: 0x0040, peer: Self.strap)
+    transcript.discoverStrap()
+    // Many connections whose peer is unknown (no connect event): each mapped by the one layout,
+    // the learned table measured once.
+    for handle in 0x0100...0x08CF as ClosedRange<UInt16> {
+      let value = transcript.att(handle: handle, Self.rx, [0x1B, 0x10, 0x00, 0x06, 70])
+      #expect(value.attributes.first?.meaning?.source == .layout)
+    }
+    #expect(transcript.dissector.gattDatabases.layoutIndex.counts.count == 1)
+    #expect(transcript.dissector.gattDatabases.layoutIndex.changed.isEmpty)
+    // A second device with another layout: the next unknown connection is left to inference.
+    _ = transcript.connect(handle: 0x0041, peer: "11:22:33:44:55:66")
+    _ = transcript.att(handle: 0x0041, Self.tx, [0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28])
+    _ = transcript.att(handle: 0x0041, Self.rx, [0x11, 0x06, 0x01, 0x00, 0x05, 0x00, 0x0F, 0x18])
+    let ambiguous = transcript.att(handle: 0x0900, Self.rx, [0x1B, 0x10, 0x00, 0x06, 70])
+    #expect(ambiguous.attributes.first?.meaning == nil)
+    #expect(ambiguous.diagnostics.contains { $0.message.contains("2 known GATT tables differ") })
+  }
+}
+
+/// A cache of tables by address and hash, recording what it was asked.
+final class TestCache: GATTMapLookup, @unchecked Sendable {
+  let maps: [GATTMap]
+  private let lock = NSLock()
+  private var questions: [String] = []
+  var asked: [String] { lock.withLock { questions } }
+
+  init(_ maps: [GATTMap]) {
+    self.maps = maps.map { map in
+      var cached = map
+      cached.learned = "2026-01-02T03:04:05Z"
+      cached.file = map.address.map { "/cache/" + $0.description.replacingOccurrences(of: ":", with: "") + ".json" }
+      return cached
+    }
+  }
+
+  func map(for address: BDAddr) -> GATTMap? {
+    lock.withLock { questions.append("address \(address)") }
+    return maps.first { $0.address == address }
+  }
+
+  func map(hash: [UInt8]) -> GATTMap? {
+    lock.withLock { questions.append("hash") }
+    return maps.first { $0.databaseHash == hash }
   }
 }

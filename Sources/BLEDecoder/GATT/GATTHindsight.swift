@@ -1,0 +1,88 @@
+import BLECore
+
+/// A value explained in hindsight: a guess made in frame `decidedIn` from a run of values
+/// explains the value of `handle` in the earlier frame `frame`, which was dissected before the
+/// guess and is labelled if the stream still holds it.
+public struct HindsightLabel: Sendable {
+  public var frame: Int
+  public var handle: UInt16
+  public var decidedIn: Int
+  var meaning: ResolvedHandle
+  var decoder: Int?
+}
+
+/// Guesses are made after a run of values (three heart-rate values, two battery levels); the
+/// values of the run came first. A stream that holds frames back (files) asks which of them
+/// wait for a guess, takes the labels once a guess is made, and applies them to the frames it
+/// still holds, so a capture's first values are labelled like the rest.
+extension Dissector {
+  /// Notes a database whose guesses wait or were just made (after an ATT PDU).
+  mutating func collectHindsight(_ slot: Int, decidedIn frame: Int) {
+    if gattDatabases.databases[slot].guesses.pendingCount > 0 { undecidedSlots.insert(slot) }
+    guard !gattDatabases.databases[slot].guesses.settled.isEmpty else { return }
+    let settled = gattDatabases.databases[slot].guesses.settled
+    gattDatabases.databases[slot].guesses.settled.removeAll()
+    guard labelsInHindsight else { return }
+    for (earlier, handle) in settled {
+      guard let meaning = gattDatabases.databases[slot].guesses.meaning(forHandle: handle) else { continue }
+      hindsight.append(HindsightLabel(
+        frame: earlier, handle: handle, decidedIn: frame, meaning: meaning, decoder: GATTDatabase.decoderIndex(for: meaning, registry: registry)))
+    }
+  }
+
+  /// The oldest frame whose value waits for a guess (nil: none waits).
+  public mutating func oldestUndecidedFrame() -> Int? {
+    guard labelsInHindsight, !undecidedSlots.isEmpty else { return nil }
+    var oldest: Int?
+    for slot in undecidedSlots {
+      if let frame = gattDatabases.databases[slot].guesses.oldestPendingFrame {
+        oldest = min(oldest ?? frame, frame)
+      } else {
+        undecidedSlots.remove(slot)
+      }
+    }
+    return oldest
+  }
+
+  /// Values of frames up to `frame` no longer wait: the stream let those frames go.
+  public mutating func abandonUndecided(through frame: Int) {
+    for slot in undecidedSlots { gattDatabases.databases[slot].guesses.abandonPending(through: frame) }
+  }
+
+  /// Whether labels wait to be taken (asked after every frame: one comparison).
+  @inlinable public var hasHindsight: Bool { !hindsight.isEmpty }
+
+  /// The labels of guesses made since the last call, in the order they were made.
+  public mutating func takeHindsight() -> [HindsightLabel] {
+    guard !hindsight.isEmpty else { return [] }
+    defer { hindsight.removeAll(keepingCapacity: true) }
+    return hindsight
+  }
+
+  /// Labels the value of `label.handle` in `frame` (frame `label.frame`, not yet handed to a
+  /// consumer): its meaning, its GATT fields and its decoded value, with a note.
+  public func applyHindsight(_ label: HindsightLabel, to frame: inout DissectedFrame) {
+    guard frame.number == label.frame,
+      let index = frame.attributes.firstIndex(where: { $0.handle == label.handle && $0.meaning == nil }),
+      let raw = frame.attributes[index].rawValue
+    else { return }
+    frame.attributes[index].meaning = label.meaning
+    frame.attributes[index].decoderIndex = label.decoder
+    frame.deepestLayer = .gatt
+    if frame.fields.keepsGroup(verbose: true) { GATTDescription.writeFields(label.meaning, &frame.fields) }
+    if let decoder = label.decoder {
+      let bytes = Array(frame.valueBytes(raw))
+      ByteView.pinning(bytes) { view in
+        GATTDescription.decodeValue(registry[decoder: decoder], view, &frame.attributes[index], &frame.fields, &frame.diagnostics, &frame.malformed)
+      }
+    }
+    frame.diagnostics.append(Diagnostic(.note, .gatt, "labelled in hindsight: this value and those up to frame \(label.decidedIn) made the guess"))
+  }
+}
+
+extension HandleGuesses {
+  /// The meaning guessed for `handle`, if any.
+  func meaning(forHandle handle: UInt16) -> ResolvedHandle? {
+    observations.firstIndex { $0.handle == handle }.flatMap(meaning(of:))
+  }
+}

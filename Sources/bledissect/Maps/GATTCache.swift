@@ -1,0 +1,278 @@
+import BLECore
+import BLEDecoder
+import BLERender
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The GATT tables learned from earlier captures, one file per device in
+/// `$XDG_CACHE_HOME/bledissect/gatt`, named by the device's address and, when the capture read
+/// it, its Database Hash: `D0B1ED004852.json`, `D0B1ED004852.<hash>.json`.
+///
+/// Memory of identities, not a guess: the dissector asks for a device's table by address or
+/// by Database Hash, and only when a connection needs a table the capture never discovered.
+/// Nothing is read at start-up: the folder's names are listed on the first question (the
+/// index), and a file is read when its device is asked for. Bounded: a table of more than
+/// `maximumEntries` attributes is neither saved nor read, and past `maximumTables` files or
+/// `maximumBytes` the least recently used go (a table used is touched).
+final class GATTCache: GATTMapLookup, @unchecked Sendable {
+  static let maximumTables = 256
+  static let maximumBytes = 16 << 20
+  /// Real devices have a few hundred attributes.
+  static let maximumEntries = 2048
+  /// A table of `maximumEntries` in our JSON takes about 300 KB.
+  static let maximumFileBytes = 1 << 20
+
+  let directory: String
+  private let lock = NSLock()
+  private var index: Index?
+  /// Tables read so far, by file name (nil: unreadable, asked once), and their files' bytes:
+  /// at most `maximumBytes` are read in one run, whatever the folder holds.
+  private var loaded: [String: GATTMap?] = [:]
+  private var loadedBytes = 0
+  /// Problems with cache files, said once per run (the caller prints them).
+  private(set) var problems: [String] = []
+
+  /// The folder's table files by device address and by Database Hash.
+  struct Index {
+    var byAddress: [BDAddr: String] = [:]
+    var byHash: [[UInt8]: String] = [:]
+  }
+
+  /// Whether a table read is marked as used (not when the `cache` command only looks).
+  let touchesOnUse: Bool
+
+  init(directory: String, touchesOnUse: Bool = true) {
+    self.directory = directory
+    self.touchesOnUse = touchesOnUse
+  }
+
+  func map(for address: BDAddr) -> GATTMap? {
+    lock.withLock {
+      guard let name = listed().byAddress[address] else { return nil }
+      return read(name)
+    }
+  }
+
+  func map(hash: [UInt8]) -> GATTMap? {
+    lock.withLock {
+      guard let name = listed().byHash[hash] else { return nil }
+      return read(name)
+    }
+  }
+
+  /// The problems found so far, cleared.
+  func takeProblems() -> [String] {
+    lock.withLock {
+      defer { problems.removeAll() }
+      return problems
+    }
+  }
+
+  private func listed() -> Index {
+    if let index { return index }
+    var built = Index()
+    for entry in Self.entries(in: directory) {
+      built.byAddress[entry.address] = entry.name
+      if let hash = entry.hash { built.byHash[hash] = entry.name }
+    }
+    index = built
+    return built
+  }
+
+  private func read(_ name: String) -> GATTMap? {
+    if let done = loaded[name] { return done }
+    let map = load(name)
+    loaded[name] = map
+    return map
+  }
+
+  private func load(_ name: String) -> GATTMap? {
+    let path = directory + "/" + name
+    guard let parsed = Self.parseName(name) else { return nil }
+    var status = stat()
+    guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
+    guard Int(status.st_size) <= Self.maximumFileBytes else {
+      problems.append("cache file \(path) is too large (\(status.st_size) bytes; at most \(Self.maximumFileBytes)): not used")
+      return nil
+    }
+    guard loadedBytes + Int(status.st_size) <= Self.maximumBytes else {
+      problems.append("cache file \(path) not used: this run already read \(loadedBytes) bytes of cached tables (at most \(Self.maximumBytes))")
+      return nil
+    }
+    loadedBytes += Int(status.st_size)
+    guard let maps = try? GATTMapImport.loadJSON(Argument(path), cached: true), maps.count == 1, var map = maps.first,
+      map.address == parsed.address
+    else {
+      problems.append("cache file \(path) is not a table of \(parsed.address): not used (bledissect cache clear removes it)")
+      return nil
+    }
+    guard map.entryCount <= Self.maximumEntries else {
+      problems.append("cache file \(path) holds \(map.entryCount) attributes (at most \(Self.maximumEntries)): not used")
+      return nil
+    }
+    map.file = path
+    // Used: least recently used files go first when the cache is full.
+    if touchesOnUse { utimes(path, nil) }
+    return map
+  }
+
+  // MARK: - The folder
+
+  struct Entry {
+    var name: String
+    var address: BDAddr
+    var hash: [UInt8]?
+  }
+
+  /// `AABBCCDDEEFF.json` or `AABBCCDDEEFF.<32 hex digits>.json`.
+  static func parseName(_ name: String) -> (address: BDAddr, hash: [UInt8]?)? {
+    guard name.hasSuffix(".json") else { return nil }
+    let parts = name.dropLast(5).split(separator: ".", omittingEmptySubsequences: false)
+    guard parts.count <= 2, parts[0].count == 12, let raw = UInt64(parts[0], radix: 16) else { return nil }
+    let digits = Array(parts[0].utf8)
+    var text = ""
+    for index in stride(from: 0, to: 12, by: 2) {
+      if index > 0 { text += ":" }
+      text += String(decoding: digits[index..<index + 2], as: UTF8.self)
+    }
+    guard raw <= 0xFFFF_FFFF_FFFF, let address = BDAddr(text) else { return nil }
+    if parts.count == 2 {
+      guard parts[1].count == 32, let hash = GATTMapImport.bytes(String(parts[1])) else { return nil }
+      return (address, hash)
+    }
+    return (address, nil)
+  }
+
+  static func fileName(_ address: BDAddr, hash: [UInt8]?) -> String {
+    let base = address.description.replacingOccurrences(of: ":", with: "")
+    guard let hash, hash.count == 16 else { return base + ".json" }
+    return base + "." + Hex.string(hash) + ".json"
+  }
+
+  /// The table files in `directory`, in name order.
+  static func entries(in directory: String) -> [Entry] {
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+    return names.sorted().compactMap { name in
+      parseName(name).map { Entry(name: name, address: $0.address, hash: $0.hash) }
+    }
+  }
+
+  // MARK: - Saving
+
+  /// Tables to save when the command ends, by device (the latest capture's wins). Saved only
+  /// then, so that every capture of one run (`-j` jobs too) sees the cache as it was when the
+  /// run began: an answer never depends on which file of the run was decoded first.
+  private var pending: [BDAddr: (device: GATTDevice, capture: String, learned: Date)] = [:]
+  private var pendingOrder: [BDAddr] = []
+
+  /// Keeps the tables a capture's discovery showed (peers with entries learned from the
+  /// capture), to be saved by `flush`.
+  func keep(_ devices: [GATTDevice], capture: String, now: Date = Date()) {
+    lock.withLock {
+      for device in devices where device.capturedEntries {
+        guard case .peer(let address) = device.server else { continue }
+        if pending[address] == nil {
+          // Bounded like the folder: more devices than it keeps would be trimmed anyway.
+          guard pending.count < Self.maximumTables else { continue }
+          pendingOrder.append(address)
+        }
+        pending[address] = (device, capture, now)
+      }
+    }
+  }
+
+  /// Saves the kept tables, one file per device, written whole and renamed into place (other
+  /// runs may save at once); then trims the folder to its bounds. Returns notes for tables not
+  /// saved (too large); throws when the folder cannot be written.
+  func flush() throws -> [String] {
+    let saves = lock.withLock {
+      defer {
+        pending.removeAll()
+        pendingOrder.removeAll()
+      }
+      return pendingOrder.compactMap { pending[$0] }
+    }
+    guard !saves.isEmpty else { return [] }
+    var notes: [String] = []
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    let existing = Self.entries(in: directory)
+    let formatter = ISO8601DateFormatter()
+    for save in saves {
+      guard case .peer(let address) = save.device.server else { continue }
+      let map = GATTMap(address: address, tree: save.device.tree, origin: save.capture)
+      guard map.entryCount <= Self.maximumEntries else {
+        notes.append("GATT table of \(address) not cached: \(map.entryCount) attributes (at most \(Self.maximumEntries))")
+        continue
+      }
+      var out = OutputBuffer(fd: nil)
+      GATTMapWriter.write([save.device], capture: save.capture, learned: formatter.string(from: save.learned), to: &out)
+      guard out.bytes.count <= Self.maximumFileBytes else {
+        notes.append("GATT table of \(address) not cached: \(out.bytes.count) bytes (at most \(Self.maximumFileBytes))")
+        continue
+      }
+      let name = Self.fileName(address, hash: save.device.databaseHash)
+      let target = directory + "/" + name
+      // Unique per save, not only per process: several runs may save the same device at once.
+      let temporary = target + ".\(getpid()).\(UUID().uuidString).tmp"
+      try Data(out.bytes).write(to: URL(fileURLWithPath: temporary))
+      if rename(temporary, target) != 0 {
+        unlink(temporary)
+        throw CocoaError(.fileWriteUnknown)
+      }
+      // The device's table under another Database Hash is out of date.
+      for entry in existing where entry.address == address && entry.name != name { unlink(directory + "/" + entry.name) }
+    }
+    Self.trim(directory)
+    return notes
+  }
+
+  /// Removes the least recently used tables while the folder holds more than its bounds, and
+  /// temporary files left by runs that were stopped mid-save.
+  static func trim(_ directory: String, maximumTables: Int = maximumTables, maximumBytes: Int = maximumBytes) {
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+    var tables: [(name: String, used: Int, bytes: Int)] = []
+    let now = Int(Date().timeIntervalSince1970)
+    for name in names {
+      var status = stat()
+      guard lstat(directory + "/" + name, &status) == 0 else { continue }
+      if name.hasSuffix(".tmp") {
+        if now - modificationTime(status) > 3600 { unlink(directory + "/" + name) }
+        continue
+      }
+      guard parseName(name) != nil else { continue }
+      tables.append((name, modificationTime(status), Int(status.st_size)))
+    }
+    // Oldest use first; names break ties, so two runs agree on what goes.
+    tables.sort { ($0.used, $0.name) < ($1.used, $1.name) }
+    var bytes = tables.reduce(0) { $0 + $1.bytes }
+    var count = tables.count
+    for table in tables where count > maximumTables || bytes > maximumBytes {
+      unlink(directory + "/" + table.name)
+      count -= 1
+      bytes -= table.bytes
+    }
+  }
+
+  static func modificationTime(_ status: stat) -> Int {
+    #if canImport(Darwin)
+      return Int(status.st_mtimespec.tv_sec)
+    #else
+      return Int(status.st_mtim.tv_sec)
+    #endif
+  }
+
+  /// Removes every table; returns how many.
+  static func clear(_ directory: String) -> Int {
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return 0 }
+    var removed = 0
+    for name in names where parseName(name) != nil || name.hasSuffix(".tmp") {
+      if unlink(directory + "/" + name) == 0, !name.hasSuffix(".tmp") { removed += 1 }
+    }
+    return removed
+  }
+}

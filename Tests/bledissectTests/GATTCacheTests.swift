@@ -1,0 +1,219 @@
+import BLECore
+import BLEDecoder
+import Foundation
+import Testing
+
+@testable import bledissect
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// The GATT cache never makes output worse, slower or different by history: a capture decoded
+/// with an empty cache and after each of an unrelated table, the device's own table, a
+/// poisoned table for the same address and a huge hostile table gives identical output, or a
+/// changed output that says why.
+@Suite struct GATTCacheTests {
+  static let strap = "D0:B1:ED:00:48:52"
+
+  /// A fresh cache folder (XDG_CACHE_HOME) for one test.
+  final class Folder {
+    let base = NSTemporaryDirectory() + "bledissect-cache-\(getpid())-\(UUID().uuidString)"
+    var tables: String { base + "/bledissect/gatt" }
+    var environment: [String: String] { ["XDG_CACHE_HOME": base] }
+    deinit { try? FileManager.default.removeItem(atPath: base) }
+
+    func write(_ name: String, _ text: String) throws {
+      try FileManager.default.createDirectory(atPath: tables, withIntermediateDirectories: true)
+      try Data(text.utf8).write(to: URL(fileURLWithPath: tables + "/" + name))
+    }
+
+    func run(_ arguments: [String]) -> CLIResult { runCLI(arguments, environment: environment) }
+  }
+
+  /// What each command says about a capture: annotate (-1, text, JSON), summary, gatt, hr.
+  static let views: [[String]] = [["-1"], [], ["--json"], ["summary"], ["summary", "--json"], ["gatt"], ["hr"], ["hr", "--csv"]]
+
+  static let lateCaptures = ["late_midstream.btsnoop", "late_reconnect.btsnoop", "late_concat.btsnoop"]
+
+  /// Captures of other devices, each with its own discovery.
+  static var unrelatedCaptures: [String] {
+    var paths = ["vendor_services.btsnoop", "huami.btsnoop", "polar_pmd.btsnoop", "eatt.btsnoop", "long_values.btsnoop"].map(capturePath)
+    if let corpusRoot {
+      paths.append(corpusRoot.appendingPathComponent("sphero_mini/sphero_mini_btsnoop_hci.log").path)
+      paths.append(corpusRoot.appendingPathComponent("cheoljun99/infocar_obd_ble_nsec.pcap").path)
+    }
+    return paths.filter { FileManager.default.fileExists(atPath: $0) }
+  }
+
+  @Test(arguments: lateCaptures)
+  func unrelatedTablesChangeNothing(capture: String) throws {
+    let empty = Folder()
+    let before = Self.views.map { empty.run($0 + [capturePath(capture)]) }
+    let folder = Folder()
+    for other in Self.unrelatedCaptures { _ = folder.run(["summary", other]) }
+    #expect(try FileManager.default.contentsOfDirectory(atPath: folder.tables).count >= 5)
+    for (view, expected) in zip(Self.views, before) {
+      let after = folder.run(view + [capturePath(capture)])
+      #expect(after.stdout == expected.stdout, "\(view) \(capture)")
+      #expect(after.stderr == expected.stderr, "\(view) \(capture)")
+      #expect(after.status == expected.status)
+    }
+  }
+
+  @Test func theDevicesOwnTableSaysSoEverywhere() throws {
+    let folder = Folder()
+    _ = folder.run(["summary", capturePath("hr_strap_session.btsnoop")])
+    let file = folder.tables + "/D0B1ED004852.json"
+    #expect(FileManager.default.fileExists(atPath: file))
+    let late = capturePath("late_reconnect.btsnoop")
+    // Every value line names the cached map.
+    let lines = folder.run(["-1", late]).stdout.split(separator: "\n").filter { $0.contains("Notify 0x0010") }
+    #expect(lines.count == 120)
+    #expect(lines.allSatisfy { $0.contains("Heart Rate Measurement (cached map)") })
+    // JSON: the source, the file and when it was learned.
+    let json = folder.run(["--json", late]).stdout.split(separator: "\n").compactMap { line in
+      (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["gatt"] as? [String: Any]
+    }
+    #expect(!json.isEmpty)
+    #expect(json.allSatisfy { $0["source"] as? String == "cache" && $0["map"] as? String == file && ($0["learned"] as? String)?.hasSuffix("Z") == true })
+    // hr names it on stderr, summary and gatt in their output.
+    let hr = folder.run(["hr", late])
+    #expect(hr.stdout.split(separator: "\n").count == 121)
+    #expect(hr.stderr.contains("GATT table of \(Self.strap) from the cache (learned from \(capturePath("hr_strap_session.btsnoop")) at "))
+    #expect(hr.stderr.contains(file + "): the capture did not show its discovery; --no-cache decodes without it"))
+    let summary = folder.run(["summary", late]).stdout
+    #expect(summary.contains("  GATT table of \(Self.strap) from the cache (learned from"))
+    #expect(summary.contains("Heart Rate Measurement (cached map)"))
+    let summaryJSON = try #require(try JSONSerialization.jsonObject(with: Data(folder.run(["summary", "--json", late]).stdout.utf8)) as? [String: Any])
+    let maps = try #require(summaryJSON["gatt_maps"] as? [[String: Any]])
+    #expect(maps.count == 1 && maps[0]["source"] as? String == "cache" && maps[0]["map"] as? String == file)
+    #expect(folder.run(["gatt", late]).stdout.contains("(from the cache)"))
+    #expect(folder.run(["gatt", "--json", late]).stdout.contains(#""source":"cache","map":"\#(file)","learned":""#))
+    // --no-cache: as with an empty cache.
+    #expect(folder.run(["hr", "--no-cache", late]).stdout == Folder().run(["hr", late]).stdout)
+  }
+
+  /// A fake discovery for the strap's address (Heart Rate Measurement declared as Blood
+  /// Pressure Measurement) was cached: the first heart-rate value contradicts it, the table is
+  /// dropped with a note, and hr gives what it gives without a cache.
+  @Test func aPoisonedTableIsDroppedAndSaysWhy() throws {
+    let folder = Folder()
+    let map = runCLI(["gatt", "--json", "--no-cache", capturePath("hr_strap_session.btsnoop")]).stdout
+    #expect(map.contains(#""uuid":"2a37""#))
+    try folder.write("D0B1ED004852.json", map.replacingOccurrences(of: #""uuid":"2a37""#, with: #""uuid":"2a35""#))
+    let late = capturePath("late_reconnect.btsnoop")
+    let hr = folder.run(["hr", late])
+    let clean = Folder().run(["hr", late])
+    #expect(hr.stdout == clean.stdout)
+    #expect(hr.stdout.split(separator: "\n").count == clean.stdout.split(separator: "\n").count)
+    #expect(clean.stdout.split(separator: "\n").count > 100)
+    let text = folder.run([late]).stdout
+    #expect(text.contains("the cache's table (learned from \(capturePath("hr_strap_session.btsnoop"))) dropped: the value of 0x0010 (0035) is not a valid Blood Pressure Measurement; values are read without it from here on"))
+    #expect(!text.contains("Blood Pressure Measurement (cached map)"))
+  }
+
+  /// Tables over the bounds in the folder (written by hand or an older version) are not read:
+  /// the output is the empty cache's, and stderr says why.
+  @Test func hugeCacheFilesAreNotRead() throws {
+    let late = capturePath("late_reconnect.btsnoop")
+    let clean = Folder().run(["hr", late])
+    // 100 000 characteristics: over the file size bound.
+    var big = #"{"format":"bledissect-gatt-map","version":1,"capture":"hostile","devices":[{"server":"peer","address":"D0:B1:ED:00:48:52","services":[{"start":1,"end":65535,"uuid":"180d","characteristics":["#
+    big += (0..<100_000).map { #"{"declaration_handle":\#($0 % 65_000 + 1),"value_handle":\#($0 % 65_000 + 2),"uuid":"2a35"}"# }.joined(separator: ",")
+    big += "]}]}]}"
+    let large = Folder()
+    try large.write("D0B1ED004852.json", big)
+    let first = large.run(["hr", late])
+    #expect(first.stdout == clean.stdout)
+    #expect(first.stderr.contains("is too large"))
+    // 3 000 attributes in less than the size bound: over the attribute bound.
+    var many = #"{"format":"bledissect-gatt-map","version":1,"capture":"hostile","devices":[{"server":"peer","address":"D0:B1:ED:00:48:52","services":[{"start":1,"end":65535,"uuid":"180d","characteristics":["#
+    many += (0..<3000).map { #"{"declaration_handle":\#(2 * $0 + 1),"value_handle":\#(2 * $0 + 2),"uuid":"2a35"}"# }.joined(separator: ",")
+    many += "]}]}]}"
+    let numerous = Folder()
+    try numerous.write("D0B1ED004852.json", many)
+    let second = numerous.run(["hr", late])
+    #expect(second.stdout == clean.stdout)
+    #expect(second.stderr.contains("holds 3001 attributes (at most 2048): not used"))
+    // A table renamed to another device's address is not that device's.
+    let renamed = Folder()
+    try renamed.write("D0B1ED004852.json", runCLI(["gatt", "--json", "--no-cache", capturePath("vendor_services.btsnoop")]).stdout)
+    let third = renamed.run(["hr", late])
+    #expect(third.stdout == clean.stdout)
+    #expect(third.stderr.contains("is not a table of D0:B1:ED:00:48:52: not used"))
+  }
+
+  /// Tables over the bounds are not saved, and the folder keeps the most recently used.
+  @Test func savingIsBounded() throws {
+    let folder = Folder()
+    let cache = GATTCache(directory: folder.tables)
+    var tree = GATTAttributeTree(services: [], characteristicsOutsideServices: [], otherHandles: [])
+    var characteristics: [GATTCharacteristicEntry] = []
+    for index in 0..<3000 {
+      let declaration = UInt16(2 * index + 2)
+      characteristics.append(GATTCharacteristicEntry(
+        declarationHandle: declaration, valueHandle: declaration + 1, uuid: BluetoothUUID(uuid16: 0x2A37), properties: 0x10, learnedIn: 1, descriptors: []))
+    }
+    tree.services.append(GATTServiceEntry(
+      start: 1, end: 0xFFFF, uuid: BluetoothUUID(uuid16: 0x180D), primary: true, learnedIn: 1, includes: [], characteristics: characteristics))
+    cache.keep([GATTDevice(server: .peer(BDAddr("11:22:33:44:55:66")!), tree: tree)], capture: "hostile.btsnoop")
+    #expect(try cache.flush() == ["GATT table of 11:22:33:44:55:66 not cached: 3001 attributes (at most 2048)"])
+    #expect(GATTCache.entries(in: folder.tables).isEmpty)
+    // Five tables used at different times; at most three kept: the two used longest ago go.
+    for (index, name) in ["A", "B", "C", "D", "E"].enumerated() {
+      let file = "00000000000\(name).json"
+      try folder.write(file, "{}")
+      let seconds = 1_000_000 + [5, 1, 4, 2, 3][index]
+      var times = [timeval(tv_sec: seconds, tv_usec: 0), timeval(tv_sec: seconds, tv_usec: 0)]
+      #expect(utimes(folder.tables + "/" + file, &times) == 0)
+    }
+    GATTCache.trim(folder.tables, maximumTables: 3)
+    #expect(GATTCache.entries(in: folder.tables).map(\.name) == ["00000000000A.json", "00000000000C.json", "00000000000E.json"])
+    // And at most so many bytes: the oldest goes first.
+    try folder.write("00000000000F.json", String(repeating: " ", count: 30))
+    GATTCache.trim(folder.tables, maximumTables: 10, maximumBytes: 33)
+    #expect(GATTCache.entries(in: folder.tables).map(\.name) == ["00000000000A.json", "00000000000F.json"])
+  }
+
+  /// Jobs of one run see the cache as it was when the run began: the late capture decodes the
+  /// same whether or not a job before it learned the strap's table.
+  @Test(arguments: ["1", "2"])
+  func jobsOfOneRunSeeTheCacheAsItWasWhenTheRunBegan(jobs: String) throws {
+    let folder = Folder()
+    let late = capturePath("late_reconnect.btsnoop")
+    let together = folder.run(["hr", "-j", jobs, capturePath("hr_strap_session.btsnoop"), late])
+    let alone = Folder().run(["hr", late])
+    let lateRows = together.stdout.components(separatedBy: "==> \(late) <==\n").last ?? ""
+    #expect(lateRows == alone.stdout)
+    #expect(!together.stderr.contains("from the cache"))
+    // Saved once the run ended.
+    #expect(GATTCache.entries(in: folder.tables).map(\.name) == ["D0B1ED004852.json"])
+  }
+
+  @Test func theCacheCommandListsShowsAndClears() throws {
+    let folder = Folder()
+    #expect(folder.run(["cache", "list"]).stdout == "no GATT tables cached in \(folder.tables)\n")
+    _ = folder.run(["summary", capturePath("hr_strap_session.btsnoop"), capturePath("vendor_services.btsnoop")])
+    let list = folder.run(["cache", "list"])
+    #expect(list.status == 0)
+    let rows = list.stdout.split(separator: "\n")
+    #expect(rows.first == "2 GATT tables cached in \(folder.tables) (most recently used first)")
+    #expect(rows.contains { $0.hasPrefix("D0:B1:ED:00:48:52  21 attributes, learned ") && $0.hasSuffix(" from \(capturePath("hr_strap_session.btsnoop"))") })
+    #expect(rows.contains { $0.hasPrefix("D0:B1:ED:00:56:53  ") })
+    let show = folder.run(["cache", "show", Self.strap])
+    #expect(show.status == 0)
+    #expect(show.stdout.contains("file:     \(folder.tables)/D0B1ED004852.json\n"))
+    #expect(show.stdout.contains("service 0x000e–0x0015 Heart Rate (180d)"))
+    #expect(show.stdout.contains("0x0010 Heart Rate Measurement (2a37): notify"))
+    let missing = folder.run(["cache", "show", "11:22:33:44:55:66"])
+    #expect(missing.status == 2)
+    #expect(missing.stderr == "bledissect: cache: no table of 11:22:33:44:55:66 in \(folder.tables)\n")
+    #expect(folder.run(["cache", "show", "nonsense"]).status == 64)
+    #expect(folder.run(["cache", "frobnicate"]).status == 64)
+    #expect(folder.run(["cache", "clear"]).stdout == "removed 2 tables from \(folder.tables)\n")
+    #expect(GATTCache.entries(in: folder.tables).isEmpty)
+  }
+}
