@@ -40,6 +40,16 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// Linux monitor datagrams through `MonitorSocketReader.parse` (the socket reader's parsing),
   /// dissected and rendered, then written as btsnoop (monitor) and read back: see `monitor`.
   case monitor
+  /// Our GATT map (`gatt --json`, read by `--gatt`): `GATTMapFile.parseJSON`, then the maps
+  /// given to the dissector over a fixed conversation that touches their handles (see
+  /// `FuzzTarget.gattMap`).
+  case gattmap
+  /// A BlueZ GATT cache file (read by `--gatt`): `GATTMapFile.parseBlueZ`, then the same
+  /// conversation.
+  case bluez
+  /// A decoder file (`--decoders`), optionally followed by a NUL byte and values:
+  /// `DecoderFile.parse`, then every decoder over the values (see `FuzzTarget.decoders`).
+  case decoders
 
   /// What a run saw; the tests assert on it.
   public struct Outcome: Sendable {
@@ -58,6 +68,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     public var databases = 0
     /// The JSON Lines output, when asked for (tests parse it).
     public var json: [UInt8] = []
+    /// Side files: the maps or decoders parsed, or why the file was refused (one line).
+    public var parsed = 0
+    public var refusal: String?
   }
 
   /// Runs the target on `bytes`; traps (precondition) when a promise is broken.
@@ -102,6 +115,12 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
       return Self.read(bytes, render: false, keepingJSON: false)
     case .monitor:
       return Self.monitor(bytes, keepingJSON: keepingJSON)
+    case .gattmap:
+      return Self.gattMap(bytes, keepingJSON: keepingJSON)
+    case .bluez:
+      return Self.blueZ(bytes, keepingJSON: keepingJSON)
+    case .decoders:
+      return Self.decoders(bytes, keepingJSON: keepingJSON)
     }
   }
 
@@ -220,7 +239,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// Dissects and renders frames the way `annotate` does (every other frame's value decoded at
   /// rendering, as the two-thread pipeline may), checking each frame's output.
   struct Session {
-    var dissector = Dissector()
+    var dissector: Dissector
     var frame = DissectedFrame()
     var text = TextRenderer(verbose: true)
     var json = JSONLinesRenderer()
@@ -231,8 +250,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     let keepingJSON: Bool
     var kept: [UInt8] = []
 
-    init(keepingJSON: Bool) {
+    init(keepingJSON: Bool, dissector: Dissector = Dissector()) {
       self.keepingJSON = keepingJSON
+      self.dissector = dissector
     }
 
     mutating func show(_ record: CaptureRecord, number: Int) {

@@ -95,7 +95,7 @@ public struct CharacteristicDecoder: Sendable {
   /// decoder costs no reference counting on the per-value path).
   public let valueType: any CharacteristicValue.Type
   /// A format a user declared (`--decoders`): values are read through it, not the type.
-  /// Formats live as long as the process (`DeclaredFormat.kept`), so the reference needs no
+  /// Formats live as long as the process (`InternedText.keep`), so the reference needs no
   /// counting: a decoder stays plain data, copied per value at no cost.
   public unowned(unsafe) let format: DeclaredFormat?
 

@@ -50,13 +50,29 @@ struct DecodingOptions: Sendable {
   /// Decoder files are small; larger ones are refused.
   static let maximumDecoderFileBytes = 1 << 20
 
+  /// Reads a decoder file (a pipe too), at most `maximumDecoderFileBytes` of it: a larger one,
+  /// or a pipe or device that goes on past it, is refused after one byte more.
   static func loadDecoders(_ path: String) throws(UsageError) -> [UserDecoder] {
-    let url = URL(fileURLWithPath: path)
-    let size = (try? url.resourceValues(forKeys: [.fileSizeKey]).fileSize) ?? 0
-    guard size <= maximumDecoderFileBytes else { throw UsageError(message: "\(path): decoder file too large (\(size) bytes; at most \(maximumDecoderFileBytes))") }
-    guard let data = try? Data(contentsOf: url) else { throw UsageError(message: "\(path): cannot read the decoder file (\(String(cString: strerror(errno))))") }
+    let name = Argument(path).display
+    let file: SideFile
     do {
-      return try DecoderFile.parse(String(decoding: data, as: UTF8.self), file: path)
+      file = try SideFile(pathBytes: Array(path.utf8))
+    } catch {
+      throw UsageError(message: "\(name): cannot open the decoder file (\(error.reason))")
+    }
+    if file.isRegularFile, file.size > Int64(maximumDecoderFileBytes) {
+      throw UsageError(message: "\(name): decoder file too large (\(file.size) bytes; at most \(maximumDecoderFileBytes))")
+    }
+    do {
+      try file.read(upTo: maximumDecoderFileBytes + 1)
+    } catch {
+      throw UsageError(message: "\(name): cannot read the decoder file (\(error.reason))")
+    }
+    guard file.bytes.count <= maximumDecoderFileBytes else {
+      throw UsageError(message: "\(name): decoder file too large (more than \(maximumDecoderFileBytes) bytes)")
+    }
+    do {
+      return try DecoderFile.parse(String(decoding: file.bytes, as: UTF8.self), file: name)
     } catch {
       throw UsageError(message: error.message)
     }

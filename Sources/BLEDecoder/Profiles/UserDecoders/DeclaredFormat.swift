@@ -13,15 +13,13 @@ public final class DeclaredFormat: Sendable {
   /// Items kept per value (a list of one-byte items in a 512-byte value stays under it).
   static let maximumItems = 4096
 
-  /// Every format made, kept for the life of the process (they come from decoder files read
-  /// once, bounded in number), so decoders can refer to them without reference counting.
-  nonisolated(unsafe) static var kept: [DeclaredFormat] = []
-
   init(name: StaticString, key: StaticString, fields: [DeclaredField]) {
     self.name = name
     self.key = key
     self.fields = fields
-    Self.kept.append(self)
+    // Kept for the life of the process with the text it names (they come from decoder files
+    // read once, bounded in number), so decoders can refer to it without reference counting.
+    InternedText.keep(self)
   }
 
   /// Reads a whole value; a value the format does not fit throws (the fact is then flagged

@@ -60,7 +60,7 @@ public enum DecoderFile {
     guard case .object(let members) = entry.value else { throw fail(entry, place, "needs an object") }
     let known: Set = ["uuid", "handle", "peer", "name", "key", "fields"]
     if let unknown = members.first(where: { !known.contains($0.key) }) {
-      throw fail(unknown.value, "\(place).\(unknown.key)", "unknown key (expected one of \(known.sorted().joined(separator: ", ")))")
+      throw fail(unknown.value, "\(place).\(LineJSON.printable(unknown.key))", "unknown key (expected one of \(known.sorted().joined(separator: ", ")))")
     }
     let target: UserDecoder.Target
     switch (entry["uuid"], entry["handle"]) {
@@ -88,7 +88,7 @@ public enum DecoderFile {
     }
     let name = try string(entry["name"], "\(place).name", fail) ?? "Value"
     let key = try string(entry["key"], "\(place).key", fail) ?? snakeCase(name)
-    guard isKey(key) else { throw fail(entry["key"] ?? entry, "\(place).key", "'\(key)' is not a JSON key of lowercase letters, digits and _") }
+    guard isKey(key) else { throw fail(entry["key"] ?? entry, "\(place).key", "'\(LineJSON.printable(key))' is not a JSON key of lowercase letters, digits and _") }
     guard let fieldsNode = entry["fields"], case .array(let list) = fieldsNode.value, !list.isEmpty else {
       throw fail(entry["fields"] ?? entry, "\(place).fields", "needs a list of at least one field")
     }
@@ -112,19 +112,19 @@ public enum DecoderFile {
     guard case .object(let members) = node.value else { throw fail(node, place, "needs an object") }
     let known: Set = ["name", "label", "type", "from", "mask", "shift", "if", "repeat", "min", "length", "scale", "offset", "unit", "places", "enum", "hidden"]
     if let unknown = members.first(where: { !known.contains($0.key) }) {
-      throw fail(unknown.value, "\(place).\(unknown.key)", "unknown key (expected one of \(known.sorted().joined(separator: ", ")))")
+      throw fail(unknown.value, "\(place).\(LineJSON.printable(unknown.key))", "unknown key (expected one of \(known.sorted().joined(separator: ", ")))")
     }
     guard let name = try string(node["name"], "\(place).name", fail) else { throw fail(node, "\(place).name", "every field needs a name") }
-    guard isKey(name) else { throw fail(node["name"]!, "\(place).name", "'\(name)' is not a JSON key of lowercase letters, digits and _") }
+    guard isKey(name) else { throw fail(node["name"]!, "\(place).name", "'\(LineJSON.printable(name))' is not a JSON key of lowercase letters, digits and _") }
     func earlierField(_ key: String, _ what: String) throws(DecoderFileError) -> Int {
       guard let text = try string(node[key], "\(place).\(what)", fail) else { throw fail(node, "\(place).\(what)", "needs the name of an earlier field") }
       guard let index = earlier.lastIndex(of: text) else {
-        throw fail(node[key]!, "\(place).\(what)", "'\(text)' is not an earlier field (fields are read in order)")
+        throw fail(node[key]!, "\(place).\(what)", "'\(LineJSON.printable(text))' is not an earlier field (fields are read in order)")
       }
       guard case .unsigned = previous[index].kind else {
         if case .signed = previous[index].kind { return index }
         if case .derived = previous[index].kind { return index }
-        throw fail(node[key]!, "\(place).\(what)", "'\(text)' is not an integer field")
+        throw fail(node[key]!, "\(place).\(what)", "'\(LineJSON.printable(text))' is not an integer field")
       }
       return index
     }
@@ -138,7 +138,7 @@ public enum DecoderFile {
       guard let type = try string(node["type"], "\(place).type", fail) else { throw fail(node, "\(place).type", "needs a type (u8, u16, s16be, sfloat, utf8, …) or \"from\"") }
       let length = try integer(node["length"], "\(place).length", fail).map { Int(min($0, 512)) }
       guard let parsed = Self.kind(type, length: length) else {
-        throw fail(node["type"]!, "\(place).type", "unknown type '\(type)' (u8…u64, s8…s64, with 'be' for big-endian: u16be; sfloat, float, f32, f64, utf8, bytes)")
+        throw fail(node["type"]!, "\(place).type", "unknown type '\(LineJSON.printable(type))' (u8…u64, s8…s64, with 'be' for big-endian: u16be; sfloat, float, f32, f64, utf8, bytes)")
       }
       kind = parsed
     }
@@ -180,7 +180,7 @@ public enum DecoderFile {
       for entry in entries {
         let number = entry.key.hasPrefix("0x") ? UInt64(entry.key.dropFirst(2), radix: 16) : UInt64(entry.key)
         guard let number, case .string(let text) = entry.value.value, let interned = InternedText.make(text) else {
-          throw fail(entry.value, "\(place).enum.\(entry.key)", "needs a number key (\"1\", \"0x1f\") and a name")
+          throw fail(entry.value, "\(place).enum.\(LineJSON.printable(entry.key))", "needs a number key (\"1\", \"0x1f\") and a name")
         }
         field.names[number] = interned
       }

@@ -68,11 +68,12 @@ package struct LineJSON: Sendable {
     return false
   }
 
-  /// The value as written, for messages: numbers and strings as they are, else the type.
+  /// The value as written, for messages: numbers and strings as they are (made one short
+  /// line: `printable`), else the type.
   package var shown: String {
     switch value {
-    case .number(_, let text): return text
-    case .string(let text): return "\"\(text)\""
+    case .number(_, let text): return LineJSON.printable(text)
+    case .string(let text): return "\"\(LineJSON.printable(text))\""
     case .bool(let flag): return flag ? "true" : "false"
     default: return typeName
     }
@@ -87,6 +88,30 @@ package struct LineJSON: Sendable {
     case .bool: return "true/false"
     case .null: return "null"
     }
+  }
+
+  /// Text from a user's file as a message shows it: control characters written `\n`, `\t`,
+  /// `\xNN`, and cut after `limit` characters (`…`), so that a message stays one short line.
+  package static func printable(_ text: some StringProtocol, limit: Int = 64) -> String {
+    var result = ""
+    var count = 0
+    for scalar in text.unicodeScalars {
+      if count == limit {
+        result += "…"
+        break
+      }
+      count += 1
+      switch scalar.value {
+      case 0x0A: result += "\\n"
+      case 0x0D: result += "\\r"
+      case 0x09: result += "\\t"
+      case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029:
+        let digits = String(scalar.value, radix: 16, uppercase: true)
+        result += scalar.value < 0x100 ? "\\x" + (digits.count < 2 ? "0" : "") + digits : "\\u{" + digits + "}"
+      default: result.unicodeScalars.append(scalar)
+      }
+    }
+    return result
   }
 
   struct Parser {
@@ -133,7 +158,7 @@ package struct LineJSON: Sendable {
           guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a quoted key") }
           let key = try string()
           skipSpace()
-          guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after \"\(key)\"") }
+          guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after \"\(LineJSON.printable(key))\"") }
           index += 1
           skipSpace()
           members.append((key, try value(depth: depth + 1)))

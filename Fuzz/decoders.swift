@@ -1,0 +1,10 @@
+// libFuzzer entry point of the `decoders` target (see FuzzTarget.decoders); built by Scripts/fuzz.
+import BLEFuzzTargets
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+  FuzzTarget.decoders.run(UnsafeBufferPointer(start: data, count: size))
+  // The decoders of this input are gone: their text goes too (else the budget fills).
+  FuzzTarget.releaseDecoderText()
+  return 0
+}
