@@ -216,4 +216,18 @@ import Testing
     #expect(folder.run(["cache", "clear"]).stdout == "removed 2 tables from \(folder.tables)\n")
     #expect(GATTCache.entries(in: folder.tables).isEmpty)
   }
+
+  /// A cache that cannot be written says why, in the system's words; the command still succeeds.
+  @Test func aCacheThatCannotBeWrittenSaysWhy() throws {
+    let file = temporaryFile([0x41])
+    defer { unlink(file) }
+    let underAFile = runCLI(["summary", capturePath("hr_strap_session.btsnoop")], environment: ["XDG_CACHE_HOME": file])
+    #expect(underAFile.status == 0)
+    #expect(underAFile.stderr == "bledissect: could not save GATT tables to the cache \(file)/bledissect/gatt (\(file)/bledissect: Not a directory); use --no-cache to skip it\n")
+    let folder = Folder()
+    try FileManager.default.createDirectory(atPath: folder.tables + "/D0B1ED004852.json", withIntermediateDirectories: true)
+    let blocked = folder.run(["summary", capturePath("hr_strap_session.btsnoop")])
+    #expect(blocked.status == 0)
+    #expect(blocked.stderr.hasSuffix("(\(folder.tables)/D0B1ED004852.json: Is a directory); use --no-cache to skip it\n"))
+  }
 }

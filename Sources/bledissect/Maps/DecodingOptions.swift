@@ -149,7 +149,8 @@ struct DecodingOptions: Sendable {
     do {
       for note in try cache.flush() { context.error(note) }
     } catch {
-      context.error("could not save GATT tables to the cache \(cache.directory) (\(error.localizedDescription)); use --no-cache to skip it")
+      let reason = (error as? GATTCache.SaveError)?.description ?? error.localizedDescription
+      context.error("could not save GATT tables to the cache \(cache.directory) (\(reason)); use --no-cache to skip it")
     }
   }
 

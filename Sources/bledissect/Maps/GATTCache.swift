@@ -199,7 +199,7 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
     }
     guard !saves.isEmpty else { return [] }
     var notes: [String] = []
-    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    try Self.makeFolder(directory)
     let existing = Self.entries(in: directory)
     for save in saves {
       guard case .peer(let address) = save.device.server else { continue }
@@ -218,10 +218,11 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
       let target = directory + "/" + name
       // Unique per save, not only per process: several runs may save the same device at once.
       let temporary = target + ".\(getpid()).\(UUID().uuidString).tmp"
-      try Data(out.bytes).write(to: URL(fileURLWithPath: temporary))
+      try Self.writeWhole(out.bytes, to: temporary)
       if rename(temporary, target) != 0 {
+        let failure = SaveError(path: target, code: errno)
         unlink(temporary)
-        throw CocoaError(.fileWriteUnknown)
+        throw failure
       }
       // The device's table under another Database Hash is out of date.
       for entry in existing where entry.address == address && entry.name != name { unlink(directory + "/" + entry.name) }
@@ -237,6 +238,49 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
     gmtime_r(&seconds, &parts)
     func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
     return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+  }
+
+  /// Why a table could not be saved: the file and the system's reason.
+  struct SaveError: Error, CustomStringConvertible {
+    var path: String
+    var code: Int32
+    var description: String { "\(path): \(String(cString: strerror(code)))" }
+  }
+
+  /// Creates `path` and its missing parents (mode 0700), like `mkdir -p`.
+  static func makeFolder(_ path: String) throws(SaveError) {
+    var prefix = ""
+    for part in path.split(separator: "/") {
+      prefix += "/" + part
+      if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw SaveError(path: prefix, code: errno) }
+    }
+    var status = stat()
+    guard stat(path, &status) == 0 else { throw SaveError(path: path, code: errno) }
+    guard status.st_mode & S_IFMT == S_IFDIR else { throw SaveError(path: path, code: ENOTDIR) }
+  }
+
+  /// Writes `bytes` to a new file at `path` (it must not exist), with POSIX calls so that a
+  /// failure gives the system's reason.
+  static func writeWhole(_ bytes: [UInt8], to path: String) throws(SaveError) {
+    let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+    guard descriptor >= 0 else { throw SaveError(path: path, code: errno) }
+    var written = 0
+    while written < bytes.count {
+      let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, bytes.count - written) }
+      if count < 0 && errno == EINTR { continue }
+      guard count > 0 else {
+        let failure = SaveError(path: path, code: count < 0 ? errno : EIO)
+        close(descriptor)
+        unlink(path)
+        throw failure
+      }
+      written += count
+    }
+    guard close(descriptor) == 0 else {
+      let failure = SaveError(path: path, code: errno)
+      unlink(path)
+      throw failure
+    }
   }
 
   /// Removes the least recently used tables while the folder holds more than its bounds, and
