@@ -184,3 +184,70 @@ struct SVGElements {
     elements.filter { $0.name == "text" && (className == nil || $0.attributes["class"] == className) }.map(\.text)
   }
 }
+
+/// When `hr` finds no measurement it says why on stderr: nothing of Heart Rate Measurement in
+/// the capture, a measurement characteristic never subscribed to, a subscription without
+/// notifications, or measurements only from devices --peer left out.
+@Suite struct HRAbsenceTests {
+  /// The strap session's first `count` records, as a btsnoop file.
+  static func strapSession(firstRecords count: Int) throws -> String {
+    let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: capturePath("hr_strap_session.btsnoop"))))
+    var end = 16
+    for _ in 0..<count {
+      let included = Int(bytes[end + 4]) << 24 | Int(bytes[end + 5]) << 16 | Int(bytes[end + 6]) << 8 | Int(bytes[end + 7])
+      end += 24 + included
+    }
+    return temporaryFile(Array(bytes[..<end]))
+  }
+
+  static func reason(_ arguments: [String]) -> (stdout: String, stderr: String, status: Int32) {
+    let result = runCLI(["hr", "--no-cache"] + arguments)
+    return (result.stdout, result.stderr, result.status)
+  }
+
+  @Test func aCaptureWithoutHeartRateSaysSo() {
+    let result = Self.reason([capturePath("beacons.btsnoop")])
+    #expect(result.status == 0)
+    #expect(result.stdout.split(separator: "\n").count == 1)
+    #expect(result.stderr == "bledissect: \(capturePath("beacons.btsnoop")): no heart-rate measurement: the capture shows no Heart Rate Measurement (no discovery of it, no table from --gatt or the cache, no notifications that look like heart rates)\n")
+  }
+
+  @Test func aMeasurementNeverSubscribedToIsNamed() throws {
+    // Up to frame 120: discovery done, the CCCD write (frame 121) not yet.
+    let path = try Self.strapSession(firstRecords: 120)
+    defer { unlink(path) }
+    #expect(Self.reason([path]).stderr == "bledissect: \(path): no heart-rate measurement: D0:B1:ED:00:48:52's Heart Rate Measurement (handle 0x0010; its Client Characteristic Configuration is 0x0011) was never subscribed to in the capture\n")
+  }
+
+  @Test func aSubscriptionWithoutNotificationsIsNamed() throws {
+    // Up to frame 129: notifications enabled in frame 121, the first one (frame 130) not yet.
+    let path = try Self.strapSession(firstRecords: 129)
+    defer { unlink(path) }
+    #expect(Self.reason([path]).stderr == "bledissect: \(path): no heart-rate measurement: notifications of Heart Rate Measurement were enabled in frame 121, but none arrived\n")
+  }
+
+  @Test func measurementsOfOtherDevicesAreCounted() {
+    let result = Self.reason(["--peer", "11:22:33:44:55:66", capturePath("hr_strap_session.btsnoop")])
+    #expect(result.stderr == "bledissect: \(capturePath("hr_strap_session.btsnoop")): no heart-rate measurement from 11:22:33:44:55:66: 21 from other devices (--peer)\n")
+  }
+
+  @Test func rowsNeedNoReason() throws {
+    let result = Self.reason([capturePath("hr_strap_session.btsnoop")])
+    #expect(result.stdout.split(separator: "\n").count == 22)
+    #expect(result.stderr.isEmpty)
+    // From the first notification on, a row: no reason.
+    let path = try Self.strapSession(firstRecords: 130)
+    defer { unlink(path) }
+    let first = Self.reason([path])
+    #expect(first.stdout.split(separator: "\n").count == 2)
+    #expect(first.stderr.isEmpty)
+  }
+
+  /// Real captures: the Mi Band 3's measurement characteristic is discovered, never subscribed.
+  @Test func aRealBandThatWasNeverSubscribed() throws {
+    guard let corpusRoot else { return }
+    let path = corpusRoot.appendingPathComponent("miband3_blproject/miband3_lescan_cap.pcapng").path
+    guard FileManager.default.fileExists(atPath: path) else { return }
+    #expect(Self.reason([path]).stderr.hasSuffix("no heart-rate measurement: F0:2A:9A:A0:86:F4's Heart Rate Measurement (handle 0x0029; its Client Characteristic Configuration is 0x002a) was never subscribed to in the capture\n"))
+  }
+}

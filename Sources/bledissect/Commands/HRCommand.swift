@@ -22,7 +22,10 @@ enum HRCommand: CLICommand {
       max(2 s, 3 × the device's median interval)) and losses of sensor contact shaded.
       Several files are read in parallel (-j) and printed in the order given: text after a
       '==> FILE <==' line, CSV and JSON with a "file" column or key (one CSV header row);
-      the exit status is the worst of the files'.
+      the exit status is the worst of the files'. A capture with no measurement gets one
+      line on stderr saying why: no Heart Rate Measurement in it, one never subscribed to
+      (its handles named), notifications enabled but none arrived, values that did not
+      decode, or measurements only from devices --peer left out.
       """,
     options: [
       OptionSpec(name: "csv", short: nil, kind: .flag, help: "Write CSV with a header row."),
@@ -102,6 +105,8 @@ enum HRCommand: CLICommand {
     output.handOver()
     // The rows do not say where their meaning came from: a table from the cache is named here.
     for line in DecodingOptions.cachedTables(end) { context.error("\(path.display): \(line)") }
+    // No row: say why, rather than leave a bare header.
+    if consumer.rowCount == 0 && end.failure == nil { context.error("\(path.display): " + consumer.absence.reason(end, peers: settings.peers)) }
     var status = context.finishRead(path, reader: reader, frames: end.frames, failure: end.failure)
     if consumer.devicesLeftOut > 0 {
       context.error("\(path.display): only the first \(HeartRateRows.maximumPlottedDevices) devices are plotted; \(consumer.devicesLeftOut) more left out")
@@ -136,6 +141,9 @@ final class HeartRateRows: FrameConsumer {
   var trackList: [(label: String, track: HeartRateTrack)] = []
   var devicesLeftOut = 0
   var devicesSeenLeftOut: Set<String> = []
+  /// Rows written, and, while there are none, what the capture showed instead.
+  var rowCount = 0
+  var absence = HeartRateAbsence()
   /// Called before each row is written, and after it with the device's label (`live --hr`
   /// erases and redraws its status line around rows).
   var beforeRow: (() -> Void)?
@@ -164,6 +172,7 @@ final class HeartRateRows: FrameConsumer {
     }
     // Most frames carry no attribute: that test is all they cost.
     guard !frame.attributes.isEmpty else { return true }
+    if rowCount == 0 { absence.observe(frame) }
     let connection = frame.connection
     let sentByHost = frame.record.direction == .hostToController
     let (number, adapter) = (frame.number, frame.record.adapter)
@@ -173,8 +182,12 @@ final class HeartRateRows: FrameConsumer {
       case .write, .writeWithoutResponse: return
       }
       if !settings.peers.isEmpty {
-        guard let peer = connection?.peer, settings.peers.contains(peer) else { return }
+        guard let peer = connection?.peer, settings.peers.contains(peer) else {
+          absence.otherDevices += 1
+          return
+        }
       }
+      rowCount += 1
       label(connection, sentByHost: sentByHost, adapter: adapter)
       beforeRow?()
       row(number, timestamp, measurement)
