@@ -35,7 +35,7 @@ func truncatedCapture(_ capture: String, keeping bytes: Int) throws -> String {
   @Test func csvAndJSONSayTheFile() throws {
     let csv = runCLI(["hr", "--csv", "-j", "2"] + Self.files)
     let lines = csv.stdout.split(separator: "\n")
-    #expect(lines.first == "file,frame,time,device,bpm,contact,energy_kj,rr_ms")
+    #expect(lines.first == "file,frame,time,device,bpm,contact,energy_kj,rr_ms,flags")
     #expect(lines.filter { $0.hasPrefix("file,") }.count == 1)
     #expect(lines.dropFirst().allSatisfy { $0.hasPrefix("\"/") })
     #expect(lines[1].hasPrefix("\"\(Self.files[0])\",155,0.338397,D0:B1:ED:00:48:52,60,"))
@@ -52,7 +52,7 @@ func truncatedCapture(_ capture: String, keeping bytes: Int) throws -> String {
     let result = runCLI(["hr", "--csv", capturePath("no_such_capture.btsnoop"), capturePath("two_straps.btsnoop")])
     #expect(result.status == 2)
     let lines = result.stdout.split(separator: "\n")
-    #expect(lines.first == "file,frame,time,device,bpm,contact,energy_kj,rr_ms" && lines.count == 43)
+    #expect(lines.first == "file,frame,time,device,bpm,contact,energy_kj,rr_ms,flags" && lines.count == 43)
   }
 
   @Test func missingAndDamagedFiles() throws {

@@ -78,25 +78,30 @@ func textRows(_ output: String) -> [[Substring]] {
     for (row, expected) in zip(rows, strapNotifications) {
       #expect(Int(row[3]) == expected.bpm && String(row[4]) == expected.contact)
       #expect(row[5] == (expected.energy.map(String.init) ?? "-"))
-      #expect(row.dropFirst(6).map { Double($0)! } == expected.rr.map { (Double($0) * 1000 / 1024 * 10).rounded() / 10 })
+      // RR intervals, then the flags after "!" (contact lost on four rows).
+      let rr = row.dropFirst(6).prefix { $0 != "!" }
+      #expect(rr.map { Double($0) } == expected.rr.map { (Double($0) * 1000 / 1024 * 10).rounded() / 10 })
+      #expect(Array(row.drop { $0 != "!" }.dropFirst()) == (expected.contact == "not_detected" ? ["no_contact"] : []))
     }
     #expect(result.stdout.contains("#132        2.335818 D0:B1:ED:00:48:52   74 detected             - 810.5\n"))
+    #expect(result.stdout.contains("#131        1.334184 D0:B1:ED:00:48:52   73 not_detected         -  ! no_contact\n"))
   }
 
   @Test func csvHasOneHeaderAndExactRR() {
     let result = runCLI(["hr", "--csv", capturePath("hr_strap_session.btsnoop")])
     let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
-    #expect(lines.first == "frame,time,device,bpm,contact,energy_kj,rr_ms")
+    #expect(lines.first == "frame,time,device,bpm,contact,energy_kj,rr_ms,flags")
     #expect(lines.count == 22)
     for (line, expected) in zip(lines.dropFirst(), strapNotifications) {
       let cells = line.split(separator: ",", omittingEmptySubsequences: false)
-      #expect(cells.count == 7)
+      #expect(cells.count == 8)
+      #expect(cells[7] == (expected.contact == "not_detected" ? "no_contact" : ""))
       #expect(cells[2] == "D0:B1:ED:00:48:52" && Int(cells[3]) == expected.bpm && String(cells[4]) == expected.contact)
       #expect(Int(cells[5]) == expected.energy)
       let rr = cells[6].split(separator: " ").map { Double($0)! }
       #expect(rr == expected.rr.map { Double($0) * 1000 / 1024 })
     }
-    #expect(lines[3] == "132,2.335818,D0:B1:ED:00:48:52,74,detected,,810.546875")
+    #expect(lines[3] == "132,2.335818,D0:B1:ED:00:48:52,74,detected,,810.546875,")
   }
 
   @Test func jsonLinesParse() throws {
@@ -249,5 +254,46 @@ struct SVGElements {
     let path = corpusRoot.appendingPathComponent("miband3_blproject/miband3_lescan_cap.pcapng").path
     guard FileManager.default.fileExists(atPath: path) else { return }
     #expect(Self.reason([path]).stderr.hasSuffix("no heart-rate measurement: F0:2A:9A:A0:86:F4's Heart Rate Measurement (handle 0x0029; its Client Characteristic Configuration is 0x002a) was never subscribed to in the capture\n"))
+  }
+}
+
+/// Flags on the rows: facts about doubtful values, in every format.
+@Suite struct HRFlagTests {
+  /// The strap session without record `index` (0-based), as a btsnoop file.
+  static func strapSession(without index: Int) throws -> String {
+    let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: capturePath("hr_strap_session.btsnoop"))))
+    var kept = Array(bytes[..<16])
+    var offset = 16
+    var record = 0
+    while offset + 24 <= bytes.count {
+      let included = Int(bytes[offset + 4]) << 24 | Int(bytes[offset + 5]) << 16 | Int(bytes[offset + 6]) << 8 | Int(bytes[offset + 7])
+      if record != index { kept += bytes[offset..<offset + 24 + included] }
+      offset += 24 + included
+      record += 1
+    }
+    return temporaryFile(kept)
+  }
+
+  @Test func theStrapSessionIsFlaggedOnlyWhereContactWasLost() {
+    let csv = runCLI(["hr", "--csv", "--no-cache", capturePath("hr_strap_session.btsnoop")]).stdout.split(separator: "\n", omittingEmptySubsequences: false)
+    let flags = csv.dropFirst().filter { !$0.isEmpty }.map { String($0.split(separator: ",", omittingEmptySubsequences: false).last!) }
+    #expect(flags.count == strapNotifications.count)
+    #expect(flags == strapNotifications.map { $0.contact == "not_detected" ? "no_contact" : "" })
+    // The energy starts again after the Reset Energy Expended written in frame 143: no flag.
+    let json = runCLI(["hr", "--json", "--no-cache", capturePath("hr_strap_session.btsnoop")]).stdout
+    #expect(!json.contains("energy_backwards"))
+    #expect(json.components(separatedBy: #""flags":["no_contact"]"#).count - 1 == 4)
+  }
+
+  @Test func energyGoingBackwardsWithoutTheResetIsFlagged() throws {
+    // Frame 143 (record 142) is the write of Reset Energy Expended.
+    let path = try Self.strapSession(without: 142)
+    defer { unlink(path) }
+    let rows = runCLI(["hr", "--no-cache", path]).stdout.split(separator: "\n")
+    let flagged = rows.filter { $0.contains("energy_backwards") }
+    // 31 kJ, then 0 kJ with no reset: that row (135 bpm → 150 bpm) is the one.
+    #expect(flagged.count == 1)
+    #expect(flagged.first?.contains(" 150 detected") == true)
+    #expect(flagged.first?.hasSuffix("  ! energy_backwards") == true)
   }
 }

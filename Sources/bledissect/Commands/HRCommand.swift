@@ -18,6 +18,9 @@ enum HRCommand: CLICommand {
       bpm, sensor contact, energy expended (kJ) and RR intervals (ms). Times are seconds
       since the capture's first frame (--time abs: UTC). --csv writes a header row and
       the RR intervals space-separated in one column; --json writes JSON Lines (docs/json.md).
+      Doubtful values carry flags (text: after '!'; CSV: a flags column; JSON: "flags"):
+      bpm_out_of_range, rr_out_of_range, rr_inconsistent, energy_backwards (without a Reset
+      Energy Expended in between), no_contact.
       --svg plots heart rate and RR intervals per device, with dropouts (a gap longer than
       max(2 s, 3 × the device's median interval)) and losses of sensor contact shaded.
       Several files are read in parallel (-j) and printed in the order given: text after a
@@ -83,7 +86,7 @@ enum HRCommand: CLICommand {
     let fixed = settings
     if settings.format == .csv && arguments.positionals.count > 1 {
       // One header row for the whole batch, whichever files can be read.
-      context.stdout.append("file,frame,time,device,bpm,contact,energy_kj,rr_ms\n")
+      context.stdout.append("file,frame,time,device,bpm,contact,energy_kj,rr_ms,flags\n")
     }
     return BatchRunner.run(files: arguments.positionals, jobs: jobs, header: header, context) { file, output, context in
       measurements(file, settings: fixed, output: output, context)
@@ -141,6 +144,12 @@ final class HeartRateRows: FrameConsumer {
   var trackList: [(label: String, track: HeartRateTrack)] = []
   var devicesLeftOut = 0
   var devicesSeenLeftOut: Set<String> = []
+  /// Each device's plausibility checks (by label; the current device's index kept with its
+  /// label), bounded: past the bound a device is checked without its history.
+  static let maximumCheckedDevices = 4096
+  var checkers: [HeartRatePlausibility] = []
+  var checkerIndex: [String: Int] = [:]
+  var currentChecker = -1
   /// Rows written, and, while there are none, what the capture showed instead.
   var rowCount = 0
   var absence = HeartRateAbsence()
@@ -176,6 +185,14 @@ final class HeartRateRows: FrameConsumer {
     let connection = frame.connection
     let sentByHost = frame.record.direction == .hostToController
     let (number, adapter) = (frame.number, frame.record.adapter)
+    // A Reset Energy Expended written to a Heart Rate Control Point: the device's energy may
+    // start again (asked of writes only).
+    if let opcode = frame.att?.opcode, opcode == 0x12 || opcode == 0x52 {
+      frame.forEachValue(as: HeartRateControlPoint.self) { _, point in
+        guard point.command == .resetEnergyExpended else { return }
+        resetEnergy(Self.deviceLabel(connection, sentByHost: !sentByHost, adapter: adapter))
+      }
+    }
     frame.forEachValue(as: HeartRateMeasurement.self) { operation, measurement in
       switch operation {
       case .notification, .indication, .read: break
@@ -190,7 +207,8 @@ final class HeartRateRows: FrameConsumer {
       rowCount += 1
       label(connection, sentByHost: sentByHost, adapter: adapter)
       beforeRow?()
-      row(number, timestamp, measurement)
+      let flags = currentChecker >= 0 ? checkers[currentChecker].check(measurement) : HeartRatePlausibility.flags(of: measurement)
+      row(number, timestamp, measurement, flags)
       afterRow?(lastLabelString, measurement)
       if settings.svg != nil { track(timestamp, measurement) }
     }
@@ -219,7 +237,7 @@ final class HeartRateRows: FrameConsumer {
     case .csv:
       // In a batch the command wrote the one header row before the files' rows.
       guard !output.inBatch else { return }
-      output.buffer.append("frame,time,device,bpm,contact,energy_kj,rr_ms\n")
+      output.buffer.append("frame,time,device,bpm,contact,energy_kj,rr_ms,flags\n")
     case .text:
       output.buffer.append(string: "frame".padding(toLength: Self.frameWidth, withPad: " ", startingAt: 0) + " ")
       let timeWidth = settings.absoluteTime ? Self.dateTimeWidth : Self.secondsWidth
@@ -236,6 +254,7 @@ final class HeartRateRows: FrameConsumer {
     if let connection, connection == lastConnection, sentByHost == lastSentByHost { return }
     lastConnection = connection
     lastSentByHost = sentByHost
+    defer { currentChecker = checker(for: lastLabelString) }
     if !sentByHost, let peer = connection?.peer {
       lastLabel = OutputBuffer.addressText(peer)
       labelIsAddress = true
@@ -251,6 +270,27 @@ final class HeartRateRows: FrameConsumer {
     labelIsAddress = false
   }
 
+  /// The label `label(_:sentByHost:adapter:)` gives (for the device a write went to).
+  static func deviceLabel(_ connection: ConnectionLabel?, sentByHost: Bool, adapter: UInt16) -> String {
+    if !sentByHost, let peer = connection?.peer { return peer.description }
+    let adapter = connection?.adapter ?? adapter
+    return sentByHost ? "hci\(adapter)" : "hci\(adapter) conn \(connection?.handle ?? 0)"
+  }
+
+  /// The index of the device's checker (-1 past the bound).
+  func checker(for label: String) -> Int {
+    if let known = checkerIndex[label] { return known }
+    guard checkers.count < Self.maximumCheckedDevices else { return -1 }
+    checkers.append(HeartRatePlausibility())
+    checkerIndex[label] = checkers.count - 1
+    return checkers.count - 1
+  }
+
+  func resetEnergy(_ label: String) {
+    let index = checker(for: label)
+    if index >= 0 { checkers[index].energyWasReset() }
+  }
+
   func writeLabel() {
     if labelIsAddress { output.buffer.append(lastLabel) } else { output.buffer.append(string: lastLabelString) }
   }
@@ -263,15 +303,15 @@ final class HeartRateRows: FrameConsumer {
     }
   }
 
-  func row(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement) {
+  func row(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
     switch settings.format {
-    case .text: textRow(number, timestamp, measurement)
-    case .csv: csvRow(number, timestamp, measurement)
-    case .json: jsonRow(number, timestamp, measurement)
+    case .text: textRow(number, timestamp, measurement, flags)
+    case .csv: csvRow(number, timestamp, measurement, flags)
+    case .json: jsonRow(number, timestamp, measurement, flags)
     }
   }
 
-  func textRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement) {
+  func textRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
     var start = output.buffer.count
     output.buffer.byte(UInt8(ascii: "#"))
     output.buffer.decimal(number)
@@ -300,10 +340,11 @@ final class HeartRateRows: FrameConsumer {
       output.buffer.byte(index == 0 ? 0x20 : UInt8(ascii: " "))
       output.buffer.real(HeartRateMeasurement.milliseconds(raw), places: 1)
     }
+    if !flags.isEmpty { output.buffer.append(string: "  ! " + flags.words.joined(separator: " ")) }
     output.buffer.byte(0x0A)
   }
 
-  func csvRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement) {
+  func csvRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
     if let fileField {
       output.buffer.append(string: fileField)
       output.buffer.byte(UInt8(ascii: ","))
@@ -336,11 +377,13 @@ final class HeartRateRows: FrameConsumer {
         first = false
         row.fixed(HeartRateMeasurement.exactMilliseconds(raw))
       }
-      row.byte(0x0A)
+      row.byte(UInt8(ascii: ","))
     }
+    if !flags.isEmpty { output.buffer.append(string: flags.words.joined(separator: " ")) }
+    output.buffer.byte(0x0A)
   }
 
-  func jsonRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement) {
+  func jsonRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
     output.buffer.byte(UInt8(ascii: "{"))
     if let fileField {
       output.buffer.append(#""file":"#)
@@ -366,7 +409,13 @@ final class HeartRateRows: FrameConsumer {
       if index > 0 { output.buffer.byte(UInt8(ascii: ",")) }
       output.buffer.fixed(HeartRateMeasurement.exactMilliseconds(raw))
     }
-    output.buffer.append("]}\n")
+    output.buffer.byte(UInt8(ascii: "]"))
+    if !flags.isEmpty {
+      output.buffer.append(#","flags":["#)
+      output.buffer.append(string: flags.words.map { "\"\($0)\"" }.joined(separator: ","))
+      output.buffer.byte(UInt8(ascii: "]"))
+    }
+    output.buffer.append("}\n")
   }
 
   // MARK: Plot
