@@ -27,15 +27,20 @@ public struct HeartRateFlags: OptionSet, Sendable, Hashable {
   /// The flags' words, in `all`'s order.
   public var words: [String] { Self.all.filter { contains($0.flag) }.map(\.word) }
 
+  /// The words joined by spaces (text, CSV) and as JSON strings joined by commas, made once
+  /// for every combination: a row's flags are written without building anything.
+  public var spaced: String { Self.spacedByValue[Int(rawValue & 0x1F)] }
+  public var jsonList: String { Self.jsonListByValue[Int(rawValue & 0x1F)] }
+  static let spacedByValue: [String] = (0..<32).map { HeartRateFlags(rawValue: UInt8($0)).words.joined(separator: " ") }
+  static let jsonListByValue: [String] = (0..<32).map { HeartRateFlags(rawValue: UInt8($0)).words.map { "\"\($0)\"" }.joined(separator: ",") }
+
   /// Flags that make the bpm itself doubtful: such values stay out of minimum, maximum and mean.
   public static let doubtfulRate: HeartRateFlags = [.bpmOutOfRange, .rrInconsistent]
 }
 
 /// Checks one device's measurements in order (the energy check needs the one before).
 public struct HeartRatePlausibility: Sendable {
-  public static let bpmRange: ClosedRange<UInt16> = 30...220
-  /// RR intervals in 1/1024 s: 250 ms = 256, 2000 ms = 2048.
-  public static let rrRange: ClosedRange<UInt16> = 256...2048
+  // The ranges: 30–220 bpm; RR intervals 250–2000 ms, in 1/1024 s 256–2048.
 
   var lastEnergy: UInt16?
 
@@ -55,23 +60,67 @@ public struct HeartRatePlausibility: Sendable {
     return flags
   }
 
-  /// The flags a measurement carries on its own (all but the energy check).
+  /// The flags a measurement carries on its own (all but the energy check). In integers, one
+  /// pass over the intervals: `hr` asks it of every row.
   public static func flags(of measurement: HeartRateMeasurement) -> HeartRateFlags {
     var flags: HeartRateFlags = []
-    if !bpmRange.contains(measurement.bpm) { flags.insert(.bpmOutOfRange) }
+    let bpm = Int(measurement.bpm)
+    if bpm < 30 || bpm > 220 { flags.insert(.bpmOutOfRange) }
     if measurement.sensorContact == .notDetected { flags.insert(.noContact) }
     let intervals = measurement.rrIntervals
-    if !intervals.isEmpty {
-      if intervals.contains(where: { !rrRange.contains($0) }) { flags.insert(.rrOutOfRange) }
-      // The rate the intervals imply: 60 s over their mean, in 1/1024 s units.
-      var total = 0
-      for raw in intervals { total += Int(raw) }
-      if total > 0, measurement.bpm > 0 {
-        let implied = 60.0 * 1024.0 * Double(intervals.count) / Double(total)
-        let bpm = Double(measurement.bpm)
-        if abs(implied - bpm) > max(0.3 * bpm, 15) { flags.insert(.rrInconsistent) }
-      }
+    let count = intervals.endIndex
+    guard count > 0 else { return flags }
+    var total = 0
+    var outOfRange = false
+    for index in 0..<count {
+      let raw = intervals[index]
+      outOfRange = outOfRange || raw < 256 || raw > 2048
+      total += Int(raw)
+    }
+    if outOfRange { flags.insert(.rrOutOfRange) }
+    // The rate the intervals imply: 60 s over their mean (61 440 = 60 × 1024 per count),
+    // against the bpm sent: more than 30 % and 15 bpm apart.
+    if total > 0, bpm > 0 {
+      let implied = 61_440 * count / total
+      if abs(implied - bpm) * 10 > max(3 * bpm, 150) { flags.insert(.rrInconsistent) }
     }
     return flags
+  }
+}
+
+/// The checks of several devices, kept together so that a row costs one access to them.
+/// Bounded: past `maximumDevices` a device is checked without its history.
+public struct HeartRatePlausibilityTable: Sendable {
+  public static let maximumDevices = 4096
+  var checkers: [HeartRatePlausibility] = []
+  var indices: [String: Int] = [:]
+  /// The device whose measurements come now (-1: none, or past the bound).
+  var current = -1
+  /// Measurements checked so far (counted here, where a row already writes).
+  public private(set) var checked = 0
+
+  public init() {}
+
+  /// Makes `label` the device the next measurements come from.
+  public mutating func select(_ label: String) { current = index(label) }
+
+  /// The flags of the current device's next measurement.
+  public mutating func check(_ measurement: HeartRateMeasurement) -> HeartRateFlags {
+    checked += 1
+    return current >= 0 ? checkers[current].check(measurement) : HeartRatePlausibility.flags(of: measurement)
+  }
+
+  /// A Reset Energy Expended written to the device `label`.
+  public mutating func energyWasReset(_ label: String) {
+    let found = index(label)
+    if found >= 0 { checkers[found].energyWasReset() }
+  }
+
+  mutating func index(_ label: String) -> Int {
+    if let known = indices[label] { return known }
+    guard checkers.count < Self.maximumDevices else { return -1 }
+    checkers.append(HeartRatePlausibility())
+    indices[label] = checkers.count - 1
+    return checkers.count - 1
   }
 }

@@ -144,14 +144,14 @@ final class HeartRateRows: FrameConsumer {
   var trackList: [(label: String, track: HeartRateTrack)] = []
   var devicesLeftOut = 0
   var devicesSeenLeftOut: Set<String> = []
-  /// Each device's plausibility checks (by label; the current device's index kept with its
-  /// label), bounded: past the bound a device is checked without its history.
-  static let maximumCheckedDevices = 4096
-  var checkers: [HeartRatePlausibility] = []
-  var checkerIndex: [String: Int] = [:]
-  var currentChecker = -1
-  /// Rows written, and, while there are none, what the capture showed instead.
-  var rowCount = 0
+  /// Each device's plausibility checks (the current device selected with its label). Written
+  /// for every row from inside `forEachValue`'s closure, on the consumer's thread only: the
+  /// run-time exclusivity check would cost more than the check itself (as the summary's
+  /// analyzer).
+  @exclusivity(unchecked) var plausibility = HeartRatePlausibilityTable()
+  /// Rows written (each row's flags are checked once), and, while there are none, what the
+  /// capture showed instead.
+  var rowCount: Int { plausibility.checked }
   var absence = HeartRateAbsence()
   /// Called before each row is written, and after it with the device's label (`live --hr`
   /// erases and redraws its status line around rows).
@@ -190,7 +190,7 @@ final class HeartRateRows: FrameConsumer {
     if let opcode = frame.att?.opcode, opcode == 0x12 || opcode == 0x52 {
       frame.forEachValue(as: HeartRateControlPoint.self) { _, point in
         guard point.command == .resetEnergyExpended else { return }
-        resetEnergy(Self.deviceLabel(connection, sentByHost: !sentByHost, adapter: adapter))
+        plausibility.energyWasReset(Self.deviceLabel(connection, sentByHost: !sentByHost, adapter: adapter))
       }
     }
     frame.forEachValue(as: HeartRateMeasurement.self) { operation, measurement in
@@ -204,10 +204,9 @@ final class HeartRateRows: FrameConsumer {
           return
         }
       }
-      rowCount += 1
       label(connection, sentByHost: sentByHost, adapter: adapter)
       beforeRow?()
-      let flags = currentChecker >= 0 ? checkers[currentChecker].check(measurement) : HeartRatePlausibility.flags(of: measurement)
+      let flags = plausibility.check(measurement)
       row(number, timestamp, measurement, flags)
       afterRow?(lastLabelString, measurement)
       if settings.svg != nil { track(timestamp, measurement) }
@@ -254,7 +253,7 @@ final class HeartRateRows: FrameConsumer {
     if let connection, connection == lastConnection, sentByHost == lastSentByHost { return }
     lastConnection = connection
     lastSentByHost = sentByHost
-    defer { currentChecker = checker(for: lastLabelString) }
+    defer { plausibility.select(lastLabelString) }
     if !sentByHost, let peer = connection?.peer {
       lastLabel = OutputBuffer.addressText(peer)
       labelIsAddress = true
@@ -275,20 +274,6 @@ final class HeartRateRows: FrameConsumer {
     if !sentByHost, let peer = connection?.peer { return peer.description }
     let adapter = connection?.adapter ?? adapter
     return sentByHost ? "hci\(adapter)" : "hci\(adapter) conn \(connection?.handle ?? 0)"
-  }
-
-  /// The index of the device's checker (-1 past the bound).
-  func checker(for label: String) -> Int {
-    if let known = checkerIndex[label] { return known }
-    guard checkers.count < Self.maximumCheckedDevices else { return -1 }
-    checkers.append(HeartRatePlausibility())
-    checkerIndex[label] = checkers.count - 1
-    return checkers.count - 1
-  }
-
-  func resetEnergy(_ label: String) {
-    let index = checker(for: label)
-    if index >= 0 { checkers[index].energyWasReset() }
   }
 
   func writeLabel() {
@@ -340,7 +325,10 @@ final class HeartRateRows: FrameConsumer {
       output.buffer.byte(index == 0 ? 0x20 : UInt8(ascii: " "))
       output.buffer.real(HeartRateMeasurement.milliseconds(raw), places: 1)
     }
-    if !flags.isEmpty { output.buffer.append(string: "  ! " + flags.words.joined(separator: " ")) }
+    if !flags.isEmpty {
+      output.buffer.append("  ! ")
+      output.buffer.append(string: flags.spaced)
+    }
     output.buffer.byte(0x0A)
   }
 
@@ -379,7 +367,7 @@ final class HeartRateRows: FrameConsumer {
       }
       row.byte(UInt8(ascii: ","))
     }
-    if !flags.isEmpty { output.buffer.append(string: flags.words.joined(separator: " ")) }
+    if !flags.isEmpty { output.buffer.append(string: flags.spaced) }
     output.buffer.byte(0x0A)
   }
 
@@ -412,7 +400,7 @@ final class HeartRateRows: FrameConsumer {
     output.buffer.byte(UInt8(ascii: "]"))
     if !flags.isEmpty {
       output.buffer.append(#","flags":["#)
-      output.buffer.append(string: flags.words.map { "\"\($0)\"" }.joined(separator: ","))
+      output.buffer.append(string: flags.jsonList)
       output.buffer.byte(UInt8(ascii: "]"))
     }
     output.buffer.append("}\n")
