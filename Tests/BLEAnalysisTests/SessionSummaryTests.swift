@@ -288,6 +288,30 @@ let strap = BDAddr("D0:B1:ED:00:48:52")!
     #expect(method((0, 1, 0x05), (0, 0, 0x05)) == .justWorks)
   }
 
+  /// Doubtful values are counted by flag, and those with a doubtful rate (out of range, or RR
+  /// intervals that disagree) are left out of minimum, mean and maximum.
+  @Test func flaggedHeartRatesStayOutOfTheRate() throws {
+    var analyzer = SessionAnalyzer()
+    let index = analyzer.openLink(adapter: 0, handle: 1, generation: 1, peer: strap, peerType: .randomDevice, role: .central,
+      parameters: nil, startSeen: true, frame: 1, time: 0)
+    var time: Int64 = 0
+    // 256 and 300 bpm, as a misreporting strap sent them; 120 bpm with RR of 1 s; 72 bpm without contact.
+    let values: [(bpm: UInt16, flags: UInt8, rr: [UInt16])] = [
+      (70, 0x16, [878]), (300, 0x06, []), (72, 0x06, []), (256, 0x06, []), (120, 0x16, [1024]), (74, 0x06, []), (72, 0x04, []),
+    ]
+    for value in values {
+      time += 1_000_000
+      analyzer.heartRate(HeartRateMeasurement(flags: value.flags, bpm: value.bpm, energyExpended: nil, rrIntervals: value.rr), index: index, time: time)
+    }
+    let hr = try #require(analyzer.summary.connections[index].heartRate)
+    #expect(hr.measurements == 7)
+    #expect(hr.leftOutOfRate == 3)
+    #expect(hr.bpm.minimum == 70 && hr.bpm.maximum == 74 && hr.bpm.count == 4)
+    #expect(abs(hr.bpm.mean! - 72) < 1e-9)
+    let counts = Dictionary(uniqueKeysWithValues: zip(HeartRateFlags.all.map(\.word), hr.flagCounts))
+    #expect(counts == ["bpm_out_of_range": 2, "rr_out_of_range": 0, "rr_inconsistent": 1, "energy_backwards": 0, "no_contact": 1])
+  }
+
   /// Dropouts: silences longer than max(2 s, 3 × the median interval); RR runs break there.
   @Test func heartRateDropouts() {
     var analyzer = SessionAnalyzer()

@@ -295,5 +295,10 @@ struct SVGElements {
     #expect(flagged.count == 1)
     #expect(flagged.first?.contains(" 150 detected") == true)
     #expect(flagged.first?.hasSuffix("  ! energy_backwards") == true)
+    // summary counts it; with the reset, it has nothing to count.
+    let summary = runCLI(["summary", "--no-cache", path]).stdout
+    #expect(summary.contains("    flagged   1 energy_backwards, 4 no_contact\n"))
+    let whole = runCLI(["summary", "--no-cache", capturePath("hr_strap_session.btsnoop")]).stdout
+    #expect(whole.contains("    flagged   4 no_contact\n"))
   }
 }

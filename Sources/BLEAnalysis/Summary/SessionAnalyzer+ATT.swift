@@ -116,6 +116,7 @@ extension SessionAnalyzer {
     var kind = ValueKind.other
     switch uuid?.uuid16 {
     case 0x2A37?: kind = .heartRate
+    case 0x2A39?: kind = .heartRateControl
     case 0x2A19?: kind = .battery
     case 0x2A00?: kind = .deviceName
     case 0x2A01?: kind = .appearance
@@ -164,6 +165,13 @@ extension SessionAnalyzer {
       break
     case .heartRate:
       if let measurement = AttributeFact.value(of: fact, as: HeartRateMeasurement.self) { heartRate(measurement, index: index, time: time) }
+    case .heartRateControl:
+      // Reset Energy Expended: the energy may start again from zero (no fault).
+      if reading == .write || reading == .writeWithoutResponse,
+        AttributeFact.value(of: fact, as: HeartRateControlPoint.self)?.command == .resetEnergyExpended
+      {
+        summary.connections[index].heartRate?.plausibility.energyWasReset()
+      }
     case .battery:
       if let level = AttributeFact.value(of: fact, as: BatteryLevel.self), reading != .write, reading != .writeWithoutResponse {
         battery(level.percent, index: index, frame: frameNumber, time: time)
@@ -253,7 +261,19 @@ extension SessionAnalyzer {
 
   static func add(_ measurement: HeartRateMeasurement, time: Int64, to hr: inout HeartRateSummary) {
     hr.measurements = hr.measurements.saturatingAdd(1)
-    if measurement.bpm == 0 { hr.zeroReadings = hr.zeroReadings.saturatingAdd(1) } else { hr.bpm.add(Double(measurement.bpm)) }
+    let flags = hr.plausibility.check(measurement)
+    if !flags.isEmpty {
+      for (position, entry) in HeartRateFlags.all.enumerated() where flags.contains(entry.flag) {
+        hr.flagCounts[position] = hr.flagCounts[position].saturatingAdd(1)
+      }
+    }
+    if measurement.bpm == 0 {
+      hr.zeroReadings = hr.zeroReadings.saturatingAdd(1)
+    } else if !flags.isDisjoint(with: .doubtfulRate) {
+      hr.leftOutOfRate = hr.leftOutOfRate.saturatingAdd(1)
+    } else {
+      hr.bpm.add(Double(measurement.bpm))
+    }
     switch measurement.sensorContact {
     case .notDetected:
       hr.contactNotDetected = hr.contactNotDetected.saturatingAdd(1)

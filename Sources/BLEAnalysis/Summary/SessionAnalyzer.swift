@@ -28,7 +28,7 @@ public struct SessionAnalyzer: Sendable {
 
   /// Which typed value an activity's values are, decided once per handle.
   enum ValueKind: Sendable {
-    case other, heartRate, battery, deviceName, appearance, manufacturerName, configuration
+    case other, heartRate, heartRateControl, battery, deviceName, appearance, manufacturerName, configuration
   }
 
   /// An open link: its generation and where its summary is (-1: beyond the limit).

@@ -366,9 +366,16 @@ public struct Subscription: Sendable {
 /// Heart Rate Measurement notifications on a connection.
 public struct HeartRateSummary: Sendable {
   public var measurements = 0
-  /// Heart rates in bpm (0 bpm, which some straps send without contact, is left out).
+  /// Heart rates in bpm (0 bpm, which some straps send without contact, is left out, and so
+  /// are values whose rate is doubtful: `HeartRateFlags.doubtfulRate`).
   public var bpm = RunningStatistics()
   public var zeroReadings = 0
+  /// Measurements with each flag, in `HeartRateFlags.all`'s order.
+  public var flagCounts = [Int](repeating: 0, count: HeartRateFlags.all.count)
+  /// Measurements left out of `bpm` because their rate is doubtful.
+  public var leftOutOfRate = 0
+  /// The checks, in order (energy going backwards needs the value before).
+  var plausibility = HeartRatePlausibility()
   /// RR intervals in ms: count, mean, SDNN.
   public var rr = RunningStatistics()
   /// RMSSD over runs of RR intervals, a run broken by a silence of 2 s or more.

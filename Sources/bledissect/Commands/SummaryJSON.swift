@@ -310,6 +310,12 @@ enum SummaryJSON {
     if let value = hr.bpm.mean { json.number("bpm_mean", value) }
     if let value = hr.bpm.maximum { json.number("bpm_max", value) }
     json.int("zero_readings", hr.zeroReadings)
+    if hr.flagCounts.contains(where: { $0 > 0 }) {
+      json.open("flags")
+      for (entry, value) in zip(HeartRateFlags.all, hr.flagCounts) where value > 0 { json.int(entry.word, value) }
+      json.close()
+    }
+    json.int("left_out_of_rate", hr.leftOutOfRate)
     json.int("rr_count", hr.rr.count)
     if let value = hr.rr.mean { json.number("rr_mean_ms", value) }
     if let value = hr.successive.rmssd { json.number("rmssd_ms", value) }

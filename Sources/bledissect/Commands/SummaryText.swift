@@ -267,6 +267,13 @@ enum SummaryText {
     } else {
       rows.add(["  heart rate", "\(count(hr.measurements, "measurement")), none with a heart rate"])
     }
+    // Doubtful values are facts: counted, and those with a doubtful rate left out of the above.
+    let flagged = zip(HeartRateFlags.all, hr.flagCounts).filter { $0.1 > 0 }.map { "\($0.1) \($0.0.word)" }
+    if !flagged.isEmpty {
+      var line = flagged.joined(separator: ", ")
+      if hr.leftOutOfRate > 0 { line += "; \(hr.leftOutOfRate) left out of min / mean / max" }
+      rows.add(["    flagged", line])
+    }
     if hr.rr.count > 0 {
       var line = "\(count(hr.rr.count, "interval")), mean \(fixed(hr.rr.mean ?? 0, places: 1)) ms"
       line += ", RMSSD " + (hr.successive.rmssd.map { fixed($0, places: 1) + " ms" } ?? "n/a")
