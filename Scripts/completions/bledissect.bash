@@ -9,7 +9,7 @@ _bledissect_files() {
 }
 
 _bledissect() {
-  local cur=${COMP_WORDS[COMP_CWORD]} prev='' command=annotate options='' IFS=$' \t\n'
+  local cur=${COMP_WORDS[COMP_CWORD]} prev='' command=annotate options='' words='' IFS=$' \t\n'
   COMPREPLY=()
   if ((COMP_CWORD > 0)); then prev=${COMP_WORDS[COMP_CWORD-1]}; fi
   # --name=value: bash splits the word at '='.
@@ -167,10 +167,13 @@ _bledissect() {
       case $prev in
       esac
       options='-h --help'
+      words='list show clear'
       ;;
   esac
   if [[ $cur == -* ]]; then
     COMPREPLY=($(compgen -W "$options" -- "$cur"))
+  elif [[ -n $words ]]; then
+    COMPREPLY=($(compgen -W "$words" -- "$cur"))
   else
     _bledissect_files "$cur"
   fi

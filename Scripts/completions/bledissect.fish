@@ -117,4 +117,5 @@ complete -c bledissect -n '__fish_seen_subcommand_from live' -l no-cache -d 'Nei
 complete -c bledissect -n '__fish_seen_subcommand_from live' -s h -l help -d 'Show help for this command'
 
 # cache
+complete -c bledissect -n '__fish_seen_subcommand_from cache' -f -a 'list show clear'
 complete -c bledissect -n '__fish_seen_subcommand_from cache' -s h -l help -d 'Show help for this command'

@@ -129,6 +129,9 @@ import Testing
     #expect(try complete(["bledissect", "live", "--follow", "hr_strap_session.b"]) == ["hr_strap_session.btsnoop"])
     #expect(try complete(["bledissect", "two_"]) == ["two_straps.btsnoop"])
     #expect(try complete(["bledissect", "gatt", "-j", "2", "eat"]) == ["eatt.btsnoop"])
+    // The cache command's words, not files.
+    #expect(try complete(["bledissect", "cache", ""]) == ["clear", "list", "show"])
+    #expect(try complete(["bledissect", "cache", "s"]) == ["show"])
     // Every command's options: the same list as its table.
     for command in BLEDissectCLI.commands {
       let configuration = command.configuration
@@ -157,6 +160,7 @@ import Testing
     #expect(try complete("bledissect summary --j") == ["--jobs", "--json"])
     #expect(try complete("bledissect annotate --time ") == ["abs", "delta", "rel"])
     #expect(try complete("bledissect diff --ignore ti") == ["timing"])
+    #expect(try complete("bledissect cache ") == ["clear", "list", "show"])
   }
 
   // MARK: - Docs and README

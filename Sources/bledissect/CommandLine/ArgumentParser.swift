@@ -43,6 +43,9 @@ struct CommandConfiguration: Sendable {
   var exitStatus: String?
   var minimumPositionals = 0
   var maximumPositionals = 0
+  /// Words the first positional takes (a subcommand: `cache list`), for completions; empty
+  /// when positionals are captures.
+  var positionalWords: [String] = []
 }
 
 /// A usage error: one line on stderr, then where to find help; exit status 64.

@@ -213,7 +213,7 @@ enum Manual {
       }
 
       _bledissect() {
-        local cur=${COMP_WORDS[COMP_CWORD]} prev='' command=annotate options='' IFS=$' \\t\\n'
+        local cur=${COMP_WORDS[COMP_CWORD]} prev='' command=annotate options='' words='' IFS=$' \\t\\n'
         COMPREPLY=()
         if ((COMP_CWORD > 0)); then prev=${COMP_WORDS[COMP_CWORD-1]}; fi
         # --name=value: bash splits the word at '='.
@@ -259,12 +259,18 @@ enum Manual {
         script += "        \(words.joined(separator: "|")))\n          \(action)\n          return 0\n          ;;\n"
       }
       script += "      esac\n"
-      script += "      options=\(shellQuoted(all.flatMap(spellings).joined(separator: " ")))\n      ;;\n"
+      script += "      options=\(shellQuoted(all.flatMap(spellings).joined(separator: " ")))\n"
+      if !configuration.positionalWords.isEmpty {
+        script += "      words=\(shellQuoted(configuration.positionalWords.joined(separator: " ")))\n"
+      }
+      script += "      ;;\n"
     }
     script += """
         esac
         if [[ $cur == -* ]]; then
           COMPREPLY=($(compgen -W "$options" -- "$cur"))
+        elif [[ -n $words ]]; then
+          COMPREPLY=($(compgen -W "$words" -- "$cur"))
         else
           _bledissect_files "$cur"
         fi
@@ -315,6 +321,8 @@ enum Manual {
         script += "    \(spec)' \\\n"
       }
       switch configuration.maximumPositionals {
+      case _ where !configuration.positionalWords.isEmpty:
+        script += "    '1:action:(\(configuration.positionalWords.joined(separator: " ")))' '*:argument: ' \\\n"
       case 0: break
       case 1: script += "    '\(configuration.minimumPositionals == 0 ? ":" : ""):capture:_files' \\\n"
       case 2: script += "    ':capture:_files' ':capture:_files' \\\n"
@@ -391,6 +399,9 @@ enum Manual {
       let condition = configuration.name == "annotate"
         ? "not __fish_seen_subcommand_from \(others)" : "__fish_seen_subcommand_from \(configuration.name)"
       script += "\n# \(configuration.name)\n"
+      if !configuration.positionalWords.isEmpty {
+        script += "complete -c bledissect -n \(fishQuoted(condition)) -f -a \(fishQuoted(configuration.positionalWords.joined(separator: " ")))\n"
+      }
       for option in options(of: configuration) {
         var line = "complete -c bledissect -n \(fishQuoted(condition))"
         if let short = option.short { line += " -s \(short)" }

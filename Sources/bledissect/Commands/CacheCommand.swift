@@ -31,7 +31,8 @@ enum CacheCommand: CLICommand {
       """,
     options: [],
     minimumPositionals: 1,
-    maximumPositionals: 2)
+    maximumPositionals: 2,
+    positionalWords: ["list", "show", "clear"])
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
     guard let directory = DecodingOptions.cacheDirectory(context.environment) else {
