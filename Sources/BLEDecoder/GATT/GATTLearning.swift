@@ -33,7 +33,7 @@ enum GATTLearning {
         if let end = database.includedServiceEnd(start: start) { database.addService(start: start, end: end, uuid: uuid, primary: false, learnedIn: frame.number) }
       case let .serviceChanged(start, end):
         // A table from elsewhere no longer describes a server that says its table changed.
-        if let provenance = database.provenance, provenance.source == .cache || provenance.source == .layout, let dropped = database.dropSeededEntries() {
+        if database.isOnTrial, let dropped = database.dropSeededEntries() {
           frame.diagnostics.append(GATTDatabase.droppedNote(dropped, "the device indicated Service Changed"))
         }
         database.invalidate(start, end)

@@ -260,16 +260,12 @@ final class HeartRateRows: FrameConsumer {
       lastLabelString = peer.description
       return
     }
-    let adapter = connection?.adapter ?? recordAdapter
-    if sentByHost {
-      lastLabelString = "hci\(adapter)"
-    } else {
-      lastLabelString = "hci\(adapter) conn \(connection?.handle ?? 0)"
-    }
+    lastLabelString = Self.deviceLabel(connection, sentByHost: sentByHost, adapter: recordAdapter)
     labelIsAddress = false
   }
 
-  /// The label `label(_:sentByHost:adapter:)` gives (for the device a write went to).
+  /// A device's label as text: the peer's address, the capturing host when it sent the value
+  /// (`hciN`), or the connection of a peer whose address is unknown.
   static func deviceLabel(_ connection: ConnectionLabel?, sentByHost: Bool, adapter: UInt16) -> String {
     if !sentByHost, let peer = connection?.peer { return peer.description }
     let adapter = connection?.adapter ?? adapter

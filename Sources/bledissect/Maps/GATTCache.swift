@@ -133,16 +133,10 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
   static func parseName(_ name: String) -> (address: BDAddr, hash: [UInt8]?)? {
     guard name.hasSuffix(".json") else { return nil }
     let parts = name.dropLast(5).split(separator: ".", omittingEmptySubsequences: false)
-    guard parts.count <= 2, parts[0].count == 12, let raw = UInt64(parts[0], radix: 16) else { return nil }
-    let digits = Array(parts[0].utf8)
-    var text = ""
-    for index in stride(from: 0, to: 12, by: 2) {
-      if index > 0 { text += ":" }
-      text += String(decoding: digits[index..<index + 2], as: UTF8.self)
-    }
-    guard raw <= 0xFFFF_FFFF_FFFF, let address = BDAddr(text) else { return nil }
+    guard parts.count <= 2, parts[0].count == 12, parts[0].allSatisfy(\.isHexDigit), let raw = UInt64(parts[0], radix: 16) else { return nil }
+    let address = BDAddr(rawValue: raw)
     if parts.count == 2 {
-      guard parts[1].count == 32, let hash = GATTMapImport.bytes(String(parts[1])) else { return nil }
+      guard parts[1].count == 32, let hash = GATTMapFile.hexBytes(parts[1]) else { return nil }
       return (address, hash)
     }
     return (address, nil)

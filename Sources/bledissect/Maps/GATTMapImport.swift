@@ -97,12 +97,6 @@ enum GATTMapImport {
     }
   }
 
-  /// Hex digits as bytes (cache file names carry a Database Hash), or nil unless every two
-  /// are a byte.
-  static func bytes(_ hex: String) -> [UInt8]? {
-    GATTMapFile.hexBytes(hex)
-  }
-
   // MARK: - BlueZ GATT cache
 
   /// BlueZ's cache file (`GATTMapFile.parseBlueZ`): the device's address is the file's name.
