@@ -1,3 +1,4 @@
+import BLECore
 import BLEDecoder
 
 /// What is doubtful about a heart-rate measurement, as facts beside its value: a strap that
@@ -106,7 +107,7 @@ public struct HeartRatePlausibilityTable: Sendable {
 
   /// The flags of the current device's next measurement.
   public mutating func check(_ measurement: HeartRateMeasurement) -> HeartRateFlags {
-    checked += 1
+    checked = checked.saturatingAdd(1)
     return current >= 0 ? checkers[current].check(measurement) : HeartRatePlausibility.flags(of: measurement)
   }
 

@@ -200,7 +200,7 @@ final class HeartRateRows: FrameConsumer {
       }
       if !settings.peers.isEmpty {
         guard let peer = connection?.peer, settings.peers.contains(peer) else {
-          absence.otherDevices += 1
+          absence.otherDevices = absence.otherDevices.saturatingAdd(1)
           return
         }
       }

@@ -29,8 +29,8 @@ struct HeartRateAbsence {
         subscribedIn = frame.number
       case .notification, .indication, .read:
         guard fact.meaning?.role == .characteristicValue else { continue }
-        values += 1
-        if fact.isMalformed { malformed += 1 }
+        values = values.saturatingAdd(1)
+        if fact.isMalformed { malformed = malformed.saturatingAdd(1) }
       }
     }
   }

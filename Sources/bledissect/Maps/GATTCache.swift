@@ -295,7 +295,8 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
     }
     // Oldest use first; names break ties, so two runs agree on what goes.
     tables.sort { ($0.used, $0.name) < ($1.used, $1.name) }
-    var bytes = tables.reduce(0) { $0 + $1.bytes }
+    // Sizes come from the file system: summed without overflowing, whatever a folder holds.
+    var bytes = tables.reduce(0) { $0.saturatingAdd($1.bytes) }
     var count = tables.count
     for table in tables where count > maximumTables || bytes > maximumBytes {
       unlink(directory + "/" + table.name)
