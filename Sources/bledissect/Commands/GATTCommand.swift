@@ -59,7 +59,7 @@ enum GATTCommand: CLICommand {
     let consumer = GATTConsumer()
     let end = FrameStream(source: reader, options: options).run(into: consumer)
     let devices = consumer.devices(end.dissector.databases)
-    maps.finish(end, capture: path.display, context)
+    maps.finish(end, capture: path.display, context, devices: devices)
     if json {
       GATTMapWriter.write(devices, capture: path.display, to: &output.buffer)
     } else {

@@ -138,10 +138,12 @@ struct DecodingOptions: Sendable {
 
   /// After a run: the tables the capture's discovery showed are kept for the cache (saved
   /// when the command ends); problems with cache files found during the run are said.
-  func finish(_ end: FrameStream.End, capture: String, _ context: CLIContext) {
+  /// `devices`: the tables as a command already listed them (`gatt`, with the names and hashes
+  /// its consumer read), else worked out here.
+  func finish(_ end: FrameStream.End, capture: String, _ context: CLIContext, devices: [GATTDevice]? = nil) {
     guard let cache else { return }
     for problem in cache.takeProblems() { context.error(problem) }
-    cache.keep(GATTConsumer().devices(end.dissector.databases), capture: capture)
+    cache.keep(devices ?? GATTConsumer().devices(end.dissector.databases), capture: capture)
   }
 
   /// Saves what the runs of a command kept for the cache (called once the command is done).
