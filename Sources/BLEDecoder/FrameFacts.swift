@@ -140,6 +140,13 @@ public struct ATTFact: Sendable, Equatable {
   /// whose profile names it: that characteristic.
   public var errorCharacteristic: BluetoothUUID?
 
+  /// Whether the attribute table this PDU is about is the local device's (the capturing host
+  /// is the GATT server): a request received, or a response or notification sent. Nil when the
+  /// capture does not say which way the frame went.
+  public func serverIsLocal(_ direction: Direction?) -> Bool? {
+    direction.map { ATTLayer.serverIsLocal(opcode: opcode, direction: $0) }
+  }
+
   /// The ATT error code of an Error Response.
   public var errorCode: UInt8? {
     if case .error(_, _, let code) = operation { return code }

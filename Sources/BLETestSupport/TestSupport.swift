@@ -29,6 +29,7 @@ public func hexBytes(_ text: String) -> [UInt8] {
 }
 
 import BLECore
+import Foundation
 
 extension ByteReader {
   /// A reader over a copy of `bytes` kept for the rest of the process (tests only: readers
@@ -38,5 +39,32 @@ extension ByteReader {
     let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(bytes.count, 1))
     _ = copy.initialize(from: bytes)
     self.init(ByteView.pinned(UnsafeBufferPointer(copy), count: bytes.count), layer: layer)
+  }
+}
+
+/// The records of a btsnoop file (the header's flags and the packet bytes),
+/// read without the project's readers: to cut sample captures into new ones, and to find the
+/// frame number of a known PDU as ground truth.
+public func btsnoopRecords(path: String) throws -> [(flags: UInt32, bytes: [UInt8])] {
+  let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+  func be32(_ at: Int) -> UInt32 { data[at..<at + 4].reduce(0) { $0 << 8 | UInt32($1) } }
+  var records: [(UInt32, [UInt8])] = []
+  var offset = 16
+  while offset + 24 <= data.count {
+    let length = Int(be32(offset + 4))
+    guard offset + 24 + length <= data.count else { break }
+    records.append((be32(offset + 8), Array(data[offset + 24..<offset + 24 + length])))
+    offset += 24 + length
+  }
+  return records
+}
+
+/// The frame numbers (from 1) of the ACL records of a btsnoop file whose L2CAP payload (after
+/// the H4, ACL and L2CAP headers) starts with `pdu`.
+public func btsnoopFrames(path: String, pdu: [UInt8]) throws -> [Int] {
+  try btsnoopRecords(path: path).enumerated().compactMap { index, record in
+    let bytes = record.bytes
+    guard bytes.first == 0x02, bytes.count >= 9 + pdu.count, Array(bytes[9..<9 + pdu.count]) == pdu else { return nil }
+    return index + 1
   }
 }

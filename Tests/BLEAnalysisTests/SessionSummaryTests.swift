@@ -2,6 +2,7 @@ import BLECapture
 import BLECore
 import BLEDecoder
 import BLEEngine
+import BLETestSupport
 import Foundation
 import Testing
 
@@ -50,19 +51,7 @@ func writeTemporary(_ bytes: [UInt8]) -> String {
   return path
 }
 
-/// The records of a btsnoop file, to cut sample captures into new ones.
-func btsnoopRecords(_ name: String) throws -> [(flags: UInt32, bytes: [UInt8])] {
-  let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: capturePath(name))))
-  func be32(_ at: Int) -> UInt32 { data[at..<at + 4].reduce(0) { $0 << 8 | UInt32($1) } }
-  var records: [(UInt32, [UInt8])] = []
-  var offset = 16
-  while offset + 24 <= data.count {
-    let length = Int(be32(offset + 4))
-    records.append((be32(offset + 8), Array(data[offset + 24..<offset + 24 + length])))
-    offset += 24 + length
-  }
-  return records
-}
+func btsnoopRecords(_ name: String) throws -> [(flags: UInt32, bytes: [UInt8])] { try BLETestSupport.btsnoopRecords(path: capturePath(name)) }
 
 let strap = BDAddr("D0:B1:ED:00:48:52")!
 
@@ -344,7 +333,7 @@ let strap = BDAddr("D0:B1:ED:00:48:52")!
       parameters: nil, startSeen: true, frame: 1, time: 0)
     let found = analyzer.activity(0x10, index: index)
     let activity = try #require(found)
-    for second in 1...5 { analyzer.pushed(activity, indication: false, index: index, time: Int64(second) * 1_000_000) }
+    for second in 1...5 { analyzer.pushed(activity, indication: false, index: index, frame: second + 1, time: Int64(second) * 1_000_000) }
     analyzer.settleActivities(index, at: 65_000_000)
     let gaps = analyzer.summary.connections[index].characteristics[activity].longestGaps
     #expect(gaps.first == Gap(start: 5_000_000, microseconds: 60_000_000, untilEnd: true))

@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLETestSupport
 import Foundation
 import Testing
 
@@ -20,6 +21,11 @@ import Testing
     let result = runCLI(["diff", "--json", "--no-cache"] + arguments)
     let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.stderr)")
     return (result.status, try #require(object["differences"] as? [[String: Any]]))
+  }
+
+  /// The frame number of a difference's place in A or B (`a_at`, `b_at`).
+  static func frame(_ difference: [String: Any]?, _ key: String) -> Int? {
+    (difference?[key] as? [String: Any])?["frame"] as? Int
   }
 
   @Test func theSameSessionTwiceIsEquivalent() throws {
@@ -49,10 +55,17 @@ import Testing
       case "att_error":
         let details = difference["details"] as? [String: Any]
         let name = try #require(details?["error_name"] as? String)
-        #expect(one("procedure", "Read Body Sensor Location → success in A, → \(name) in B") != nil)
+        let entry = one("reads", "Read Body Sensor Location: Chest in A, \(name) in B")
+        // Where it shows: A's Read Response (0B 01: Chest), B's Error Response, as the files hold them.
+        #expect(Self.frame(entry, "a_at") == (try btsnoopFrames(path: Self.path("healthy_a.btsnoop"), pdu: [0x0B, 0x01])).first)
+        let errorPDU = try #require(details?["error_response_pdu_b"] as? String)
+        #expect(Self.frame(entry, "b_at") == (try btsnoopFrames(path: Self.path("broken_b.btsnoop"), pdu: hexBytes(errorPDU))).first)
       case "mtu":
         let entry = one("mtu", "ATT MTU")
         #expect(entry?["a_value"] as? String == "\(difference["a"]!)" && entry?["b_value"] as? String == "\(difference["b"]!)")
+        // The Exchange MTU Requests: 247 (F7 00) in A, 185 (B9 00) in B.
+        #expect(Self.frame(entry, "a_at") == (try btsnoopFrames(path: Self.path("healthy_a.btsnoop"), pdu: [0x02, 0xF7, 0x00])).first)
+        #expect(Self.frame(entry, "b_at") == (try btsnoopFrames(path: Self.path("broken_b.btsnoop"), pdu: [0x02, 0xB9, 0x00])).first)
       case "connection_interval":
         let entry = one("parameters", "connection interval")
         #expect(entry?["a_value"] as? String == "\(Int(difference["a"] as! Double)) ms" && entry?["b_value"] as? String == "\(Int(difference["b"] as! Double)) ms")
@@ -60,6 +73,9 @@ import Testing
         let entry = one("disconnect", "ended")
         #expect((entry?["a_value"] as? String)?.contains("Remote User Terminated Connection") == true)
         #expect((entry?["b_value"] as? String)?.contains("Connection Timeout") == true)
+        // The Disconnection Complete events: each file's last record.
+        #expect(Self.frame(entry, "a_at") == (try btsnoopRecords(path: Self.path("healthy_a.btsnoop"))).count)
+        #expect(Self.frame(entry, "b_at") == (try btsnoopRecords(path: Self.path("broken_b.btsnoop"))).count)
       case "gatt_characteristic_missing":
         let details = difference["details"] as? [String: Any]
         let handle = try #require(details?["value_handle_a"] as? Int)
@@ -164,22 +180,18 @@ import Testing
     #expect(runCLI(["diff", "--no-cache", capturePath("two_straps.btsnoop"), capturePath("two_straps.btsnoop")]).status == 0)
   }
 
-  @Test func verboseListsEveryAlignedStep() {
-    let result = runCLI(["diff", "-v", "--no-cache", Self.path("healthy_a.btsnoop"), Self.path("broken_b.btsnoop")])
-    #expect(result.stdout.contains("~ Read Body Sensor Location → success (B: Insufficient Authentication)"))
-    #expect(result.stdout.contains("- Write CCCD Battery Level (notify) (only A)"))
-    #expect(result.stdout.contains("= Exchange MTU → success"))
-  }
-
-  @Test func alignmentPlacesInsertionsAndGaps() {
-    let a = Array("ABCDE"), b = Array("ABXDE")
-    let pairs = SequenceAlignment.align(a, b) { $0 == $1 ? true : nil }
-    #expect(pairs.filter { $0.a == nil || $0.b == nil }.count == 2)  // C only in A, X only in B
-    #expect(SequenceAlignment.align([Character](), [Character]()) { _, _ in true }.isEmpty)
-    #expect(SequenceAlignment.align(Array("AB"), [Character]()) { _, _ in true } == [.init(a: 0, b: nil), .init(a: 1, b: nil)])
-    // Same step, another outcome: paired, not split.
-    let outcomes = SequenceAlignment.align(["r:ok"], ["r:err"]) { x, y in x.prefix(1) == y.prefix(1) ? x == y : nil }
-    #expect(outcomes == [.init(a: 0, b: 0)])
+  /// Each text line says where the difference shows: frame and seconds in A and in B.
+  @Test func textLinesCarryWhereTheyShow() throws {
+    let result = runCLI(["diff", "--no-cache", Self.path("healthy_a.btsnoop"), Self.path("broken_b.btsnoop")])
+    let lines = result.stdout.split(separator: "\n").dropFirst(3)
+    #expect(lines.count == 7)
+    let mtu = try #require(lines.first { $0.contains("ATT MTU") })
+    let a = try #require(try btsnoopFrames(path: Self.path("healthy_a.btsnoop"), pdu: [0x02, 0xF7, 0x00]).first)
+    let b = try #require(try btsnoopFrames(path: Self.path("broken_b.btsnoop"), pdu: [0x02, 0xB9, 0x00]).first)
+    #expect(mtu.hasSuffix("(A #\(a) 0.077 s, B #\(b) 0.077 s)"), "\(mtu)")
+    // Something only A did shows only in A.
+    let subscription = try #require(lines.first { $0.contains("never enabled notifications on Battery Level") })
+    #expect(subscription.contains("(A #") && !subscription.contains("B #"))
   }
 }
 

@@ -3,12 +3,13 @@ import BLEDecoder
 import BLEEngine
 
 /// Collects what a comparison needs from one capture: the session summary and each
-/// connection's procedure steps; at the end, the peers' GATT tables.
+/// connection's procedure steps and exchanges; at the end, the GATT tables they were about.
 public final class DiffConsumer: FrameConsumer {
   // Used by the stream's consumer thread only, then read after `run` returns.
   @exclusivity(unchecked) var analyzer = SessionAnalyzer()
   @exclusivity(unchecked) var operations = OperationLog()
   @exclusivity(unchecked) var tables: [BDAddr: GATTAttributeTree] = [:]
+  @exclusivity(unchecked) var tableSources: [BDAddr: GATTMapProvenance] = [:]
 
   public init() {}
 
@@ -22,13 +23,33 @@ public final class DiffConsumer: FrameConsumer {
 
   public func finish(_ end: FrameStream.End) {
     analyzer.finish(databases: end.dissector.databases)
-    for (server, database) in end.dissector.databases {
-      guard case .peer(let address) = server, !database.isEmpty else { continue }
-      tables[address] = database.attributeTree
+    let databases = end.dissector.databases
+    // The table a connection's requests were about: the peer's, or the local device's when the
+    // capturing host answered them (a peripheral's capture). Kept under the peer's address,
+    // the device the comparison pairs.
+    func server(_ connection: OperationLog.Connection) -> GATTServerIdentity? {
+      if !connection.localIsClient { return .local(adapter: connection.label.adapter) }
+      return connection.label.peer.map { .peer($0) }
     }
-    operations.finish(tables: tables)
+    // The central's requests first: on a link where both ends are clients, the table the
+    // comparison calls the device's is the one the central used.
+    let connections = operations.connections.filter(\.centralIsClient) + operations.connections.filter { !$0.centralIsClient }
+    for connection in connections {
+      guard let peer = connection.label.peer, tables[peer] == nil, let identity = server(connection),
+        let database = databases[identity], !database.isEmpty
+      else { continue }
+      tables[peer] = database.attributeTree
+      tableSources[peer] = database.provenance
+    }
+    // Peers the capture shows no requests to (a table learned from notifications alone).
+    for (identity, database) in databases {
+      guard case .peer(let address) = identity, tables[address] == nil, !database.isEmpty else { continue }
+      tables[address] = database.attributeTree
+      tableSources[address] = database.provenance
+    }
+    operations.finish { connection in server(connection).flatMap { databases[$0]?.attributeTree } }
   }
 
   /// What the comparison reads, once the stream has run.
-  public var side: DiffSide { DiffSide(summary: analyzer.summary, tables: tables, operations: operations) }
+  public var side: DiffSide { DiffSide(summary: analyzer.summary, tables: tables, operations: operations, tableSources: tableSources) }
 }

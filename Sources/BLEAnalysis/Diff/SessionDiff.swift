@@ -1,37 +1,55 @@
 import BLECore
 import BLEDecoder
 
-/// What one capture gives a comparison: its summary, the GATT tables of its peers, and each
-/// connection's procedure steps.
+/// What one capture gives a comparison: its summary, the GATT tables its connections were
+/// about (by the peer's address), and each connection's procedure steps and exchanges.
 public struct DiffSide: Sendable {
   public var summary: SessionSummary
   public var tables: [BDAddr: GATTAttributeTree]
   public var operations: OperationLog
+  /// Where a table came from when not from this capture's own discovery (a map, the cache).
+  public var tableSources: [BDAddr: GATTMapProvenance]
 
-  public init(summary: SessionSummary, tables: [BDAddr: GATTAttributeTree], operations: OperationLog) {
+  public init(summary: SessionSummary, tables: [BDAddr: GATTAttributeTree], operations: OperationLog, tableSources: [BDAddr: GATTMapProvenance] = [:]) {
     self.summary = summary
     self.tables = tables
     self.operations = operations
+    self.tableSources = tableSources
+  }
+
+  /// Seconds from the capture's first frame.
+  func seconds(_ time: Int64) -> Double {
+    Double(Timestamp.elapsed(from: summary.firstTimestamp ?? time, to: time)) / 1_000_000
+  }
+
+  func place(_ occurrence: Occurrence?) -> DifferencePlace? {
+    occurrence.map { DifferencePlace(frame: $0.frame, seconds: seconds($0.time)) }
+  }
+
+  func place(frame: Int?, time: Int64?) -> DifferencePlace? {
+    guard let frame, let time else { return nil }
+    return DifferencePlace(frame: frame, seconds: seconds(time))
+  }
+
+  /// The requests of the connections to `device`, in order: the central's (`centralIsClient`),
+  /// or the peripheral's on links where it also used the central's table.
+  func operations(of device: BDAddr, centralIsClient: Bool = true) -> [OperationLog.Connection] {
+    operations.connections.filter { $0.label.peer == device && $0.centralIsClient == centralIsClient }
+  }
+
+  /// Whether the capturing host was the central's end of the links to `device` (a phone's
+  /// capture) or the peripheral's (a strap's); nil when no request says.
+  func localIsClient(_ device: BDAddr) -> Bool? {
+    operations(of: device).first?.localIsClient
   }
 }
 
-/// One difference between two sessions, in words, with the class `--ignore` silences.
-public struct SessionDifference: Sendable {
-  public enum Kind: String, Sendable, CaseIterable {
-    case devices, gatt, parameters, mtu, phy, security, disconnect, procedure, values, timing
-  }
-  public var kind: Kind
-  /// The device (or connection) it is about.
-  public var subject: String
-  public var text: String
-  /// Where in B (or A) it shows, for ordering: seconds from the capture's start.
-  public var time: Double
-  public var a: String?
-  public var b: String?
-}
-
-/// Compares two sessions: devices matched by address (then by name), their GATT tables,
-/// connections paired in order, procedure steps aligned, and values beyond thresholds.
+/// Compares two sessions: devices matched by address (then by name), their GATT tables (as far
+/// as both captures saw them), what the client discovered, subscribed to, read and wrote (by
+/// characteristic, repeated exchanges counted), each connection's parameters and ending, and
+/// values beyond thresholds. The two captures may be of either end of a link: a phone's and a
+/// strap's capture of one session compare equal (tables, steps and endings are taken as the
+/// client and server saw them, not as local and remote).
 public struct SessionDiff: Sendable {
   public struct Thresholds: Sendable {
     /// A silence between pushed values reported when longer than this many times the other
@@ -54,34 +72,84 @@ public struct SessionDiff: Sendable {
   public var thresholds = Thresholds()
   public init() {}
 
+  /// One device on both sides, and the name differences about it go under.
+  struct DevicePair {
+    var a: DeviceSummary
+    var b: DeviceSummary
+    var subject: String
+    /// Whose requests are compared: the central's (a phone's use of a strap), or the
+    /// peripheral's (a band discovering the phone's table).
+    var centralIsClient = true
+  }
+
   public func compare(_ a: DiffSide, _ b: DiffSide) -> [SessionDifference] {
     var differences: [SessionDifference] = []
     let (pairs, onlyA, onlyB) = matchDevices(a, b)
     for device in onlyA {
-      differences.append(SessionDifference(kind: .devices, subject: "\(device.address)", text: "\(describe(device)) is only in A", time: seconds(device.firstSeen, a.summary), a: "present", b: nil))
+      differences.append(SessionDifference(kind: .devices, subject: "\(device.address)", text: "\(describe(device)) is only in A",
+        inA: a.place(frame: a.summary.connections.first { $0.peer == device.address }?.startFrame, time: device.firstSeen), a: "present"))
     }
     for device in onlyB {
-      differences.append(SessionDifference(kind: .devices, subject: "\(device.address)", text: "\(describe(device)) is only in B", time: seconds(device.firstSeen, b.summary), a: nil, b: "present"))
+      differences.append(SessionDifference(kind: .devices, subject: "\(device.address)", text: "\(describe(device)) is only in B",
+        inB: b.place(frame: b.summary.connections.first { $0.peer == device.address }?.startFrame, time: device.firstSeen), b: "present"))
     }
     for (deviceA, deviceB) in pairs {
-      let subject = deviceA.name.map { "\"\($0)\"" } ?? "\(deviceA.address)"
+      let name = deviceA.name ?? deviceB.name
+      let pair = DevicePair(a: deviceA, b: deviceB, subject: name.map { "\"\($0)\"" } ?? "\(deviceA.address)")
+      let subject = pair.subject
       if let tableA = a.tables[deviceA.address], let tableB = b.tables[deviceB.address] {
-        differences += compareTables(tableA, tableB, subject: subject)
+        differences += compareTables(tableA, tableB, a, b, pair)
+      }
+      differences += compareDiscovery(a, b, pair)
+      let silenced = compareSubscriptions(a, b, pair, into: &differences)
+      differences += compareExchanges(a, b, pair)
+      // The peripheral as a client of the central's table, where either side shows it.
+      var reverse = pair
+      reverse.centralIsClient = false
+      reverse.subject = "\(pair.subject) as client"
+      if !a.operations(of: deviceA.address, centralIsClient: false).isEmpty || !b.operations(of: deviceB.address, centralIsClient: false).isEmpty {
+        differences += compareDiscovery(a, b, reverse)
+        _ = compareSubscriptions(a, b, reverse, into: &differences)
+        differences += compareExchanges(a, b, reverse)
       }
       let connectionsA = a.summary.connections.filter { $0.peer == deviceA.address }
       let connectionsB = b.summary.connections.filter { $0.peer == deviceB.address }
       if connectionsA.count != connectionsB.count {
-        differences.append(SessionDifference(kind: .parameters, subject: subject,
-          text: "\(connectionsA.count) connection\(connectionsA.count == 1 ? "" : "s") in A, \(connectionsB.count) in B", time: 0,
-          a: "\(connectionsA.count)", b: "\(connectionsB.count)"))
+        // Where the side with more connections opened the first the other lacks.
+        let extraA = connectionsA.count > connectionsB.count ? connectionsA[connectionsB.count] : nil
+        let extraB = connectionsB.count > connectionsA.count ? connectionsB[connectionsA.count] : nil
+        var difference = SessionDifference(kind: .parameters, subject: subject,
+          text: "\(connectionsA.count) connection\(connectionsA.count == 1 ? "" : "s") in A, \(connectionsB.count) in B",
+          inA: extraA.flatMap { a.place(frame: $0.startFrame, time: $0.start) }, inB: extraB.flatMap { b.place(frame: $0.startFrame, time: $0.start) },
+          a: "\(connectionsA.count)", b: "\(connectionsB.count)")
+        difference.everyA = connectionsA.compactMap { a.place(frame: $0.startFrame, time: $0.start) }
+        difference.everyB = connectionsB.compactMap { b.place(frame: $0.startFrame, time: $0.start) }
+        differences.append(difference)
       }
       for (connectionA, connectionB) in zip(connectionsA, connectionsB) {
         differences += compareConnections(connectionA, connectionB, a, b, subject: subject)
+        differences += compareValues(connectionA, connectionB, a, b, subject: subject, silenced: silenced)
       }
-      differences += compareAttempts(deviceA.address, deviceB.address, a.summary, b.summary, subject: subject)
+      differences += compareAttempts(deviceA.address, deviceB.address, a, b, subject: subject)
     }
-    differences += compareLatencies(a.summary, b.summary)
-    return differences.sorted { $0.time < $1.time }
+    // A client's round trip and a server's own answer time are not the same measure.
+    let sameRole = pairs.allSatisfy { a.localIsClient($0.0.address) == b.localIsClient($0.1.address) }
+    if sameRole { differences += compareLatencies(a.summary, b.summary) }
+    return Self.ordered(differences)
+  }
+
+  /// In the order they show in B; then what shows only in A, in A's order; then what has no
+  /// place (whole-session figures). Stable otherwise.
+  static func ordered(_ differences: [SessionDifference]) -> [SessionDifference] {
+    func rank(_ difference: SessionDifference) -> (Int, Double) {
+      if let b = difference.inB { return (0, b.seconds) }
+      if let a = difference.inA { return (1, a.seconds) }
+      return (2, 0)
+    }
+    return differences.enumerated().sorted { x, y in
+      let (rx, ry) = (rank(x.element), rank(y.element))
+      return rx != ry ? rx < ry : x.offset < y.offset
+    }.map(\.element)
   }
 
   // MARK: - Devices
@@ -129,135 +197,67 @@ public struct SessionDiff: Sendable {
     device.name.map { "\"\($0)\" (\(device.address))" } ?? "\(device.address)"
   }
 
-  func seconds(_ time: Int64, _ summary: SessionSummary) -> Double {
-    Double(Timestamp.elapsed(from: summary.firstTimestamp ?? time, to: time)) / 1_000_000
-  }
-
-  // MARK: - GATT tables
-
-  func compareTables(_ a: GATTAttributeTree, _ b: GATTAttributeTree, subject: String) -> [SessionDifference] {
-    var differences: [SessionDifference] = []
-    func key(_ service: GATTServiceEntry, _ characteristic: GATTCharacteristicEntry) -> String { "\(service.uuid)/\(characteristic.uuid)" }
-    var inB: [String: (GATTServiceEntry, GATTCharacteristicEntry)] = [:]
-    for service in b.services { for characteristic in service.characteristics { inB[key(service, characteristic)] = (service, characteristic) } }
-    var inA: Set<String> = []
-    var shifts: [Int: Int] = [:]
-    for service in a.services {
-      if !b.services.contains(where: { $0.uuid == service.uuid }) {
-        differences.append(SessionDifference(kind: .gatt, subject: subject, text: "service \(name(service.uuid)) is missing from B's GATT table", time: 0, a: "present", b: nil))
-        continue
-      }
-      for characteristic in service.characteristics {
-        inA.insert(key(service, characteristic))
-        guard let (_, other) = inB[key(service, characteristic)] else {
-          var text = "\(name(characteristic.uuid)) (\(Hex.prefixed(UInt64(characteristic.valueHandle), width: 4)) in A) is missing from B's GATT table"
-          if let (delta, from) = handleShift(a, b) { text += "; the handles after it moved by \(delta) (from \(Hex.prefixed(UInt64(from), width: 4)))" }
-          differences.append(SessionDifference(kind: .gatt, subject: subject, text: text, time: 0, a: "present", b: nil))
-          continue
-        }
-        for descriptor in characteristic.descriptors where !other.descriptors.contains(where: { $0.uuid == descriptor.uuid }) {
-          differences.append(SessionDifference(kind: .gatt, subject: subject,
-            text: "\(name(characteristic.uuid)) has no \(name(descriptor.uuid)) in B's GATT table", time: 0, a: "present", b: nil))
-        }
-        for descriptor in other.descriptors where !characteristic.descriptors.contains(where: { $0.uuid == descriptor.uuid }) {
-          differences.append(SessionDifference(kind: .gatt, subject: subject,
-            text: "\(name(characteristic.uuid)) has \(name(descriptor.uuid)) only in B's GATT table", time: 0, a: nil, b: "present"))
-        }
-        if other.properties != characteristic.properties {
-          differences.append(SessionDifference(kind: .gatt, subject: subject,
-            text: "\(name(characteristic.uuid)): properties \(GATTCharacteristicEntry.propertyNames(characteristic.properties).map(\.description).joined(separator: ", ")) in A, \(GATTCharacteristicEntry.propertyNames(other.properties).map(\.description).joined(separator: ", ")) in B",
-            time: 0, a: "\(characteristic.properties)", b: "\(other.properties)"))
-        }
-        let delta = Int(other.valueHandle) - Int(characteristic.valueHandle)
-        if delta != 0 { shifts[delta, default: 0] += 1 }
-      }
-    }
-    for service in b.services where !a.services.contains(where: { $0.uuid == service.uuid }) {
-      differences.append(SessionDifference(kind: .gatt, subject: subject, text: "service \(name(service.uuid)) is only in B's GATT table", time: 0, a: nil, b: "present"))
-    }
-    for service in b.services where a.services.contains(where: { $0.uuid == service.uuid }) {
-      for characteristic in service.characteristics where !inA.contains(key(service, characteristic)) {
-        differences.append(SessionDifference(kind: .gatt, subject: subject,
-          text: "\(name(characteristic.uuid)) is only in B's GATT table (\(Hex.prefixed(UInt64(characteristic.valueHandle), width: 4)))", time: 0, a: nil, b: "present"))
-      }
-    }
-    // Handles that moved with nothing missing: one line, not one per handle.
-    if differences.isEmpty, let (delta, from) = handleShift(a, b) {
-      differences.append(SessionDifference(kind: .gatt, subject: subject, text: "the same GATT table, its handles from \(Hex.prefixed(UInt64(from), width: 4)) on moved by \(delta) in B", time: 0, a: nil, b: nil))
-    }
-    return differences
-  }
-
-  /// The shift of the first characteristic (by UUID) whose value handle differs, and where.
-  func handleShift(_ a: GATTAttributeTree, _ b: GATTAttributeTree) -> (Int, UInt16)? {
-    for service in a.services {
-      guard let other = b.services.first(where: { $0.uuid == service.uuid }) else { continue }
-      for characteristic in service.characteristics {
-        guard let match = other.characteristics.first(where: { $0.uuid == characteristic.uuid }) else { continue }
-        if match.valueHandle != characteristic.valueHandle {
-          return (Int(match.valueHandle) - Int(characteristic.valueHandle), characteristic.valueHandle)
-        }
-      }
-    }
-    return nil
-  }
-
-  func name(_ uuid: BluetoothUUID?) -> String {
-    guard let uuid else { return "an unnamed attribute" }
-    return GATTDatabase.name(uuid).map { "\($0)" } ?? uuid.description
-  }
-
   // MARK: - Connections
 
   func compareConnections(_ a: ConnectionSummary, _ b: ConnectionSummary, _ sideA: DiffSide, _ sideB: DiffSide, subject: String) -> [SessionDifference] {
     var differences: [SessionDifference] = []
-    let when = seconds(b.start, sideB.summary)
+    let startA = sideA.place(frame: a.startFrame, time: a.start)
+    let startB = sideB.place(frame: b.startFrame, time: b.start)
+    func add(_ kind: SessionDifference.Kind, _ text: String, _ valueA: String?, _ valueB: String?, _ inA: DifferencePlace? = nil, _ inB: DifferencePlace? = nil) {
+      differences.append(SessionDifference(kind: kind, subject: subject, text: text, inA: inA ?? startA, inB: inB ?? startB, a: valueA, b: valueB))
+    }
     if let pa = a.openingParameters, let pb = b.openingParameters {
       if pa.interval != pb.interval {
-        differences.append(SessionDifference(kind: .parameters, subject: subject,
-          text: "connection interval \(milliseconds(pa.interval, 1.25)) in A, \(milliseconds(pb.interval, 1.25)) in B", time: when,
-          a: milliseconds(pa.interval, 1.25), b: milliseconds(pb.interval, 1.25)))
+        add(.parameters, "connection interval \(milliseconds(pa.interval, 1.25)) in A, \(milliseconds(pb.interval, 1.25)) in B",
+          milliseconds(pa.interval, 1.25), milliseconds(pb.interval, 1.25))
       }
       if pa.latency != pb.latency {
-        differences.append(SessionDifference(kind: .parameters, subject: subject, text: "peripheral latency \(pa.latency) in A, \(pb.latency) in B", time: when, a: "\(pa.latency)", b: "\(pb.latency)"))
+        add(.parameters, "peripheral latency \(pa.latency) in A, \(pb.latency) in B", "\(pa.latency)", "\(pb.latency)")
       }
       if pa.supervisionTimeout != pb.supervisionTimeout {
-        differences.append(SessionDifference(kind: .parameters, subject: subject,
-          text: "supervision timeout \(milliseconds(pa.supervisionTimeout, 10)) in A, \(milliseconds(pb.supervisionTimeout, 10)) in B", time: when,
-          a: milliseconds(pa.supervisionTimeout, 10), b: milliseconds(pb.supervisionTimeout, 10)))
+        add(.parameters, "supervision timeout \(milliseconds(pa.supervisionTimeout, 10)) in A, \(milliseconds(pb.supervisionTimeout, 10)) in B",
+          milliseconds(pa.supervisionTimeout, 10), milliseconds(pb.supervisionTimeout, 10))
       }
     }
     if a.updates.count != b.updates.count {
-      differences.append(SessionDifference(kind: .parameters, subject: subject, text: "\(a.updates.count) parameter updates in A, \(b.updates.count) in B", time: when, a: "\(a.updates.count)", b: "\(b.updates.count)"))
+      let fewer = min(a.updates.count, b.updates.count)
+      add(.parameters, "\(a.updates.count) parameter updates in A, \(b.updates.count) in B", "\(a.updates.count)", "\(b.updates.count)",
+        a.updates.count > fewer ? sideA.place(frame: a.updates[fewer].frame, time: a.updates[fewer].time) : nil,
+        b.updates.count > fewer ? sideB.place(frame: b.updates[fewer].frame, time: b.updates[fewer].time) : nil)
     }
     if a.mtu != b.mtu {
-      differences.append(SessionDifference(kind: .mtu, subject: subject, text: "ATT MTU \(a.mtu.map(String.init) ?? "23 (no exchange)") in A, \(b.mtu.map(String.init) ?? "23 (no exchange)") in B", time: when,
-        a: a.mtu.map(String.init), b: b.mtu.map(String.init)))
+      add(.mtu, "ATT MTU \(a.mtu.map(String.init) ?? "23 (no exchange)") in A, \(b.mtu.map(String.init) ?? "23 (no exchange)") in B",
+        a.mtu.map(String.init), b.mtu.map(String.init), exchangeMTU(a, sideA), exchangeMTU(b, sideB))
     }
     if a.transmitPHY != b.transmitPHY || a.receivePHY != b.receivePHY {
-      differences.append(SessionDifference(kind: .phy, subject: subject, text: "PHY \(phy(a)) in A, \(phy(b)) in B", time: when, a: phy(a), b: phy(b)))
+      add(.phy, "PHY \(phy(a)) in A, \(phy(b)) in B", phy(a), phy(b))
     }
     if a.maxTransmitOctets != b.maxTransmitOctets || a.maxReceiveOctets != b.maxReceiveOctets {
+      // Transmit and receive are the capturing host's: across roles they swap.
       let octets = { (c: ConnectionSummary) in c.maxTransmitOctets.map { "\($0)/\(c.maxReceiveOctets ?? 27) octets" } ?? "27 octets (no change)" }
-      differences.append(SessionDifference(kind: .parameters, subject: subject, text: "data length \(octets(a)) in A, \(octets(b)) in B", time: when, a: octets(a), b: octets(b)))
+      add(.parameters, "data length \(octets(a)) in A, \(octets(b)) in B", octets(a), octets(b))
     }
+    let pairingA = sideA.place(frame: a.security.pairingFrame, time: a.security.pairingTime)
+    let pairingB = sideB.place(frame: b.security.pairingFrame, time: b.security.pairingTime)
     if a.security.method != b.security.method {
       let method = { (c: ConnectionSummary) in c.security.method?.rawValue.replacingUnderscores ?? "no pairing" }
-      differences.append(SessionDifference(kind: .security, subject: subject, text: "pairing \(method(a)) in A, \(method(b)) in B", time: when, a: method(a), b: method(b)))
+      add(.security, "pairing \(method(a)) in A, \(method(b)) in B", method(a), method(b), pairingA, pairingB)
     }
     if a.security.encrypted != b.security.encrypted || a.security.failureReason != b.security.failureReason {
-      differences.append(SessionDifference(kind: .security, subject: subject, text: "link \(security(a)) in A, \(security(b)) in B", time: when, a: security(a), b: security(b)))
+      add(.security, "link \(security(a)) in A, \(security(b)) in B", security(a), security(b), pairingA, pairingB)
     }
-    if a.disconnectReason != b.disconnectReason || a.initiator != b.initiator {
-      let end = b.end.map { seconds($0, sideB.summary) } ?? when
-      differences.append(SessionDifference(kind: .disconnect, subject: subject, text: "ended \(ending(a)) in A, \(ending(b)) in B", time: end, a: ending(a), b: ending(b)))
+    let (endA, endB) = (ending(a), ending(b))
+    if endA != endB {
+      add(.disconnect, "ended \(endA) in A, \(endB) in B", endA, endB,
+        sideA.place(frame: a.endFrame, time: a.end), sideB.place(frame: b.endFrame, time: b.end))
     }
-    let stepsA = steps(of: a, in: sideA)
-    let stepsB = steps(of: b, in: sideB)
-    let (procedure, subscriptionsMissing) = compareSteps(stepsA, stepsB, sideB, subject: subject)
-    differences += procedure
-    differences += compareValues(a, b, sideA, sideB, subject: subject, silenced: subscriptionsMissing)
     return differences
+  }
+
+  /// Where a connection's MTU exchange was.
+  func exchangeMTU(_ connection: ConnectionSummary, _ side: DiffSide) -> DifferencePlace? {
+    let steps = side.operations.connections.first { $0.label.handle == connection.handle && $0.label.generation == connection.generation && $0.label.adapter == connection.adapter }?.steps
+    return steps?.first { $0.kind == .exchangeMTU }.flatMap { side.place(frame: $0.frame, time: $0.time) }
   }
 
   func milliseconds(_ units: UInt16, _ step: Double) -> String {
@@ -282,87 +282,34 @@ public struct SessionDiff: Sendable {
     return connection.security.encrypted ? "encrypted" : "not encrypted"
   }
 
+  /// How a link ended, told by role (central, peripheral) rather than by which end captured
+  /// it, with the reason that went over the air: the end that disconnects reports 0x16
+  /// (Terminated By Local Host) to its own host and sends the reason its host gave, which the
+  /// other end reports. So a phone's and a strap's capture of one ending read the same.
   func ending(_ connection: ConnectionSummary) -> String {
-    guard let reason = connection.disconnectReason else { return "open at the capture's end" }
-    let name = AssignedNumbers.hciErrorName(reason).map { "\($0)" } ?? "reason 0x\(Hex.string([reason]))"
+    guard var reason = connection.disconnectReason else { return "open at the capture's end" }
+    var who: String?
     switch connection.initiator {
-    case .localHost?: return "by the local host: \(name)"
-    case .peer?: return "by the peer: \(name)"
-    case .linkLost?: return "link lost: \(name)"
-    default: return "\(name)"
+    case .localHost?:
+      if let sent = connection.disconnectRequestReason { reason = sent }
+      who = roleName(connection.role, local: true).map { "by the \($0)" } ?? "by the local host"
+    case .peer?:
+      who = roleName(connection.role, local: false).map { "by the \($0)" } ?? "by the peer"
+    case .linkLost?:
+      who = "link lost"
+    default:
+      who = nil
     }
+    let name = AssignedNumbers.hciErrorName(reason).map { "\($0)" } ?? "reason 0x\(Hex.string([reason]))"
+    return who.map { "\($0): \(name)" } ?? name
   }
 
-  func steps(of connection: ConnectionSummary, in side: DiffSide) -> [ProcedureStep] {
-    side.operations.connections.first { $0.label.handle == connection.handle && $0.label.generation == connection.generation && $0.label.adapter == connection.adapter }?.steps ?? []
-  }
-
-  // MARK: - Procedure steps
-
-  func compareSteps(_ a: [ProcedureStep], _ b: [ProcedureStep], _ sideB: DiffSide, subject: String) -> ([SessionDifference], Set<String>) {
-    let pairs = SequenceAlignment.align(a, b) { x, y in x.isSameStep(as: y) ? x.outcome == y.outcome : nil }
-    var differences: [SessionDifference] = []
-    var silenced: Set<String> = []
-    // A subscription missing or added is one difference, whatever steps it took.
-    var missingSubscriptions: [String: ProcedureStep] = [:]
-    var addedSubscriptions: [String: ProcedureStep] = [:]
-    for pair in pairs {
-      switch (pair.a, pair.b) {
-      case let (i?, j?):
-        if a[i].outcome != b[j].outcome {
-          differences.append(SessionDifference(kind: .procedure, subject: subject,
-            text: "\(stepText(a[i])) → \(outcomeText(a[i].outcome)) in A, → \(outcomeText(b[j].outcome)) in B", time: seconds(b[j].time, sideB.summary),
-            a: outcomeText(a[i].outcome), b: outcomeText(b[j].outcome)))
-        }
-      case let (i?, nil):
-        if a[i].kind == .subscribe {
-          missingSubscriptions[a[i].uuid?.description ?? "?"] = missingSubscriptions[a[i].uuid?.description ?? "?"] ?? a[i]
-          continue
-        }
-        differences.append(SessionDifference(kind: .procedure, subject: subject, text: "B never did: \(stepText(a[i]))", time: position(pair, b, sideB), a: stepText(a[i]), b: nil))
-      case let (nil, j?):
-        if b[j].kind == .subscribe {
-          addedSubscriptions[b[j].uuid?.description ?? "?"] = addedSubscriptions[b[j].uuid?.description ?? "?"] ?? b[j]
-          continue
-        }
-        differences.append(SessionDifference(kind: .procedure, subject: subject, text: "only B did: \(stepText(b[j]))", time: seconds(b[j].time, sideB.summary), a: nil, b: stepText(b[j])))
-      case (nil, nil):
-        break
-      }
-    }
-    for (key, step) in missingSubscriptions.sorted(by: { $0.value.frame < $1.value.frame }) {
-      silenced.insert(key)
-      differences.append(SessionDifference(kind: .procedure, subject: subject, text: "B never enabled notifications on \(name(step.uuid))", time: 0, a: "subscribed", b: nil))
-    }
-    for (key, step) in addedSubscriptions.sorted(by: { $0.value.frame < $1.value.frame }) where missingSubscriptions[key] == nil {
-      silenced.insert(key)
-      differences.append(SessionDifference(kind: .procedure, subject: subject, text: "only B enabled notifications on \(name(step.uuid))", time: seconds(step.time, sideB.summary), a: nil, b: "subscribed"))
-    }
-    return (differences, silenced)
-  }
-
-  func position(_ pair: SequenceAlignment.Pair, _ b: [ProcedureStep], _ side: DiffSide) -> Double {
-    b.first.map { seconds($0.time, side.summary) } ?? 0
-  }
-
-  public func stepText(_ step: ProcedureStep) -> String {
-    switch step.kind {
-    case .exchangeMTU: return "Exchange MTU"
-    case .discoverServices: return "discover services"
-    case .discoverCharacteristics: return "discover the characteristics of \(name(step.uuid))"
-    case .discoverDescriptors: return "discover the descriptors of \(name(step.uuid))"
-    case .read: return "Read \(name(step.uuid))"
-    case .write: return "Write \(name(step.uuid))"
-    case .writeCommand: return "Write Command \(name(step.uuid))"
-    case .subscribe: return "Write CCCD \(name(step.uuid)) (\(step.detail?.description ?? "?"))"
-    }
-  }
-
-  public func outcomeText(_ outcome: ProcedureStep.Outcome) -> String {
-    switch outcome {
-    case .ok: return "success"
-    case .noAnswer: return "no answer"
-    case .error(let code): return AssignedNumbers.attErrorName(code).map { "\($0)" } ?? "error 0x\(Hex.string([code]))"
+  /// The role of the capturing host's end (`local`) or of the other end.
+  func roleName(_ role: LinkRole?, local: Bool) -> String? {
+    switch (role, local) {
+    case (.central?, true), (.peripheral?, false): return "central"
+    case (.peripheral?, true), (.central?, false): return "peripheral"
+    default: return nil
     }
   }
 
@@ -370,31 +317,42 @@ public struct SessionDiff: Sendable {
 
   func compareValues(_ a: ConnectionSummary, _ b: ConnectionSummary, _ sideA: DiffSide, _ sideB: DiffSide, subject: String, silenced: Set<String>) -> [SessionDifference] {
     var differences: [SessionDifference] = []
+    let startA = sideA.place(frame: a.startFrame, time: a.start)
+    let startB = sideB.place(frame: b.startFrame, time: b.start)
     for activityA in a.characteristics where !activityA.isDescriptor {
       guard let uuid = activityA.uuid, !silenced.contains(uuid.description) else { continue }
       guard let activityB = b.characteristics.first(where: { $0.uuid == uuid && !$0.isDescriptor }) else { continue }
       let pushedA = activityA.notifications + activityA.indications
       let pushedB = activityB.notifications + activityB.indications
       if max(pushedA, pushedB) >= 4, Double(abs(pushedA - pushedB)) > thresholds.share * Double(max(pushedA, pushedB)) {
-        differences.append(SessionDifference(kind: .values, subject: subject, text: "\(name(uuid)): \(pushedA) values pushed in A, \(pushedB) in B", time: 0, a: "\(pushedA)", b: "\(pushedB)"))
+        var difference = SessionDifference(kind: .values, subject: subject, text: "\(name(uuid)): \(pushedA) values pushed in A, \(pushedB) in B",
+          inA: startA, inB: startB, a: "\(pushedA)", b: "\(pushedB)")
+        difference.countA = pushedA
+        difference.countB = pushedB
+        differences.append(difference)
       }
-      let gapA = activityA.longestGaps.filter { !$0.untilEnd }.map(\.microseconds).max() ?? 0
-      let gapB = activityB.longestGaps.filter { !$0.untilEnd }.map(\.microseconds).max() ?? 0
-      let (longer, shorter, inB) = gapB >= gapA ? (gapB, gapA, true) : (gapA, gapB, false)
-      if Double(longer) > thresholds.gapFactor * Double(shorter), Double(longer - shorter) > thresholds.gapSeconds * 1_000_000 {
-        let gap = (inB ? activityB : activityA).longestGaps.first { $0.microseconds == longer }
+      let gapA = activityA.longestGaps.filter { !$0.untilEnd }.max { $0.microseconds < $1.microseconds }
+      let gapB = activityB.longestGaps.filter { !$0.untilEnd }.max { $0.microseconds < $1.microseconds }
+      let (lengthA, lengthB) = (gapA?.microseconds ?? 0, gapB?.microseconds ?? 0)
+      let (longer, shorter, inB) = lengthB >= lengthA ? (lengthB, lengthA, true) : (lengthA, lengthB, false)
+      if Double(longer) > thresholds.gapFactor * Double(shorter), Double(longer.saturatingSubtract(shorter)) > thresholds.gapSeconds * 1_000_000 {
+        let gap = inB ? gapB : gapA
         let side = inB ? sideB : sideA
-        let at = gap.map { seconds($0.start, side.summary) } ?? 0
+        let at = gap.map { side.seconds($0.start) } ?? 0
+        // Where the values came back.
+        let place = gap.flatMap { gap in gap.endFrame.map { DifferencePlace(frame: $0, seconds: side.seconds(gap.start.saturatingAdd(gap.microseconds))) } }
         differences.append(SessionDifference(kind: .timing, subject: subject,
           text: "\(name(uuid)): values stopped for \(fixed(Double(longer) / 1e6)) s at \(fixed(at)) s in \(inB ? "B" : "A") (\(inB ? "A" : "B"): at most \(fixed(Double(shorter) / 1e6)) s)",
-          time: at, a: fixed(Double(gapA) / 1e6) + " s", b: fixed(Double(gapB) / 1e6) + " s"))
+          inA: inB ? nil : place, inB: inB ? place : nil, a: fixed(Double(lengthA) / 1e6) + " s", b: fixed(Double(lengthB) / 1e6) + " s"))
       }
     }
     if let hrA = a.heartRate?.bpm.mean, let hrB = b.heartRate?.bpm.mean, abs(hrA - hrB) > thresholds.bpm {
-      differences.append(SessionDifference(kind: .values, subject: subject, text: "mean heart rate \(fixed(hrA)) bpm in A, \(fixed(hrB)) bpm in B", time: 0, a: fixed(hrA), b: fixed(hrB)))
+      differences.append(SessionDifference(kind: .values, subject: subject, text: "mean heart rate \(fixed(hrA)) bpm in A, \(fixed(hrB)) bpm in B",
+        inA: startA, inB: startB, a: fixed(hrA), b: fixed(hrB)))
     }
     if let rrA = a.heartRate?.rr.mean, let rrB = b.heartRate?.rr.mean, abs(rrA - rrB) > thresholds.rrMilliseconds {
-      differences.append(SessionDifference(kind: .values, subject: subject, text: "mean RR interval \(fixed(rrA)) ms in A, \(fixed(rrB)) ms in B", time: 0, a: fixed(rrA), b: fixed(rrB)))
+      differences.append(SessionDifference(kind: .values, subject: subject, text: "mean RR interval \(fixed(rrA)) ms in A, \(fixed(rrB)) ms in B",
+        inA: startA, inB: startB, a: fixed(rrA), b: fixed(rrB)))
     }
     return differences
   }
@@ -404,9 +362,10 @@ public struct SessionDiff: Sendable {
   // MARK: - Attempts and latency
 
   /// Connection attempts that did not end in a connection, by outcome.
-  func compareAttempts(_ addressA: BDAddr, _ addressB: BDAddr, _ a: SessionSummary, _ b: SessionSummary, subject: String) -> [SessionDifference] {
-    func failures(_ summary: SessionSummary, _ address: BDAddr) -> [String: Int] {
+  func compareAttempts(_ addressA: BDAddr, _ addressB: BDAddr, _ a: DiffSide, _ b: DiffSide, subject: String) -> [SessionDifference] {
+    func failures(_ summary: SessionSummary, _ address: BDAddr) -> (counts: [String: Int], first: ConnectionAttempt?) {
       var counts: [String: Int] = [:]
+      var first: ConnectionAttempt?
       for attempt in summary.attempts where attempt.peer == address {
         switch attempt.outcome {
         case .connected: continue
@@ -414,14 +373,18 @@ public struct SessionDiff: Sendable {
         case .cancelled: counts["cancelled", default: 0] += 1
         case .neverCompleted: counts["never completed", default: 0] += 1
         }
+        first = first ?? attempt
       }
-      return counts
+      return (counts, first)
     }
-    let failedA = failures(a, addressA)
-    let failedB = failures(b, addressB)
-    guard failedA != failedB else { return [] }
+    let failedA = failures(a.summary, addressA)
+    let failedB = failures(b.summary, addressB)
+    guard failedA.counts != failedB.counts else { return [] }
     let text = { (counts: [String: Int]) in counts.isEmpty ? "none" : counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ") }
-    return [SessionDifference(kind: .parameters, subject: subject, text: "connection attempts that did not connect: \(text(failedA)) in A, \(text(failedB)) in B", time: 0, a: text(failedA), b: text(failedB))]
+    return [SessionDifference(kind: .parameters, subject: subject,
+      text: "connection attempts that did not connect: \(text(failedA.counts)) in A, \(text(failedB.counts)) in B",
+      inA: failedA.first.flatMap { a.place(frame: $0.frame, time: $0.time) }, inB: failedB.first.flatMap { b.place(frame: $0.frame, time: $0.time) },
+      a: text(failedA.counts), b: text(failedB.counts))]
   }
 
   /// Procedures answered much more slowly on one side (median ATT latency).
@@ -434,10 +397,15 @@ public struct SessionDiff: Sendable {
       let (slower, faster) = (max(medianA, medianB) / 1000, min(medianA, medianB) / 1000)
       guard slower > thresholds.latencyFactor * faster, slower - faster > thresholds.latencyMilliseconds else { continue }
       let name = AssignedNumbers.attOpcodeName(latencyA.opcode).map { "\($0)" } ?? "opcode 0x\(Hex.string([latencyA.opcode]))"
-      differences.append(SessionDifference(kind: .timing, subject: "ATT", text: "\(name) answered in \(fixed(medianA / 1000)) ms (median) in A, \(fixed(medianB / 1000)) ms in B", time: 0,
+      differences.append(SessionDifference(kind: .timing, subject: "ATT", text: "\(name) answered in \(fixed(medianA / 1000)) ms (median) in A, \(fixed(medianB / 1000)) ms in B",
         a: fixed(medianA / 1000) + " ms", b: fixed(medianB / 1000) + " ms"))
     }
     return differences
+  }
+
+  func name(_ uuid: BluetoothUUID?) -> String {
+    guard let uuid else { return "an unnamed attribute" }
+    return GATTDatabase.name(uuid).map { "\($0)" } ?? uuid.description
   }
 }
 

@@ -45,8 +45,11 @@ extension SessionAnalyzer {
     }
     guard !frame.attributes.isEmpty else { return }
     let kind = att.kind
+    // What a server says of itself (its name, appearance, maker) describes the peer only when
+    // the peer is the server: a peripheral's capture answers the phone's reads itself.
+    let peerIsServer = att.serverIsLocal(frame.record.direction) != true
     for position in frame.attributes.indices {
-      attribute(position, opcode: att.opcode, kind: kind, operation: att.operation, frame: &frame, index: index, time: time)
+      attribute(position, opcode: att.opcode, kind: kind, operation: att.operation, peerIsServer: peerIsServer, frame: &frame, index: index, time: time)
     }
   }
 
@@ -127,14 +130,21 @@ extension SessionAnalyzer {
     work[index].kinds[activity] = kind
   }
 
-  mutating func attribute(_ position: Int, opcode: UInt8, kind: ATTMethodKind, operation: ATTOperationFact, frame: inout DissectedFrame, index: Int, time: Int64) {
+  mutating func attribute(
+    _ position: Int, opcode: UInt8, kind: ATTMethodKind, operation: ATTOperationFact, peerIsServer: Bool, frame: inout DissectedFrame, index: Int, time: Int64
+  ) {
     // The fact is read where it lies: through the array, each access would copy it whole.
     frame.attributes.withUnsafeBufferPointer { facts in
-      attribute(facts.baseAddress! + position, opcode: opcode, kind: kind, operation: operation, frameNumber: frame.number, index: index, time: time)
+      attribute(
+        facts.baseAddress! + position, opcode: opcode, kind: kind, operation: operation, peerIsServer: peerIsServer, frameNumber: frame.number, index: index,
+        time: time)
     }
   }
 
-  mutating func attribute(_ fact: UnsafePointer<AttributeFact>, opcode: UInt8, kind: ATTMethodKind, operation: ATTOperationFact, frameNumber: Int, index: Int, time: Int64) {
+  mutating func attribute(
+    _ fact: UnsafePointer<AttributeFact>, opcode: UInt8, kind: ATTMethodKind, operation: ATTOperationFact, peerIsServer: Bool, frameNumber: Int, index: Int,
+    time: Int64
+  ) {
     let handle = fact.pointee.handle
     guard let activity = activity(handle, index: index) else { return }
     if summary.connections[index].characteristics[activity].uuid == nil, let meaning = fact.pointee.meaning {
@@ -143,7 +153,7 @@ extension SessionAnalyzer {
     let valueKind = work[index].kinds[activity]
     switch fact.pointee.operation {
     case .notification, .indication:
-      pushed(activity, indication: fact.pointee.operation == .indication, index: index, time: time)
+      pushed(activity, indication: fact.pointee.operation == .indication, index: index, frame: frameNumber, time: time)
     case .read:
       // A read counts once, on its request (a long read's blobs continue it).
       if kind == .request && opcode != 0x0C {
@@ -177,15 +187,15 @@ extension SessionAnalyzer {
         battery(level.percent, index: index, frame: frameNumber, time: time)
       }
     case .deviceName:
-      if let name = AttributeFact.value(of: fact, as: DeviceName.self), reading == .read, let slot = peerDevice(index) {
+      if let name = AttributeFact.value(of: fact, as: DeviceName.self), reading == .read, peerIsServer, let slot = peerDevice(index) {
         summary.devices[slot].deviceName = Self.clipped(name.text)
       }
     case .appearance:
-      if let appearance = AttributeFact.value(of: fact, as: Appearance.self), reading == .read, let slot = peerDevice(index) {
+      if let appearance = AttributeFact.value(of: fact, as: Appearance.self), reading == .read, peerIsServer, let slot = peerDevice(index) {
         summary.devices[slot].appearance = appearance.rawValue
       }
     case .manufacturerName:
-      if let name = AttributeFact.value(of: fact, as: ManufacturerNameString.self), reading == .read, let slot = peerDevice(index) {
+      if let name = AttributeFact.value(of: fact, as: ManufacturerNameString.self), reading == .read, peerIsServer, let slot = peerDevice(index) {
         summary.devices[slot].manufacturerName = Self.clipped(name.text)
       }
     case .configuration:
@@ -201,8 +211,8 @@ extension SessionAnalyzer {
   }
 
   /// A notification or indication: counted, and the silence before it measured.
-  mutating func pushed(_ activity: Int, indication: Bool, index: Int, time: Int64) {
-    summary.connections[index].characteristics[activity].notePush(indication: indication, at: time)
+  mutating func pushed(_ activity: Int, indication: Bool, index: Int, frame: Int, time: Int64) {
+    summary.connections[index].characteristics[activity].notePush(indication: indication, at: time, frame: frame)
     work[index].unsubscribed[activity] = false
   }
 

@@ -275,6 +275,8 @@ public struct Gap: Sendable, Equatable {
   public var microseconds: Int64
   /// Whether the silence ran to the end of the link (or capture) while still subscribed.
   public var untilEnd: Bool
+  /// The frame of the value that ended it (nil when it ran to the end).
+  public var endFrame: Int? = nil
 }
 
 /// What happened to one attribute handle on a connection.
@@ -302,14 +304,14 @@ public struct CharacteristicActivity: Sendable {
   public var pushed: Int { notifications.saturatingAdd(indications) }
 
   /// Counts a notification or indication at `time`, and the silence before it.
-  mutating func notePush(indication: Bool, at time: Int64) {
+  mutating func notePush(indication: Bool, at time: Int64, frame: Int) {
     if indication {
       indications = indications.saturatingAdd(1)
     } else {
       notifications = notifications.saturatingAdd(1)
     }
     if let lastValue {
-      noteGap(Gap(start: lastValue, microseconds: Timestamp.elapsed(from: lastValue, to: time), untilEnd: false))
+      noteGap(Gap(start: lastValue, microseconds: Timestamp.elapsed(from: lastValue, to: time), untilEnd: false, endFrame: frame))
     } else {
       firstValue = time
     }

@@ -100,7 +100,7 @@ enum DiffCommand: CLICommand {
     var differences = diff.compare(sides[0], sides[1])
     differences.removeAll { ignored.contains($0.kind) }
     if arguments.has("json") {
-      writeJSON(differences, paths, &context.stdout)
+      writeJSON(differences, paths, sides, verbose: arguments.has("verbose"), &context.stdout)
     } else {
       writeText(differences, paths, sides, verbose: arguments.has("verbose"), &context.stdout)
     }
@@ -160,43 +160,64 @@ enum DiffCommand: CLICommand {
 
   static func writeText(_ differences: [SessionDifference], _ paths: [Argument], _ sides: [DiffSide], verbose: Bool, _ out: inout OutputBuffer) {
     out.append(string: "A: \(paths[0].display)\nB: \(paths[1].display)\n")
+    for note in tableNotes(sides) { out.append(string: "\(note)\n") }
     if differences.isEmpty {
       out.append("equivalent\n")
-    } else {
-      out.append(string: "\(differences.count) difference\(differences.count == 1 ? "" : "s"), in the order they show in B:\n")
-      for difference in differences {
-        out.append(string: "  \(difference.subject): \(difference.text)\n")
-      }
+      return
     }
-    guard verbose else { return }
-    let diff = SessionDiff()
-    for (connectionA, connectionB) in zip(sides[0].operations.connections, sides[1].operations.connections) {
-      out.append(string: "\nconnection \(connectionA.label.handle) in A, \(connectionB.label.handle) in B:\n")
-      let pairs = SequenceAlignment.align(connectionA.steps, connectionB.steps) { x, y in x.isSameStep(as: y) ? x.outcome == y.outcome : nil }
-      for pair in pairs {
-        switch (pair.a, pair.b) {
-        case let (i?, j?):
-          let a = connectionA.steps[i], b = connectionB.steps[j]
-          let mark = a.outcome == b.outcome ? "=" : "~"
-          out.append(string: "  \(mark) \(diff.stepText(a)) → \(diff.outcomeText(a.outcome))\(a.outcome == b.outcome ? "" : " (B: \(diff.outcomeText(b.outcome)))")\n")
-        case let (i?, nil):
-          out.append(string: "  - \(diff.stepText(connectionA.steps[i])) (only A)\n")
-        case let (nil, j?):
-          out.append(string: "  + \(diff.stepText(connectionB.steps[j])) (only B)\n")
-        case (nil, nil):
-          break
+    out.append(string: "\(differences.count) difference\(differences.count == 1 ? "" : "s"), in the order they show in B (frame and seconds from the start in A, B):\n")
+    for difference in differences {
+      var line = "  \(difference.subject): \(difference.text)"
+      let places = [difference.inA.map { "A \(placeText($0))" }, difference.inB.map { "B \(placeText($0))" }].compactMap { $0 }
+      if !places.isEmpty { line += "  (\(places.joined(separator: ", ")))" }
+      out.append(string: line + "\n")
+      guard verbose else { continue }
+      for (side, every, count) in [("A", difference.everyA, difference.countA), ("B", difference.everyB, difference.countB)] where every.count > 1 {
+        // Eight places to a line, so that hundreds stay readable.
+        for start in stride(from: 0, to: every.count, by: 8) {
+          let chunk = every[start..<min(start + 8, every.count)].map(placeText).joined(separator: ", ")
+          out.append(string: "      \(start == 0 ? "\(side):" : "  ") \(chunk)\n")
         }
+        if let count, count > every.count { out.append(string: "         (the first \(every.count) of \(count))\n") }
       }
     }
   }
 
-  static func writeJSON(_ differences: [SessionDifference], _ paths: [Argument], _ out: inout OutputBuffer) {
+  static func placeText(_ place: DifferencePlace) -> String {
+    "#\(place.frame) \(String(format: "%.3f", place.seconds)) s"
+  }
+
+  /// Tables a side did not learn from its own discovery (a map, the cache): what it knew of
+  /// names there came from elsewhere, and the output says so.
+  static func tableNotes(_ sides: [DiffSide]) -> [String] {
+    var notes: [String] = []
+    for (letter, side) in zip(["A", "B"], sides) {
+      for (address, provenance) in side.tableSources.sorted(by: { $0.key.description < $1.key.description }) {
+        notes.append("\(letter)'s GATT table of \(address): from \(provenance.origin)")
+      }
+    }
+    return notes
+  }
+
+  static func writeJSON(_ differences: [SessionDifference], _ paths: [Argument], _ sides: [DiffSide], verbose: Bool, _ out: inout OutputBuffer) {
     var json = JSONWriter(out: out)
     json.open()
     json.string("format", "bledissect-diff")
-    json.int("version", 1)
+    json.int("version", 2)
     json.string("a", paths[0].display)
     json.string("b", paths[1].display)
+    json.openArray("gatt_maps")
+    for (letter, side) in zip(["a", "b"], sides) {
+      for (address, provenance) in side.tableSources.sorted(by: { $0.key.description < $1.key.description }) {
+        json.open()
+        json.string("side", letter)
+        json.string("device", "\(address)")
+        json.string("source", "\(provenance.source.key)")
+        json.string("origin", provenance.origin)
+        json.close()
+      }
+    }
+    json.closeArray()
     json.bool("equivalent", differences.isEmpty)
     json.openArray("differences")
     for difference in differences {
@@ -207,6 +228,27 @@ enum DiffCommand: CLICommand {
       json.number("time_s", difference.time)
       if let a = difference.a { json.string("a_value", a) }
       if let b = difference.b { json.string("b_value", b) }
+      if let count = difference.countA { json.int("a_count", count) }
+      if let count = difference.countB { json.int("b_count", count) }
+      for (key, place) in [("a_at", difference.inA), ("b_at", difference.inB)] {
+        guard let place else { continue }
+        json.open(key)
+        json.int("frame", place.frame)
+        json.number("time_s", place.seconds)
+        json.close()
+      }
+      if verbose {
+        for (key, every) in [("a_every", difference.everyA), ("b_every", difference.everyB)] where !every.isEmpty {
+          json.openArray(key)
+          for place in every {
+            json.open()
+            json.int("frame", place.frame)
+            json.number("time_s", place.seconds)
+            json.close()
+          }
+          json.closeArray()
+        }
+      }
       json.close()
     }
     json.closeArray()

@@ -1,0 +1,124 @@
+import BLECore
+import BLEDecoder
+
+/// Where something shows in a capture: its frame number and timestamp.
+public struct Occurrence: Sendable, Equatable, Hashable {
+  public var frame: Int
+  public var time: Int64
+  public init(frame: Int, time: Int64) {
+    self.frame = frame
+    self.time = time
+  }
+}
+
+/// What one read or write carried, and how it ended. A value is compared by its first
+/// `keptBytes` bytes and its length; its words (the decoder's reading: "4.1.7", "87 %") are
+/// for showing, not comparing.
+public struct ExchangedValue: Sendable, Hashable {
+  public static let keptBytes = 64
+  public var prefix: [UInt8]
+  public var length: Int
+  public var outcome: ProcedureStep.Outcome
+  public var words: String?
+
+  public init(bytes: some Collection<UInt8>, outcome: ProcedureStep.Outcome, words: String?) {
+    prefix = Array(bytes.prefix(Self.keptBytes))
+    length = bytes.count
+    self.outcome = outcome
+    self.words = words
+  }
+
+  /// An exchange that ended without a value (an error, no answer, a cancelled queue).
+  public init(outcome: ProcedureStep.Outcome) {
+    prefix = []
+    length = 0
+    self.outcome = outcome
+  }
+
+  public static func == (a: Self, b: Self) -> Bool { a.prefix == b.prefix && a.length == b.length && a.outcome == b.outcome }
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(prefix)
+    hasher.combine(length)
+    hasher.combine(outcome)
+  }
+
+  /// Whether the words are the bytes read as text (a string characteristic): shown quoted.
+  public var isText: Bool {
+    guard let words, length == prefix.count, !prefix.isEmpty else { return false }
+    return String(decoding: prefix, as: UTF8.self) == words
+  }
+}
+
+/// What a connection's client read or wrote, per attribute and kind of exchange: how often, and
+/// each distinct value with its count and where it showed. Bounded: at most `maximumValues`
+/// distinct values per attribute and `valueBudget` in all (more are counted), and
+/// `occurrenceBudget` places kept in all.
+public struct ExchangeLedger: Sendable {
+  public static let maximumValues = 256
+  public static let valueBudget = 1 << 16
+  public static let maximumKeys = 1024
+  /// Places kept per value (for `-v` and for where a difference first shows).
+  public static let maximumOccurrences = 256
+  public static let occurrenceBudget = 1 << 18
+
+  /// Which attribute, by what GATT says it is (so that moved handles compare equal); the handle
+  /// only when the capture never named it.
+  public struct Key: Sendable, Hashable {
+    public var kind: ProcedureStep.Kind
+    public var service: BluetoothUUID?
+    public var characteristic: BluetoothUUID?
+    public var descriptor: BluetoothUUID?
+    /// Set only when the attribute has no name.
+    public var handle: UInt16?
+  }
+
+  public struct ValueTally: Sendable {
+    public var value: ExchangedValue
+    public var count = 0
+    public var occurrences: [Occurrence] = []
+  }
+
+  public struct Tally: Sendable {
+    public var count = 0
+    public var values: [ValueTally] = []
+    /// Exchanges whose value was one too many to list.
+    public var valuesNotListed = 0
+    /// Every exchange's place, in order (the first `maximumOccurrences`).
+    public var occurrences: [Occurrence] = []
+  }
+
+  public private(set) var keys: [Key] = []
+  public private(set) var tallies: [Key: Tally] = [:]
+  public private(set) var exchangesNotListed = 0
+
+  public init() {}
+
+  mutating func add(_ key: Key, _ value: ExchangedValue, at place: Occurrence, budget: inout Int, valueBudget: inout Int) {
+    if tallies[key] == nil {
+      guard keys.count < Self.maximumKeys else {
+        exchangesNotListed = exchangesNotListed.saturatingAdd(1)
+        return
+      }
+      keys.append(key)
+      tallies[key] = Tally()
+    }
+    tallies[key]!.count = tallies[key]!.count.saturatingAdd(1)
+    if tallies[key]!.occurrences.count < Self.maximumOccurrences, budget > 0 {
+      tallies[key]!.occurrences.append(place)
+      budget -= 1
+    }
+    if let index = tallies[key]!.values.firstIndex(where: { $0.value == value }) {
+      tallies[key]!.values[index].count = tallies[key]!.values[index].count.saturatingAdd(1)
+      if tallies[key]!.values[index].occurrences.count < Self.maximumOccurrences, budget > 0 {
+        tallies[key]!.values[index].occurrences.append(place)
+        budget -= 1
+      }
+    } else if tallies[key]!.values.count < Self.maximumValues, valueBudget > 0 {
+      tallies[key]!.values.append(ValueTally(value: value, count: 1, occurrences: budget > 0 ? [place] : []))
+      valueBudget -= 1
+      if budget > 0 { budget -= 1 }
+    } else {
+      tallies[key]!.valuesNotListed = tallies[key]!.valuesNotListed.saturatingAdd(1)
+    }
+  }
+}
