@@ -166,7 +166,7 @@ import Testing
     #expect(section.contains("\n  0   the sessions are equivalent\n  1   they differ\n  2   trouble: a capture is unreadable"))
     #expect(section.contains("or damaged"))
     #expect(!help.contains("the capture is damaged (truncated or corrupt record)"))
-    #expect(help.contains("The exit status is diff(1)'s: 0 equivalent, 1 different, 2 trouble (below)."))
+    #expect(help.contains("exit status is diff(1)'s: 0 equivalent, 1 different, 2 trouble (below)."))
   }
 
   @Test func edgeCases() throws {

@@ -253,35 +253,72 @@ extension SessionDiff {
 
   // MARK: - Reads and writes
 
+  typealias Ledger = (keys: [ExchangeLedger.Key], tallies: [ExchangeLedger.Key: ExchangeLedger.Tally])
+
   /// A device's exchanges over all its connections on one side, per attribute.
-  func ledger(_ side: DiffSide, _ device: BDAddr, centralIsClient: Bool) -> (keys: [ExchangeLedger.Key], tallies: [ExchangeLedger.Key: ExchangeLedger.Tally]) {
-    var keys: [ExchangeLedger.Key] = []
-    var tallies: [ExchangeLedger.Key: ExchangeLedger.Tally] = [:]
+  func ledger(_ side: DiffSide, _ device: BDAddr, centralIsClient: Bool) -> Ledger {
+    var ledger: Ledger = ([], [:])
     for connection in side.operations(of: device, centralIsClient: centralIsClient) {
       for key in connection.exchanges.keys {
-        guard let tally = connection.exchanges.tallies[key] else { continue }
-        guard var merged = tallies[key] else {
-          keys.append(key)
-          tallies[key] = tally
-          continue
-        }
-        merged.count = merged.count.saturatingAdd(tally.count)
-        merged.valuesNotListed = merged.valuesNotListed.saturatingAdd(tally.valuesNotListed)
-        merged.occurrences += tally.occurrences.prefix(max(0, ExchangeLedger.maximumOccurrences - merged.occurrences.count))
-        for value in tally.values {
-          if let index = merged.values.firstIndex(where: { $0.value == value.value }) {
-            merged.values[index].count = merged.values[index].count.saturatingAdd(value.count)
-            merged.values[index].occurrences += value.occurrences.prefix(max(0, ExchangeLedger.maximumOccurrences - merged.values[index].occurrences.count))
-          } else if merged.values.count < ExchangeLedger.maximumValues {
-            merged.values.append(value)
-          } else {
-            merged.valuesNotListed = merged.valuesNotListed.saturatingAdd(value.count)
-          }
-        }
-        tallies[key] = merged
+        if let tally = connection.exchanges.tallies[key] { Self.merge(tally, under: key, into: &ledger) }
       }
     }
-    return (keys, tallies)
+    return ledger
+  }
+
+  static func merge(_ tally: ExchangeLedger.Tally, under key: ExchangeLedger.Key, into ledger: inout Ledger) {
+    guard var merged = ledger.tallies[key] else {
+      ledger.keys.append(key)
+      ledger.tallies[key] = tally
+      return
+    }
+    merged.count = merged.count.saturatingAdd(tally.count)
+    merged.valuesNotListed = merged.valuesNotListed.saturatingAdd(tally.valuesNotListed)
+    merged.occurrences += tally.occurrences.prefix(max(0, ExchangeLedger.maximumOccurrences - merged.occurrences.count))
+    for value in tally.values {
+      if let index = merged.values.firstIndex(where: { $0.value == value.value }) {
+        merged.values[index].count = merged.values[index].count.saturatingAdd(value.count)
+        merged.values[index].occurrences += value.occurrences.prefix(max(0, ExchangeLedger.maximumOccurrences - merged.values[index].occurrences.count))
+      } else if merged.values.count < ExchangeLedger.maximumValues {
+        merged.values.append(value)
+      } else {
+        merged.valuesNotListed = merged.valuesNotListed.saturatingAdd(value.count)
+      }
+    }
+    ledger.tallies[key] = merged
+  }
+
+  /// Names the attributes a side knew only by handle (it never discovered them) from the other
+  /// side's table, so that the same read compares equal however much each side discovered.
+  /// Returns the ledger and the keys so named (the text says whose table named them).
+  static func named(_ ledger: Ledger, by table: GATTAttributeTree?) -> (Ledger, Set<ExchangeLedger.Key>) {
+    guard let table, ledger.keys.contains(where: { $0.handle != nil }) else { return (ledger, []) }
+    var renamed: Ledger = ([], [:])
+    var borrowed: Set<ExchangeLedger.Key> = []
+    for key in ledger.keys {
+      guard let tally = ledger.tallies[key] else { continue }
+      var target = key
+      if let handle = key.handle, let found = lookup(handle, in: table) {
+        target = ExchangeLedger.Key(kind: key.kind, service: found.service, characteristic: found.characteristic, descriptor: found.descriptor)
+        borrowed.insert(target)
+      }
+      merge(tally, under: target, into: &renamed)
+    }
+    return (renamed, borrowed)
+  }
+
+  static func lookup(_ handle: UInt16, in table: GATTAttributeTree) -> (service: BluetoothUUID, characteristic: BluetoothUUID, descriptor: BluetoothUUID?)? {
+    for service in table.services where service.start <= handle && handle <= service.end {
+      for (index, characteristic) in service.characteristics.enumerated() {
+        if characteristic.valueHandle == handle { return (service.uuid, characteristic.uuid, nil) }
+        if let descriptor = characteristic.descriptors.first(where: { $0.handle == handle }) { return (service.uuid, characteristic.uuid, descriptor.uuid) }
+        // A handle after the value and before the next declaration: an attribute of this
+        // characteristic the table does not list (named as the capture's own resolver does).
+        let next = index + 1 < service.characteristics.count ? service.characteristics[index + 1].declarationHandle : service.end &+ 1
+        if characteristic.valueHandle < handle, handle < next { return (service.uuid, characteristic.uuid, nil) }
+      }
+    }
+    return nil
   }
 
   /// Time characteristics: their values differ from one session to the next by nature, so only
@@ -289,15 +326,23 @@ extension SessionDiff {
   static let clockCharacteristics: Set<UInt16> = [0x2A08, 0x2A0A, 0x2A0C, 0x2A0D, 0x2A0E, 0x2A0F, 0x2A11, 0x2A12, 0x2A13, 0x2A14, 0x2A2B, 0x2AED]
 
   func compareExchanges(_ a: DiffSide, _ b: DiffSide, _ pair: DevicePair) -> [SessionDifference] {
-    let ledgerA = ledger(a, pair.a.address, centralIsClient: pair.centralIsClient)
-    let ledgerB = ledger(b, pair.b.address, centralIsClient: pair.centralIsClient)
+    var ledgerA = ledger(a, pair.a.address, centralIsClient: pair.centralIsClient)
+    var ledgerB = ledger(b, pair.b.address, centralIsClient: pair.centralIsClient)
+    var namedByB: Set<ExchangeLedger.Key> = []
+    var namedByA: Set<ExchangeLedger.Key> = []
+    if pair.centralIsClient {
+      (ledgerA, namedByB) = Self.named(ledgerA, by: b.tables[pair.b.address])
+      (ledgerB, namedByA) = Self.named(ledgerB, by: a.tables[pair.a.address])
+    }
     var differences: [SessionDifference] = []
     let keys = ledgerA.keys + ledgerB.keys.filter { ledgerA.tallies[$0] == nil }
     for key in keys {
       let tallyA = ledgerA.tallies[key]
       let tallyB = ledgerB.tallies[key]
       let kind: SessionDifference.Kind = key.kind == .read ? .reads : .writes
-      let what = "\(verb(key.kind)) \(attributeName(key))"
+      var what = "\(verb(key.kind)) \(attributeName(key))"
+      if namedByB.contains(key) { what += " (A knew only its handle: named by B's table)" }
+      if namedByA.contains(key) { what += " (B knew only its handle: named by A's table)" }
       func make(_ text: String, _ inA: Occurrence?, _ inB: Occurrence?, _ valueA: String?, _ valueB: String?) -> SessionDifference {
         var difference = SessionDifference(kind: kind, subject: pair.subject, text: text, inA: a.place(inA), inB: b.place(inB), a: valueA, b: valueB)
         difference.countA = tallyA?.count
@@ -308,10 +353,12 @@ extension SessionDiff {
       case let (x?, nil):
         var difference = make("\(what) \(x.count)× only in A\(valuesSuffix(x))", x.occurrences.first, nil, valuesText(x), nil)
         difference.everyA = x.occurrences.compactMap { a.place($0) }
+        difference.placesA = x.count
         differences.append(difference)
       case let (nil, y?):
         var difference = make("\(what) \(y.count)× only in B\(valuesSuffix(y))", nil, y.occurrences.first, nil, valuesText(y))
         difference.everyB = y.occurrences.compactMap { b.place($0) }
+        difference.placesB = y.count
         differences.append(difference)
       case let (x?, y?):
         let clock = key.characteristic?.uuid16.map { Self.clockCharacteristics.contains($0) } ?? false
@@ -335,6 +382,8 @@ extension SessionDiff {
           var difference = make(text, firstA, firstB, valuesText(x), valuesText(y))
           difference.everyA = newInA.flatMap(\.occurrences).sorted { $0.frame < $1.frame }.compactMap { a.place($0) }
           difference.everyB = newInB.flatMap(\.occurrences).sorted { $0.frame < $1.frame }.compactMap { b.place($0) }
+          difference.placesA = newInA.reduce(0) { $0.saturatingAdd($1.count) }
+          difference.placesB = newInB.reduce(0) { $0.saturatingAdd($1.count) }
           differences.append(difference)
         } else if x.count != y.count {
           let fewer = min(x.count, y.count)
@@ -345,6 +394,8 @@ extension SessionDiff {
           var difference = make("\(what)\(single) \(x.count)× in A, \(y.count)× in B", extraA, extraB, "\(x.count)", "\(y.count)")
           difference.everyA = x.occurrences.dropFirst(x.count > fewer ? fewer : x.occurrences.count).compactMap { a.place($0) }
           difference.everyB = y.occurrences.dropFirst(y.count > fewer ? fewer : y.occurrences.count).compactMap { b.place($0) }
+          difference.placesA = x.count - fewer
+          difference.placesB = y.count - fewer
           differences.append(difference)
         }
       case (nil, nil):

@@ -126,9 +126,11 @@ public struct SessionDiff: Sendable {
         difference.everyB = connectionsB.compactMap { b.place(frame: $0.startFrame, time: $0.start) }
         differences.append(difference)
       }
-      for (connectionA, connectionB) in zip(connectionsA, connectionsB) {
-        differences += compareConnections(connectionA, connectionB, a, b, subject: subject)
-        differences += compareValues(connectionA, connectionB, a, b, subject: subject, silenced: silenced)
+      for (number, (connectionA, connectionB)) in zip(connectionsA, connectionsB).enumerated() {
+        // Several links to one device: say which pair of them a line is about.
+        let about = max(connectionsA.count, connectionsB.count) > 1 ? "\(subject) connection \(number + 1)" : subject
+        differences += compareConnections(connectionA, connectionB, a, b, subject: about)
+        differences += compareValues(connectionA, connectionB, a, b, subject: about, silenced: silenced)
       }
       differences += compareAttempts(deviceA.address, deviceB.address, a, b, subject: subject)
     }
@@ -246,7 +248,9 @@ public struct SessionDiff: Sendable {
     if a.security.encrypted != b.security.encrypted || a.security.failureReason != b.security.failureReason {
       add(.security, "link \(security(a)) in A, \(security(b)) in B", security(a), security(b), pairingA, pairingB)
     }
-    let (endA, endB) = (ending(a), ending(b))
+    // Roles name the ends only when both captures know them.
+    let byRole = a.role != nil && b.role != nil
+    let (endA, endB) = (ending(a, byRole: byRole), ending(b, byRole: byRole))
     if endA != endB {
       add(.disconnect, "ended \(endA) in A, \(endB) in B", endA, endB,
         sideA.place(frame: a.endFrame, time: a.end), sideB.place(frame: b.endFrame, time: b.end))
@@ -286,15 +290,16 @@ public struct SessionDiff: Sendable {
   /// it, with the reason that went over the air: the end that disconnects reports 0x16
   /// (Terminated By Local Host) to its own host and sends the reason its host gave, which the
   /// other end reports. So a phone's and a strap's capture of one ending read the same.
-  func ending(_ connection: ConnectionSummary) -> String {
+  func ending(_ connection: ConnectionSummary, byRole: Bool) -> String {
+    let role = byRole ? connection.role : nil
     guard var reason = connection.disconnectReason else { return "open at the capture's end" }
     var who: String?
     switch connection.initiator {
     case .localHost?:
       if let sent = connection.disconnectRequestReason { reason = sent }
-      who = roleName(connection.role, local: true).map { "by the \($0)" } ?? "by the local host"
+      who = roleName(role, local: true).map { "by the \($0)" } ?? "by the local host"
     case .peer?:
-      who = roleName(connection.role, local: false).map { "by the \($0)" } ?? "by the peer"
+      who = roleName(role, local: false).map { "by the \($0)" } ?? "by the peer"
     case .linkLost?:
       who = "link lost"
     default:

@@ -25,10 +25,13 @@ public struct SessionDifference: Sendable {
   /// only the other side did).
   public var inA: DifferencePlace?
   public var inB: DifferencePlace?
-  /// Every place it shows (at most `ExchangeLedger.maximumOccurrences` per value), for `-v`;
-  /// `countA`/`countB` say how many there were in all when it is a count.
+  /// Every place it shows, for `-v` (at most `ExchangeLedger.maximumOccurrences` per value
+  /// kept; `placesA`/`placesB` say how many there were when that is more than listed).
   public var everyA: [DifferencePlace] = []
   public var everyB: [DifferencePlace] = []
+  public var placesA: Int?
+  public var placesB: Int?
+  /// How many exchanges each side had, when the difference is about a count.
   public var countA: Int?
   public var countB: Int?
   public var a: String?

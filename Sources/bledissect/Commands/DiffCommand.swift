@@ -14,17 +14,20 @@ enum DiffCommand: CLICommand {
     usage: "diff [options] <a> <b>",
     discussion: """
       Compares what the sessions did, not their bytes: devices (matched by identity address,
-      then by name), their GATT tables (characteristics by UUID; moved handles reported once),
-      each connection's parameters, MTU, PHY, security and ending, the GATT client's
-      procedure steps (aligned, so a missing, added or failed step shows where B departs from
-      A), and values and timing beyond thresholds (a silence 3 times and 5 s longer than the
-      other side's longest, push counts differing by half, mean heart rates 10 bpm apart).
-      Times are seconds from each capture's start; handles, timestamps and random values are
-      not compared. The exit status is diff(1)'s: 0 equivalent, 1 different, 2 trouble (below).
+      then by name), their GATT tables as far as both captures looked (characteristics by
+      UUID; moved handles reported once), what the GATT client discovered, subscribed to, read
+      and wrote (values per characteristic: strings as text, decoded values in words, payloads
+      in hex; repeated exchanges counted on one line), each connection's parameters, MTU, PHY,
+      security and ending (by role: a phone's and a strap's capture of one session compare
+      equal), and values and timing beyond thresholds (a silence 3 times and 5 s longer than
+      the other side's longest, push counts differing by half, mean heart rates 10 bpm apart).
+      Each line ends with where the difference first shows: frame number and seconds from the
+      start, in A and in B. Handles, timestamps and time-of-day values are not compared. The
+      exit status is diff(1)'s: 0 equivalent, 1 different, 2 trouble (below).
       """,
     options: [
       OptionSpec(name: "json", short: nil, kind: .flag, help: "Write the comparison as one JSON object (docs/json.md)."),
-      OptionSpec(name: "verbose", short: "v", kind: .flag, help: "Also list every aligned procedure step of each connection."),
+      OptionSpec(name: "verbose", short: "v", kind: .flag, help: "Also list every place each difference shows (frame and seconds), eight to a line."),
       OptionSpec(name: "ignore", short: nil, kind: .value(valueName: "kind"),
         help: "Leave out a class of differences: devices, gatt, parameters, mtu, phy, security, disconnect, procedure, values, timing. Repeatable.",
         choices: SessionDifference.Kind.allCases.map(\.rawValue)),
@@ -172,13 +175,13 @@ enum DiffCommand: CLICommand {
       if !places.isEmpty { line += "  (\(places.joined(separator: ", ")))" }
       out.append(string: line + "\n")
       guard verbose else { continue }
-      for (side, every, count) in [("A", difference.everyA, difference.countA), ("B", difference.everyB, difference.countB)] where every.count > 1 {
+      for (side, every, count) in [("A", difference.everyA, difference.placesA), ("B", difference.everyB, difference.placesB)] where every.count > 1 {
         // Eight places to a line, so that hundreds stay readable.
         for start in stride(from: 0, to: every.count, by: 8) {
           let chunk = every[start..<min(start + 8, every.count)].map(placeText).joined(separator: ", ")
           out.append(string: "      \(start == 0 ? "\(side):" : "  ") \(chunk)\n")
         }
-        if let count, count > every.count { out.append(string: "         (the first \(every.count) of \(count))\n") }
+        if let count, count > every.count { out.append(string: "         (the first \(every.count) of \(count) places)\n") }
       }
     }
   }
@@ -248,6 +251,8 @@ enum DiffCommand: CLICommand {
           }
           json.closeArray()
         }
+        if let count = difference.placesA, count > difference.everyA.count { json.int("a_places", count) }
+        if let count = difference.placesB, count > difference.everyB.count { json.int("b_places", count) }
       }
       json.close()
     }
