@@ -70,6 +70,20 @@ public struct ExchangeLedger: Sendable {
     public var descriptor: BluetoothUUID?
     /// Set only when the attribute has no name.
     public var handle: UInt16?
+    /// The attributes a Read Multiple read together (the other fields nil).
+    public var group: [Key]?
+
+    public init(
+      kind: ProcedureStep.Kind, service: BluetoothUUID? = nil, characteristic: BluetoothUUID? = nil, descriptor: BluetoothUUID? = nil,
+      handle: UInt16? = nil, group: [Key]? = nil
+    ) {
+      self.kind = kind
+      self.service = service
+      self.characteristic = characteristic
+      self.descriptor = descriptor
+      self.handle = handle
+      self.group = group
+    }
   }
 
   public struct ValueTally: Sendable {

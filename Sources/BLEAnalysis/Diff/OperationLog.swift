@@ -171,7 +171,12 @@ public struct OperationLog: Sendable {
     } else {
       stepsNotKept = stepsNotKept.saturatingAdd(1)
     }
-    let key = exchangeKey(step, attribute)
+    var key = exchangeKey(step, attribute)
+    if att.opcode == 0x0E || att.opcode == 0x20, frame.attributes.count > 1 {
+      // Read Multiple: the set read together is the thing compared (a response without
+      // lengths cannot be split into its values).
+      key = ExchangeLedger.Key(kind: .read, group: frame.attributes.map { Self.key(.read, $0) })
+    }
     connections[connection].lastKey = key
     if att.kind == .command {
       if let key, let value = written(att, &frame) { account(connection, key, value, place) }
@@ -252,6 +257,20 @@ public struct OperationLog: Sendable {
         account(connection, key, open.written ?? ExchangedValue(outcome: .ok), open.place)
       }
     case .read:
+      if key.group != nil {
+        // The whole response, whether or not its values could be told apart.
+        let bytes: ArraySlice<UInt8>
+        var words: String?
+        if case .unattributedValue(let range) = att.operation {
+          bytes = frame.valueBytes(range)
+        } else {
+          bytes = frame.attributes.compactMap(\.rawValue).reduce(into: ArraySlice<UInt8>()) { $0 += frame.valueBytes($1) }
+          let each = frame.attributes.compactMap(Self.words)
+          if each.count == frame.attributes.count { words = each.joined(separator: ", ") }
+        }
+        account(connection, key, ExchangedValue(bytes: bytes, outcome: .ok, words: words), place)
+        return
+      }
       for attribute in frame.attributes where attribute.rawValue != nil {
         let value = ExchangedValue(bytes: frame.valueBytes(attribute.rawValue!), outcome: .ok, words: Self.words(attribute))
         let attributeKey = attribute.meaning == nil && key.handle == nil ? key : Self.key(.read, attribute)

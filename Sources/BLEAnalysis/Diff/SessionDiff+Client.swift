@@ -428,6 +428,7 @@ extension SessionDiff {
   }
 
   func attributeName(_ key: ExchangeLedger.Key) -> String {
+    if let group = key.group { return "Multiple (" + group.map(attributeName).joined(separator: ", ") + ")" }
     if let descriptor = key.descriptor {
       return key.characteristic.map { "\(name(descriptor)) of \(name($0))" } ?? name(descriptor)
     }

@@ -57,3 +57,46 @@ import Testing
     #expect(side.operations.connections[1].steps.allSatisfy { $0.outcome == .ok })
   }
 }
+
+extension SessionDiffTests {
+  /// What the client read and wrote, as captures/README.md says long_values.btsnoop holds it:
+  /// a long read counted once with its whole value, a prepared write with the executed value, a
+  /// cancelled queue as cancelled, Read Multiple (Variable) as the set read together.
+  @Test func exchangesCarryWholeValues() throws {
+    let side = try Self.side("long_values.btsnoop")
+    let connection = try #require(side.operations.connections.first)
+    #expect(side.operations.connections.count == 1 && connection.localIsClient && connection.centralIsClient)
+    func tally(_ kind: ProcedureStep.Kind, _ uuid: String) throws -> ExchangeLedger.Tally {
+      let key = try #require(connection.exchanges.keys.first { $0.kind == kind && $0.characteristic?.description == uuid }, "\(kind) \(uuid)")
+      return try #require(connection.exchanges.tallies[key])
+    }
+    let manufacturer = try tally(.read, "2a29")
+    let name = Array("bledissect labs long manufacturer name: ".utf8) + Array(String(repeating: "0123456789", count: 8).utf8)
+    #expect(manufacturer.count == 2 && manufacturer.values.count == 1)
+    #expect(manufacturer.values.first?.value.length == 120 && manufacturer.values.first?.value.prefix == Array(name.prefix(64)))
+    #expect(manufacturer.values.first?.value.words == String(decoding: name, as: UTF8.self))
+    let written = try tally(.write, "b1ed0002-5ca7-4e5a-9d1e-0000000000b1")
+    #expect(written.values.map(\.value.outcome) == [.ok, .cancelled])
+    #expect(written.values.first?.value.prefix == Array("prepared write, fifty bytes: ABCDEFGHIJKLMNOPQRSTU".utf8))
+    let readBack = try tally(.read, "b1ed0002-5ca7-4e5a-9d1e-0000000000b1")
+    #expect(readBack.count == 2 && readBack.values.count == 1 && readBack.values.first?.value.length == 50)
+    let groups = connection.exchanges.keys.filter { $0.group != nil }.compactMap { connection.exchanges.tallies[$0]?.values.first?.value.prefix }
+    #expect(groups == [[0x57, 0x34, 0x12, 0x4C, 0x56, 0x2D, 0x31], Array("LV-1".utf8) + Array("2.0.1".utf8) + [0x57]])
+  }
+
+  /// The strap's own capture of a session: its requests were the phone's (received), the
+  /// table the local one, and the summary does not give the phone the strap's name.
+  @Test func aPeripheralsCaptureIsTheServersSide() throws {
+    let side = try Self.side("long_values_peripheral.btsnoop")
+    let connection = try #require(side.operations.connections.first)
+    #expect(side.operations.connections.count == 1 && !connection.localIsClient && connection.localRole == .peripheral && connection.centralIsClient)
+    let phone = try #require(connection.label.peer)
+    #expect(side.tables[phone]?.services.contains { $0.uuid.description == "b1ed0001-5ca7-4e5a-9d1e-0000000000b1" } == true)
+    #expect(side.summary.devices.first { $0.address == phone }?.name == nil)
+    // Both ends compare equal but for what their controllers reported as the opening
+    // parameters (Bumble's emulated peripheral reports its defaults, 12.5 ms and 100 ms).
+    let central = try Self.side("long_values.btsnoop")
+    let differences = SessionDiff().compare(central, side)
+    #expect(differences.map(\.text) == ["connection interval 15 ms in A, 12.5 ms in B", "supervision timeout 720 ms in A, 100 ms in B"])
+  }
+}
