@@ -17,12 +17,23 @@ extension SessionDiff {
     var services: [BluetoothUUID: Occurrence] = [:]
     /// Services whose characteristics were searched, and characteristics whose descriptors
     /// were, in the order first searched.
-    var characteristicsOf: [(uuid: BluetoothUUID, place: Occurrence)] = []
-    var descriptorsOf: [(uuid: BluetoothUUID, place: Occurrence)] = []
+    var characteristicsOf = SearchList()
+    var descriptorsOf = SearchList()
 
-    func searchedCharacteristics(of service: BluetoothUUID) -> Occurrence? { characteristicsOf.first { $0.uuid == service }?.place }
-    func searchedDescriptors(of characteristic: BluetoothUUID) -> Occurrence? { descriptorsOf.first { $0.uuid == characteristic }?.place }
+    func searchedCharacteristics(of service: BluetoothUUID) -> Occurrence? { characteristicsOf.places[service] }
+    func searchedDescriptors(of characteristic: BluetoothUUID) -> Occurrence? { descriptorsOf.places[characteristic] }
     func searched(service: BluetoothUUID) -> Occurrence? { allServices ?? services[service] }
+  }
+
+  /// What was searched, each once, in the order first searched.
+  struct SearchList {
+    var order: [BluetoothUUID] = []
+    var places: [BluetoothUUID: Occurrence] = [:]
+    mutating func add(_ uuid: BluetoothUUID, _ place: Occurrence) {
+      guard places[uuid] == nil else { return }
+      order.append(uuid)
+      places[uuid] = place
+    }
   }
 
   func coverage(_ side: DiffSide, _ device: BDAddr, centralIsClient: Bool = true) -> DiscoveryCoverage {
@@ -40,9 +51,9 @@ extension SessionDiff {
             coverage.allServicesCount = coverage.allServicesCount.saturatingAdd(1)
           }
         case .discoverCharacteristics:
-          if let uuid = step.uuid, coverage.searchedCharacteristics(of: uuid) == nil { coverage.characteristicsOf.append((uuid, place)) }
+          if let uuid = step.uuid { coverage.characteristicsOf.add(uuid, place) }
         case .discoverDescriptors:
-          if let uuid = step.uuid, coverage.searchedDescriptors(of: uuid) == nil { coverage.descriptorsOf.append((uuid, place)) }
+          if let uuid = step.uuid { coverage.descriptorsOf.add(uuid, place) }
         default:
           break
         }
@@ -64,8 +75,11 @@ extension SessionDiff {
     var inB: [String: GATTCharacteristicEntry] = [:]
     for service in b.services { for characteristic in service.characteristics { inB[key(service, characteristic)] = characteristic } }
     var inA: Set<String> = []
+    let shift = handleShift(a, b)
+    let servicesA = Set(a.services.map(\.uuid))
+    let servicesB = Set(b.services.map(\.uuid))
     for service in a.services {
-      guard b.services.contains(where: { $0.uuid == service.uuid }) else {
+      guard servicesB.contains(service.uuid) else {
         if let looked = seenB.searched(service: service.uuid) {
           add("service \(name(service.uuid)) is missing from B's GATT table", seenA.searched(service: service.uuid), looked, "present", nil)
         }
@@ -78,19 +92,21 @@ extension SessionDiff {
           // Missing only if B searched that service's characteristics.
           guard let looked = seenB.searchedCharacteristics(of: service.uuid) else { continue }
           var text = "\(name(characteristic.uuid)) (\(Hex.prefixed(UInt64(characteristic.valueHandle), width: 4)) in A) is missing from B's GATT table"
-          if let (delta, from) = handleShift(a, b) { text += "; the handles after it moved by \(delta) (from \(Hex.prefixed(UInt64(from), width: 4)))" }
+          if let (delta, from) = shift { text += "; the handles after it moved by \(delta) (from \(Hex.prefixed(UInt64(from), width: 4)))" }
           add(text, foundA, looked, "present", nil)
           continue
         }
         let descriptorsA = seenA.searchedDescriptors(of: characteristic.uuid)
         let descriptorsB = seenB.searchedDescriptors(of: characteristic.uuid)
         if let descriptorsB {
-          for descriptor in characteristic.descriptors where !other.descriptors.contains(where: { $0.uuid == descriptor.uuid }) {
+          let theirs = Set(other.descriptors.map(\.uuid))
+          for descriptor in characteristic.descriptors where !theirs.contains(descriptor.uuid) {
             add("\(name(characteristic.uuid)) has no \(name(descriptor.uuid)) in B's GATT table", descriptorsA, descriptorsB, "present", nil)
           }
         }
         if let descriptorsA {
-          for descriptor in other.descriptors where !characteristic.descriptors.contains(where: { $0.uuid == descriptor.uuid }) {
+          let ours = Set(characteristic.descriptors.map(\.uuid))
+          for descriptor in other.descriptors where !ours.contains(descriptor.uuid) {
             add("\(name(characteristic.uuid)) has \(name(descriptor.uuid)) only in B's GATT table", descriptorsA, descriptorsB, nil, "present")
           }
         }
@@ -101,12 +117,12 @@ extension SessionDiff {
         }
       }
     }
-    for service in b.services where !a.services.contains(where: { $0.uuid == service.uuid }) {
+    for service in b.services where !servicesA.contains(service.uuid) {
       if let looked = seenA.searched(service: service.uuid) {
         add("service \(name(service.uuid)) is only in B's GATT table", looked, seenB.searched(service: service.uuid), nil, "present")
       }
     }
-    for service in b.services where a.services.contains(where: { $0.uuid == service.uuid }) {
+    for service in b.services where servicesA.contains(service.uuid) {
       guard let looked = seenA.searchedCharacteristics(of: service.uuid) else { continue }
       for characteristic in service.characteristics where !inA.contains(key(service, characteristic)) {
         add("\(name(characteristic.uuid)) is only in B's GATT table (\(Hex.prefixed(UInt64(characteristic.valueHandle), width: 4)))",
@@ -114,7 +130,7 @@ extension SessionDiff {
       }
     }
     // Handles that moved with nothing missing: one line, not one per handle.
-    if differences.isEmpty, let (delta, from) = handleShift(a, b) {
+    if differences.isEmpty, let (delta, from) = shift {
       add("the same GATT table, its handles from \(Hex.prefixed(UInt64(from), width: 4)) on moved by \(delta) in B", seenA.allServices, seenB.allServices, nil, nil)
     }
     return differences
@@ -122,10 +138,14 @@ extension SessionDiff {
 
   /// The shift of the first characteristic (by UUID) whose value handle differs, and where.
   func handleShift(_ a: GATTAttributeTree, _ b: GATTAttributeTree) -> (Int, UInt16)? {
+    var servicesB: [BluetoothUUID: GATTServiceEntry] = [:]
+    for service in b.services where servicesB[service.uuid] == nil { servicesB[service.uuid] = service }
     for service in a.services {
-      guard let other = b.services.first(where: { $0.uuid == service.uuid }) else { continue }
+      guard let other = servicesB[service.uuid] else { continue }
+      var characteristicsB: [BluetoothUUID: GATTCharacteristicEntry] = [:]
+      for characteristic in other.characteristics where characteristicsB[characteristic.uuid] == nil { characteristicsB[characteristic.uuid] = characteristic }
       for characteristic in service.characteristics {
-        guard let match = other.characteristics.first(where: { $0.uuid == characteristic.uuid }) else { continue }
+        guard let match = characteristicsB[characteristic.uuid] else { continue }
         if match.valueHandle != characteristic.valueHandle {
           return (Int(match.valueHandle) - Int(characteristic.valueHandle), characteristic.valueHandle)
         }
@@ -157,8 +177,8 @@ extension SessionDiff {
       difference.countB = seenB.allServicesCount
       differences.append(difference)
     }
-    func searchedOnlyOnOneSide(_ what: String, _ x: [(uuid: BluetoothUUID, place: Occurrence)], _ y: [(uuid: BluetoothUUID, place: Occurrence)], xIsA: Bool) {
-      let only = x.filter { entry in !y.contains { $0.uuid == entry.uuid } }
+    func searchedOnlyOnOneSide(_ what: String, _ x: SearchList, _ y: SearchList, xIsA: Bool) {
+      let only = x.order.filter { y.places[$0] == nil }.map { (uuid: $0, place: x.places[$0]!) }
       guard let first = only.first else { return }
       let names = Self.list(only.map { name($0.uuid) })
       var difference = SessionDifference(kind: .procedure, subject: pair.subject,
@@ -199,12 +219,14 @@ extension SessionDiff {
     }
     func enablings(_ side: DiffSide, _ device: BDAddr) -> [Enabling] {
       var found: [Enabling] = []
+      var index: [BluetoothUUID?: Int] = [:]
       for connection in side.operations(of: device, centralIsClient: pair.centralIsClient) {
         for step in connection.steps where step.kind == .subscribe && step.detail?.description != "off" {
           let place = Occurrence(frame: step.frame, time: step.time)
-          if let index = found.firstIndex(where: { $0.uuid == step.uuid }) {
+          if let index = index[step.uuid] {
             if found[index].places.count < ExchangeLedger.maximumOccurrences { found[index].places.append(place) }
           } else {
+            index[step.uuid] = found.count
             found.append(Enabling(uuid: step.uuid, places: [place], outcome: step.outcome))
           }
         }
@@ -213,9 +235,11 @@ extension SessionDiff {
     }
     let enabledA = enablings(a, pair.a.address)
     let enabledB = enablings(b, pair.b.address)
+    let inB = Dictionary(enabledB.enumerated().map { ($0.element.uuid, $0.offset) }, uniquingKeysWith: { first, _ in first })
+    let inA = Set(enabledA.map(\.uuid))
     var silenced: Set<String> = []
     for enabling in enabledA {
-      guard let other = enabledB.first(where: { $0.uuid == enabling.uuid }) else {
+      guard let other = inB[enabling.uuid].map({ enabledB[$0] }) else {
         silenced.insert(enabling.uuid?.description ?? "?")
         var difference = SessionDifference(kind: .procedure, subject: pair.subject, text: "B never enabled notifications on \(name(enabling.uuid))",
           inA: a.place(enabling.places.first), a: "subscribed")
@@ -241,7 +265,7 @@ extension SessionDiff {
         differences.append(difference)
       }
     }
-    for enabling in enabledB where !enabledA.contains(where: { $0.uuid == enabling.uuid }) {
+    for enabling in enabledB where !inA.contains(enabling.uuid) {
       silenced.insert(enabling.uuid?.description ?? "?")
       var difference = SessionDifference(kind: .procedure, subject: pair.subject, text: "only B enabled notifications on \(name(enabling.uuid))",
         inB: b.place(enabling.places.first), b: "subscribed")
@@ -365,8 +389,9 @@ extension SessionDiff {
         let valuesDiffer = !clock && !Self.sameValues(x, y)
         if valuesDiffer {
           // Where each side first shows a value the other never had.
-          let newInA = x.values.filter { value in !y.values.contains { $0.value == value.value } }
-          let newInB = y.values.filter { value in !x.values.contains { $0.value == value.value } }
+          let (valuesA, valuesB) = (Set(x.values.map(\.value)), Set(y.values.map(\.value)))
+          let newInA = x.values.filter { !valuesB.contains($0.value) }
+          let newInB = y.values.filter { !valuesA.contains($0.value) }
           let firstA = newInA.compactMap(\.occurrences.first).min { $0.frame < $1.frame } ?? x.occurrences.first
           let firstB = newInB.compactMap(\.occurrences.first).min { $0.frame < $1.frame } ?? y.occurrences.first
           let text: String
