@@ -159,7 +159,9 @@ and tshark when installed) and checked against it):
   first_frame_*: the record of the first PDU where the difference shows: the
   Read Response carrying the differing value; the Write carrying the
   differing payload; for repeats, in B the first repeat beyond A's count and
-  in A the PDU A has at that place (its first ATT PDU after its last repeat).
+  in A the PDU A has at that place (its first ATT PDU after its last repeat);
+  repeats also give last_frame_a (A's last repeat), and reads the Read Response
+  frames too (first_response_frame_b, last_response_frame_a).
 
 Usage:  python3 Scripts/captures/make_diff_scenarios.py [--out-dir captures/diff]
                                                         [--no-tshark]
@@ -1130,6 +1132,7 @@ def repeat_pair(a: dict, b: dict) -> dict:
              "first_frame_a_is": "A's first ATT PDU after its last repeat (Read Request 24)",
              "first_frame_b": writes_b[REPEAT_WRITES["a"]]["frame"],
              "frames_a": [r["frame"] for r in writes_a],
+             "last_frame_a": writes_a[-1]["frame"],
              "last_frame_b": writes_b[-1]["frame"]},
             {"kind": "repeated_read", "characteristic": "2a19", "name": NAMES["2a19"],
              "handle": h_bat, "opcode": "0x0a", "opcode_name": "Read Request",
@@ -1143,6 +1146,8 @@ def repeat_pair(a: dict, b: dict) -> dict:
              "first_response_frame_b": next(r["frame"] for r in rb if r.get("request_frame")
                                             == first_extra_read_b["frame"]),
              "frames_a": [r["frame"] for r in reads_a],
+             "last_frame_a": reads_a[-1]["frame"],
+             "last_response_frame_a": last_read_response_a["frame"],
              "last_frame_b": reads_b[-1]["frame"]},
         ],
         "same": "the firmware read before, the commit Write Request 04 after, the rest of the "
