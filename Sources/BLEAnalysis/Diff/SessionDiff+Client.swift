@@ -394,9 +394,17 @@ extension SessionDiff {
           let newInB = y.values.filter { !valuesA.contains($0.value) }
           let firstA = newInA.compactMap(\.occurrences.first).min { $0.frame < $1.frame } ?? x.occurrences.first
           let firstB = newInB.compactMap(\.occurrences.first).min { $0.frame < $1.frame } ?? y.occurrences.first
-          let text: String
+          var text: String
           if x.values.count <= Self.fewValues, y.values.count <= Self.fewValues {
-            text = "\(what): \(valuesText(x)) in A, \(valuesText(y)) in B"
+            // What differs, then what both had (counted when they had it unequally often).
+            let common = x.values.filter { valuesB.contains($0.value) }.map { value in valueText(value.value) }
+            let did = key.kind == .read ? "read" : "wrote"
+            switch (newInA.isEmpty, newInB.isEmpty) {
+            case (true, _): text = "\(what): only B \(did) \(listed(newInB, of: y))"
+            case (_, true): text = "\(what): only A \(did) \(listed(newInA, of: x))"
+            default: text = "\(what): \(listed(newInA, of: x)) in A, \(listed(newInB, of: y)) in B"
+            }
+            if !common.isEmpty { text += " (both \(did) \(Self.list(common)))" }
           } else {
             // A stream of commands (a treadmill's, a band's): how many, and what only one side sent.
             var parts = ["\(x.count)× (\(distinct(x)) distinct) in A, \(y.count)× (\(distinct(y))) in B"]
@@ -475,6 +483,11 @@ extension SessionDiff {
       parts.append("more values")
     }
     return parts.count > 1 ? parts.dropLast().joined(separator: ", ") + " and " + parts[parts.count - 1] : parts.first ?? "nothing"
+  }
+
+  /// Some of a side's values, each with its count when the side had more than one value.
+  func listed(_ values: [ExchangeLedger.ValueTally], of tally: ExchangeLedger.Tally) -> String {
+    Self.list(values.map { value in valueText(value.value) + (tally.values.count > 1 && value.count > 1 ? " (\(value.count)×)" : "") })
   }
 
   /// `": 01"` after "only in A/B" when the values are few enough to say.
