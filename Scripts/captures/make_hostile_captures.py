@@ -301,6 +301,27 @@ def long_reads(cap: Capture, n: int) -> None:
         cap.att(CONN, b"\x0D" + part[i % 256:i % 256 + 516], RX)
 
 
+def distinct_exchanges(cap: Capture, n: int) -> None:
+    """N Write Commands, Write Requests, Read Requests and Find Information Requests on handles cycling 1..0xFFFF, each with a distinct value (what diff tallies per attribute)."""
+    connect(cap)
+    cap.mtu_exchange(CONN)
+    for i in range(n):
+        handle = 1 + i % 0xFFFF
+        value = struct.pack("<I", i & 0xFFFFFFFF) + bytes(i % 60)
+        kind = i % 4
+        if kind == 0:
+            cap.att(CONN, struct.pack("<BH", 0x52, handle) + value, TX)
+        elif kind == 1:
+            cap.att(CONN, struct.pack("<BH", 0x12, handle) + value, TX)
+            cap.att(CONN, b"\x13", RX)
+        elif kind == 2:
+            cap.att(CONN, struct.pack("<BH", 0x0A, handle), TX)
+            cap.att(CONN, b"\x0B" + value, RX)
+        else:
+            cap.att(CONN, struct.pack("<BHH", 0x04, handle, handle), TX)
+            cap.att(CONN, struct.pack("<BBHH", 0x05, 1, handle, 0x2902), RX)
+
+
 CASES = {
     "prepared_writes": prepared_writes,
     "prepared_writes_execute": prepared_writes_execute,
@@ -314,6 +335,7 @@ CASES = {
     "timestamps": timestamps,
     "timestamps_only": timestamps_only,
     "long_reads": long_reads,
+    "distinct_exchanges": distinct_exchanges,
 }
 
 

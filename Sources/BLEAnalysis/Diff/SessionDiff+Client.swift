@@ -71,11 +71,14 @@ extension SessionDiff {
     func add(_ text: String, _ inA: Occurrence?, _ inB: Occurrence?, _ valueA: String?, _ valueB: String?) {
       differences.append(SessionDifference(kind: .gatt, subject: pair.subject, text: text, inA: sideA.place(inA), inB: sideB.place(inB), a: valueA, b: valueB))
     }
-    func key(_ service: GATTServiceEntry, _ characteristic: GATTCharacteristicEntry) -> String { "\(service.uuid)/\(characteristic.uuid)" }
-    var inB: [String: GATTCharacteristicEntry] = [:]
-    for service in b.services { for characteristic in service.characteristics { inB[key(service, characteristic)] = characteristic } }
-    var inA: Set<String> = []
-    let shift = handleShift(a, b)
+    let keysA = Self.characteristicKeys(a)
+    let keysB = Self.characteristicKeys(b)
+    var inB: [CharacteristicKey: GATTCharacteristicEntry] = [:]
+    for (key, characteristic) in keysB { inB[key] = characteristic }
+    var inA: Set<CharacteristicKey> = []
+    var keyOf: [UInt16: CharacteristicKey] = [:]
+    for (key, characteristic) in keysA { keyOf[characteristic.valueHandle] = key }
+    let shift = handleShift(keysA, inB)
     let servicesA = Set(a.services.map(\.uuid))
     let servicesB = Set(b.services.map(\.uuid))
     for service in a.services {
@@ -86,9 +89,10 @@ extension SessionDiff {
         continue
       }
       for characteristic in service.characteristics {
-        inA.insert(key(service, characteristic))
+        guard let key = keyOf[characteristic.valueHandle] else { continue }
+        inA.insert(key)
         let foundA = seenA.searchedCharacteristics(of: service.uuid)
-        guard let other = inB[key(service, characteristic)] else {
+        guard let other = inB[key] else {
           // Missing only if B searched that service's characteristics.
           guard let looked = seenB.searchedCharacteristics(of: service.uuid) else { continue }
           var text = "\(name(characteristic.uuid)) (\(Hex.prefixed(UInt64(characteristic.valueHandle), width: 4)) in A) is missing from B's GATT table"
@@ -122,9 +126,11 @@ extension SessionDiff {
         add("service \(name(service.uuid)) is only in B's GATT table", looked, seenB.searched(service: service.uuid), nil, "present")
       }
     }
+    var keyOfB: [UInt16: CharacteristicKey] = [:]
+    for (key, characteristic) in keysB { keyOfB[characteristic.valueHandle] = key }
     for service in b.services where servicesA.contains(service.uuid) {
       guard let looked = seenA.searchedCharacteristics(of: service.uuid) else { continue }
-      for characteristic in service.characteristics where !inA.contains(key(service, characteristic)) {
+      for characteristic in service.characteristics where keyOfB[characteristic.valueHandle].map({ !inA.contains($0) }) ?? false {
         add("\(name(characteristic.uuid)) is only in B's GATT table (\(Hex.prefixed(UInt64(characteristic.valueHandle), width: 4)))",
           looked, seenB.searchedCharacteristics(of: service.uuid), nil, "present")
       }
@@ -136,19 +142,36 @@ extension SessionDiff {
     return differences
   }
 
-  /// The shift of the first characteristic (by UUID) whose value handle differs, and where.
-  func handleShift(_ a: GATTAttributeTree, _ b: GATTAttributeTree) -> (Int, UInt16)? {
-    var servicesB: [BluetoothUUID: GATTServiceEntry] = [:]
-    for service in b.services where servicesB[service.uuid] == nil { servicesB[service.uuid] = service }
-    for service in a.services {
-      guard let other = servicesB[service.uuid] else { continue }
-      var characteristicsB: [BluetoothUUID: GATTCharacteristicEntry] = [:]
-      for characteristic in other.characteristics where characteristicsB[characteristic.uuid] == nil { characteristicsB[characteristic.uuid] = characteristic }
+  /// A characteristic by what it is rather than where: its service's UUID and its own, each
+  /// with how many of the same UUID came before it (a table may declare one UUID many times).
+  struct CharacteristicKey: Hashable {
+    var service: BluetoothUUID
+    var serviceCopy: Int
+    var characteristic: BluetoothUUID
+    var copy: Int
+  }
+
+  static func characteristicKeys(_ tree: GATTAttributeTree) -> [(CharacteristicKey, GATTCharacteristicEntry)] {
+    var keys: [(CharacteristicKey, GATTCharacteristicEntry)] = []
+    var services: [BluetoothUUID: Int] = [:]
+    for service in tree.services {
+      let serviceCopy = services[service.uuid, default: 0]
+      services[service.uuid] = serviceCopy + 1
+      var characteristics: [BluetoothUUID: Int] = [:]
       for characteristic in service.characteristics {
-        guard let match = characteristicsB[characteristic.uuid] else { continue }
-        if match.valueHandle != characteristic.valueHandle {
-          return (Int(match.valueHandle) - Int(characteristic.valueHandle), characteristic.valueHandle)
-        }
+        let copy = characteristics[characteristic.uuid, default: 0]
+        characteristics[characteristic.uuid] = copy + 1
+        keys.append((CharacteristicKey(service: service.uuid, serviceCopy: serviceCopy, characteristic: characteristic.uuid, copy: copy), characteristic))
+      }
+    }
+    return keys
+  }
+
+  /// The shift of the first characteristic (matched as above) whose value handle differs, and where.
+  func handleShift(_ a: [(CharacteristicKey, GATTCharacteristicEntry)], _ b: [CharacteristicKey: GATTCharacteristicEntry]) -> (Int, UInt16)? {
+    for (key, characteristic) in a {
+      if let match = b[key], match.valueHandle != characteristic.valueHandle {
+        return (Int(match.valueHandle) - Int(characteristic.valueHandle), characteristic.valueHandle)
       }
     }
     return nil
