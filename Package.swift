@@ -39,7 +39,7 @@ let package = Package(
     .executableTarget(name: "bledissect", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLEAnalysis"]),
     // What each fuzz target runs on one input: built with libFuzzer by Scripts/fuzz (Fuzz/), and
     // replayed over the saved crashes by the tests.
-    .target(name: "BLEFuzzTargets", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender"]),
+    .target(name: "BLEFuzzTargets", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "BLEEngine", "BLEAnalysis"]),
     // Shared by the tests only: seeded random numbers, hex literals.
     .target(name: "BLETestSupport", dependencies: ["BLECore"]),
 

@@ -50,6 +50,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// A decoder file (`--decoders`), optionally followed by a NUL byte and values:
   /// `DecoderFile.parse`, then every decoder over the values (see `FuzzTarget.decoders`).
   case decoders
+  /// Any bytes as a capture read for `diff` (`DiffConsumer`), then compared with itself (must
+  /// be equivalent) and with an empty side (see `FuzzTarget.diff`).
+  case diff
 
   /// What a run saw; the tests assert on it.
   public struct Outcome: Sendable {
@@ -121,6 +124,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
       return Self.blueZ(bytes, keepingJSON: keepingJSON)
     case .decoders:
       return Self.decoders(bytes, keepingJSON: keepingJSON)
+    case .diff:
+      return Self.diff(bytes)
     }
   }
 

@@ -1,3 +1,4 @@
+import BLEFuzzTargets
 import BLETestSupport
 import Foundation
 import Testing
@@ -106,5 +107,31 @@ import Testing
     // The text form: one line each, however many repeats.
     let text = runCLI(["diff", "--no-cache", Self.path("repeat_a.btsnoop"), Self.path("repeat_b.btsnoop")])
     #expect(text.stdout.split(separator: "\n").count == 5)
+  }
+}
+
+extension DiffScenarioTests {
+  /// Every capture the project has (and the corpus, when present) is equivalent to itself, and
+  /// against nothing lists only its devices: what the `diff` fuzz target checks on any bytes.
+  @Test func everyCaptureEqualsItself() throws {
+    var paths = try FileManager.default.contentsOfDirectory(atPath: capturePath("")).filter { $0.contains(".") && !$0.hasSuffix(".md") && !$0.hasSuffix(".json") }
+      .map { capturePath($0) }
+    paths += try FileManager.default.contentsOfDirectory(atPath: capturePath("diff")).filter { $0.hasSuffix(".btsnoop") }.map { capturePath("diff/" + $0) }
+    if let corpus = corpusRoot {
+      let walker = FileManager.default.enumerator(atPath: corpus.path)
+      while let name = walker?.nextObject() as? String {
+        let path = corpus.appendingPathComponent(name).path
+        var folder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &folder), !folder.boolValue, !name.hasSuffix(".md") else { continue }
+        paths.append(path)
+      }
+    }
+    var compared = 0
+    for path in paths {
+      let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+      let outcome = FuzzTarget.diff.run(bytes)
+      if outcome.records > 0 { compared += 1 }
+    }
+    #expect(compared >= 20, "\(compared) of \(paths.count)")
   }
 }
