@@ -135,3 +135,26 @@ extension DiffScenarioTests {
     #expect(compared >= 20, "\(compared) of \(paths.count)")
   }
 }
+
+extension DiffScenarioTests {
+  /// A session with discovery against one that joined late (no discovery: tables inferred,
+  /// a CCCD written by handle): the same read and subscription compare by what they are, and
+  /// what truly differs is said once. Values from captures/late_reconnect.truth.json.
+  @Test func aLateCaptureAgainstAFullOne() throws {
+    let truth = try #require(
+      try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: capturePath("late_reconnect.truth.json")))) as? [String: Any])
+    let values = try #require(truth["values"] as? [[String: Any]])
+    let battery = try #require(values.first { $0["handle"] as? Int == 24 && $0["opcode"] as? String == "read_response" }?["decoded"] as? [String: Any])
+    let noContact = values.filter { ($0["decoded"] as? [String: Any])?["contact"] as? String == "not_detected" }.count
+    let result = runCLI(["diff", "--no-cache", capturePath("hr_strap_session.btsnoop"), capturePath("late_reconnect.btsnoop")])
+    let lines = result.stdout.split(separator: "\n").filter { $0.hasPrefix("  ") }
+    #expect(result.status == 1)
+    // hr_strap_session reads 87 % (captures/README.md).
+    let percent = try #require(battery["battery_percent"] as? Int)
+    #expect(lines.contains { $0.contains("Read Battery Level: 87 % in A, \(percent) % in B") })
+    #expect(!lines.contains { $0.contains("unnamed attribute") || $0.contains("Battery Level 1× only") }, "\(lines)")
+    #expect(lines.contains { $0.contains("flagged heart-rate values: 4 no_contact in A, \(noContact) no_contact in B") }, "\(lines)")
+    // One battery notification in A: no rhythm to call B's 30 s between them a silence.
+    #expect(!lines.contains { $0.contains("Battery Level: values stopped") })
+  }
+}

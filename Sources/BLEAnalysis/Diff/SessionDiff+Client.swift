@@ -240,11 +240,18 @@ extension SessionDiff {
       var places: [Occurrence] = []
       var outcome: ProcedureStep.Outcome
     }
-    func enablings(_ side: DiffSide, _ device: BDAddr) -> [Enabling] {
+    // A CCCD written by handle alone (the capture never discovered it) is named from the
+    // other side's table, as exchanges are.
+    func enablings(_ side: DiffSide, _ device: BDAddr, other: GATTAttributeTree?) -> [Enabling] {
       var found: [Enabling] = []
       var index: [BluetoothUUID?: Int] = [:]
       for connection in side.operations(of: device, centralIsClient: pair.centralIsClient) {
-        for step in connection.steps where step.kind == .subscribe && step.detail?.description != "off" {
+        for var step in connection.steps where step.kind == .subscribe && step.detail?.description != "off" {
+          if step.uuid == nil, pair.centralIsClient, let handle = step.handle, let table = other, let found = Self.lookup(handle, in: table),
+            found.descriptor == nil || found.descriptor?.uuid16 == 0x2902
+          {
+            step.uuid = found.characteristic
+          }
           let place = Occurrence(frame: step.frame, time: step.time)
           if let index = index[step.uuid] {
             if found[index].places.count < ExchangeLedger.maximumOccurrences { found[index].places.append(place) }
@@ -256,8 +263,8 @@ extension SessionDiff {
       }
       return found
     }
-    let enabledA = enablings(a, pair.a.address)
-    let enabledB = enablings(b, pair.b.address)
+    let enabledA = enablings(a, pair.a.address, other: b.tables[pair.b.address])
+    let enabledB = enablings(b, pair.b.address, other: a.tables[pair.a.address])
     let inB = Dictionary(enabledB.enumerated().map { ($0.element.uuid, $0.offset) }, uniquingKeysWith: { first, _ in first })
     let inA = Set(enabledA.map(\.uuid))
     var silenced: Set<String> = []
@@ -354,6 +361,23 @@ extension SessionDiff {
     return (renamed, borrowed)
   }
 
+  static func placed(_ ledger: Ledger, like other: Ledger) -> Ledger {
+    guard ledger.keys.contains(where: { $0.service == nil && $0.characteristic != nil }) else { return ledger }
+    var placed: Ledger = ([], [:])
+    for key in ledger.keys {
+      guard let tally = ledger.tallies[key] else { continue }
+      var target = key
+      if key.service == nil, key.characteristic != nil, other.tallies[key] == nil {
+        let matches = other.keys.filter {
+          $0.kind == key.kind && $0.characteristic == key.characteristic && $0.descriptor == key.descriptor && $0.service != nil
+        }
+        if matches.count == 1 { target = matches[0] }
+      }
+      merge(tally, under: target, into: &placed)
+    }
+    return placed
+  }
+
   static func lookup(_ handle: UInt16, in table: GATTAttributeTree) -> (service: BluetoothUUID, characteristic: BluetoothUUID, descriptor: BluetoothUUID?)? {
     for service in table.services where service.start <= handle && handle <= service.end {
       for (index, characteristic) in service.characteristics.enumerated() {
@@ -381,6 +405,10 @@ extension SessionDiff {
       (ledgerA, namedByB) = Self.named(ledgerA, by: b.tables[pair.b.address])
       (ledgerB, namedByA) = Self.named(ledgerB, by: a.tables[pair.a.address])
     }
+    // A characteristic one side named without its service (inferred, not discovered) is the
+    // other side's characteristic of that UUID when there is one such.
+    ledgerA = Self.placed(ledgerA, like: ledgerB)
+    ledgerB = Self.placed(ledgerB, like: ledgerA)
     var differences: [SessionDifference] = []
     let keys = ledgerA.keys + ledgerB.keys.filter { ledgerA.tallies[$0] == nil }
     for key in keys {

@@ -330,7 +330,7 @@ public struct SessionDiff: Sendable {
       let pushedA = activityA.notifications + activityA.indications
       let pushedB = activityB.notifications + activityB.indications
       if max(pushedA, pushedB) >= 4, Double(abs(pushedA - pushedB)) > thresholds.share * Double(max(pushedA, pushedB)) {
-        var difference = SessionDifference(kind: .values, subject: subject, text: "\(name(uuid)): \(pushedA) values pushed in A, \(pushedB) in B",
+        var difference = SessionDifference(kind: .values, subject: subject, text: "\(name(uuid)): \(pushedA) value\(pushedA == 1 ? "" : "s") pushed in A, \(pushedB) in B",
           inA: startA, inB: startB, a: "\(pushedA)", b: "\(pushedB)")
         difference.countA = pushedA
         difference.countB = pushedB
@@ -340,7 +340,10 @@ public struct SessionDiff: Sendable {
       let gapB = activityB.longestGaps.filter { !$0.untilEnd }.max { $0.microseconds < $1.microseconds }
       let (lengthA, lengthB) = (gapA?.microseconds ?? 0, gapB?.microseconds ?? 0)
       let (longer, shorter, inB) = lengthB >= lengthA ? (lengthB, lengthA, true) : (lengthA, lengthB, false)
-      if Double(longer) > thresholds.gapFactor * Double(shorter), Double(longer.saturatingSubtract(shorter)) > thresholds.gapSeconds * 1_000_000 {
+      // A silence is judged against the other side's rhythm: both need a few values to have one.
+      if min(pushedA, pushedB) >= 3, Double(longer) > thresholds.gapFactor * Double(shorter),
+        Double(longer.saturatingSubtract(shorter)) > thresholds.gapSeconds * 1_000_000
+      {
         let gap = inB ? gapB : gapA
         let side = inB ? sideB : sideA
         let at = gap.map { side.seconds($0.start) } ?? 0
@@ -355,11 +358,33 @@ public struct SessionDiff: Sendable {
       differences.append(SessionDifference(kind: .values, subject: subject, text: "mean heart rate \(fixed(hrA)) bpm in A, \(fixed(hrB)) bpm in B",
         inA: startA, inB: startB, a: fixed(hrA), b: fixed(hrB)))
     }
+    if let flags = compareFlags(a.heartRate, b.heartRate) {
+      differences.append(SessionDifference(kind: .values, subject: subject, text: "flagged heart-rate values: \(flags.a) in A, \(flags.b) in B",
+        inA: startA, inB: startB, a: flags.a, b: flags.b))
+    }
     if let rrA = a.heartRate?.rr.mean, let rrB = b.heartRate?.rr.mean, abs(rrA - rrB) > thresholds.rrMilliseconds {
       differences.append(SessionDifference(kind: .values, subject: subject, text: "mean RR interval \(fixed(rrA)) ms in A, \(fixed(rrB)) ms in B",
         inA: startA, inB: startB, a: fixed(rrA), b: fixed(rrB)))
     }
     return differences
+  }
+
+  /// Measurements flagged as implausible (`HeartRateFlags`), when one side has a kind the other
+  /// never had, or counts differing by more than `share`: "none" or "12 bpm_out_of_range, 3
+  /// no_contact".
+  func compareFlags(_ a: HeartRateSummary?, _ b: HeartRateSummary?) -> (a: String, b: String)? {
+    guard a != nil || b != nil else { return nil }
+    let countsA = a?.flagCounts ?? [Int](repeating: 0, count: HeartRateFlags.all.count)
+    let countsB = b?.flagCounts ?? [Int](repeating: 0, count: HeartRateFlags.all.count)
+    let differ = zip(countsA, countsB).contains { x, y in
+      (x == 0) != (y == 0) || (max(x, y) >= 4 && Double(abs(x - y)) > thresholds.share * Double(max(x, y)))
+    }
+    guard differ else { return nil }
+    func text(_ counts: [Int]) -> String {
+      let parts = zip(counts, HeartRateFlags.all).filter { $0.0 > 0 }.map { "\($0.0) \($0.1.word)" }
+      return parts.isEmpty ? "none" : parts.joined(separator: ", ")
+    }
+    return (text(countsA), text(countsB))
   }
 
   func fixed(_ value: Double) -> String { SummaryPart.formatReal(value, places: 1) }
