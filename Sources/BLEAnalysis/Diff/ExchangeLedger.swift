@@ -99,40 +99,58 @@ public struct ExchangeLedger: Sendable {
     public var valuesNotListed = 0
     /// Every exchange's place, in order (the first `maximumOccurrences`).
     public var occurrences: [Occurrence] = []
+    /// Where each value is in `values`.
+    var valueIndex: [ExchangedValue: Int] = [:]
   }
 
+  /// The attributes in the order first exchanged, and each one's tally (same positions).
   public private(set) var keys: [Key] = []
-  public private(set) var tallies: [Key: Tally] = [:]
+  public private(set) var tallies: [Tally] = []
+  var index: [Key: Int] = [:]
   public private(set) var exchangesNotListed = 0
 
   public init() {}
 
+  public func tally(for key: Key) -> Tally? { index[key].map { tallies[$0] } }
+
   mutating func add(_ key: Key, _ value: ExchangedValue, at place: Occurrence, budget: inout Int, valueBudget: inout Int) {
-    if tallies[key] == nil {
+    let slot: Int
+    if let known = index[key] {
+      slot = known
+    } else {
       guard keys.count < Self.maximumKeys else {
         exchangesNotListed = exchangesNotListed.saturatingAdd(1)
         return
       }
+      slot = keys.count
       keys.append(key)
-      tallies[key] = Tally()
+      tallies.append(Tally())
+      index[key] = slot
     }
-    tallies[key]!.count = tallies[key]!.count.saturatingAdd(1)
-    if tallies[key]!.occurrences.count < Self.maximumOccurrences, budget > 0 {
-      tallies[key]!.occurrences.append(place)
+    tallies[slot].add(value, at: place, budget: &budget, valueBudget: &valueBudget)
+  }
+}
+
+extension ExchangeLedger.Tally {
+  mutating func add(_ value: ExchangedValue, at place: Occurrence, budget: inout Int, valueBudget: inout Int) {
+    count = count.saturatingAdd(1)
+    if occurrences.count < ExchangeLedger.maximumOccurrences, budget > 0 {
+      occurrences.append(place)
       budget -= 1
     }
-    if let index = tallies[key]!.values.firstIndex(where: { $0.value == value }) {
-      tallies[key]!.values[index].count = tallies[key]!.values[index].count.saturatingAdd(1)
-      if tallies[key]!.values[index].occurrences.count < Self.maximumOccurrences, budget > 0 {
-        tallies[key]!.values[index].occurrences.append(place)
+    if let known = valueIndex[value] {
+      values[known].count = values[known].count.saturatingAdd(1)
+      if values[known].occurrences.count < ExchangeLedger.maximumOccurrences, budget > 0 {
+        values[known].occurrences.append(place)
         budget -= 1
       }
-    } else if tallies[key]!.values.count < Self.maximumValues, valueBudget > 0 {
-      tallies[key]!.values.append(ValueTally(value: value, count: 1, occurrences: budget > 0 ? [place] : []))
+    } else if values.count < ExchangeLedger.maximumValues, valueBudget > 0 {
+      valueIndex[value] = values.count
+      values.append(ExchangeLedger.ValueTally(value: value, count: 1, occurrences: budget > 0 ? [place] : []))
       valueBudget -= 1
       if budget > 0 { budget -= 1 }
     } else {
-      tallies[key]!.valuesNotListed = tallies[key]!.valuesNotListed.saturatingAdd(1)
+      valuesNotListed = valuesNotListed.saturatingAdd(1)
     }
   }
 }

@@ -71,25 +71,23 @@ extension SessionDiff {
     func add(_ text: String, _ inA: Occurrence?, _ inB: Occurrence?, _ valueA: String?, _ valueB: String?) {
       differences.append(SessionDifference(kind: .gatt, subject: pair.subject, text: text, inA: sideA.place(inA), inB: sideB.place(inB), a: valueA, b: valueB))
     }
+    // Each service's characteristics with their keys, in the table's order.
     let keysA = Self.characteristicKeys(a)
     let keysB = Self.characteristicKeys(b)
     var inB: [CharacteristicKey: GATTCharacteristicEntry] = [:]
-    for (key, characteristic) in keysB { inB[key] = characteristic }
+    for (key, characteristic) in keysB.joined() { inB[key] = characteristic }
     var inA: Set<CharacteristicKey> = []
-    var keyOf: [UInt16: CharacteristicKey] = [:]
-    for (key, characteristic) in keysA { keyOf[characteristic.valueHandle] = key }
-    let shift = handleShift(keysA, inB)
+    let shift = handleShift(Array(keysA.joined()), inB)
     let servicesA = Set(a.services.map(\.uuid))
     let servicesB = Set(b.services.map(\.uuid))
-    for service in a.services {
+    for (position, service) in a.services.enumerated() {
       guard servicesB.contains(service.uuid) else {
         if let looked = seenB.searched(service: service.uuid) {
           add("service \(name(service.uuid)) is missing from B's GATT table", seenA.searched(service: service.uuid), looked, "present", nil)
         }
         continue
       }
-      for characteristic in service.characteristics {
-        guard let key = keyOf[characteristic.valueHandle] else { continue }
+      for (key, characteristic) in keysA[position] {
         inA.insert(key)
         let foundA = seenA.searchedCharacteristics(of: service.uuid)
         guard let other = inB[key] else {
@@ -126,11 +124,9 @@ extension SessionDiff {
         add("service \(name(service.uuid)) is only in B's GATT table", looked, seenB.searched(service: service.uuid), nil, "present")
       }
     }
-    var keyOfB: [UInt16: CharacteristicKey] = [:]
-    for (key, characteristic) in keysB { keyOfB[characteristic.valueHandle] = key }
-    for service in b.services where servicesA.contains(service.uuid) {
+    for (position, service) in b.services.enumerated() where servicesA.contains(service.uuid) {
       guard let looked = seenA.searchedCharacteristics(of: service.uuid) else { continue }
-      for characteristic in service.characteristics where keyOfB[characteristic.valueHandle].map({ !inA.contains($0) }) ?? false {
+      for (key, characteristic) in keysB[position] where !inA.contains(key) {
         add("\(name(characteristic.uuid)) is only in B's GATT table (\(Hex.prefixed(UInt64(characteristic.valueHandle), width: 4)))",
           looked, seenB.searchedCharacteristics(of: service.uuid), nil, "present")
       }
@@ -151,18 +147,21 @@ extension SessionDiff {
     var copy: Int
   }
 
-  static func characteristicKeys(_ tree: GATTAttributeTree) -> [(CharacteristicKey, GATTCharacteristicEntry)] {
-    var keys: [(CharacteristicKey, GATTCharacteristicEntry)] = []
+  /// Per service (in the table's order), its characteristics with their keys.
+  static func characteristicKeys(_ tree: GATTAttributeTree) -> [[(CharacteristicKey, GATTCharacteristicEntry)]] {
+    var keys: [[(CharacteristicKey, GATTCharacteristicEntry)]] = []
     var services: [BluetoothUUID: Int] = [:]
     for service in tree.services {
       let serviceCopy = services[service.uuid, default: 0]
       services[service.uuid] = serviceCopy + 1
       var characteristics: [BluetoothUUID: Int] = [:]
+      var keyed: [(CharacteristicKey, GATTCharacteristicEntry)] = []
       for characteristic in service.characteristics {
         let copy = characteristics[characteristic.uuid, default: 0]
         characteristics[characteristic.uuid] = copy + 1
-        keys.append((CharacteristicKey(service: service.uuid, serviceCopy: serviceCopy, characteristic: characteristic.uuid, copy: copy), characteristic))
+        keyed.append((CharacteristicKey(service: service.uuid, serviceCopy: serviceCopy, characteristic: characteristic.uuid, copy: copy), characteristic))
       }
+      keys.append(keyed)
     }
     return keys
   }
@@ -314,7 +313,7 @@ extension SessionDiff {
     var ledger: Ledger = ([], [:])
     for connection in side.operations(of: device, centralIsClient: centralIsClient) {
       for key in connection.exchanges.keys {
-        if let tally = connection.exchanges.tallies[key] { Self.merge(tally, under: key, into: &ledger) }
+        if let tally = connection.exchanges.tally(for: key) { Self.merge(tally, under: key, into: &ledger) }
       }
     }
     return ledger
@@ -330,10 +329,11 @@ extension SessionDiff {
     merged.valuesNotListed = merged.valuesNotListed.saturatingAdd(tally.valuesNotListed)
     merged.occurrences += tally.occurrences.prefix(max(0, ExchangeLedger.maximumOccurrences - merged.occurrences.count))
     for value in tally.values {
-      if let index = merged.values.firstIndex(where: { $0.value == value.value }) {
+      if let index = merged.valueIndex[value.value] {
         merged.values[index].count = merged.values[index].count.saturatingAdd(value.count)
         merged.values[index].occurrences += value.occurrences.prefix(max(0, ExchangeLedger.maximumOccurrences - merged.values[index].occurrences.count))
       } else if merged.values.count < ExchangeLedger.maximumValues {
+        merged.valueIndex[value.value] = merged.values.count
         merged.values.append(value)
       } else {
         merged.valuesNotListed = merged.valuesNotListed.saturatingAdd(value.count)
