@@ -324,9 +324,19 @@ public struct SessionDiff: Sendable {
     var differences: [SessionDifference] = []
     let startA = sideA.place(frame: a.startFrame, time: a.start)
     let startB = sideB.place(frame: b.startFrame, time: b.start)
+    // Characteristics by UUID, the k-th of one UUID in A against the k-th in B (a table may
+    // name two handles alike).
+    var inB: [BluetoothUUID: [CharacteristicActivity]] = [:]
+    for activity in b.characteristics where !activity.isDescriptor {
+      if let uuid = activity.uuid { inB[uuid, default: []].append(activity) }
+    }
+    var seen: [BluetoothUUID: Int] = [:]
     for activityA in a.characteristics where !activityA.isDescriptor {
-      guard let uuid = activityA.uuid, !silenced.contains(uuid.description) else { continue }
-      guard let activityB = b.characteristics.first(where: { $0.uuid == uuid && !$0.isDescriptor }) else { continue }
+      guard let uuid = activityA.uuid else { continue }
+      let copy = seen[uuid, default: 0]
+      seen[uuid] = copy + 1
+      guard !silenced.contains(uuid.description), let others = inB[uuid], copy < others.count else { continue }
+      let activityB = others[copy]
       let pushedA = activityA.notifications + activityA.indications
       let pushedB = activityB.notifications + activityB.indications
       if max(pushedA, pushedB) >= 4, Double(abs(pushedA - pushedB)) > thresholds.share * Double(max(pushedA, pushedB)) {
