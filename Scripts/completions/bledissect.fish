@@ -63,7 +63,7 @@ complete -c bledissect -n '__fish_seen_subcommand_from gatt' -s h -l help -d 'Sh
 # hr
 complete -c bledissect -n '__fish_seen_subcommand_from hr' -l csv -d 'Write CSV with a header row'
 complete -c bledissect -n '__fish_seen_subcommand_from hr' -l json -d 'Write JSON Lines, one object per measurement'
-complete -c bledissect -n '__fish_seen_subcommand_from hr' -l svg -r -F -d 'Also write an SVG plot of heart rate and RR intervals per device (one capture only)'
+complete -c bledissect -n '__fish_seen_subcommand_from hr' -l svg -r -F -d 'Also write an SVG plot of heart rate, RR intervals, flags and link events per device (one capture only)'
 complete -c bledissect -n '__fish_seen_subcommand_from hr' -l peer -x -d 'Only measurements from this device (AA:BB:CC:DD:EE:FF); given twice, either'
 complete -c bledissect -n '__fish_seen_subcommand_from hr' -s t -l time -x -a 'rel abs' -d 'Seconds since the capture\'s first frame (default), or UTC'
 complete -c bledissect -n '__fish_seen_subcommand_from hr' -s j -l jobs -x -d 'Read up to n files at once (default: one per processor); output stays in file order'

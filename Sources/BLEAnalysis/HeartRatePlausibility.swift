@@ -42,6 +42,9 @@ public struct HeartRateFlags: OptionSet, Sendable, Hashable {
 /// Checks one device's measurements in order (the energy check needs the one before).
 public struct HeartRatePlausibility: Sendable {
   // The ranges: 30–220 bpm; RR intervals 250–2000 ms, in 1/1024 s 256–2048.
+  /// The same ranges as real numbers, for the plot (its axes cover plausible values only).
+  public static let plausibleBPM = 30.0...220.0
+  public static let plausibleRRMilliseconds = 250.0...2000.0
 
   var lastEnergy: UInt16?
 

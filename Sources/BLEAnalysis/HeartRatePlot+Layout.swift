@@ -22,6 +22,10 @@ extension HeartRatePlot {
     /// Below the RR plot: tick labels and the axis title.
     static let timeAxisHeight = 42.0
     static let panelGap = 22.0
+    /// Above the heart-rate plot, when a device has marks: rows of their labels.
+    static let markRowHeight = 14.0
+    static let markRows = 3
+    static let markFontSize = 11.0
 
     let width: Double
     /// Room on the left for value tick labels and the rotated axis title.

@@ -1,10 +1,19 @@
 extension HeartRatePlot {
-  /// One device's panel: its label, heart rate above RR intervals, time labels below; returns its bottom.
+  /// One device's panel: its label, the labels of its marks, heart rate above RR intervals, time
+  /// labels below; returns its bottom.
   func drawPanel(into body: inout String, device: Device, timeAxis: AxisScale, layout: Layout, top: Double)
     -> Double
   {
-    drawPanelTitle(into: &body, label: device.label, layout: layout, top: top)
-    let heartRateTop = top + Layout.panelTitleHeight
+    let placement = Self.placeMarkLabels(device.marks, timeAxis: timeAxis, layout: layout)
+    var detail = device.detail
+    if placement.unlabelled > 0 {
+      let count = placement.unlabelled
+      detail += (detail.isEmpty ? "" : " · ") + "\(count) event\(count == 1 ? "" : "s") not labelled (too close together)"
+    }
+    drawPanelTitle(into: &body, label: device.label, detail: detail, layout: layout, top: top)
+    let stripTop = top + Layout.panelTitleHeight
+    let stripHeight = placement.rows > 0 ? Double(placement.rows) * Layout.markRowHeight + 4 : 0
+    let heartRateTop = stripTop + stripHeight
     let heartRateArea = Layout.Area(
       left: layout.plotLeft, right: layout.plotRight, top: heartRateTop,
       bottom: heartRateTop + Layout.heartRatePlotHeight)
@@ -16,24 +25,35 @@ extension HeartRatePlot {
 
     body += #"<g class="panel">"# + "\n"
     let heartRateBuckets = device.heartRate.buckets
-    let heartRateAxis = valueAxis(for: heartRateBuckets, area: heartRateArea)
-    drawBackground(into: &body, area: heartRateArea, timeAxis: timeAxis, valueAxis: heartRateAxis)
-    drawSpans(into: &body, dropouts: dropouts, contactLosses: contactLosses, area: heartRateArea, timeAxis: timeAxis)
+    let heartRateAxis = Self.valueAxis(
+      for: heartRateBuckets, flagged: device.flaggedHeartRate, plausible: HeartRatePlausibility.plausibleBPM, area: heartRateArea)
+    let rrBuckets = device.rrIntervals.buckets
+    let rrAxis = Self.valueAxis(
+      for: rrBuckets, flagged: device.flaggedRRIntervals, plausible: HeartRatePlausibility.plausibleRRMilliseconds, area: rrArea)
+    // Backgrounds and shading first, then the marks' lines across both plots, then the data on top.
+    for (area, axis) in [(heartRateArea, heartRateAxis), (rrArea, rrAxis)] {
+      drawBackground(into: &body, area: area, timeAxis: timeAxis, valueAxis: axis)
+      drawSpans(into: &body, dropouts: dropouts, contactLosses: contactLosses, area: area, timeAxis: timeAxis)
+    }
+    drawMarks(
+      into: &body, marks: device.marks, labels: placement.labels, timeAxis: timeAxis, stripTop: stripTop,
+      stripBottom: heartRateTop, bottom: rrArea.bottom, layout: layout)
     if let heartRateAxis {
       let stretches = Self.stretches(of: heartRateBuckets, brokenBy: dropouts, timeAxis: timeAxis)
       drawHeartRate(into: &body, stretches: stretches, timeAxis: timeAxis, valueAxis: heartRateAxis)
+      drawFlagged(
+        into: &body, flagged: device.flaggedHeartRate, area: heartRateArea, timeAxis: timeAxis, valueAxis: heartRateAxis,
+        places: 0)
     }
     drawFrame(
       into: &body, area: heartRateArea, valueAxis: heartRateAxis, title: "heart rate (bpm)",
       emptyNote: "no heart rate values")
 
-    let rrBuckets = device.rrIntervals.buckets
-    let rrAxis = valueAxis(for: rrBuckets, area: rrArea)
-    drawBackground(into: &body, area: rrArea, timeAxis: timeAxis, valueAxis: rrAxis)
-    drawSpans(into: &body, dropouts: dropouts, contactLosses: contactLosses, area: rrArea, timeAxis: timeAxis)
     if let rrAxis {
       let columns = Self.stretches(of: rrBuckets, brokenBy: [], timeAxis: timeAxis).joined()
       drawRRIntervals(into: &body, buckets: Array(columns), timeAxis: timeAxis, valueAxis: rrAxis)
+      drawFlagged(
+        into: &body, flagged: device.flaggedRRIntervals, area: rrArea, timeAxis: timeAxis, valueAxis: rrAxis, places: 1)
     }
     drawFrame(into: &body, area: rrArea, valueAxis: rrAxis, title: "RR interval (ms)", emptyNote: "no RR intervals")
     drawTimeLabels(into: &body, area: rrArea, timeAxis: timeAxis, layout: layout)
@@ -81,9 +101,32 @@ extension HeartRatePlot {
     }
   }
 
-  /// A value axis over the buckets' range, bottom to top of `area`; nil without buckets.
-  private func valueAxis(for buckets: [DownsampledSeries.Bucket], area: Layout.Area) -> AxisScale? {
-    guard let lowest = buckets.map(\.minimum).min(), let highest = buckets.map(\.maximum).max() else { return nil }
+  /// A value axis over the buckets' range and the flagged values that are plausible (inside
+  /// `plausible`), bottom to top of `area`: implausible values do not stretch it, and are drawn
+  /// at its edge. Over all flagged values when nothing else is there; nil without any value.
+  static func valueAxis(
+    for buckets: [DownsampledSeries.Bucket], flagged: [FlaggedValues], plausible: ClosedRange<Double>, area: Layout.Area
+  ) -> AxisScale? {
+    var lowest = Double.infinity
+    var highest = -Double.infinity
+    for bucket in buckets {
+      lowest = Swift.min(lowest, bucket.minimum)
+      highest = Swift.max(highest, bucket.maximum)
+    }
+    let flaggedBuckets = flagged.flatMap(\.values.buckets)
+    for bucket in flaggedBuckets {
+      for value in [bucket.minimum, bucket.maximum] where plausible.contains(value) {
+        lowest = Swift.min(lowest, value)
+        highest = Swift.max(highest, value)
+      }
+    }
+    if lowest > highest {
+      for bucket in flaggedBuckets {
+        lowest = Swift.min(lowest, bucket.minimum)
+        highest = Swift.max(highest, bucket.maximum)
+      }
+    }
+    guard lowest <= highest else { return nil }
     return AxisScale.values(minimum: lowest, maximum: highest, pixelStart: area.bottom, pixelEnd: area.top)
   }
 

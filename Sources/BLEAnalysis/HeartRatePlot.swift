@@ -1,23 +1,49 @@
 /// Heart rate and RR intervals over time as a self-contained SVG document (no scripts, no fonts
 /// to fetch): one panel per device, stacked, each with heart rate above RR intervals on a time
-/// axis shared by all panels, dropouts and losses of sensor contact shaded behind the data.
+/// axis shared by all panels, dropouts and losses of sensor contact shaded behind the data,
+/// flagged values as markers (clipped to the plot's edge when off its axis), and the links'
+/// events (connection, disconnection, subscription, MTU, parameters) as labelled vertical marks.
+///
+/// The value axes cover plausible values only (`HeartRatePlausibility`): one 300 bpm spike does
+/// not squash a session into the bottom of its plot.
 ///
 /// The document grows with the number of buckets in the series (at most one vertex per pixel
 /// column of each unbroken stretch of data), never with the number of points they summarize, and
-/// with the number of devices. Shaded spans that touch on screen are drawn as one rectangle.
+/// with the number of devices. Shaded spans and marks that touch on screen are drawn as one.
 public struct HeartRatePlot: Sendable {
+  /// Values of one flag, kept as a series so that a million of them cost at most its buckets.
+  public struct FlaggedValues: Sendable {
+    public var flag: HeartRateFlags
+    public var values: DownsampledSeries
+
+    /// Flags drawn at the heart rate (the others at RR intervals, or shaded: no contact).
+    public static let heartRateFlags: [HeartRateFlags] = [.bpmOutOfRange, .rrInconsistent, .energyBackwards]
+
+    public init(flag: HeartRateFlags, values: DownsampledSeries = DownsampledSeries(capacity: 512, initialWidth: 1e-6)) {
+      self.flag = flag
+      self.values = values
+    }
+  }
+
   /// What is plotted for one device.
   public struct Device: Sendable {
-    /// The panel's title, e.g. "D0:B1:ED:00:48:52 bledissect HR".
+    /// The panel's title, e.g. "bledissect HR (D0:B1:ED:00:48:52)".
     public var label: String
-    /// Heart rate in beats per minute.
+    /// Words after the title, in a lighter colour ("21 measurements").
+    public var detail = ""
+    /// Heart rate in beats per minute (plausible values: the axis is made from these).
     public var heartRate: DownsampledSeries
-    /// RR intervals in milliseconds.
+    /// RR intervals in milliseconds (plausible values).
     public var rrIntervals: DownsampledSeries
+    /// Flagged heart rates and RR intervals, drawn as markers.
+    public var flaggedHeartRate: [FlaggedValues] = []
+    public var flaggedRRIntervals: [FlaggedValues] = []
     /// Where notifications stopped. The heart-rate line is broken across each.
     public var dropouts: [TimeSpan]
     /// Where the sensor reported no skin contact.
     public var contactLosses: [TimeSpan]
+    /// Events of the device's links, in time order (`LinkTimeline`), bounded there.
+    public var marks: [LinkMark] = []
 
     public init(
       label: String, heartRate: DownsampledSeries, rrIntervals: DownsampledSeries, dropouts: [TimeSpan] = [],
@@ -30,7 +56,14 @@ public struct HeartRatePlot: Sendable {
       self.contactLosses = contactLosses
     }
 
-    var hasMeasurements: Bool { !heartRate.isEmpty || !rrIntervals.isEmpty }
+    var hasMeasurements: Bool {
+      !heartRate.isEmpty || !rrIntervals.isEmpty || (flaggedHeartRate + flaggedRRIntervals).contains { !$0.values.isEmpty }
+    }
+
+    /// Flags with at least one value.
+    var presentFlags: HeartRateFlags {
+      (flaggedHeartRate + flaggedRRIntervals).reduce(into: HeartRateFlags()) { if !$1.values.isEmpty { $0.insert($1.flag) } }
+    }
   }
 
   public var title: String
@@ -54,13 +87,13 @@ public struct HeartRatePlot: Sendable {
     var top = drawLegend(into: &body, layout: layout, top: 44) + 8
     let timeAxis = sharedTimeAxis(layout: layout)
     if devices.isEmpty {
-      top = drawEmptyPanel(into: &body, label: "", layout: layout, top: top)
+      top = drawEmptyPanel(into: &body, label: "", detail: "", layout: layout, top: top)
     }
     for device in devices {
       if let timeAxis, device.hasMeasurements {
         top = drawPanel(into: &body, device: device, timeAxis: timeAxis, layout: layout, top: top)
       } else {
-        top = drawEmptyPanel(into: &body, label: device.label, layout: layout, top: top)
+        top = drawEmptyPanel(into: &body, label: device.label, detail: device.detail, layout: layout, top: top)
       }
     }
     let width = SVGText.coordinate(layout.width)
@@ -82,7 +115,8 @@ public struct HeartRatePlot: Sendable {
     var earliest = Double.infinity
     var latest = -Double.infinity
     for device in devices where device.hasMeasurements {
-      for series in [device.heartRate, device.rrIntervals] {
+      let flagged = (device.flaggedHeartRate + device.flaggedRRIntervals).map(\.values)
+      for series in [device.heartRate, device.rrIntervals] + flagged {
         let buckets = series.buckets
         if let first = buckets.first, let last = buckets.last {
           earliest = Swift.min(earliest, first.earliestTime)
@@ -93,8 +127,22 @@ public struct HeartRatePlot: Sendable {
         earliest = Swift.min(earliest, span.start)
         latest = Swift.max(latest, span.end)
       }
+      // The links' events too: a connection or subscription before the first value is shown.
+      for mark in device.marks where mark.start.isFinite && mark.end.isFinite {
+        earliest = Swift.min(earliest, mark.start)
+        latest = Swift.max(latest, mark.end)
+      }
     }
     guard earliest <= latest else { return nil }
+    if devices.contains(where: { $0.hasMeasurements && !$0.marks.isEmpty }) {
+      // A few pixels beyond the extremes: a mark at the first or last instant (the connection,
+      // the disconnection) would otherwise lie under the plot's frame.
+      let pad = (latest - earliest) * 6 / Swift.max(layout.plotWidth, 1)
+      if pad.isFinite, (earliest - pad).isFinite, (latest + pad).isFinite {
+        earliest -= pad
+        latest += pad
+      }
+    }
     return AxisScale.time(
       minimum: earliest, maximum: latest, pixelStart: layout.plotLeft, pixelEnd: layout.plotRight,
       characterWidth: Layout.digitWidth * Layout.tickFontSize)
@@ -109,25 +157,42 @@ public struct HeartRatePlot: Sendable {
   }
 
   /// The legend, wrapped onto as many rows as the width needs; returns the bottom of the last row.
+  /// Flags and link events have an entry only when some device has them.
   private func drawLegend(into body: inout String, layout: Layout, top: Double) -> Double {
+    typealias Swatch = (_ x: Double, _ top: Double) -> String
     // Each swatch is drawn 22 × 12 pixels from its top-left corner.
-    let items: [(label: String, swatch: (_ x: String, _ top: String, _ middle: String) -> String)] = [
-      ("heart rate, mean", { x, _, middle in
-        #"<path d="M\#(x) \#(middle)h22" stroke="\#(Style.heartRateLine)" stroke-width="2"/>"#
+    func c(_ value: Double) -> String { SVGText.coordinate(value) }
+    var items: [(label: String, swatch: Swatch)] = [
+      ("heart rate, mean", { x, top in
+        #"<path d="M\#(c(x)) \#(c(top + 6))h22" stroke="\#(Style.heartRateLine)" stroke-width="2"/>"#
       }),
-      ("heart rate, min–max", { x, top, _ in
-        #"<rect x="\#(x)" y="\#(top)" width="22" height="12" \#(Style.heartRateBandFill)/>"#
+      ("heart rate, min–max", { x, top in
+        #"<rect x="\#(c(x))" y="\#(c(top))" width="22" height="12" \#(Style.heartRateBandFill)/>"#
       }),
-      ("RR interval", { x, _, middle in
-        #"<path d="M\#(x) \#(middle)m5 0h0m6 0h0m6 0h0" \#(Style.rrDotStroke)/>"#
+      ("RR interval", { x, top in
+        #"<path d="M\#(c(x)) \#(c(top + 6))m5 0h0m6 0h0m6 0h0" \#(Style.rrDotStroke)/>"#
       }),
-      ("dropout (no notifications)", { x, top, _ in
-        #"<rect x="\#(x)" y="\#(top)" width="22" height="12" \#(Style.dropoutFill)/>"#
+      ("dropout (no notifications)", { x, top in
+        #"<rect x="\#(c(x))" y="\#(c(top))" width="22" height="12" \#(Style.dropoutFill)/>"#
       }),
-      ("sensor contact lost", { x, top, _ in
-        #"<rect x="\#(x)" y="\#(top)" width="22" height="12" \#(Style.contactLossFill)/>"#
+      ("sensor contact lost", { x, top in
+        #"<rect x="\#(c(x))" y="\#(c(top))" width="22" height="12" \#(Style.contactLossFill)/>"#
       }),
     ]
+    let flags = devices.reduce(into: HeartRateFlags()) { $0.formUnion($1.presentFlags) }
+    for (flag, _) in HeartRateFlags.all where flags.contains(flag) {
+      guard let marker = Style.flagMarker(flag) else { continue }
+      items.append((marker.legend, { x, top in
+        #"<path d="\#(marker.shape(x + 11, top + 6, .inside))" \#(marker.paint)/>"#
+      }))
+    }
+    let kinds = Set(devices.flatMap { $0.marks.map(\.kind) })
+    for entry in Style.markLegend where !kinds.isDisjoint(with: entry.kinds) {
+      let stroke = Style.markStroke(entry.kinds[0])
+      items.append((entry.label, { x, top in
+        #"<path d="M\#(c(x + 11)) \#(c(top - 1))v14" \#(stroke)/>"#
+      }))
+    }
     var x = layout.plotLeft
     var rowTop = top
     body += #"<g class="legend" font-size="12" fill="\#(Style.text)">"# + "\n"
@@ -137,7 +202,7 @@ public struct HeartRatePlot: Sendable {
         x = layout.plotLeft
         rowTop += 20
       }
-      body += item.swatch(SVGText.coordinate(x), SVGText.coordinate(rowTop + 2), SVGText.coordinate(rowTop + 8))
+      body += item.swatch(x, rowTop + 2)
       body += text(item.label, x: x + 28, y: rowTop + 12)
       x += itemWidth
     }
@@ -146,8 +211,8 @@ public struct HeartRatePlot: Sendable {
   }
 
   /// A panel saying there is nothing to plot; returns its bottom.
-  private func drawEmptyPanel(into body: inout String, label: String, layout: Layout, top: Double) -> Double {
-    drawPanelTitle(into: &body, label: label, layout: layout, top: top)
+  private func drawEmptyPanel(into body: inout String, label: String, detail: String, layout: Layout, top: Double) -> Double {
+    drawPanelTitle(into: &body, label: label, detail: detail, layout: layout, top: top)
     let box = Layout.Area(
       left: layout.plotLeft, right: layout.plotRight, top: top + Layout.panelTitleHeight,
       bottom: top + Layout.panelTitleHeight + 60)
@@ -158,11 +223,18 @@ public struct HeartRatePlot: Sendable {
     return box.bottom + Layout.panelGap
   }
 
-  func drawPanelTitle(into body: inout String, label: String, layout: Layout, top: Double) {
+  /// The device's name in bold, then `detail` in a lighter colour, both cut to the plot's width.
+  func drawPanelTitle(into body: inout String, label: String, detail: String, layout: Layout, top: Double) {
     let fitted = SVGText.truncated(label, to: layout.characters(fitting: layout.plotWidth, fontSize: 14, bold: true))
     body += text(
       fitted, x: layout.plotLeft, y: top + 18,
       attributes: #"class="device-label" font-size="14" font-weight="bold" fill="\#(Style.text)""#)
+    let detailLeft = layout.plotLeft + layout.textWidth(fitted, fontSize: 14, bold: true) + 10
+    let room = layout.characters(fitting: layout.plotRight - detailLeft, fontSize: 12, bold: false)
+    guard !detail.isEmpty, room >= 4 else { return }
+    body += text(
+      SVGText.truncated(detail, to: room), x: detailLeft, y: top + 18,
+      attributes: #"class="device-detail" font-size="12" fill="\#(Style.mutedText)""#)
   }
 
   /// A `<text>` element on a line of its own; `content` is escaped here, `attributes` are written as given.

@@ -1,6 +1,11 @@
+import BLECore
+
 /// One device's heart-rate measurements gathered for a plot, in bounded memory: the series
 /// (`DownsampledSeries`), the intervals between notifications (for the median), the gaps that may
-/// be dropouts, and the spans without sensor contact.
+/// be dropouts, and the spans without sensor contact. Values that carry a flag making them
+/// doubtful (`HeartRateFlags.doubtfulRate`; an RR interval out of range) stay out of the series,
+/// so they cannot stretch its axis; they and the other flagged values are kept in a series per
+/// flag, which the plot draws as markers.
 ///
 /// A dropout is a gap between two notifications longer than max(2 s, 3 × the device's median
 /// interval). The median is only known at the end, so every gap over 2 s is kept as a candidate
@@ -15,6 +20,9 @@ public struct HeartRateTrack: Sendable {
   public private(set) var heartRate = DownsampledSeries(initialWidth: 1e-6)
   public private(set) var rrIntervals = DownsampledSeries(initialWidth: 1e-6)
   public private(set) var measurements = 0
+  /// Flagged heart rates (bpm) and RR intervals (ms), one series per flag, made when first needed.
+  public private(set) var flaggedHeartRate: [HeartRatePlot.FlaggedValues] = []
+  public private(set) var flaggedRRIntervals: [HeartRatePlot.FlaggedValues] = []
   private var intervals = QuantileSketch()
   private var gaps = SpanList()
   private var contactLosses = SpanList()
@@ -25,16 +33,31 @@ public struct HeartRateTrack: Sendable {
   public init() {}
 
   /// One measurement at `time` (seconds): its heart rate, whether the sensor reported no
-  /// contact, and its RR intervals in milliseconds, oldest first (each is placed where its beat
-  /// ended: the last at `time`, the ones before it earlier by the intervals after them).
-  public mutating func add(time: Double, bpm: Double, contactLost: Bool, rrMilliseconds: [Double]) {
+  /// contact, its RR intervals in milliseconds, oldest first (each is placed where its beat
+  /// ended: the last at `time`, the ones before it earlier by the intervals after them), and
+  /// its flags (`HeartRatePlausibility`).
+  public mutating func add(
+    time: Double, bpm: Double, contactLost: Bool, rrMilliseconds: [Double], flags: HeartRateFlags = []
+  ) {
     guard time.isFinite else { return }
-    measurements += 1
-    heartRate.add(time: time, value: bpm)
+    measurements = measurements.saturatingAdd(1)
+    if flags.isDisjoint(with: .doubtfulRate) { heartRate.add(time: time, value: bpm) }
+    for flag in HeartRatePlot.FlaggedValues.heartRateFlags where flags.contains(flag) {
+      Self.add(time: time, value: bpm, flag: flag, to: &flaggedHeartRate)
+    }
+    // Oldest first: a series clamps a time before its first point to that point, so the first
+    // measurement's earlier beats would otherwise all land on its last one.
     var beat = time
-    for rr in rrMilliseconds.reversed() {
-      rrIntervals.add(time: beat, value: rr)
-      beat -= rr / 1000
+    for rr in rrMilliseconds.dropFirst() { beat -= rr / 1000 }
+    for (index, rr) in rrMilliseconds.enumerated() {
+      if index > 0 { beat += rr / 1000 }
+      // Only the intervals out of range are doubtful, not the others sent with them.
+      if flags.contains(.rrOutOfRange), !HeartRatePlausibility.plausibleRRMilliseconds.contains(rr) {
+        Self.add(time: beat, value: rr, flag: .rrOutOfRange, to: &flaggedRRIntervals)
+      } else {
+        rrIntervals.add(time: beat, value: rr)
+      }
+      if flags.contains(.rrInconsistent) { Self.add(time: beat, value: rr, flag: .rrInconsistent, to: &flaggedRRIntervals) }
     }
     if let lastTime {
       let gap = time - lastTime
@@ -49,6 +72,16 @@ public struct HeartRateTrack: Sendable {
     } else if let start = lossStart {
       contactLosses.add(TimeSpan(start: start, end: time))
       lossStart = nil
+    }
+  }
+
+  private static func add(time: Double, value: Double, flag: HeartRateFlags, to list: inout [HeartRatePlot.FlaggedValues]) {
+    if let index = list.firstIndex(where: { $0.flag == flag }) {
+      list[index].values.add(time: time, value: value)
+    } else {
+      var values = HeartRatePlot.FlaggedValues(flag: flag)
+      values.values.add(time: time, value: value)
+      list.append(values)
     }
   }
 
@@ -69,9 +102,15 @@ public struct HeartRateTrack: Sendable {
     return spans.spans
   }
 
-  public func plotDevice(label: String) -> HeartRatePlot.Device {
-    HeartRatePlot.Device(
+  /// The device as the plot takes it: `label` its title, `detail` the words after it.
+  public func plotDevice(label: String, detail: String = "", marks: [LinkMark] = []) -> HeartRatePlot.Device {
+    var device = HeartRatePlot.Device(
       label: label, heartRate: heartRate, rrIntervals: rrIntervals, dropouts: dropouts, contactLosses: contactLossSpans)
+    device.detail = detail
+    device.flaggedHeartRate = flaggedHeartRate
+    device.flaggedRRIntervals = flaggedRRIntervals
+    device.marks = marks
+    return device
   }
 }
 

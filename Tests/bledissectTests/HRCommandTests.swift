@@ -139,7 +139,8 @@ func textRows(_ output: String) -> [[Substring]] {
     #expect(result.status == 0)
     let svg = try String(contentsOfFile: plain, encoding: .utf8)
     let elements = try #require(SVGElements(svg))
-    #expect(elements.texts(class: "device-label") == ["D0:B1:ED:00:48:52 (21 measurements)", "D0:B1:ED:00:48:53 (21 measurements)"])
+    #expect(elements.texts(class: "device-label") == ["bledissect HR A (D0:B1:ED:00:48:52)", "bledissect HR B (D0:B1:ED:00:48:53)"])
+    #expect(elements.texts(class: "device-detail") == ["21 measurements", "21 measurements"])
     #expect(elements.count("rect", class: "dropout") == 0)
     #expect(elements.texts(class: nil).contains("time (s)"))
 

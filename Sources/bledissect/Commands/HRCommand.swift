@@ -21,8 +21,13 @@ enum HRCommand: CLICommand {
       Doubtful values carry flags (text: after '!'; CSV: a flags column; JSON: "flags"):
       bpm_out_of_range, rr_out_of_range, rr_inconsistent, energy_backwards (without a Reset
       Energy Expended in between), no_contact.
-      --svg plots heart rate and RR intervals per device, with dropouts (a gap longer than
-      max(2 s, 3 × the device's median interval)) and losses of sensor contact shaded.
+      --svg plots heart rate and RR intervals per device, named as it read or advertised
+      its name with its address ("bledissect HR (D0:B1:ED:00:48:52)"), with dropouts (a gap
+      longer than max(2 s, 3 × the device's median interval)) and losses of sensor contact
+      shaded, flagged values marked (the axes cover plausible values only; a value beyond
+      them is marked at the edge with its number), and labelled vertical marks for each
+      connection, disconnection (with its reason), Heart Rate Measurement subscription,
+      ATT MTU exchange and connection parameter request or update.
       Several files are read in parallel (-j) and printed in the order given: text after a
       '==> FILE <==' line, CSV and JSON with a "file" column or key (one CSV header row);
       the exit status is the worst of the files'. A capture with no measurement gets one
@@ -33,7 +38,7 @@ enum HRCommand: CLICommand {
     options: [
       OptionSpec(name: "csv", short: nil, kind: .flag, help: "Write CSV with a header row."),
       OptionSpec(name: "json", short: nil, kind: .flag, help: "Write JSON Lines, one object per measurement."),
-      OptionSpec(name: "svg", short: nil, kind: .value(valueName: "file"), help: "Also write an SVG plot of heart rate and RR intervals per device (one capture only)."),
+      OptionSpec(name: "svg", short: nil, kind: .value(valueName: "file"), help: "Also write an SVG plot of heart rate, RR intervals, flags and link events per device (one capture only)."),
       OptionSpec(name: "peer", short: nil, kind: .value(valueName: "address"), help: "Only measurements from this device (AA:BB:CC:DD:EE:FF); given twice, either."),
       OptionSpec(name: "time", short: "t", kind: .value(valueName: "rel|abs"), help: "Seconds since the capture's first frame (default), or UTC."),
       jobsOption,
@@ -111,6 +116,9 @@ enum HRCommand: CLICommand {
     // No row: say why, rather than leave a bare header.
     if consumer.rowCount == 0 && end.failure == nil { context.error("\(path.display): " + consumer.absence.reason(end, peers: settings.peers)) }
     var status = context.finishRead(path, reader: reader, frames: end.frames, failure: end.failure)
+    if settings.svg != nil, consumer.timeline.eventsLeftOut > 0 {
+      context.error("\(path.display): link events of devices past the first \(LinkTimeline.maximumDevices) are not marked on the plot (\(consumer.timeline.eventsLeftOut) left out)")
+    }
     if consumer.devicesLeftOut > 0 {
       context.error("\(path.display): only the first \(HeartRateRows.maximumPlottedDevices) devices are plotted; \(consumer.devicesLeftOut) more left out")
     }
@@ -140,8 +148,12 @@ final class HeartRateRows: FrameConsumer {
   var lastLabel = PackedText()
   var labelIsAddress = false
   var lastLabelString = ""
+  /// The device the last label names, as the plot's link events know it.
+  var lastOwner = LinkTimeline.Owner.localHost(adapter: 0)
   var tracks: [String: Int] = [:]
-  var trackList: [(label: String, track: HeartRateTrack)] = []
+  var trackList: [(label: String, owner: LinkTimeline.Owner, track: HeartRateTrack)] = []
+  /// Link events and device names for the plot (only with --svg).
+  var timeline = LinkTimeline()
   var devicesLeftOut = 0
   var devicesSeenLeftOut: Set<String> = []
   /// Each device's plausibility checks (the current device selected with its label). Written
@@ -179,6 +191,7 @@ final class HeartRateRows: FrameConsumer {
       firstTimestamp = timestamp
       writeHeader()
     }
+    if settings.svg != nil { timeline.add(&frame, time: plotSeconds(timestamp)) }
     // Most frames carry no attribute: that test is all they cost.
     guard !frame.attributes.isEmpty else { return true }
     if rowCount == 0 { absence.observe(frame) }
@@ -209,7 +222,7 @@ final class HeartRateRows: FrameConsumer {
       let flags = plausibility.check(measurement)
       row(number, timestamp, measurement, flags)
       afterRow?(lastLabelString, measurement)
-      if settings.svg != nil { track(timestamp, measurement) }
+      if settings.svg != nil { track(timestamp, measurement, flags) }
     }
     output.checkpoint()
     return !output.isClosed
@@ -258,10 +271,13 @@ final class HeartRateRows: FrameConsumer {
       lastLabel = OutputBuffer.addressText(peer)
       labelIsAddress = true
       lastLabelString = peer.description
+      lastOwner = .peer(peer)
       return
     }
     lastLabelString = Self.deviceLabel(connection, sentByHost: sentByHost, adapter: recordAdapter)
     labelIsAddress = false
+    let adapter = connection?.adapter ?? recordAdapter
+    lastOwner = sentByHost ? .localHost(adapter: adapter) : .connection(adapter: adapter, handle: connection?.handle ?? 0)
   }
 
   /// A device's label as text: the peer's address, the capturing host when it sent the value
@@ -404,29 +420,37 @@ final class HeartRateRows: FrameConsumer {
 
   // MARK: Plot
 
-  func track(_ timestamp: Int64, _ measurement: HeartRateMeasurement) {
+  /// Seconds since the capture's first frame: the plot's time axis.
+  func plotSeconds(_ timestamp: Int64) -> Double {
+    Double(Timestamp.elapsed(from: firstTimestamp ?? timestamp, to: timestamp)) / 1_000_000
+  }
+
+  func track(_ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
     let slot: Int
     if let known = tracks[lastLabelString] {
       slot = known
     } else if trackList.count < Self.maximumPlottedDevices {
       slot = trackList.count
       tracks[lastLabelString] = slot
-      trackList.append((lastLabelString, HeartRateTrack()))
+      trackList.append((lastLabelString, lastOwner, HeartRateTrack()))
     } else {
       // Counted once per device, with the set bounded too.
       if devicesSeenLeftOut.count < 4096, devicesSeenLeftOut.insert(lastLabelString).inserted { devicesLeftOut += 1 }
       return
     }
-    let seconds = Double(Timestamp.elapsed(from: firstTimestamp ?? timestamp, to: timestamp)) / 1_000_000
     trackList[slot].track.add(
-      time: seconds, bpm: Double(measurement.bpm), contactLost: measurement.sensorContact == .notDetected,
-      rrMilliseconds: measurement.rrIntervalsMilliseconds)
+      time: plotSeconds(timestamp), bpm: Double(measurement.bpm), contactLost: measurement.sensorContact == .notDetected,
+      rrMilliseconds: measurement.rrIntervalsMilliseconds, flags: flags)
   }
 
+  /// Each device's panel: named as its GAP name or advertised name with the label `hr` gives it
+  /// ("bledissect HR (D0:B1:ED:00:48:52)"), the label alone when no name is known.
   func plotDevices() -> [HeartRatePlot.Device] {
     trackList.map { entry in
       let count = entry.track.measurements
-      return entry.track.plotDevice(label: "\(entry.label) (\(count) measurement\(count == 1 ? "" : "s"))")
+      let label = timeline.name(for: entry.owner).map { "\($0) (\(entry.label))" } ?? entry.label
+      return entry.track.plotDevice(
+        label: label, detail: "\(count) measurement\(count == 1 ? "" : "s")", marks: timeline.marks(for: entry.owner))
     }
   }
 }
