@@ -11,33 +11,39 @@ public struct Occurrence: Sendable, Equatable, Hashable {
   }
 }
 
-/// What one read or write carried, and how it ended. A value is compared by its first
-/// `keptBytes` bytes and its length; its words (the decoder's reading: "4.1.7", "87 %") are
-/// for showing, not comparing.
+/// What one read or write carried, and how it ended. A value keeps its first `keptBytes` bytes
+/// (to show) and is compared by them, its length and a digest of all its bytes (so long values
+/// that differ past the kept bytes differ); its words (the decoder's reading: "4.1.7", "87 %")
+/// are for showing, not comparing.
 public struct ExchangedValue: Sendable, Hashable {
   public static let keptBytes = 64
   public var prefix: [UInt8]
   public var length: Int
+  /// FNV-1a over every byte.
+  public var digest: UInt64
   public var outcome: ProcedureStep.Outcome
   public var words: String?
 
   public init(bytes: some Collection<UInt8>, outcome: ProcedureStep.Outcome, words: String?) {
     prefix = Array(bytes.prefix(Self.keptBytes))
     length = bytes.count
+    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
+    digest = hash
     self.outcome = outcome
     self.words = words
   }
 
   /// An exchange that ended without a value (an error, no answer, a cancelled queue).
   public init(outcome: ProcedureStep.Outcome) {
-    prefix = []
-    length = 0
-    self.outcome = outcome
+    self.init(bytes: [], outcome: outcome, words: nil)
   }
 
-  public static func == (a: Self, b: Self) -> Bool { a.prefix == b.prefix && a.length == b.length && a.outcome == b.outcome }
+  public static func == (a: Self, b: Self) -> Bool {
+    a.length == b.length && a.digest == b.digest && a.prefix == b.prefix && a.outcome == b.outcome
+  }
   public func hash(into hasher: inout Hasher) {
-    hasher.combine(prefix)
+    hasher.combine(digest)
     hasher.combine(length)
     hasher.combine(outcome)
   }

@@ -129,3 +129,18 @@ extension SessionDiffTests {
     #expect(SessionDiff().compareTables(tree(copies: 300), tree(copies: 300), side, side, pair).isEmpty)
   }
 }
+
+extension SessionDiffTests {
+  /// Two long values alike in their first 64 bytes (all that is kept to show) and their length
+  /// still differ when a later byte does.
+  @Test func longValuesDifferPastTheKeptBytes() {
+    let first = [UInt8](repeating: 0x41, count: 120)
+    var second = first
+    second[100] = 0x42
+    let a = ExchangedValue(bytes: first, outcome: .ok, words: nil)
+    let b = ExchangedValue(bytes: second, outcome: .ok, words: nil)
+    #expect(a.prefix == b.prefix && a.length == b.length)
+    #expect(a != b && Set([a, b]).count == 2)
+    #expect(a == ExchangedValue(bytes: first[...], outcome: .ok, words: "words are not compared"))
+  }
+}
