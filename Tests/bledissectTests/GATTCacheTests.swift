@@ -231,3 +231,22 @@ import Testing
     #expect(blocked.stderr.hasSuffix("(\(folder.tables)/D0B1ED004852.json: Is a directory); use --no-cache to skip it\n"))
   }
 }
+
+extension GATTCacheTests {
+  /// `diff` with a used cache: the same differences as with none, and a line under A:/B:
+  /// naming the table that came from the cache (JSON: `gatt_maps`).
+  @Test func diffNamesACachedTableAndSaysTheSame() throws {
+    let folder = Folder()
+    let (full, late) = (capturePath("hr_strap_session.btsnoop"), capturePath("late_reconnect.btsnoop"))
+    #expect(folder.run([full]).status == 0)
+    let cached = folder.run(["diff", full, late])
+    let none = runCLI(["diff", "--no-cache", full, late])
+    #expect(cached.status == 1 && none.status == 1)
+    let lines = cached.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+    #expect(lines[2] == "B's GATT table of \(Self.strap): from the GATT cache (learned from \(full))", "\(lines[2])")
+    #expect(Array(lines.dropFirst(3)) == none.stdout.split(separator: "\n", omittingEmptySubsequences: false).dropFirst(2).map { $0 })
+    let json = try #require(try JSONSerialization.jsonObject(with: Data(folder.run(["diff", "--json", full, late]).stdout.utf8)) as? [String: Any])
+    let maps = try #require(json["gatt_maps"] as? [[String: Any]])
+    #expect(maps.count == 1 && maps.first?["side"] as? String == "b" && maps.first?["source"] as? String == "cache")
+  }
+}

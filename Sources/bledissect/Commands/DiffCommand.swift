@@ -196,7 +196,15 @@ enum DiffCommand: CLICommand {
     var notes: [String] = []
     for (letter, side) in zip(["A", "B"], sides) {
       for (address, provenance) in side.tableSources.sorted(by: { $0.key.description < $1.key.description }) {
-        notes.append("\(letter)'s GATT table of \(address): from \(provenance.origin)")
+        let how: String
+        switch provenance.source {
+        case .cache: how = "from the GATT cache"
+        case .imported: how = "from a --gatt map"
+        case .layout: how = "matched by layout to another table"
+        case .inferred: how = "inferred"
+        case .capture: how = "from the capture"
+        }
+        notes.append("\(letter)'s GATT table of \(address): \(how) (\(provenance.origin))")
       }
     }
     return notes
