@@ -15,8 +15,6 @@ public struct Dissector: Sendable {
   /// The databases by server (tests, tools).
   public var databases: [GATTServerIdentity: GATTDatabase] { gattDatabases.byServer }
 
-  /// Whether the frame being dissected leaves its value for `ValueStage`.
-  var leavesValue = false
   /// How much of each frame's field list is kept: what the consumer will show. The facts do not
   /// depend on it.
   public var fieldDetail = FieldDetail.all
@@ -71,13 +69,17 @@ public struct Dissector: Sendable {
     dissect(number: number, into: &frame)
   }
 
-  /// Decodes the record already in `frame.record` (a reader filled it in place), as frame `number`.
-  ///
-  /// `leavingValue`: the characteristic value of the attribute the frame is about is left for
-  /// `ValueStage.complete` (a pipeline runs that stage on another thread); every other layer
-  /// is decoded. The frame is complete only after that stage.
-  public mutating func dissect(number: Int, into frame: inout DissectedFrame, leavingValue: Bool = false) {
-    leavesValue = leavingValue
+  /// Decodes the record already in `frame.record` (a reader filled it in place), as frame
+  /// `number`: every layer, then the value stage.
+  public mutating func dissect(number: Int, into frame: inout DissectedFrame) {
+    decodeLayers(number: number, into: &frame)
+    ValueStage.complete(&frame, registry: registry)
+  }
+
+  /// Every layer of the record in `frame.record` but the value stage (`ValueStage.complete`),
+  /// which the engine runs where it decides (on another thread, say). The frame is complete
+  /// only after that stage.
+  package mutating func decodeLayers(number: Int, into frame: inout DissectedFrame) {
     frame.fields.detail = fieldDetail
     frame.reset(number: number)
     // The record's bytes are moved out (the frame is modified meanwhile) and pinned while its

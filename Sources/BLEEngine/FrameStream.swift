@@ -247,7 +247,9 @@ public struct FrameStream {
           damageSeen = reader.damagePlaces
           if let skip = reader.damage.last { batch.damageNotices.append((batch.count, skip)) }
         }
-        dissector.dissect(number: number, into: &batch.frames[batch.count], leavingValue: number & 7 < leftEighths)
+        dissector.decodeLayers(number: number, into: &batch.frames[batch.count])
+        // The value stage here, or on the consumer's thread (`ConsumerSide`).
+        if number & 7 >= leftEighths { ValueStage.complete(&batch.frames[batch.count], registry: dissector.registry) }
         batchBytes += batch.frames[batch.count].record.bytes.count
         batch.count += 1
         if dissector.hasHindsight { applyHindsight(&dissector) }

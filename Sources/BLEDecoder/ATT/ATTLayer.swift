@@ -9,8 +9,6 @@ struct ATTLinkContext: Sendable {
   var channel: UInt16
   /// The device on the other end, when the capture showed its address.
   var peer: BDAddr?
-  /// The value of the attribute the PDU is about is left for `ValueStage`.
-  var leavesValue = false
 }
 
 /// The one attribute a PDU is about, described after the `att` group: its handle, the value
@@ -86,14 +84,13 @@ enum ATTLayer {
     frame.fields.close(toDepth: attDepth - 1)
 
     if let about {
-      // Its `decoded` group would be the last fields of the frame: it may be left for later.
-      let leavesValue = link.leavesValue
+      // Its `decoded` group is the last fields of the frame: `ValueStage` writes it.
       if let longValue = pdu.longValue {
         ByteView.pinning(longValue) { value in
-          GATTDescription.describe(about.handle, value: value, operation: about.operation, leavingValue: leavesValue, &pdu, registry, &database, &frame)
+          GATTDescription.describe(about.handle, value: value, operation: about.operation, decodedGroupIsLast: true, &pdu, registry, &database, &frame)
         }
       } else {
-        GATTDescription.describe(about.handle, value: about.value, operation: about.operation, leavingValue: leavesValue, &pdu, registry, &database, &frame)
+        GATTDescription.describe(about.handle, value: about.value, operation: about.operation, decodedGroupIsLast: true, &pdu, registry, &database, &frame)
       }
     }
     if let declarations = pdu.declarations { GATTLearning.learn(declarations, &database, &frame) }

@@ -5,7 +5,7 @@ import BLECore
 /// attribute becomes an `AttributeFact` on the frame, with `gatt` and `decoded` field groups.
 enum GATTDescription {
   static func describe(
-    _ handle: UInt16, value: ByteView?, operation: GATTOperation, leavingValue: Bool = false, _ pdu: inout ATTPDU,
+    _ handle: UInt16, value: ByteView?, operation: GATTOperation, decodedGroupIsLast: Bool = false, _ pdu: inout ATTPDU,
     _ registry: DecoderRegistry, _ database: inout GATTDatabase, _ frame: inout DissectedFrame
   ) {
     var fact = AttributeFact(handle: handle, operation: operation)
@@ -36,8 +36,10 @@ enum GATTDescription {
       fact.rawValue = frame.keepValue(value)
       if operation == .read { learnFromRead(value, &fact, &pdu, database) }
       if let decoder = fact.decoderIndex {
-        // A Database Hash is wanted by the dissector itself (it identifies the table).
-        if leavingValue && fact.characteristic?.uuid16 != 0x2B2A {
+        // The value whose `decoded` group ends the frame is the value stage's (`ValueStage`,
+        // run where the engine decides); values inside a PDU's list are decoded in place, and a
+        // Database Hash is wanted by the dissector itself (it identifies the table).
+        if decodedGroupIsLast && fact.characteristic?.uuid16 != 0x2B2A {
           fact.isValuePending = true
         } else {
           decodeValue(registry[decoder: decoder], value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
@@ -161,12 +163,13 @@ enum GATTDescription {
   }
 }
 
-/// The second stage of dissection: the characteristic value a frame left (`Dissector.dissect(…,
-/// leavingValue: true)`), decoded wherever the pipeline runs it. Pure: it needs the frame and
-/// the registry only, so it can run on another thread than the dissector's.
+/// The second stage of dissection: the typed value of the attribute a frame is about (its
+/// `decoded` group, the frame's last fields), decoded wherever the engine runs it. Pure: it
+/// needs the frame and the registry only, so it can run on another thread than the
+/// dissector's. `Dissector.dissect` runs it; `Dissector.decodeLayers` leaves it.
 public enum ValueStage {
-  /// Decodes a left value into its typed value and `decoded` group (the last fields of the
-  /// frame); nothing to do for a frame that left none.
+  /// Decodes the value a frame left into its typed value and `decoded` group (the last fields
+  /// of the frame); nothing to do for a frame that left none, or whose value is decoded.
   public static func complete(_ frame: inout DissectedFrame, registry: DecoderRegistry) {
     // The left value is the frame's last attribute (and the only one, nearly always).
     guard let index = frame.attributes.indices.last, frame.attributes[index].isValuePending else { return }
