@@ -255,19 +255,18 @@ public struct LinkTimeline: Sendable {
     let link = Self.linkKey(adapter: connection.adapter, handle: connection.handle)
     switch att.opcode {
     case 0x12, 0x52:  // Write Request, Write Command: a subscription changes
-      frame.attributes.withUnsafeBufferPointer { facts in
-        for index in facts.indices {
-          let fact = facts.baseAddress! + index
-          guard let configuration = AttributeFact.value(of: fact, as: ClientCharacteristicConfiguration.self) else { continue }
-          let meaning = fact.pointee.meaning
+      for index in frame.attributes.indices {
+        frame.withAttribute(index) { fact in
+          guard let configuration = fact.value(as: ClientCharacteristicConfiguration.self) else { return }
+          let meaning = fact.meaning
           if meaning?.characteristic == Self.heartRateMeasurement {
             subscription(configuration.rawValue, device: device(for: connection), time: time)
           } else if meaning?.characteristic == nil, meaning?.descriptor == Self.configuration {
             // A CCCD whose characteristic is not known yet (a table inferred from the traffic):
             // kept until the link's heart rate shows its handle.
             var list = pending[link] ?? []
-            guard list.count < Self.maximumPending else { continue }
-            list.append(PendingConfiguration(handle: fact.pointee.handle, time: time, value: configuration.rawValue))
+            guard list.count < Self.maximumPending else { return }
+            list.append(PendingConfiguration(handle: fact.handle, time: time, value: configuration.rawValue))
             pending[link] = list
           }
         }

@@ -193,27 +193,9 @@ public struct AttributeFact: Sendable {
     return same(typedValue)
   }
 
-  /// The typed value's header words, for a fact read where it lies (renderers). Reaching the
-  /// value through the fact (`pointer.pointee.typedValue`) copies the whole fact first; the
-  /// value's own address does not.
-  public static func summarizeValue(of fact: UnsafePointer<AttributeFact>, into line: inout SummaryLine) {
-    // From the stored parts: a computed property of `pointee` would copy the fact first.
-    let context = context(for: fact.pointee.meaning, operation: fact.pointee.operation)
-    let offset = MemoryLayout<AttributeFact>.offset(of: \.typedValue)!
-    let value = (UnsafeRawPointer(fact) + offset).assumingMemoryBound(to: (any CharacteristicValue).self)
-    value.pointee.summarize(into: &line, context: context)
-  }
-
-  /// `value(as:)` for a fact read where it lies (analyses): calling a method on a fact reached
-  /// through an array or a pointer copies the whole fact first.
-  @inlinable public static func value<Value: CharacteristicValue>(of fact: UnsafePointer<AttributeFact>, as type: Value.Type) -> Value? {
-    guard fact.pointee.hasValue else { return nil }
-    let offset = MemoryLayout<AttributeFact>.offset(of: \.typedValue)!
-    let stored = (UnsafeRawPointer(fact) + offset).assumingMemoryBound(to: (any CharacteristicValue).self)
-    func same<Stored: CharacteristicValue>(_ value: Stored) -> Value? {
-      Stored.self == Value.self ? unsafeBitCast(value, to: Value.self) : nil
-    }
-    return same(stored.pointee)
+  /// The typed value's header words (renderers).
+  public func summarizeValue(into line: inout SummaryLine) {
+    typedValue.summarize(into: &line, context: valueContext)
   }
 
   mutating func setValue(_ value: some CharacteristicValue) {
@@ -260,15 +242,22 @@ public struct NoValue: CharacteristicValue {
 }
 
 extension DissectedFrame {
+  /// Calls `body` with attribute `index` where it lies. An array element read through the
+  /// array's getter is copied whole (its typed value, meaning and strings retained and released
+  /// again); one reached for modification is not, so the fact is reached that way, and lent.
+  public mutating func withAttribute<R>(_ index: Int, _ body: (borrowing AttributeFact) -> R) -> R {
+    Self.lend(&attributes[index], body)
+  }
+
+  static func lend<T, R>(_ value: inout T, _ body: (borrowing T) -> R) -> R { body(value) }
+
   /// Calls `body` with each attribute's typed value of type `Value` and the operation that
-  /// carried it. The facts are read where they lie: iterating `attributes` copies every fact,
-  /// typed value and all, before looking at it.
-  @inlinable public func forEachValue<Value: CharacteristicValue>(as type: Value.Type, _ body: (GATTOperation, Value) -> Void) {
-    guard !attributes.isEmpty else { return }
-    attributes.withUnsafeBufferPointer { facts in
-      for index in facts.indices {
-        let fact = facts.baseAddress! + index
-        if let value = AttributeFact.value(of: fact, as: type) { body(fact.pointee.operation, value) }
+  /// carried it. The facts are read where they lie (`withAttribute`): iterating `attributes`
+  /// copies every fact, typed value and all, before looking at it.
+  public mutating func forEachValue<Value: CharacteristicValue>(as type: Value.Type, _ body: (GATTOperation, Value) -> Void) {
+    for index in attributes.indices {
+      withAttribute(index) { fact in
+        if let value = fact.value(as: type) { body(fact.operation, value) }
       }
     }
   }

@@ -27,43 +27,39 @@ public enum FrameDescription {
 
   /// Writes the summary into `line` (emptied first); returns what joins it to the title: " "
   /// when it continues the title ("Read Request 0x0010 …"), else ": ".
-  public static func summary(_ frame: borrowing DissectedFrame, into line: inout SummaryLine) -> StaticString {
-    withUnsafePointer(to: frame) { summary(at: $0, into: &line) }
-  }
-
-  /// The same, for a frame read where it lies (renderers hold frames `inout`, and passing one
-  /// on as a value copies all of it). The facts are read through the pointer, field by field.
-  public static func summary(at frame: UnsafePointer<DissectedFrame>, into line: inout SummaryLine) -> StaticString {
+  /// (Renderers hold frames `inout`: the attribute facts are then read where they lie.)
+  public static func summary(_ frame: inout DissectedFrame, into line: inout SummaryLine) -> StaticString {
     line.removeAll(keepingCapacity: true)
-    guard let opcode = frame.pointee.att?.opcode, let operation = frame.pointee.att?.operation else {
-      if !frame.pointee.summary.isEmpty { line.append(.string(frame.pointee.summary)) }
-      line.append(contentsOf: frame.pointee.summaryParts)
-      return frame.pointee.summarySeparator
+    guard let opcode = frame.att?.opcode, let operation = frame.att?.operation else {
+      if !frame.summary.isEmpty { line.append(.string(frame.summary)) }
+      line.append(contentsOf: frame.summaryParts)
+      return frame.summarySeparator
     }
-    return attSummary(opcode, operation, frame, into: &line)
+    return attSummary(opcode, operation, &frame, into: &line)
   }
 
   /// The summary as text (tests, tools).
   public static func summaryText(_ frame: borrowing DissectedFrame) -> String {
     var line = SummaryLine()
-    _ = summary(frame, into: &line)
+    var copy = copy frame
+    _ = summary(&copy, into: &line)
     return line.text
   }
 
-  static func attSummary(_ opcode: UInt8, _ operation: ATTOperationFact, _ frame: UnsafePointer<DissectedFrame>, into line: inout SummaryLine) -> StaticString {
+  static func attSummary(_ opcode: UInt8, _ operation: ATTOperationFact, _ frame: inout DissectedFrame, into line: inout SummaryLine) -> StaticString {
     switch operation {
     case .plain:
-      attributes(frame, into: &line)
+      attributes(&frame, into: &line)
     case let .error(request, handle, code):
       line.append(.text(AssignedNumbers.attOpcodeName(request) ?? "Unknown PDU"))
       line.append(.text(" "))
       line.append(.hex(UInt64(handle), width: 4))
       line.append(.text(": "))
-      line.append(.text(frame.pointee.att?.errorName ?? AssignedNumbers.attErrorName(code) ?? "error"))
+      line.append(.text(frame.att?.errorName ?? AssignedNumbers.attErrorName(code) ?? "error"))
       // A long read that an error ended: the value read.
-      if !frame.pointee.attributes.isEmpty {
+      if !frame.attributes.isEmpty {
         line.append(.text(": "))
-        attributes(frame, into: &line)
+        attributes(&frame, into: &line)
       }
     case .exchangeMTU(let client):
       line.append(.text("client MTU "))
@@ -97,16 +93,16 @@ public enum FrameDescription {
       line.append(.number(count))
       line.append(.text(" handles"))
     case let .longReadPart(total, first):
-      attributes(frame, into: &line)
+      attributes(&frame, into: &line)
       line.append(.text(first ? ": first " : ": "))
       line.append(.number(total))
       line.append(.text(first ? " bytes of a long value" : " bytes so far"))
     case .readBlobRequest(let offset):
-      attributes(frame, into: &line)
+      attributes(&frame, into: &line)
       line.append(.text(" at offset "))
       line.append(.number(Int(offset)))
     case let .prepareWrite(offset, length):
-      attributes(frame, into: &line)
+      attributes(&frame, into: &line)
       line.append(.text(", "))
       line.append(.number(length))
       line.append(.text(" bytes at offset "))
@@ -116,13 +112,13 @@ public enum FrameDescription {
         line.append(.text("cancel "))
         line.append(.number(cancelled))
         line.append(.text(cancelled == 1 ? " prepared write" : " prepared writes"))
-      } else if frame.pointee.attributes.isEmpty {
+      } else if frame.attributes.isEmpty {
         line.append(.text("nothing prepared"))
       } else {
-        attributes(frame, into: &line)
+        attributes(&frame, into: &line)
       }
     case .unattributedValue(let range):
-      line.append(.bytes(frame.pointee.valueBytes(range)))
+      line.append(.bytes(frame.valueBytes(range)))
     }
     // Words that begin with a handle continue the title.
     if line.startsWithHex { return " " }
@@ -148,20 +144,20 @@ public enum FrameDescription {
   }
 
   /// Each attribute: its handle, its name, and its value's words (or bytes), joined by "; ".
-  static func attributes(_ frame: UnsafePointer<DissectedFrame>, into line: inout SummaryLine) {
-    // Facts are read where they are: copying one would copy (and retain) its typed value.
-    frame.pointee.attributes.withUnsafeBufferPointer { facts in
-      for index in facts.indices {
-        if index > 0 { line.append(.text("; ")) }
-        attribute(facts.baseAddress! + index, frame, into: &line)
-      }
+  static func attributes(_ frame: inout DissectedFrame, into line: inout SummaryLine) {
+    for index in frame.attributes.indices {
+      if index > 0 { line.append(.text("; ")) }
+      // The fact is read where it lies (a copy would retain its typed value); raw bytes it
+      // asks for are the frame's, appended once the fact is handed back.
+      let bytes = frame.withAttribute(index) { fact in attribute(fact, into: &line) }
+      if let bytes { line.append(.bytes(frame.valueBytes(bytes))) }
     }
   }
 
-  static func attribute(_ fact: UnsafePointer<AttributeFact>, _ frame: UnsafePointer<DissectedFrame>, into line: inout SummaryLine) {
-    // Plain parts are read one by one; the typed value is used where it is.
-    line.append(.hex(UInt64(fact.pointee.handle), width: 4))
-    let meaning = fact.pointee.meaning
+  /// Writes an attribute's words; returns the raw value's place when its bytes are to follow.
+  static func attribute(_ fact: borrowing AttributeFact, into line: inout SummaryLine) -> Range<Int>? {
+    line.append(.hex(UInt64(fact.handle), width: 4))
+    let meaning = fact.meaning
     if let name = meaning?.name {
       line.append(.text(" "))
       if meaning?.source == .inferred { line.append(.text("probably ")) }
@@ -171,17 +167,18 @@ public enum FrameDescription {
       line.append(.string(uuid.description))
     }
     if let source = meaning?.source, source != .capture { provenance(source, confidence: meaning?.confidence, into: &line) }
-    let raw = fact.pointee.rawValue
-    if fact.pointee.isMalformed, let raw {
+    let raw = fact.rawValue
+    if fact.isMalformed, let raw {
       line.append(.text(": malformed value "))
-      line.append(.bytes(frame.pointee.valueBytes(raw)))
-    } else if fact.pointee.hasValue {
+      return raw
+    } else if fact.hasValue {
       line.append(.text(": "))
-      AttributeFact.summarizeValue(of: fact, into: &line)
+      fact.summarizeValue(into: &line)
     } else if let raw, !raw.isEmpty {
       line.append(.text(": "))
-      line.append(.bytes(frame.pointee.valueBytes(raw)))
+      return raw
     }
+    return nil
   }
 }
 

@@ -171,7 +171,7 @@ public struct TextRenderer: FrameRenderer {
     out.append(details ? FrameDescription.title(frame, attOpcode: attOpcode) : Self.shortTitle(frame, attOpcode: attOpcode))
     style(Style.reset, &out)
     if attOpcode != nil {
-      let separator = withUnsafePointer(to: &frame) { FrameDescription.summary(at: $0, into: &derivedSummary) }
+      let separator = FrameDescription.summary(&frame, into: &derivedSummary)
       if !derivedSummary.isEmpty {
         out.append(separator)
         Self.writeSummary(derivedSummary, &out)

@@ -133,27 +133,26 @@ extension SessionAnalyzer {
   mutating func attribute(
     _ position: Int, opcode: UInt8, kind: ATTMethodKind, operation: ATTOperationFact, peerIsServer: Bool, frame: inout DissectedFrame, index: Int, time: Int64
   ) {
-    // The fact is read where it lies: through the array, each access would copy it whole.
-    frame.attributes.withUnsafeBufferPointer { facts in
-      attribute(
-        facts.baseAddress! + position, opcode: opcode, kind: kind, operation: operation, peerIsServer: peerIsServer, frameNumber: frame.number, index: index,
-        time: time)
+    let number = frame.number
+    frame.withAttribute(position) { fact in
+      attribute(fact, opcode: opcode, kind: kind, operation: operation, peerIsServer: peerIsServer, frameNumber: number, index: index, time: time)
     }
   }
 
+  /// The fact is borrowed where it lies (a copy would retain its value and meaning).
   mutating func attribute(
-    _ fact: UnsafePointer<AttributeFact>, opcode: UInt8, kind: ATTMethodKind, operation: ATTOperationFact, peerIsServer: Bool, frameNumber: Int, index: Int,
+    _ fact: borrowing AttributeFact, opcode: UInt8, kind: ATTMethodKind, operation: ATTOperationFact, peerIsServer: Bool, frameNumber: Int, index: Int,
     time: Int64
   ) {
-    let handle = fact.pointee.handle
+    let handle = fact.handle
     guard let activity = activity(handle, index: index) else { return }
-    if summary.connections[index].characteristics[activity].uuid == nil, let meaning = fact.pointee.meaning {
+    if summary.connections[index].characteristics[activity].uuid == nil, let meaning = fact.meaning {
       describe(activity, meaning: meaning, index: index)
     }
     let valueKind = work[index].kinds[activity]
-    switch fact.pointee.operation {
+    switch fact.operation {
     case .notification, .indication:
-      pushed(activity, indication: fact.pointee.operation == .indication, index: index, frame: frameNumber, time: time)
+      pushed(activity, indication: fact.operation == .indication, index: index, frame: frameNumber, time: time)
     case .read:
       // A read counts once, on its request (a long read's blobs continue it).
       if kind == .request && opcode != 0x0C {
@@ -168,39 +167,39 @@ extension SessionAnalyzer {
     case .writeWithoutResponse:
       summary.connections[index].characteristics[activity].writeCommands = summary.connections[index].characteristics[activity].writeCommands.saturatingAdd(1)
     }
-    guard valueKind != .other, fact.pointee.hasValue else { return }
-    let reading = fact.pointee.operation
+    guard valueKind != .other, fact.hasValue else { return }
+    let reading = fact.operation
     switch valueKind {
     case .other:
       break
     case .heartRate:
-      if let measurement = AttributeFact.value(of: fact, as: HeartRateMeasurement.self) { heartRate(measurement, index: index, time: time) }
+      if let measurement = fact.value(as: HeartRateMeasurement.self) { heartRate(measurement, index: index, time: time) }
     case .heartRateControl:
       // Reset Energy Expended: the energy may start again from zero (no fault).
       if reading == .write || reading == .writeWithoutResponse,
-        AttributeFact.value(of: fact, as: HeartRateControlPoint.self)?.command == .resetEnergyExpended
+        fact.value(as: HeartRateControlPoint.self)?.command == .resetEnergyExpended
       {
         summary.connections[index].heartRate?.plausibility.energyWasReset()
       }
     case .battery:
-      if let level = AttributeFact.value(of: fact, as: BatteryLevel.self), reading != .write, reading != .writeWithoutResponse {
+      if let level = fact.value(as: BatteryLevel.self), reading != .write, reading != .writeWithoutResponse {
         battery(level.percent, index: index, frame: frameNumber, time: time)
       }
     case .deviceName:
-      if let name = AttributeFact.value(of: fact, as: DeviceName.self), reading == .read, peerIsServer, let slot = peerDevice(index) {
+      if let name = fact.value(as: DeviceName.self), reading == .read, peerIsServer, let slot = peerDevice(index) {
         summary.devices[slot].deviceName = Self.clipped(name.text)
       }
     case .appearance:
-      if let appearance = AttributeFact.value(of: fact, as: Appearance.self), reading == .read, peerIsServer, let slot = peerDevice(index) {
+      if let appearance = fact.value(as: Appearance.self), reading == .read, peerIsServer, let slot = peerDevice(index) {
         summary.devices[slot].appearance = appearance.rawValue
       }
     case .manufacturerName:
-      if let name = AttributeFact.value(of: fact, as: ManufacturerNameString.self), reading == .read, peerIsServer, let slot = peerDevice(index) {
+      if let name = fact.value(as: ManufacturerNameString.self), reading == .read, peerIsServer, let slot = peerDevice(index) {
         summary.devices[slot].manufacturerName = Self.clipped(name.text)
       }
     case .configuration:
-      if let configuration = AttributeFact.value(of: fact, as: ClientCharacteristicConfiguration.self), reading == .write || reading == .writeWithoutResponse {
-        subscribe(configuration.rawValue, handle: handle, meaning: fact.pointee.meaning, command: reading == .writeWithoutResponse,
+      if let configuration = fact.value(as: ClientCharacteristicConfiguration.self), reading == .write || reading == .writeWithoutResponse {
+        subscribe(configuration.rawValue, handle: handle, meaning: fact.meaning, command: reading == .writeWithoutResponse,
           index: index, frame: frameNumber, time: time)
       }
     }
