@@ -237,6 +237,9 @@ public struct DissectedFrame: Sendable {
   public var linkEvents = ReusableList<LinkEvent>()
   public var att: ATTFact?
   public internal(set) var attributes: [AttributeFact] = []
+  /// The value `ValueStage` is to decode: the last attribute's, with its decoder and raw bytes
+  /// (kept here so the stage reads a few words, not the fact).
+  var pendingValue: (attribute: Int, decoder: Int, raw: Range<Int>)?
   /// Raw attribute values the facts point into (`AttributeFact.rawValue`), capacity kept.
   var valueBytes = ByteArena()
   /// Short extra words for the header line ("enabled", "reason Remote User Terminated Connection").
@@ -290,6 +293,7 @@ public struct DissectedFrame: Sendable {
       attributes.removeAll(keepingCapacity: true)
     }
     valueBytes.removeAll()
+    pendingValue = nil
     summary = ""
     if !summaryParts.isEmpty { summaryParts.removeAll(keepingCapacity: true) }
     summarySeparator = ": "

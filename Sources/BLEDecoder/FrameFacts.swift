@@ -208,8 +208,6 @@ public struct AttributeFact: Sendable {
   public var rawValue: Range<Int>?
   /// The value did not fit its format.
   public var isMalformed = false
-  /// The value waits for `ValueStage` (a pipeline has not run it yet).
-  var isValuePending = false
 
   public init(handle: UInt16, operation: GATTOperation) {
     self.handle = handle

@@ -39,8 +39,8 @@ enum GATTDescription {
         // The value whose `decoded` group ends the frame is the value stage's (`ValueStage`,
         // run where the engine decides); values inside a PDU's list are decoded in place, and a
         // Database Hash is wanted by the dissector itself (it identifies the table).
-        if decodedGroupIsLast && fact.characteristic?.uuid16 != 0x2B2A {
-          fact.isValuePending = true
+        if decodedGroupIsLast && fact.characteristic?.uuid16 != 0x2B2A, let raw = fact.rawValue {
+          frame.pendingValue = (frame.attributes.count, decoder, raw)
         } else {
           decodeValue(registry[decoder: decoder], value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
         }
@@ -171,10 +171,8 @@ public enum ValueStage {
   /// Decodes the value a frame left into its typed value and `decoded` group (the last fields
   /// of the frame); nothing to do for a frame that left none, or whose value is decoded.
   public static func complete(_ frame: inout DissectedFrame, registry: DecoderRegistry) {
-    // The left value is the frame's last attribute (and the only one, nearly always).
-    guard let index = frame.attributes.indices.last, frame.attributes[index].isValuePending else { return }
-    frame.attributes[index].isValuePending = false
-    guard let decoder = frame.attributes[index].decoderIndex, let raw = frame.attributes[index].rawValue else { return }
+    guard let (index, decoder, raw) = frame.pendingValue else { return }
+    frame.pendingValue = nil
     // The fact is changed in place (copying it would copy its value), beside the fields.
     frame.valueBytes.withBytes(raw) { buffer in
       GATTDescription.decodeValue(
