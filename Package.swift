@@ -43,6 +43,9 @@ let package = Package(
     // What each fuzz target runs on one input: built with libFuzzer by Scripts/fuzz (Fuzz/), and
     // replayed over the saved crashes by the tests.
     .target(name: "BLEFuzzTargets", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "BLEEngine", "BLEAnalysis"]),
+    // A library example through the public API only: a capture's heart-rate values, one line
+    // each (`swift run HeartRateList FILE`). The tests build and run it (ExampleTests).
+    .executableTarget(name: "HeartRateList", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine"], path: "Examples/HeartRateList"),
     // Shared by the tests only: seeded random numbers, hex literals.
     .target(name: "BLETestSupport", dependencies: ["BLECore"]),
 
@@ -55,7 +58,7 @@ let package = Package(
       name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "BLETestSupport"], exclude: ["Snapshots"]),
     .testTarget(
       name: "bledissectTests",
-      dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLEAnalysis", "BLEFuzzTargets", "BLETestSupport", "bledissect"]),
+      dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLEAnalysis", "BLEFuzzTargets", "BLETestSupport", "bledissect", "HeartRateList"]),
   ],
   swiftLanguageModes: [.v6]
 )
