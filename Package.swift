@@ -6,6 +6,8 @@ let package = Package(
   platforms: [.macOS(.v13)],
   products: [
     .executable(name: "bledissect", targets: ["bledissect"]),
+    // The types every other library's API uses (records, addresses, `RecordSource`).
+    .library(name: "BLECore", targets: ["BLECore"]),
     .library(name: "BLEDecoder", targets: ["BLEDecoder"]),
     .library(name: "BLECapture", targets: ["BLECapture"]),
     .library(name: "BLEEngine", targets: ["BLEEngine"]),
@@ -31,15 +33,19 @@ let package = Package(
     // Protocol decoders: pure, no I/O, never print.
     .target(name: "BLEDecoder", dependencies: ["BLECore"]),
     // The engine every command runs on: FrameStream (read, dissect, hand frames to a consumer).
-    .target(name: "BLEEngine", dependencies: ["BLECore", "BLECapture", "BLEDecoder"]),
+    // Reads any `RecordSource` (BLECore): capture readers are one kind, so no capture format here.
+    .target(name: "BLEEngine", dependencies: ["BLECore", "BLEDecoder"]),
     // Analyses over decoded frames (summary, GATT trees, heart-rate series), statistics, plots.
-    .target(name: "BLEAnalysis", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine"]),
+    .target(name: "BLEAnalysis", dependencies: ["BLECore", "BLEDecoder", "BLEEngine"]),
     // Text and JSON Lines renderers, the buffered output writer.
     .target(name: "BLERender", dependencies: ["BLECore", "BLEDecoder"]),
     .executableTarget(name: "bledissect", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLEAnalysis"]),
     // What each fuzz target runs on one input: built with libFuzzer by Scripts/fuzz (Fuzz/), and
     // replayed over the saved crashes by the tests.
     .target(name: "BLEFuzzTargets", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "BLEEngine", "BLEAnalysis"]),
+    // A library example through the public API only: a capture's heart-rate values, one line
+    // each (`swift run HeartRateList FILE`). The tests build and run it (ExampleTests).
+    .executableTarget(name: "HeartRateList", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine"], path: "Examples/HeartRateList"),
     // Shared by the tests only: seeded random numbers, hex literals.
     .target(name: "BLETestSupport", dependencies: ["BLECore"]),
 
@@ -52,7 +58,7 @@ let package = Package(
       name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "BLETestSupport"], exclude: ["Snapshots"]),
     .testTarget(
       name: "bledissectTests",
-      dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLEAnalysis", "BLEFuzzTargets", "BLETestSupport", "bledissect"]),
+      dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLEAnalysis", "BLEFuzzTargets", "BLETestSupport", "bledissect", "HeartRateList"]),
   ],
   swiftLanguageModes: [.v6]
 )

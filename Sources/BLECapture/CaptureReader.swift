@@ -18,24 +18,15 @@ public struct CaptureFormat: Sendable, Equatable {
 }
 
 /// Yields the records of one capture in order. Streams: holds at most one record at a time.
-public protocol CaptureReader: AnyObject {
+/// A frame stream reads it as a `RecordSource` (CaptureReader+RecordSource.swift); readers
+/// skip damage under `DamagePolicy.resynchronize`, and `nextIsReady` reads what a pipe holds.
+public protocol CaptureReader: RecordSource {
   var format: CaptureFormat { get }
   /// The next record, or nil at the clean end of the capture.
   /// - Throws: `CaptureError.damaged` when the rest of the file cannot be read.
   func next() throws(CaptureError) -> CaptureRecord?
   /// Reads the next record into `record`, reusing its byte buffer; false at the clean end.
   func next(into record: inout CaptureRecord) throws(CaptureError) -> Bool
-  /// Places where damage was skipped so far (`DamagePolicy.resynchronize`); 0 for readers
-  /// that stop at damage. A cheap check per record; `damage` has the details.
-  var damagePlaces: Int { get }
-  /// The damage skipped so far.
-  var damage: DamageTally { get }
-  /// Whether reading may wait for a writer (a pipe, standard input), not for a regular file.
-  var mayWaitForInput: Bool { get }
-  /// Whether `next` can return (a record, the end or an error) without waiting for a writer;
-  /// reads what a pipe already holds, never waits. Callers use it to show what they have
-  /// before a read that would wait.
-  func nextIsReady() -> Bool
 }
 
 extension CaptureReader {
@@ -44,11 +35,6 @@ extension CaptureReader {
     record = next
     return true
   }
-
-  public var damagePlaces: Int { 0 }
-  public var damage: DamageTally { DamageTally() }
-  public var mayWaitForInput: Bool { false }
-  public func nextIsReady() -> Bool { true }
 }
 
 /// Opens captures, choosing the reader from the content, never from the file name.

@@ -1,47 +1,11 @@
+import BLECore
+
 /// What a reader does at a record header that cannot be right (an impossible length, say).
 public enum DamagePolicy: Sendable, Equatable {
   /// End the read with `CaptureError.damaged` (what tshark and btmon do).
   case stop
   /// Skip forward to the next plausible record and read on, counting the bytes skipped.
   case resynchronize
-}
-
-/// Damaged bytes a resynchronizing reader skipped: where they start, how many, and why.
-public struct SkippedDamage: Sendable, Equatable {
-  /// The number the record after the damage gets (the damaged bytes are no frame).
-  public var frame: Int
-  /// File offset of the first damaged byte (the header that could not be right).
-  public var offset: Int64
-  public var byteCount: Int
-  public var reason: String
-
-  public init(frame: Int, offset: Int64, byteCount: Int, reason: String) {
-    self.frame = frame
-    self.offset = offset
-    self.byteCount = byteCount
-    self.reason = reason
-  }
-
-  /// One line for the user, in the words of `CaptureError.damaged`.
-  public var message: String {
-    "damaged capture at frame \(frame) (byte offset \(offset)): \(reason); skipped \(byteCount) byte\(byteCount == 1 ? "" : "s"), reading on at byte offset \(offset &+ Int64(byteCount))"
-  }
-}
-
-/// What a resynchronizing reader has skipped so far.
-public struct DamageTally: Sendable, Equatable {
-  /// Places where bytes were skipped.
-  public internal(set) var places = 0
-  public internal(set) var bytes: Int64 = 0
-  public internal(set) var last: SkippedDamage?
-
-  public init() {}
-
-  mutating func add(_ skip: SkippedDamage) {
-    places &+= 1
-    bytes &+= Int64(skip.byteCount)
-    last = skip
-  }
 }
 
 /// The search for the next record after damage, shared by the btsnoop and PacketLogger readers.

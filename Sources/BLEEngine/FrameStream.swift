@@ -1,4 +1,3 @@
-import BLECapture
 import BLECore
 import BLEDecoder
 import Dispatch
@@ -80,15 +79,16 @@ public struct FrameStream {
   public struct End {
     public var frames: Int
     /// The damage that ended the read, if it did not end cleanly.
-    public var failure: CaptureError?
+    public var failure: SourceFailure?
     /// The dissector's final state: connections still open, GATT databases learned.
     public var dissector: Dissector
   }
 
-  let reader: any CaptureReader
+  let reader: any RecordSource
   let options: Options
 
-  public init(source: any CaptureReader, options: Options = Options()) {
+  /// `source`: a capture reader (`CaptureFile.open`) or any other record source.
+  public init(source: any RecordSource, options: Options = Options()) {
     self.reader = source
     self.options = options
   }
@@ -110,13 +110,13 @@ public struct FrameStream {
     var frame = DissectedFrame()
     var held = HeldFrames()
     var number = 0
-    var failure: CaptureError?
+    var failure: SourceFailure?
     var damageSeen = reader.damagePlaces
     let watchesInput = reader.mayWaitForInput
     do {
       while number < options.limit {
         if watchesInput && number > 0 && !reader.nextIsReady() { consumer.inputIdle() }
-        guard try reader.next(into: &frame.record) else { break }
+        guard try reader.nextRecord(into: &frame.record) else { break }
         number += 1
         if reader.damagePlaces != damageSeen {
           damageSeen = reader.damagePlaces
@@ -174,7 +174,7 @@ public struct FrameStream {
     dissector.fieldDetail = consumer.fieldDetail
     dissector.labelsInHindsight = options.labelsInHindsight
     var number = 0
-    var failure: CaptureError?
+    var failure: SourceFailure?
     // Eighths of the frames whose value the consumer's thread decodes.
     var leftEighths = 4
     var adapts = true
@@ -241,7 +241,7 @@ public struct FrameStream {
           handedOver = false
           if side.stopped { break }
         }
-        guard try reader.next(into: &batch.frames[batch.count].record) else { break }
+        guard try reader.nextRecord(into: &batch.frames[batch.count].record) else { break }
         number += 1
         if reader.damagePlaces != damageSeen {
           damageSeen = reader.damagePlaces

@@ -26,8 +26,10 @@ extension FuzzTarget {
     let end = FrameStream(source: reader, options: options).run(into: consumer)
     outcome.records = end.frames
     if let failure = end.failure {
-      check(failure)
-      outcome.error = failure
+      // The source is a capture reader: the failure's cause is a `CaptureError`.
+      let error = failure.cause as! CaptureError
+      check(error)
+      outcome.error = error
     }
     let side = consumer.side
     let same = SessionDiff().compare(side, side)

@@ -1,4 +1,3 @@
-import BLECapture
 import BLECore
 import BLEDecoder
 import BLEEngine

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import BLECapture
+import BLECore
 import BLERender
 
 /// An exit status carried as an error (for `Result`).
@@ -55,7 +56,7 @@ final class CLIContext {
   }
 
   /// Ends a read: the damage that stopped it, then what was skipped; returns the exit status.
-  func finishRead(_ path: Argument, reader: any CaptureReader, frames: Int, failure: CaptureError?) -> Int32 {
+  func finishRead(_ path: Argument, reader: any CaptureReader, frames: Int, failure: SourceFailure?) -> Int32 {
     var status = ExitStatus.success
     if let failure {
       error("\(path.display): \(failure.message)")

@@ -132,7 +132,7 @@ enum ConvertCommand: CLICommand {
     if writer.skipped > 0 {
       context.error("\(writer.skipped) record\(writer.skipped == 1 ? "" : "s") cannot be carried by \(name) and were skipped")
     }
-    return context.finishRead(input, reader: reader, frames: frames, failure: failure)
+    return context.finishRead(input, reader: reader, frames: frames, failure: failure?.sourceFailure)
   }
 }
 

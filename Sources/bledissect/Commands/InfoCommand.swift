@@ -80,6 +80,6 @@ enum InfoCommand: CLICommand {
     if skipped.places > skips.count {
       context.error("\(path.display): \(skipped.places - skips.count) more damaged places not listed")
     }
-    return context.finishRead(path, reader: reader, frames: frames, failure: failure)
+    return context.finishRead(path, reader: reader, frames: frames, failure: failure?.sourceFailure)
   }
 }
