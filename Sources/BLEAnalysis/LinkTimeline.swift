@@ -129,8 +129,7 @@ public struct MarkList: Sendable, Equatable {
 /// requests and updates) and the names devices go by, gathered frame by frame in bounded memory:
 /// per device and kind a `MarkList`, at most `maximumDevices` devices, `maximumNames` names.
 ///
-/// It reads facts (link events, ATT facts, typed values) and, for the L2CAP Connection Parameter
-/// Update Request, which has no fact of its own, the frame's title.
+/// It reads facts only: link events, ATT facts, typed values.
 public struct LinkTimeline: Sendable {
   /// Whose measurements a plot panel shows, as `hr` labels them: a peer by address, the
   /// capturing host itself (a capture taken on the strap), or a connection whose peer is unknown.
@@ -198,11 +197,6 @@ public struct LinkTimeline: Sendable {
     if let att = frame.att {
       guard let connection = frame.connection else { return }
       attFrame(att, frame: &frame, connection: connection, time: time)
-    } else if frame.layerLabel.utf8CodeUnitCount == 5, let connection = frame.connection,
-      Self.same(frame.layerLabel, "L2CAP"), Self.same(frame.title, L2CAPSignaling.name(0x12))
-    {
-      // The strap asking for other connection parameters (Core Vol 3 Part A §4.20).
-      mark(.parametersRequested, device: device(for: connection), time: time)
     }
   }
 
@@ -241,6 +235,9 @@ public struct LinkTimeline: Sendable {
       let detail: LinkMark.Detail =
         status == 0 ? .parameters(interval: parameters.interval, latency: parameters.latency) : .failed(status: status)
       mark(.parametersUpdated, device: device(adapter: adapter, handle: handle, label: frame.connection), time: time, detail: detail)
+    case .parametersRequested(let handle, _, _, _, _):
+      // The strap asking for other connection parameters (Core Vol 3 Part A §4.20).
+      mark(.parametersRequested, device: device(adapter: adapter, handle: handle, label: frame.connection), time: time)
     default:
       break
     }

@@ -189,6 +189,11 @@ extension Dissector {
       frame.fields.beginObject("signaling", "Signaling", inline: true)
       let commands = try L2CAPSignaling.decode(&payload, isLE: cid == 0x0005, into: &frame.fields, summary: &frame.summary)
       frame.fields.end()
+      for case let .connectionParameterUpdateRequest(_, minimum, maximum, latency, timeout) in commands {
+        frame.linkEvents.append(
+          .parametersRequested(
+            handle: connections.entries[slot].handle, intervalMinimum: minimum, intervalMaximum: maximum, latency: latency, supervisionTimeout: timeout))
+      }
       Self.dropRepeatedTitle(&frame)
       for bearer in connections.entries[slot].link.channels.learn(commands, direction: direction) {
         connections.entries[slot].link.bearers[bearer] = ATTBearer(mtu: 65535)

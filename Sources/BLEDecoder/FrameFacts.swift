@@ -68,6 +68,8 @@ public enum LinkEvent: Sendable, Equatable {
   case connectCancelRequested
   case connected(status: UInt8, handle: UInt16, peer: BDAddr?, peerType: AddressType?, role: LinkRole?, parameters: ConnectionParameters?)
   case parametersUpdated(status: UInt8, handle: UInt16, parameters: ConnectionParameters)
+  /// The peripheral asked over L2CAP for other parameters (an interval range, latency, timeout).
+  case parametersRequested(handle: UInt16, intervalMinimum: UInt16, intervalMaximum: UInt16, latency: UInt16, supervisionTimeout: UInt16)
   /// The host asked to disconnect (HCI Disconnect).
   case disconnectRequested(handle: UInt16, reason: UInt8)
   case disconnected(status: UInt8, handle: UInt16, reason: UInt8)

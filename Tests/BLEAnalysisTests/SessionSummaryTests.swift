@@ -340,3 +340,27 @@ let strap = BDAddr("D0:B1:ED:00:48:52")!
     #expect(gaps.count == SessionSummary.Limits.gaps)
   }
 }
+
+extension SessionSummaryTests {
+  /// The strap's L2CAP Connection Parameter Update Request is a link event of its own, with
+  /// the values it asked (captures/README.md: hr_strap_session holds one, from the strap).
+  @Test func parameterRequestsAreFacts() throws {
+    let reader = try CaptureFile.open(path: capturePath("hr_strap_session.btsnoop"))
+    var dissector = Dissector()
+    var frame = DissectedFrame()
+    var requests: [LinkEvent] = []
+    var number = 0
+    while let record = try reader.next() {
+      number += 1
+      dissector.dissect(record, number: number, into: &frame)
+      for event in frame.linkEvents { if case .parametersRequested = event { requests.append(event) } }
+    }
+    #expect(requests.count == 1)
+    guard case .parametersRequested(_, let minimum, let maximum, let latency, let timeout)? = requests.first else { return }
+    // Read from the raw record: the L2CAP signaling PDU's parameters, little-endian.
+    let records = try btsnoopRecords("hr_strap_session.btsnoop")
+    let raw = try #require(records.first { $0.bytes.count >= 21 && $0.bytes[0] == 0x02 && $0.bytes[7] == 0x05 && $0.bytes[9] == 0x12 }?.bytes)
+    func le(_ at: Int) -> UInt16 { UInt16(raw[at]) | UInt16(raw[at + 1]) << 8 }
+    #expect([minimum, maximum, latency, timeout] == [le(13), le(15), le(17), le(19)])
+  }
+}

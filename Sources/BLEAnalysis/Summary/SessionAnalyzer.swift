@@ -304,6 +304,9 @@ public struct SessionAnalyzer: Sendable {
         summary.connections[index].security.secureConnections = secure
         summary.connections[index].security.method = Self.pairingMethod(initiator: request, responder: response, secure: secure)
       }
+    case .parametersRequested:
+      // The answer (an LE Connection Update) is what the summary lists.
+      break
     case .identityAddress(let address, let type):
       // Only the peer's own identity (received) names the device; ours goes the other way.
       guard frame.record.direction == .controllerToHost, let label = frame.connection, let peer = label.peer,

@@ -13,6 +13,9 @@ public enum SignalingCommand: Sendable, Equatable {
   case connectionRequest(identifier: UInt8, psm: UInt16, sourceCID: UInt16)
   /// BR/EDR.
   case connectionResponse(identifier: UInt8, destinationCID: UInt16, sourceCID: UInt16, result: UInt16)
+  /// LE: the peripheral asks for other connection parameters (Core Vol 3 Part A §4.20); units
+  /// as in `ConnectionParameters` (1.25 ms, 10 ms).
+  case connectionParameterUpdateRequest(identifier: UInt8, intervalMinimum: UInt16, intervalMaximum: UInt16, latency: UInt16, timeout: UInt16)
   case other(code: UInt8, identifier: UInt8)
 }
 
@@ -241,6 +244,8 @@ public enum L2CAPSignaling {
       fields.uint("latency", "Peripheral latency", latency)
       fields.measure("supervision_timeout", "Supervision timeout", timeout, scale: 10, unit: "ms")
       details = "interval " + milliseconds(minimum) + "–" + milliseconds(maximum) + " ms, latency \(latency), timeout \(Int(timeout) * 10) ms"
+      return .connectionParameterUpdateRequest(
+        identifier: identifier, intervalMinimum: minimum, intervalMaximum: maximum, latency: latency, timeout: timeout)
 
     case 0x13:  // Connection Parameter Update Response §4.21: result(2)
       let result = try d.readUInt16LE()

@@ -79,7 +79,8 @@ struct L2CAPSignalingTests {
     let timeout = try #require(measure(result.fields, "supervision_timeout"))
     #expect(timeout.raw == 500 && timeout.scale == 10)
     #expect(result.summary == "Connection Parameter Update Request: interval 50.00–50.00 ms, latency 0, timeout 5000 ms")
-    #expect(result.commands == [.other(code: 0x12, identifier: 0xBF)])
+    // A fact of its own (the link's story and the plot mark it), not `.other`.
+    #expect(result.commands == [.connectionParameterUpdateRequest(identifier: 0xBF, intervalMinimum: 40, intervalMaximum: 40, latency: 0, timeout: 500)])
     expectPrefixesThrow(bytes, isLE: true)
   }
 
