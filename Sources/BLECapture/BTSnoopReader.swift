@@ -184,3 +184,10 @@ public final class BTSnoopReader: CaptureReader {
     return BTSnoopFormat.recordHeaderSize + Int(included)
   }
 }
+
+extension CaptureFormatEntry {
+  static let btsnoop = CaptureFormatEntry(name: "btsnoop") { input, opening throws(CaptureError) in
+    guard opening.available >= 8, input.peekBytes(8) == BTSnoopFormat.magic else { return nil }
+    return try BTSnoopReader(input, damage: opening.damage)
+  }
+}

@@ -154,3 +154,16 @@ public enum Bugreport {
     }
   }
 }
+
+extension CaptureFormatEntry {
+  /// A bugreport's text (or dumpsys output), told by its first bytes being text: asked last.
+  static let bugreportText = CaptureFormatEntry(name: "bugreport text") { input, opening throws(CaptureError) in
+    guard Bugreport.looksLikeText(input) else { return nil }
+    // A bugreport's summary is read to the end of its text, which a followed file never
+    // reaches: that text is not followed.
+    if input.live is FileFollower {
+      throw .corrupt("text, not a capture (starts with \(input.peekBytes(4).map { Hex.string([$0]) }.joined(separator: " ")) …): live --follow reads btsnoop and PacketLogger files")
+    }
+    return try Bugreport.open(text: input, container: opening.container ?? "bugreport", damage: opening.damage)
+  }
+}

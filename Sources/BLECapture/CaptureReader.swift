@@ -62,38 +62,48 @@ public enum CaptureFile {
   static func open(_ input: InputSource, damage: DamagePolicy, container: String?) throws(CaptureError) -> any CaptureReader {
     let have = try input.fill(16)
     if have == 0 { throw container == nil ? .emptyFile : .corrupt("the \(container!) holds no bytes: not a capture") }
-    if have >= 2, input.peek(0) == 0x1F, input.peek(1) == 0x8B, container == nil {
-      try input.startInflating(.gzip, subject: "gzip data", advice: "to read it all, decompress it first (gzip -dc)")
-      let reader = try open(input, damage: damage, container: "gzip file")
-      let format = CaptureFormat(name: reader.format.name, detail: reader.format.detail + ", gzip-compressed", notice: reader.format.notice)
-      return ContainedReader(reader, format: format)
-    }
-    if have >= 4, input.peekUInt32BE(0) == 0x504B_0304, container == nil {
-      return try ZipArchive.openBugreport(input, damage: damage)
-    }
-    if have >= 8, input.peekBytes(8) == BTSnoopFormat.magic {
-      return try BTSnoopReader(input, damage: damage)
-    }
-    if have >= 4 {
-      let magic = input.peekUInt32BE(0)
-      switch magic {
-      case 0xA1B2_C3D4, 0xD4C3_B2A1, 0xA1B2_3C4D, 0x4D3C_B2A1, 0x0A0D_0D0A:
-        return try PcapReader(input, isPcapNG: magic == 0x0A0D_0D0A)
-      default: break
-      }
-    }
-    if let order = try PacketLoggerReader.detect(input) {
-      return PacketLoggerReader(input, bigEndian: order, damage: damage)
-    }
-    if Bugreport.looksLikeText(input) {
-      // A bugreport's summary is read to the end of its text, which a followed file never
-      // reaches: that text is not followed.
-      if input.live is FileFollower {
-        throw .corrupt("text, not a capture (starts with \(input.peekBytes(4).map { Hex.string([$0]) }.joined(separator: " ")) …): live --follow reads btsnoop and PacketLogger files")
-      }
-      return try Bugreport.open(text: input, container: container ?? "bugreport", damage: damage)
+    let opening = Opening(available: have, damage: damage, container: container)
+    for format in formats {
+      if let reader = try format.open(input, opening) { return reader }
     }
     throw .notACapture(firstBytes: input.peekBytes(8))
+  }
+
+  /// The formats `open` recognizes, asked in this order: magic numbers first, then the
+  /// formats told apart by looking further (PacketLogger's first records, text). Each entry is
+  /// defined beside its reader.
+  static let formats: [CaptureFormatEntry] = [.gzip, .zip, .btsnoop, .pcap, .packetLogger, .bugreportText]
+
+  /// What an entry of `formats` is told besides the input.
+  struct Opening {
+    /// Bytes buffered from the start (16 unless the input is shorter): what magic numbers are
+    /// checked against. An entry may fill more.
+    let available: Int
+    let damage: DamagePolicy
+    /// What the input was found in, for messages; nil for a file opened as it is.
+    let container: String?
+  }
+}
+
+/// A capture format `CaptureFile.open` recognizes: its first bytes told apart from the other
+/// formats', and its reader opened. Added by defining one beside the reader and listing it in
+/// `CaptureFile.formats` (docs/architecture.md).
+struct CaptureFormatEntry: Sendable {
+  /// For tests and messages about the list; what the user sees is the reader's `CaptureFormat`.
+  let name: String
+  /// The reader for `input` when it starts as this format does, else nil (the next entry is
+  /// asked). Throws when the format is this one but cannot be read.
+  let open: @Sendable (_ input: InputSource, _ opening: CaptureFile.Opening) throws(CaptureError) -> (any CaptureReader)?
+}
+
+extension CaptureFormatEntry {
+  /// gzip around any other format, inflated as it is read (not inside another container).
+  static let gzip = CaptureFormatEntry(name: "gzip") { input, opening throws(CaptureError) in
+    guard opening.container == nil, opening.available >= 2, input.peek(0) == 0x1F, input.peek(1) == 0x8B else { return nil }
+    try input.startInflating(.gzip, subject: "gzip data", advice: "to read it all, decompress it first (gzip -dc)")
+    let reader = try CaptureFile.open(input, damage: opening.damage, container: "gzip file")
+    let format = CaptureFormat(name: reader.format.name, detail: reader.format.detail + ", gzip-compressed", notice: reader.format.notice)
+    return ContainedReader(reader, format: format)
   }
 }
 

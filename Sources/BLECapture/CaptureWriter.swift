@@ -4,12 +4,19 @@ import BLECore
 public enum CaptureWriteFormat: Sendable, Hashable {
   case btsnoopH1, btsnoopH4, btsnoopMonitor
   case packetLogger(bigEndian: Bool)
-  /// Classic pcap, microsecond timestamps, link type 201 (H4 + direction) or 254 (monitor).
-  case pcapH4WithDirection, pcapMonitor
+  /// Classic pcap, microsecond timestamps, with a link type of `PcapLinkType.readable`.
+  case pcap(PcapLinkType)
+  /// pcapng with one interface.
+  case pcapng(PcapLinkType)
+
+  /// Classic pcap, link type 201 (H4 + direction).
+  public static let pcapH4WithDirection = pcap(.h4WithDirection)
+  /// Classic pcap, link type 254 (Linux monitor).
+  public static let pcapMonitor = pcap(.linuxMonitor)
   /// Classic pcap, link type 187 (H4 without direction).
-  case pcapH4
-  /// pcapng with one interface of link type 201.
-  case pcapngH4WithDirection
+  public static let pcapH4 = pcap(.h4)
+  /// pcapng, link type 201.
+  public static let pcapngH4WithDirection = pcapng(.h4WithDirection)
 }
 
 /// Serializes normalized records into a capture format, appending to a byte buffer.
@@ -39,15 +46,15 @@ public struct CaptureWriter: Sendable {
       let datalink: BTSnoopFormat.Datalink = format == .btsnoopH1 ? .h1 : (format == .btsnoopH4 ? .h4 : .linuxMonitor)
       appendBE32(datalink.rawValue)
     case .packetLogger: break
-    case .pcapH4WithDirection, .pcapMonitor, .pcapH4:
+    case .pcap(let linkType):
       appendLE32(0xA1B2_C3D4)
       appendLE16(2)
       appendLE16(4)
       appendLE32(0)  // thiszone
       appendLE32(0)  // sigfigs
       appendLE32(UInt32(CaptureFile.maximumPacketLength))
-      appendLE32(format == .pcapMonitor ? 254 : (format == .pcapH4 ? 187 : 201))
-    case .pcapngH4WithDirection:
+      appendLE32(UInt32(bitPattern: linkType.value))
+    case .pcapng(let linkType):
       // Section Header Block: type, length, byte-order magic, version 1.0, section length -1.
       appendLE32(0x0A0D_0D0A)
       appendLE32(28)
@@ -57,10 +64,10 @@ public struct CaptureWriter: Sendable {
       appendLE32(0xFFFF_FFFF)
       appendLE32(0xFFFF_FFFF)
       appendLE32(28)
-      // Interface Description Block: link type 201, snaplen, no options (µs resolution default).
+      // Interface Description Block: link type, snaplen, no options (µs resolution default).
       appendLE32(1)
       appendLE32(20)
-      appendLE16(201)
+      appendLE16(UInt16(truncatingIfNeeded: linkType.value))
       appendLE16(0)
       appendLE32(UInt32(CaptureFile.maximumPacketLength))
       appendLE32(20)
@@ -95,23 +102,12 @@ public struct CaptureWriter: Sendable {
       for value in [length, seconds, micros] { bigEndian ? appendBE32(value) : appendLE32(value) }
       output.append(type)
       output += record.bytes
-    case .pcapH4WithDirection, .pcapngH4WithDirection:
-      guard let indicator = record.kind.h4Indicator else { skipped += 1; return }
-      var packet: [UInt8] = [0, 0, 0, record.direction == .controllerToHost ? 1 : 0, indicator]
-      packet += record.bytes
-      if format == .pcapH4WithDirection {
-        pcapRecord(record, packet: packet, extra: 5)
-      } else {
-        pcapngRecord(record, packet: packet, extra: 5)
-      }
-    case .pcapH4:
-      guard let indicator = record.kind.h4Indicator else { skipped += 1; return }
-      pcapRecord(record, packet: [indicator] + record.bytes, extra: 1)
-    case .pcapMonitor:
-      guard let opcode = MonitorOpcode.opcode(for: record.kind, direction: record.direction) else { skipped += 1; return }
-      var packet: [UInt8] = [UInt8(record.adapter >> 8), UInt8(record.adapter & 0xFF), UInt8(opcode >> 8), UInt8(opcode & 0xFF)]
-      packet += record.bytes
-      pcapRecord(record, packet: packet, extra: 4)
+    case .pcap(let linkType):
+      guard let packet = linkType.packet(record) else { skipped += 1; return }
+      pcapRecord(record, packet: packet, extra: packet.count - record.bytes.count)
+    case .pcapng(let linkType):
+      guard let packet = linkType.packet(record) else { skipped += 1; return }
+      pcapngRecord(record, packet: packet, extra: packet.count - record.bytes.count)
     }
   }
 

@@ -161,3 +161,12 @@ public final class PacketLoggerReader: CaptureReader {
     return 4 + Int(length)
   }
 }
+
+extension CaptureFormatEntry {
+  /// No magic number: told by its first records being plausible (`detect`), so asked after the
+  /// formats that have one.
+  static let packetLogger = CaptureFormatEntry(name: "packetlogger") { input, opening throws(CaptureError) in
+    guard let bigEndian = try PacketLoggerReader.detect(input) else { return nil }
+    return PacketLoggerReader(input, bigEndian: bigEndian, damage: opening.damage)
+  }
+}

@@ -12,21 +12,17 @@ import CPcap
 ///
 /// libpcap reads from a `FILE*`; ours replays the bytes already buffered for format detection and
 /// then reads the descriptor, so standard input works although it cannot seek.
-/// Link types: 187 (H4), 201 (H4 with a 4-byte direction header), 254 (Linux monitor).
+/// Link types: those of `PcapLinkType.readable` (187 H4, 201 H4 with direction, 254 Linux monitor).
 public final class PcapReader: CaptureReader {
   let input: InputSource
   let handle: OpaquePointer
   let file: UnsafeMutablePointer<FILE>
-  let linkType: Int32
+  let linkType: PcapLinkType
   let isPcapNG: Bool
   public let format: CaptureFormat
   var frames = 0
   /// Offset of the next record for classic pcap (24-byte header, 16-byte record headers).
   var nextOffset: Int64 = 24
-
-  public static let h4: Int32 = 187
-  public static let h4WithDirection: Int32 = 201
-  public static let linuxMonitor: Int32 = 254
 
   init(_ input: InputSource, isPcapNG: Bool) throws(CaptureError) {
     self.input = input
@@ -42,16 +38,14 @@ public final class PcapReader: CaptureReader {
     }
     self.file = file
     self.handle = handle
-    linkType = pcap_datalink(handle)
+    let value = pcap_datalink(handle)
     let name = isPcapNG ? "pcapng" : "pcap"
-    switch linkType {
-    case Self.h4: format = CaptureFormat(name: name, detail: "link type 187 (H4)")
-    case Self.h4WithDirection: format = CaptureFormat(name: name, detail: "link type 201 (H4 with direction)")
-    case Self.linuxMonitor: format = CaptureFormat(name: name, detail: "link type 254 (Linux monitor)")
-    default:
+    guard let linkType = PcapLinkType.readable.first(where: { $0.value == value }) else {
       pcap_close(handle)  // closes `file` too
-      throw .unsupportedLinkType(format: name, linkType: UInt32(bitPattern: linkType), name: Self.linkTypeName(linkType))
+      throw .unsupportedLinkType(format: name, linkType: UInt32(bitPattern: value), name: PcapLinkType.name(of: value))
     }
+    self.linkType = linkType
+    format = CaptureFormat(name: name, detail: "link type \(value) (\(linkType.name))")
   }
 
   deinit { pcap_close(handle) }
@@ -62,20 +56,6 @@ public final class PcapReader: CaptureReader {
   /// Wrong either way only briefly: a record stdio already holds is then shown a little early,
   /// one whose first bytes arrived waits for its last.
   public func nextIsReady() -> Bool { input.canFillWithoutWaiting(1) }
-
-  static func linkTypeName(_ type: Int32) -> String {
-    switch type {
-    case 192: return "PPI, an air sniffer capture; bledissect reads HCI captures"
-    case 251: return "BLUETOOTH_LE_LL, a link-layer sniffer capture"
-    case 255: return "BLUETOOTH_BREDR_BB, a baseband sniffer capture"
-    case 256: return "BLUETOOTH_LE_LL_WITH_PHDR, a link-layer sniffer capture"
-    case 272: return "NORDIC_BLE, an nRF Sniffer link-layer capture"
-    case 1: return "Ethernet"
-    default:
-      if let name = pcap_datalink_val_to_name(type) { return String(cString: name) }
-      return "unknown"
-    }
-  }
 
   public func next() throws(CaptureError) -> CaptureRecord? {
     while true {
@@ -97,46 +77,10 @@ public final class PcapReader: CaptureReader {
       nextOffset = nextOffset.saturatingAdd(16 + Int64(captured))
       // pcapng carries 64-bit timestamps in any unit: seconds far out of range must clamp, not trap.
       let timestamp = Timestamp.microseconds(seconds: Int64(header.ts.tv_sec), micros: Int64(header.ts.tv_usec))
-      let bytes = UnsafeBufferPointer(start: data, count: captured)
-      return record(bytes, timestamp: timestamp, originalLength: Int(header.len), offset: recordOffset)
-    }
-  }
-
-  func record(_ bytes: UnsafeBufferPointer<UInt8>, timestamp: Int64, originalLength: Int, offset: Int64) -> CaptureRecord {
-    switch linkType {
-    case Self.h4WithDirection, Self.h4:
-      var direction: Direction? = nil
-      var at = 0
-      if linkType == Self.h4WithDirection {
-        guard bytes.count >= 4 else {
-          return CaptureRecord(timestamp: timestamp, direction: nil, kind: .other(0xFFFF), bytes: Array(bytes), fileOffset: offset)
-        }
-        let value = UInt32(bytes[0]) << 24 | UInt32(bytes[1]) << 16 | UInt32(bytes[2]) << 8 | UInt32(bytes[3])
-        direction = value == 0 ? .hostToController : .controllerToHost
-        at = 4
-      }
-      guard bytes.count > at else {
-        return CaptureRecord(timestamp: timestamp, direction: direction, kind: .other(0xFFFF), bytes: [], fileOffset: offset)
-      }
-      let kind = PacketKind(h4Indicator: bytes[at])
-      if direction == nil {
-        // DLT 187 carries no direction, but commands and events only go one way.
-        if kind == .command { direction = .hostToController } else if kind == .event { direction = .controllerToHost }
-      }
-      let skip = kind.isHCIPacket ? at + 1 : at
-      return CaptureRecord(
-        timestamp: timestamp, direction: direction, kind: kind, bytes: Array(bytes[skip...]),
-        originalLength: max(originalLength - skip, 0), fileOffset: offset)
-    default:
-      guard bytes.count >= 4 else {
-        return CaptureRecord(timestamp: timestamp, direction: nil, kind: .other(0xFFFF), bytes: Array(bytes), fileOffset: offset)
-      }
-      let adapter = UInt16(bytes[0]) << 8 | UInt16(bytes[1])
-      let opcode = UInt16(bytes[2]) << 8 | UInt16(bytes[3])
-      let (kind, direction) = MonitorOpcode.kind(opcode)
-      return CaptureRecord(
-        timestamp: timestamp, adapter: adapter, direction: direction, kind: kind, bytes: Array(bytes[4...]),
-        originalLength: max(originalLength - 4, 0), fileOffset: offset)
+      var record = linkType.record(ByteView.pinned(UnsafeBufferPointer(start: data, count: captured), count: captured), Int(header.len))
+      record.timestamp = timestamp
+      record.fileOffset = recordOffset
+      return record
     }
   }
 
@@ -183,5 +127,19 @@ public final class PcapReader: CaptureReader {
         return 0
       })
     #endif
+  }
+}
+
+extension CaptureFormatEntry {
+  /// pcap (either byte order, µs or ns) and pcapng, read through libpcap.
+  static let pcap = CaptureFormatEntry(name: "pcap") { input, opening throws(CaptureError) in
+    guard opening.available >= 4 else { return nil }
+    let magic = input.peekUInt32BE(0)
+    switch magic {
+    case 0xA1B2_C3D4, 0xD4C3_B2A1, 0xA1B2_3C4D, 0x4D3C_B2A1, 0x0A0D_0D0A:
+      return try PcapReader(input, isPcapNG: magic == 0x0A0D_0D0A)
+    default:
+      return nil
+    }
   }
 }

@@ -257,3 +257,12 @@ extension String {
     return String(text)
   }
 }
+
+extension CaptureFormatEntry {
+  /// An Android bugreport zip (not inside another container): its snoop log, else the summary
+  /// in its text.
+  static let zip = CaptureFormatEntry(name: "zip") { input, opening throws(CaptureError) in
+    guard opening.container == nil, opening.available >= 4, input.peekUInt32BE(0) == 0x504B_0304 else { return nil }
+    return try ZipArchive.openBugreport(input, damage: opening.damage)
+  }
+}
