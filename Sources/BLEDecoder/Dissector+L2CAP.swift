@@ -170,54 +170,20 @@ extension Dissector {
     let cid = try pdu.readUInt16LE()
     frame.fields.beginObject("l2cap", "L2CAP", inline: true)
     frame.fields.addVerbose("length", "Length", .unsigned(UInt64(length), .decimal))
-    frame.fields.addVerbose("cid", "Channel", .code(UInt64(cid), width: 4, name: Self.channelName(cid)))
+    let fixed = cid < L2CAPFixedChannels.dynamicStart ? fixedChannels[Int(cid)] : nil
+    frame.fields.addVerbose("cid", "Channel", .code(UInt64(cid), width: 4, name: fixed?.name ?? Self.unfixedChannelName(cid)))
     if let firstFrame {
       frame.fields.add("reassembled_from", "Reassembled from", .text("#\(firstFrame)–#\(frame.number) (\(fragments) fragments)"))
       frame.fields.addVerbose("first_frame", "First fragment", .unsigned(UInt64(firstFrame), .decimal))
       frame.fields.addVerbose("fragments", "Fragments", .unsigned(UInt64(fragments), .decimal))
     }
     var payload = try pdu.readReader(count: min(length, pdu.remaining), layer: .l2cap)
-    switch cid {
-    case 0x0004:
+    // A fixed channel's protocol (L2CAPFixedChannels.registered), else a dynamic channel's.
+    switch fixed?.channel {
+    case let channel?:
       frame.fields.end()
-      try dissectATT(&payload, slot: slot, bearerKey: 4, channel: cid, direction: direction, into: &frame)
-      return
-    case 0x0005, 0x0001:
-      frame.fields.end()
-      frame.layerLabel = "L2CAP"
-      frame.title = L2CAPSignaling.name(try payload.peekUInt8())
-      frame.fields.beginObject("signaling", "Signaling", inline: true)
-      let commands = try L2CAPSignaling.decode(&payload, isLE: cid == 0x0005, into: &frame.fields, summary: &frame.summary)
-      frame.fields.end()
-      for case let .connectionParameterUpdateRequest(_, minimum, maximum, latency, timeout) in commands {
-        frame.linkEvents.append(
-          .parametersRequested(
-            handle: connections.entries[slot].handle, intervalMinimum: minimum, intervalMaximum: maximum, latency: latency, supervisionTimeout: timeout))
-      }
-      Self.dropRepeatedTitle(&frame)
-      for bearer in connections.entries[slot].link.channels.learn(commands, direction: direction) {
-        connections.entries[slot].link.bearers[bearer] = ATTBearer(mtu: 65535)
-      }
-    case 0x0006, 0x0007:
-      frame.fields.end()
-      frame.layerLabel = "SMP"
-      frame.deepestLayer = .l2cap
-      let code = try payload.peekUInt8()
-      frame.title = SecurityManager.name(code)
-      var rest = payload
-      _ = try? rest.readUInt8()
-      frame.linkEvents.append(.securityManager(code: code, reason: code == 0x05 ? try? rest.readUInt8() : nil))
-      // What a summary needs beyond the code: the pairing features and an identity address.
-      if code == 0x01 || code == 0x02, let io = try? rest.readUInt8(), let oob = try? rest.readUInt8(), let auth = try? rest.readUInt8() {
-        frame.linkEvents.append(.pairingFeatures(code: code, ioCapability: io, oobData: oob, authRequirements: auth))
-      } else if code == 0x09, let type = try? rest.readUInt8(), let address = try? rest.readBDAddr() {
-        frame.linkEvents.append(.identityAddress(address: address, type: AddressType(rawValue: type)))
-      }
-      frame.fields.beginObject("smp", "SMP", inline: true)
-      try SecurityManager.decode(&payload, into: &frame.fields, summary: &frame.summary)
-      frame.fields.end()
-      Self.dropRepeatedTitle(&frame)
-    default:
+      try channel.decode(&payload, on: L2CAPLink(slot: slot, direction: direction), &self, into: &frame)
+    case nil:
       let channelKey = L2CAPChannels.Key(direction: direction, cid: cid)
       // A copy without the SDU buffer: the buffer is then grown in place, not copied per K-frame.
       guard let channel = connections.entries[slot].link.channels.channels[channelKey].map(DynamicChannel.Settings.init) else {
@@ -427,15 +393,8 @@ extension Dissector {
     else if frame.summary == frame.title.description { frame.summary = "" }
   }
 
-  static func channelName(_ cid: UInt16) -> StaticString? {
-    switch cid {
-    case 0x0001: return "BR/EDR signaling"
-    case 0x0002: return "connectionless"
-    case 0x0004: return "ATT"
-    case 0x0005: return "LE signaling"
-    case 0x0006: return "SMP"
-    case 0x0007: return "BR/EDR SMP"
-    default: return cid >= 0x0040 ? "dynamic" : nil
-    }
+  /// The name of a channel no fixed channel entry names.
+  static func unfixedChannelName(_ cid: UInt16) -> StaticString? {
+    cid >= L2CAPFixedChannels.dynamicStart ? "dynamic" : nil
   }
 }

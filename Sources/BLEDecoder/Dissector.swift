@@ -11,6 +11,9 @@ public struct Dissector: Sendable {
   /// GATT databases learned from discovery, one per server (a peer by address, or the local
   /// device), in slots that links remember so a PDU finds its database without hashing.
   var gattDatabases = GATTDatabaseTable()
+  /// `L2CAPFixedChannels.byCID`, held here: reading the static table costs a lazy
+  /// initialization check on every PDU.
+  let fixedChannels = L2CAPFixedChannels.byCID
 
   /// The databases by server (tests, tools).
   public var databases: [GATTServerIdentity: GATTDatabase] { gattDatabases.byServer }

@@ -1,0 +1,49 @@
+import BLECore
+
+/// CID 0x0006: the Security Manager on LE links.
+enum SMPChannel: L2CAPFixedChannel {
+  static var cid: UInt16 { 0x0006 }
+  static var name: StaticString { "SMP" }
+
+  static func decode(
+    _ payload: inout ByteReader, on link: L2CAPLink, _ dissector: inout Dissector, into frame: inout DissectedFrame
+  ) throws(DecodeError) {
+    try Dissector.dissectSMP(&payload, into: &frame)
+  }
+}
+
+/// CID 0x0007: the Security Manager on BR/EDR links (cross-transport key derivation).
+enum BREDRSMPChannel: L2CAPFixedChannel {
+  static var cid: UInt16 { 0x0007 }
+  static var name: StaticString { "BR/EDR SMP" }
+
+  static func decode(
+    _ payload: inout ByteReader, on link: L2CAPLink, _ dissector: inout Dissector, into frame: inout DissectedFrame
+  ) throws(DecodeError) {
+    try Dissector.dissectSMP(&payload, into: &frame)
+  }
+}
+
+extension Dissector {
+  /// An SMP command: its fields, and the link events a summary reads (the code, the pairing
+  /// features, an identity address).
+  static func dissectSMP(_ payload: inout ByteReader, into frame: inout DissectedFrame) throws(DecodeError) {
+    frame.layerLabel = "SMP"
+    frame.deepestLayer = .l2cap
+    let code = try payload.peekUInt8()
+    frame.title = SecurityManager.name(code)
+    var rest = payload
+    _ = try? rest.readUInt8()
+    frame.linkEvents.append(.securityManager(code: code, reason: code == 0x05 ? try? rest.readUInt8() : nil))
+    // What a summary needs beyond the code: the pairing features and an identity address.
+    if code == 0x01 || code == 0x02, let io = try? rest.readUInt8(), let oob = try? rest.readUInt8(), let auth = try? rest.readUInt8() {
+      frame.linkEvents.append(.pairingFeatures(code: code, ioCapability: io, oobData: oob, authRequirements: auth))
+    } else if code == 0x09, let type = try? rest.readUInt8(), let address = try? rest.readBDAddr() {
+      frame.linkEvents.append(.identityAddress(address: address, type: AddressType(rawValue: type)))
+    }
+    frame.fields.beginObject("smp", "SMP", inline: true)
+    try SecurityManager.decode(&payload, into: &frame.fields, summary: &frame.summary)
+    frame.fields.end()
+    Self.dropRepeatedTitle(&frame)
+  }
+}

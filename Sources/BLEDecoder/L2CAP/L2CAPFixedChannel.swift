@@ -1,0 +1,59 @@
+import BLECore
+
+/// A fixed L2CAP channel bledissect decodes: its CID, its name, and the decoding of the PDUs
+/// it carries. Each is a type in its own file (`L2CAPFixedChannel+ATT.swift`, ...), listed in
+/// `L2CAPFixedChannels.registered` (docs/architecture.md: adding an L2CAP fixed channel).
+protocol L2CAPFixedChannel: SendableMetatype {
+  /// 0x0001–0x003F.
+  static var cid: UInt16 { get }
+  /// The channel's name in the `cid` field.
+  static var name: StaticString { get }
+  /// Decodes one PDU. `payload` is the L2CAP payload: bytes the decoder leaves in it are
+  /// reported as following the PDU. The `l2cap` group is closed: the decoder opens its own.
+  static func decode(
+    _ payload: inout ByteReader, on link: L2CAPLink, _ dissector: inout Dissector, into frame: inout DissectedFrame
+  ) throws(DecodeError)
+}
+
+/// Where an L2CAP PDU travels: what a channel's decoder needs of the link besides the dissector
+/// (the channel is its own `cid`).
+struct L2CAPLink {
+  /// The connection's slot in `Dissector.connections`.
+  let slot: Int
+  let direction: Direction
+}
+
+/// The fixed channels, and the dispatch to them: `Dissector.dissectL2CAP` finds a PDU's
+/// channel by an array index.
+enum L2CAPFixedChannels {
+  /// The fixed channels bledissect decodes.
+  static let registered: [any L2CAPFixedChannel.Type] = [
+    BREDRSignalingChannel.self, ATTChannel.self, LESignalingChannel.self, SMPChannel.self, BREDRSMPChannel.self,
+  ]
+
+  /// Fixed channels only named: their payload is shown as data, like an unknown channel's.
+  static let namedOnly: [(cid: UInt16, name: StaticString)] = [(0x0002, "connectionless")]
+
+  /// The first dynamic CID (LE and BR/EDR alike); those below are fixed.
+  static let dynamicStart: UInt16 = 0x0040
+
+  struct Entry {
+    let name: StaticString
+    /// nil for a channel only named.
+    let channel: (any L2CAPFixedChannel.Type)?
+  }
+
+  /// Every fixed CID's entry, by CID (nil: unknown); `Dissector.fixedChannels` holds it.
+  static let byCID: [Entry?] = {
+    var table = [Entry?](repeating: nil, count: Int(dynamicStart))
+    func add(_ cid: UInt16, _ entry: Entry) {
+      precondition(cid > 0 && cid < dynamicStart, "fixed channels are 0x0001–0x003F, not \(cid)")
+      precondition(table[Int(cid)] == nil, "two fixed channels registered with CID \(cid)")
+      table[Int(cid)] = entry
+    }
+    for channel in registered { add(channel.cid, Entry(name: channel.name, channel: channel)) }
+    for (cid, name) in namedOnly { add(cid, Entry(name: name, channel: nil)) }
+    return table
+  }()
+
+}
