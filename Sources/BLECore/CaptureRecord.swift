@@ -21,6 +21,10 @@ public enum NoteKind: String, Sendable, Hashable {
 }
 
 /// What a record carries, normalized across formats (the Linux monitor opcodes' vocabulary).
+///
+/// The switches that name every kind are here (the JSON and text names, the monitor opcode):
+/// a new kind is answered for in this file. Elsewhere code asks these properties, or handles
+/// the kinds it knows and leaves the rest to a `default`.
 public enum PacketKind: Sendable, Hashable {
   case command, event, acl, sco, iso
   case note(NoteKind)
@@ -69,6 +73,21 @@ public enum PacketKind: Sendable, Hashable {
     case .indexInfo: return "index_info"
     case .control: return "control"
     case .other: return "other"
+    }
+  }
+
+  /// The protocol column of text output when no layer above HCI was decoded.
+  public var textLabel: StaticString {
+    switch self {
+    case .command: return "CMD"
+    case .event: return "EVT"
+    case .acl: return "ACL"
+    case .sco: return "SCO"
+    case .iso: return "ISO"
+    case .note: return "NOTE"
+    case .indexAdded, .indexRemoved, .indexOpened, .indexClosed, .indexInfo: return "INDEX"
+    case .control: return "CTRL"
+    case .other: return "OTHER"
     }
   }
 

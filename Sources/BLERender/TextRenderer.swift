@@ -53,17 +53,7 @@ public struct TextRenderer: FrameRenderer {
   static func protocolLabel(layer: StaticString, kind: PacketKind, attOpcode: UInt8?) -> StaticString {
     if attOpcode != nil { return "ATT" }
     if layer.utf8CodeUnitCount > 0 { return layer }
-    switch kind {
-    case .command: return "CMD"
-    case .event: return "EVT"
-    case .acl: return "ACL"
-    case .sco: return "SCO"
-    case .iso: return "ISO"
-    case .note: return "NOTE"
-    case .indexAdded, .indexRemoved, .indexOpened, .indexClosed, .indexInfo: return "INDEX"
-    case .control: return "CTRL"
-    case .other: return "OTHER"
-    }
+    return kind.textLabel
   }
 
   /// One-line output (`-1`) names the PDUs that fill most captures briefly, so the common
