@@ -11,9 +11,7 @@ extension FuzzTarget {
     var outcome = Outcome()
     let reader: any CaptureReader
     do {
-      let input = InputSource(bytes: bytes, name: "fuzz")
-      input.inflationLimits = inflationLimits
-      reader = try CaptureFile.open(input, damage: .resynchronize)
+      reader = try open(bytes)
     } catch {
       check(error)
       outcome.error = error

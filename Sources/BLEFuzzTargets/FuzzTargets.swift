@@ -150,16 +150,20 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     return max(inflated, limits.summary.saturatingMultiply(4)).saturatingAdd(64)
   }
 
+  /// Opens `bytes` as the CLI opens a capture: read on past damage, so the resynchronization is
+  /// fuzzed too; inflation caps lowered (`inflationLimits`), so that small inputs reach them.
+  static func open(_ bytes: UnsafeBufferPointer<UInt8>) throws(CaptureError) -> any CaptureReader {
+    let input = InputSource(bytes: bytes, name: "fuzz")
+    input.inflationLimits = inflationLimits
+    return try CaptureFile.open(input, damage: .resynchronize)
+  }
+
   /// Opens `bytes` as a capture and reads every record; with `render`, dissects and renders them.
   static func read(_ bytes: UnsafeBufferPointer<UInt8>, render: Bool, keepingJSON: Bool) -> Outcome {
     var outcome = Outcome()
     let reader: any CaptureReader
     do {
-      // As the CLI reads by default: on past damage, so the resynchronization is fuzzed too.
-      // Inflation caps lowered (`inflationLimits`), so that small inputs reach them.
-      let input = InputSource(bytes: bytes, name: "fuzz")
-      input.inflationLimits = inflationLimits
-      reader = try CaptureFile.open(input, damage: .resynchronize)
+      reader = try open(bytes)
     } catch {
       check(error)
       outcome.error = error
