@@ -7,26 +7,29 @@ import Foundation
 ///
 /// Calls come in capture order, from one thread at a time (the stream's second thread when it
 /// runs on two). Every frame is complete: all its layers and its typed value decoded.
-public protocol FrameConsumer: AnyObject {
+/// A consumer may be a class (run with `run(into:)`) or a struct (run with `run(into: &consumer)`):
+/// a struct's state is then reached without the run-time exclusivity checks a class's stored
+/// properties pay per frame, and the stream hands it back when the run ends.
+public protocol FrameConsumer {
   /// How much of each frame's field list the consumer shows (`.none` for analyses that read
   /// facts only); the facts are the same whatever it says.
   var fieldDetail: FieldDetail { get }
   /// One frame. The frame is reused once this returns: keep what is needed, not the frame.
   /// Returns false to end the stream early (an output closed).
-  func consume(_ frame: inout DissectedFrame) -> Bool
+  mutating func consume(_ frame: inout DissectedFrame) -> Bool
   /// The reader skipped damaged bytes just before the frame that comes next.
-  func skippedDamage(_ skip: SkippedDamage)
+  mutating func skippedDamage(_ skip: SkippedDamage)
   /// The input went idle (a pipe waits for its writer): show what was consumed so far.
-  func inputIdle()
+  mutating func inputIdle()
   /// After the last frame, with the engine's final state.
-  func finish(_ end: FrameStream.End)
+  mutating func finish(_ end: FrameStream.End)
 }
 
 extension FrameConsumer {
   public var fieldDetail: FieldDetail { .all }
-  public func skippedDamage(_ skip: SkippedDamage) {}
-  public func inputIdle() {}
-  public func finish(_ end: FrameStream.End) {}
+  public mutating func skippedDamage(_ skip: SkippedDamage) {}
+  public mutating func inputIdle() {}
+  public mutating func finish(_ end: FrameStream.End) {}
 }
 
 /// Reads a capture, dissects every record and hands the frames to a consumer: the one engine
@@ -96,14 +99,21 @@ public struct FrameStream {
   /// Runs the stream to its end (or until the consumer stops it); returns how it ended. The
   /// consumer's `finish` has been called when this returns.
   @discardableResult
-  public func run(into consumer: some FrameConsumer) -> End {
+  public func run(into consumer: some FrameConsumer & AnyObject) -> End {
+    var consumer = consumer
+    return run(into: &consumer)
+  }
+
+  /// The same for a consumer of any kind (a struct keeps its state here, handed back at the end).
+  @discardableResult
+  public func run<Consumer: FrameConsumer>(into consumer: inout Consumer) -> End {
     switch options.threading {
-    case .one: return runOnOneThread(consumer)
-    case .two: return runOnTwoThreads(consumer)
+    case .one: return runOnOneThread(&consumer)
+    case .two: return runOnTwoThreads(&consumer)
     }
   }
 
-  func runOnOneThread(_ consumer: some FrameConsumer) -> End {
+  func runOnOneThread(_ consumer: inout some FrameConsumer) -> End {
     var dissector = Dissector(registry: options.registry, maps: options.maps, cache: options.cache)
     dissector.fieldDetail = consumer.fieldDetail
     dissector.labelsInHindsight = options.labelsInHindsight
@@ -130,12 +140,12 @@ public struct FrameStream {
           if !goOn { break }
           continue
         }
-        if !held.hold(&frame, &dissector, consumer) { break }
+        if !held.hold(&frame, &dissector, &consumer) { break }
       }
     } catch {
       failure = error
     }
-    held.releaseAll(consumer)
+    held.releaseAll(&consumer)
     let end = End(frames: number, failure: failure, dissector: dissector)
     consumer.finish(end)
     return end
@@ -155,7 +165,7 @@ public struct FrameStream {
   /// Frames held back for hindsight at most on one thread.
   static var heldFrames: Int { heldBatches * batchSize }
 
-  func runOnTwoThreads(_ consumer: some FrameConsumer) -> End {
+  func runOnTwoThreads<Consumer: FrameConsumer>(_ consumer: inout Consumer) -> End {
     let empty = BatchQueue()
     let filled = BatchQueue()
     for _ in 0..<Self.batchesInFlight { empty.put(FrameBatch(capacity: Self.batchSize)) }
@@ -272,6 +282,7 @@ public struct FrameStream {
     batch.end = end
     filled.put(batch)
     finished.wait()
+    if let handedBack = side.consumer.take() { consumer = handedBack }
     return end
   }
 }
@@ -287,7 +298,7 @@ struct HeldFrames {
 
   /// Takes `frame` in (it is replaced by a cleared one), labels what a guess just explained,
   /// and hands over the frames no guess can still label. Returns false once the consumer stopped.
-  mutating func hold(_ frame: inout DissectedFrame, _ dissector: inout Dissector, _ consumer: some FrameConsumer) -> Bool {
+  mutating func hold(_ frame: inout DissectedFrame, _ dissector: inout Dissector, _ consumer: inout some FrameConsumer) -> Bool {
     for label in dissector.takeHindsight() {
       if let index = frames.firstIndex(where: { $0.number == label.frame }) { dissector.applyHindsight(label, to: &frames[index]) }
     }
@@ -300,13 +311,13 @@ struct HeldFrames {
     let oldest = dissector.oldestUndecidedFrame()
     var count = 0
     while count < frames.count, oldest.map({ frames[count].number < $0 }) ?? true { count += 1 }
-    release(count, consumer)
+    release(count, &consumer)
     return !stopped
   }
 
-  mutating func releaseAll(_ consumer: some FrameConsumer) { release(frames.count, consumer) }
+  mutating func releaseAll(_ consumer: inout some FrameConsumer) { release(frames.count, &consumer) }
 
-  mutating func release(_ count: Int, _ consumer: some FrameConsumer) {
+  mutating func release(_ count: Int, _ consumer: inout some FrameConsumer) {
     for index in 0..<count {
       if !stopped && !consumer.consume(&frames[index]) { stopped = true }
       frames[index].recycle()
@@ -394,7 +405,9 @@ protocol BatchConsuming: AnyObject, Sendable {
 
 /// The consumer's side of a two-thread stream.
 final class ConsumerSide<Consumer: FrameConsumer>: BatchConsuming, @unchecked Sendable {
-  let consumer: Consumer
+  /// Taken by the consumer's thread for the run (a local: no run-time exclusivity checks per
+  /// frame), given back when it ends.
+  var consumer: Consumer?
   let registry: DecoderRegistry
   private let lock = NSLock()
   private var isStopped = false
@@ -412,6 +425,8 @@ final class ConsumerSide<Consumer: FrameConsumer>: BatchConsuming, @unchecked Se
   }
 
   func consumeBatches(from filled: BatchQueue, returningTo empty: BatchQueue) {
+    guard var consumer = consumer.take() else { return }
+    defer { self.consumer = consumer }
     var stopping = false
     while true {
       let batch = filled.take()

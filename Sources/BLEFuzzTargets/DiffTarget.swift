@@ -20,8 +20,8 @@ extension FuzzTarget {
     var options = FrameStream.Options()
     options.threading = .one
     options.limit = frameLimit
-    let consumer = DiffConsumer()
-    let end = FrameStream(source: reader, options: options).run(into: consumer)
+    var consumer = DiffConsumer()
+    let end = FrameStream(source: reader, options: options).run(into: &consumer)
     outcome.records = end.frames
     if let failure = end.failure {
       // The source is a capture reader: the failure's cause is a `CaptureError`.

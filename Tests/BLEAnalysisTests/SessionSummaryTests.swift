@@ -21,8 +21,8 @@ func summarize(reader: any CaptureReader, threading: FrameStream.Threading = .tw
   var options = FrameStream.Options()
   options.threading = threading
   options.limit = limit
-  let consumer = SummaryConsumer()
-  FrameStream(source: reader, options: options).run(into: consumer)
+  var consumer = SummaryConsumer()
+  FrameStream(source: reader, options: options).run(into: &consumer)
   return consumer.summary
 }
 

@@ -3,25 +3,25 @@ import BLEDecoder
 import BLEEngine
 
 /// Collects what a comparison needs from one capture: the session summary and each
-/// connection's procedure steps and exchanges; at the end, the GATT tables they were about.
-public final class DiffConsumer: FrameConsumer {
-  // Used by the stream's consumer thread only, then read after `run` returns.
-  @exclusivity(unchecked) var analyzer = SessionAnalyzer()
-  @exclusivity(unchecked) var operations = OperationLog()
-  @exclusivity(unchecked) var tables: [BDAddr: GATTAttributeTree] = [:]
-  @exclusivity(unchecked) var tableSources: [BDAddr: GATTMapProvenance] = [:]
+/// connection's procedure steps and exchanges; at the end, the GATT tables they were about. A
+/// struct, run with `run(into: &consumer)`.
+public struct DiffConsumer: FrameConsumer {
+  var analyzer = SessionAnalyzer()
+  var operations = OperationLog()
+  var tables: [BDAddr: GATTAttributeTree] = [:]
+  var tableSources: [BDAddr: GATTMapProvenance] = [:]
 
   public init() {}
 
   public var fieldDetail: FieldDetail { .none }
 
-  public func consume(_ frame: inout DissectedFrame) -> Bool {
+  public mutating func consume(_ frame: inout DissectedFrame) -> Bool {
     analyzer.add(&frame)
     operations.add(&frame)
     return true
   }
 
-  public func finish(_ end: FrameStream.End) {
+  public mutating func finish(_ end: FrameStream.End) {
     analyzer.finish(databases: end.dissector.databases)
     let databases = end.dissector.databases
     // The table a connection's requests were about: the peer's, or the local device's when the

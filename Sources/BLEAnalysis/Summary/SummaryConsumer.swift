@@ -2,10 +2,10 @@ import BLECore
 import BLEDecoder
 import BLEEngine
 
-/// Runs a `SessionAnalyzer` as a frame stream's consumer: facts only, no fields kept.
-public final class SummaryConsumer: FrameConsumer {
-  // Used by the stream's consumer thread only, then read after `run` returns.
-  @exclusivity(unchecked) public private(set) var analyzer = SessionAnalyzer()
+/// Runs a `SessionAnalyzer` as a frame stream's consumer: facts only, no fields kept. A struct,
+/// run with `run(into: &consumer)`: the analyzer is touched per frame without run-time checks.
+public struct SummaryConsumer: FrameConsumer {
+  public private(set) var analyzer = SessionAnalyzer()
   /// Damage the reader skipped, in bytes and places (the summary says the capture was damaged).
   public private(set) var skippedBytes = 0
   public private(set) var skippedPlaces = 0
@@ -17,18 +17,18 @@ public final class SummaryConsumer: FrameConsumer {
 
   public var fieldDetail: FieldDetail { .none }
 
-  public func consume(_ frame: inout DissectedFrame) -> Bool {
+  public mutating func consume(_ frame: inout DissectedFrame) -> Bool {
     analyzer.add(&frame)
     return true
   }
 
-  public func skippedDamage(_ skip: SkippedDamage) {
+  public mutating func skippedDamage(_ skip: SkippedDamage) {
     skippedBytes = skippedBytes.saturatingAdd(skip.byteCount)
     skippedPlaces = skippedPlaces.saturatingAdd(1)
     if skips.count < Self.listedSkips { skips.append(skip) }
   }
 
-  public func finish(_ end: FrameStream.End) {
+  public mutating func finish(_ end: FrameStream.End) {
     analyzer.finish(databases: end.dissector.databases)
   }
 

@@ -154,8 +154,8 @@ enum DiffCommand: CLICommand {
     var options = FrameStream.Options()
     options.threading = .one
     maps.apply(to: &options)
-    let consumer = DiffConsumer()
-    let end = FrameStream(source: reader, options: options).run(into: consumer)
+    var consumer = DiffConsumer()
+    let end = FrameStream(source: reader, options: options).run(into: &consumer)
     maps.finish(end, capture: path.display, context)
     let status = context.finishRead(path, reader: reader, frames: end.frames, failure: end.failure)
     return Result(side: consumer.side, errors: context.stderr.bytes, status: status)

@@ -85,8 +85,8 @@ enum SummaryCommand: CLICommand {
     var options = FrameStream.Options()
     options.threading = settings.threading
     settings.maps.apply(to: &options)
-    let consumer = SummaryConsumer()
-    let end = FrameStream(source: reader, options: options).run(into: consumer)
+    var consumer = SummaryConsumer()
+    let end = FrameStream(source: reader, options: options).run(into: &consumer)
     settings.maps.finish(end, capture: path.display, context)
     var report = SummaryReport(file: path.display, format: "\(reader.format.name), \(reader.format.detail)", summary: consumer.summary)
     report.damage = end.failure?.message

@@ -12,8 +12,8 @@ import Testing
   static func side(_ name: String) throws -> DiffSide {
     var options = FrameStream.Options()
     options.threading = .one
-    let consumer = DiffConsumer()
-    FrameStream(source: try CaptureFile.open(path: capturePath(name)), options: options).run(into: consumer)
+    var consumer = DiffConsumer()
+    FrameStream(source: try CaptureFile.open(path: capturePath(name)), options: options).run(into: &consumer)
     return consumer.side
   }
 
