@@ -236,7 +236,13 @@ public struct DissectedFrame: Sendable {
   public var hci = HCIFact.none
   public var linkEvents = ReusableList<LinkEvent>()
   public var att: ATTFact?
-  public internal(set) var attributes: [AttributeFact] = []
+  public internal(set) var attributes: [AttributeFact] {
+    @inlinable get { storedAttributes }
+    set { storedAttributes = newValue }
+    _modify { yield &storedAttributes }
+  }
+  /// The facts, under a name inlinable code may reach (`withAttribute`).
+  @usableFromInline var storedAttributes: [AttributeFact] = []
   /// The value `ValueStage` is to decode: the last attribute's, with its decoder and raw bytes
   /// (kept here so the stage reads a few words, not the fact).
   var pendingValue: (attribute: Int, decoder: Int, raw: Range<Int>)?

@@ -245,16 +245,16 @@ extension DissectedFrame {
   /// Calls `body` with attribute `index` where it lies. An array element read through the
   /// array's getter is copied whole (its typed value, meaning and strings retained and released
   /// again); one reached for modification is not, so the fact is reached that way, and lent.
-  public mutating func withAttribute<R>(_ index: Int, _ body: (borrowing AttributeFact) -> R) -> R {
-    Self.lend(&attributes[index], body)
+  @inlinable public mutating func withAttribute<R>(_ index: Int, _ body: (borrowing AttributeFact) -> R) -> R {
+    Self.lend(&storedAttributes[index], body)
   }
 
-  static func lend<T, R>(_ value: inout T, _ body: (borrowing T) -> R) -> R { body(value) }
+  @inlinable static func lend<T, R>(_ value: inout T, _ body: (borrowing T) -> R) -> R { body(value) }
 
   /// Calls `body` with each attribute's typed value of type `Value` and the operation that
   /// carried it. The facts are read where they lie (`withAttribute`): iterating `attributes`
   /// copies every fact, typed value and all, before looking at it.
-  public mutating func forEachValue<Value: CharacteristicValue>(as type: Value.Type, _ body: (GATTOperation, Value) -> Void) {
+  @inlinable public mutating func forEachValue<Value: CharacteristicValue>(as type: Value.Type, _ body: (GATTOperation, Value) -> Void) {
     for index in attributes.indices {
       withAttribute(index) { fact in
         if let value = fact.value(as: type) { body(fact.operation, value) }

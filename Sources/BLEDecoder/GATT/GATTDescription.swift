@@ -176,7 +176,7 @@ public enum ValueStage {
     // The fact is changed in place (copying it would copy its value), beside the fields.
     frame.valueBytes.withBytes(raw) { buffer in
       GATTDescription.decodeValue(
-        registry[decoder: decoder], ByteView.pinned(buffer, count: buffer.count), &frame.attributes[index], &frame.fields,
+        registry[decoder: decoder], ByteView.pinned(buffer, count: buffer.count), &frame.storedAttributes[index], &frame.fields,
         &frame.diagnostics, &frame.malformed)
     }
   }

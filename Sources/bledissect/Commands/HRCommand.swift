@@ -107,8 +107,8 @@ enum HRCommand: CLICommand {
     var options = FrameStream.Options()
     options.threading = output.threading
     settings.maps.apply(to: &options)
-    let consumer = HeartRateRows(settings: settings, file: output.inBatch ? path.display : nil, output: output)
-    let end = FrameStream(source: reader, options: options).run(into: consumer)
+    var consumer = HeartRateRows(settings: settings, file: output.inBatch ? path.display : nil, output: output)
+    let end = FrameStream(source: reader, options: options).run(into: &consumer)
     settings.maps.finish(end, capture: path.display, context)
     output.handOver()
     // The rows do not say where their meaning came from: a table from the cache is named here.
@@ -133,8 +133,9 @@ enum HRCommand: CLICommand {
   }
 }
 
-/// Writes a row per heart-rate measurement as frames come; gathers the plot when asked.
-final class HeartRateRows: FrameConsumer {
+/// Writes a row per heart-rate measurement as frames come; gathers the plot when asked. A
+/// struct, run with `run(into: &rows)`: its state is touched per row without run-time checks.
+struct HeartRateRows: FrameConsumer {
   static let maximumPlottedDevices = 64
   let settings: HRCommand.Settings
   let output: JobOutput
@@ -156,11 +157,8 @@ final class HeartRateRows: FrameConsumer {
   var timeline = LinkTimeline()
   var devicesLeftOut = 0
   var devicesSeenLeftOut: Set<String> = []
-  /// Each device's plausibility checks (the current device selected with its label). Written
-  /// for every row from inside `forEachValue`'s closure, on the consumer's thread only: the
-  /// run-time exclusivity check would cost more than the check itself (as the summary's
-  /// analyzer).
-  @exclusivity(unchecked) var plausibility = HeartRatePlausibilityTable()
+  /// Each device's plausibility checks (the current device selected with its label).
+  var plausibility = HeartRatePlausibilityTable()
   /// Rows written (each row's flags are checked once), and, while there are none, what the
   /// capture showed instead.
   var rowCount: Int { plausibility.checked }
@@ -185,7 +183,7 @@ final class HeartRateRows: FrameConsumer {
 
   var fieldDetail: FieldDetail { .none }
 
-  func consume(_ frame: inout DissectedFrame) -> Bool {
+  mutating func consume(_ frame: inout DissectedFrame) -> Bool {
     let timestamp = frame.record.timestamp
     if firstTimestamp == nil {
       firstTimestamp = timestamp
@@ -228,7 +226,7 @@ final class HeartRateRows: FrameConsumer {
     return !output.isClosed
   }
 
-  func finish(_ end: FrameStream.End) {
+  mutating func finish(_ end: FrameStream.End) {
     // A capture with no frame still gets its header row.
     if firstTimestamp == nil { writeHeader() }
   }
@@ -241,7 +239,7 @@ final class HeartRateRows: FrameConsumer {
   static let secondsWidth = 12
   static let dateTimeWidth = 26
 
-  func writeHeader() {
+  mutating func writeHeader() {
     guard !headerWritten else { return }
     headerWritten = true
     switch settings.format {
@@ -262,7 +260,7 @@ final class HeartRateRows: FrameConsumer {
   /// The device a frame's measurement comes from: the peer, or the capturing host when it sent
   /// the notification (a capture taken on the strap).
   /// Takes the frame's parts, not the frame: a copy of it would retain every buffer it holds.
-  func label(_ connection: ConnectionLabel?, sentByHost: Bool, adapter recordAdapter: UInt16) {
+  mutating func label(_ connection: ConnectionLabel?, sentByHost: Bool, adapter recordAdapter: UInt16) {
     if let connection, connection == lastConnection, sentByHost == lastSentByHost { return }
     lastConnection = connection
     lastSentByHost = sentByHost
@@ -288,11 +286,11 @@ final class HeartRateRows: FrameConsumer {
     return sentByHost ? "hci\(adapter)" : "hci\(adapter) conn \(connection?.handle ?? 0)"
   }
 
-  func writeLabel() {
+  mutating func writeLabel() {
     if labelIsAddress { output.buffer.append(lastLabel) } else { output.buffer.append(string: lastLabelString) }
   }
 
-  func writeTime(_ timestamp: Int64) {
+  mutating func writeTime(_ timestamp: Int64) {
     if settings.absoluteTime {
       output.buffer.utcDateTime(timestamp)
     } else {
@@ -300,7 +298,7 @@ final class HeartRateRows: FrameConsumer {
     }
   }
 
-  func row(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
+  mutating func row(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
     switch settings.format {
     case .text: textRow(number, timestamp, measurement, flags)
     case .csv: csvRow(number, timestamp, measurement, flags)
@@ -308,7 +306,7 @@ final class HeartRateRows: FrameConsumer {
     }
   }
 
-  func textRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
+  mutating func textRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
     var start = output.buffer.count
     output.buffer.byte(UInt8(ascii: "#"))
     output.buffer.decimal(number)
@@ -344,7 +342,7 @@ final class HeartRateRows: FrameConsumer {
     output.buffer.byte(0x0A)
   }
 
-  func csvRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
+  mutating func csvRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
     if let fileField {
       output.buffer.append(string: fileField)
       output.buffer.byte(UInt8(ascii: ","))
@@ -383,7 +381,7 @@ final class HeartRateRows: FrameConsumer {
     output.buffer.byte(0x0A)
   }
 
-  func jsonRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
+  mutating func jsonRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
     output.buffer.byte(UInt8(ascii: "{"))
     if let fileField {
       output.buffer.append(#""file":"#)
@@ -421,11 +419,11 @@ final class HeartRateRows: FrameConsumer {
   // MARK: Plot
 
   /// Seconds since the capture's first frame: the plot's time axis.
-  func plotSeconds(_ timestamp: Int64) -> Double {
+  mutating func plotSeconds(_ timestamp: Int64) -> Double {
     Double(Timestamp.elapsed(from: firstTimestamp ?? timestamp, to: timestamp)) / 1_000_000
   }
 
-  func track(_ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
+  mutating func track(_ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
     let slot: Int
     if let known = tracks[lastLabelString] {
       slot = known

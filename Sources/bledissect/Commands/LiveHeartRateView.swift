@@ -7,7 +7,8 @@ import BLERender
 /// contact, energy, RR), written as each arrives. On a terminal, a status line under the rows
 /// shows each strap's latest reading, erased before new rows and drawn again after them.
 final class LiveHeartRateView: FrameConsumer {
-  let rows: HeartRateRows
+  // Its row callbacks run while it is consuming: they must not touch `rows`.
+  var rows: HeartRateRows
   let output: JobOutput
   let terminalColumns: Int?
   /// Latest reading per device, in the order first seen; at most `maximumStraps`.
