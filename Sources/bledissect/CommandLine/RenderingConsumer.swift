@@ -4,30 +4,22 @@ import BLEDecoder
 import BLEEngine
 import BLERender
 
-/// Where rendered bytes go: the CLI context's standard output or error, owned by the stream's
-/// consumer thread while the stream runs.
-final class OutputSink: @unchecked Sendable {
-  // One thread at a time uses it (the stream's consumer, then the command): no run-time
-  // exclusivity check per frame.
-  @exclusivity(unchecked) var buffer: OutputBuffer
-  init(_ buffer: OutputBuffer) { self.buffer = buffer }
-}
-
 /// `annotate`'s consumer: the frames that pass the filter, rendered to standard output; the
-/// damage the reader skipped, on standard error in order with the frames.
-final class RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
-  // Used by the consumer's thread only: no run-time exclusivity check per frame.
-  @exclusivity(unchecked) var renderer: Renderer
+/// damage the reader skipped, on standard error in order with the frames. A struct that owns
+/// both buffers while the stream runs (run with `run(into: &consumer)`, then read back): its
+/// renderer and buffers are touched per frame without run-time exclusivity checks.
+struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
+  var renderer: Renderer
   let filter: FrameFilter
   let filtering: Bool
-  let output: OutputSink
-  let errors: OutputSink
+  var output: OutputBuffer
+  var errors: OutputBuffer
   /// Starts each line on standard error (the capture's name).
   let label: String
   /// Called once when the output closes (`| head`): a live source stops waiting for input.
   var whenOutputCloses: (() -> Void)?
 
-  init(renderer: Renderer, filter: FrameFilter, output: OutputSink, errors: OutputSink, label: String) {
+  init(renderer: Renderer, filter: FrameFilter, output: OutputBuffer, errors: OutputBuffer, label: String) {
     self.renderer = renderer
     self.filter = filter
     self.filtering = !filter.isEmpty
@@ -38,34 +30,34 @@ final class RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
 
   var fieldDetail: FieldDetail { renderer.fieldDetail }
 
-  func consume(_ frame: inout DissectedFrame) -> Bool {
+  mutating func consume(_ frame: inout DissectedFrame) -> Bool {
     if filtering && !filter.matches(frame) {
       renderer.skip(&frame)
       return true
     }
-    renderer.render(&frame, to: &output.buffer)
+    renderer.render(&frame, to: &output)
     return stillOpen()
   }
 
-  func stillOpen() -> Bool {
-    if !output.buffer.isClosed { return true }
+  mutating func stillOpen() -> Bool {
+    if !output.isClosed { return true }
     whenOutputCloses?()
     whenOutputCloses = nil
     return false
   }
 
   /// One line on stderr, after the frames before it have been written out.
-  func skippedDamage(_ skip: SkippedDamage) {
-    output.buffer.flush()
-    errors.buffer.append(string: "bledissect: \(label): \(skip.message)\n")
-    errors.buffer.flush()
+  mutating func skippedDamage(_ skip: SkippedDamage) {
+    output.flush()
+    errors.append(string: "bledissect: \(label): \(skip.message)\n")
+    errors.flush()
   }
 
-  func inputIdle() {
-    output.buffer.flush()
+  mutating func inputIdle() {
+    output.flush()
     // A closed output is found when flushing: the stream stops at its next record.
-    if output.buffer.isClosed { _ = stillOpen() }
+    if output.isClosed { _ = stillOpen() }
   }
 
-  func finish(_ end: FrameStream.End) { renderer.finish(to: &output.buffer) }
+  mutating func finish(_ end: FrameStream.End) { renderer.finish(to: &output) }
 }

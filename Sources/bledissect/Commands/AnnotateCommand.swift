@@ -86,8 +86,6 @@ enum AnnotateCommand: CLICommand {
     _ reader: any CaptureReader, renderer: R, settings: RenderSettings, label: String, threading: FrameStream.Threading,
     live: Bool = false, whenOutputCloses: (() -> Void)?, _ context: CLIContext
   ) -> FrameStream.End {
-    let sink = OutputSink(context.stdout)
-    let errors = OutputSink(context.stderr)
     var options = FrameStream.Options()
     options.limit = settings.limit
     options.threading = threading
@@ -97,12 +95,13 @@ enum AnnotateCommand: CLICommand {
     // For measurements (docs/performance.md): one thread, every value decoded in turn.
     if context.environment["BLEDISSECT_THREADS"] == "1" { options.threading = .one }
     if let share = context.environment["BLEDISSECT_VALUE_SHARE"].flatMap(Int.init) { options.valueShare = .fixed(share) }
-    let consumer = RenderingConsumer(renderer: renderer, filter: settings.filter, output: sink, errors: errors, label: label)
+    // The buffers go to the consumer for the run and come back with it.
+    var consumer = RenderingConsumer(renderer: renderer, filter: settings.filter, output: context.stdout, errors: context.stderr, label: label)
     consumer.whenOutputCloses = whenOutputCloses
-    let end = FrameStream(source: reader, options: options).run(into: consumer)
+    let end = FrameStream(source: reader, options: options).run(into: &consumer)
+    context.stdout = consumer.output
+    context.stderr = consumer.errors
     settings.maps.finish(end, capture: label, context)
-    context.stdout = sink.buffer
-    context.stderr = errors.buffer
     context.stdout.flush()
     return end
   }
