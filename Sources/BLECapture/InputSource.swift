@@ -23,9 +23,11 @@ public final class InputSource: @unchecked Sendable {
   /// One past the last valid byte in `buffer`.
   var end = 0
   var reachedEOF = false
-  /// File offset of `buffer[start]`. Read once per record, before a call the compiler cannot see
-  /// through: spared the run-time exclusivity check (one reader owns a source).
-  @exclusivity(unchecked) public private(set) var position: Int64 = 0
+  /// File offset of `buffer[0]`: moved only when the buffer is compacted or bypassed, so that
+  /// consuming bytes (per record) writes `start` alone.
+  var bufferOffset: Int64 = 0
+  /// File offset of `buffer[start]`.
+  public var position: Int64 { bufferOffset &+ Int64(start) }
   public let name: String
   /// Whether the descriptor is a regular file: reads from it never wait for a writer.
   public let isRegularFile: Bool
@@ -277,7 +279,7 @@ public final class InputSource: @unchecked Sendable {
     inflater = try Inflater(wrapper, pending: pending, cap: ratioCap(subject: subject, advice: advice))
     start = 0
     end = 0
-    position = 0
+    bufferOffset = 0
     reachedEOF = false
   }
 
@@ -332,6 +334,7 @@ public final class InputSource: @unchecked Sendable {
       } else if unread > 0 {
         _ = memmove(buffer, buffer + start, unread)
       }
+      bufferOffset &+= Int64(start)
       start = 0
       end = unread
     }
@@ -371,7 +374,6 @@ public final class InputSource: @unchecked Sendable {
 
   public func consume(_ count: Int) {
     start += count
-    position += Int64(count)
   }
 
   /// Hands buffered bytes to `destination` (for libpcap's FILE*), returning how many were copied.
@@ -406,7 +408,7 @@ public final class InputSource: @unchecked Sendable {
     }
     do {
       let got = try readSome(into: destination.assumingMemoryBound(to: UInt8.self), count: max)
-      position += Int64(got)
+      bufferOffset &+= Int64(got)
       return got
     } catch {
       readThroughFailure = error
