@@ -200,10 +200,6 @@ public struct LinkTimeline: Sendable {
     }
   }
 
-  static func same(_ a: StaticString, _ b: StaticString) -> Bool {
-    a.withUTF8Buffer { first in b.withUTF8Buffer { second in first.elementsEqual(second) } }
-  }
-
   mutating func linkEvent(_ event: LinkEvent, frame: DissectedFrame, time: Double) {
     let adapter = frame.record.adapter
     switch event {

@@ -64,9 +64,12 @@ extension SessionDiff {
 
   // MARK: - GATT tables
 
-  func compareTables(_ a: GATTAttributeTree, _ b: GATTAttributeTree, _ sideA: DiffSide, _ sideB: DiffSide, _ pair: DevicePair) -> [SessionDifference] {
-    let seenA = coverage(sideA, pair.a.address)
-    let seenB = coverage(sideB, pair.b.address)
+  /// `seen`: what each side's discovery covered (worked out once per device pair by `compare`).
+  func compareTables(
+    _ a: GATTAttributeTree, _ b: GATTAttributeTree, _ sideA: DiffSide, _ sideB: DiffSide, _ pair: DevicePair,
+    seen: (a: DiscoveryCoverage, b: DiscoveryCoverage)? = nil
+  ) -> [SessionDifference] {
+    let (seenA, seenB) = seen ?? (coverage(sideA, pair.a.address), coverage(sideB, pair.b.address))
     var differences: [SessionDifference] = []
     func add(_ text: String, _ inA: Occurrence?, _ inB: Occurrence?, _ valueA: String?, _ valueB: String?) {
       differences.append(SessionDifference(kind: .gatt, subject: pair.subject, text: text, inA: sideA.place(inA), inB: sideB.place(inB), a: valueA, b: valueB))
@@ -180,9 +183,8 @@ extension SessionDiff {
 
   /// What one side's client searched that the other's never did: one line per kind of search,
   /// naming what was searched.
-  func compareDiscovery(_ a: DiffSide, _ b: DiffSide, _ pair: DevicePair) -> [SessionDifference] {
-    let seenA = coverage(a, pair.a.address, centralIsClient: pair.centralIsClient)
-    let seenB = coverage(b, pair.b.address, centralIsClient: pair.centralIsClient)
+  func compareDiscovery(_ a: DiffSide, _ b: DiffSide, _ pair: DevicePair, seen: (a: DiscoveryCoverage, b: DiscoveryCoverage)) -> [SessionDifference] {
+    let (seenA, seenB) = seen
     var differences: [SessionDifference] = []
     if seenA.allServicesCount != seenB.allServicesCount {
       let text: String
@@ -533,7 +535,7 @@ extension SessionDiff {
     } else if tally.valuesNotListed > 0 {
       parts.append("more values")
     }
-    return parts.count > 1 ? parts.dropLast().joined(separator: ", ") + " and " + parts[parts.count - 1] : parts.first ?? "nothing"
+    return Self.list(parts)
   }
 
   /// Some of a side's values, each with its count when the side had more than one value.
@@ -568,23 +570,13 @@ extension SessionDiff {
   }
 
   /// Bytes that are printable ASCII with line ends (a UART's AT commands), as text with the
-  /// line ends escaped.
+  /// line ends, quotes and backslashes escaped (as the Nordic UART decoder writes its text).
   static func asciiText(_ value: ExchangedValue) -> String? {
     guard value.length == value.prefix.count, value.prefix.count >= 2,
       value.prefix.allSatisfy({ (0x20...0x7E).contains($0) || $0 == 0x0D || $0 == 0x0A }),
       value.prefix.contains(where: { (0x41...0x7A).contains($0) })
     else { return nil }
-    var text = ""
-    for byte in value.prefix {
-      switch byte {
-      case 0x0D: text += "\\r"
-      case 0x0A: text += "\\n"
-      case 0x22: text += "\\\""
-      case 0x5C: text += "\\\\"
-      default: text.unicodeScalars.append(Unicode.Scalar(byte))
-      }
-    }
-    return text
+    return NordicUART.Payload.escaped(String(decoding: value.prefix, as: UTF8.self))
   }
 
   static func clipped(_ words: String) -> String {

@@ -97,10 +97,12 @@ public struct SessionDiff: Sendable {
       let name = deviceA.name ?? deviceB.name
       let pair = DevicePair(a: deviceA, b: deviceB, subject: name.map { "\"\($0)\"" } ?? "\(deviceA.address)")
       let subject = pair.subject
+      // What each side's discovery covered: tables are compared only that far.
+      let seen = (a: coverage(a, deviceA.address), b: coverage(b, deviceB.address))
       if let tableA = a.tables[deviceA.address], let tableB = b.tables[deviceB.address] {
-        differences += compareTables(tableA, tableB, a, b, pair)
+        differences += compareTables(tableA, tableB, a, b, pair, seen: seen)
       }
-      differences += compareDiscovery(a, b, pair)
+      differences += compareDiscovery(a, b, pair, seen: seen)
       let silenced = compareSubscriptions(a, b, pair, into: &differences)
       differences += compareExchanges(a, b, pair)
       // The peripheral as a client of the central's table, where either side shows it.
@@ -108,7 +110,8 @@ public struct SessionDiff: Sendable {
       reverse.centralIsClient = false
       reverse.subject = "\(pair.subject) as client"
       if !a.operations(of: deviceA.address, centralIsClient: false).isEmpty || !b.operations(of: deviceB.address, centralIsClient: false).isEmpty {
-        differences += compareDiscovery(a, b, reverse)
+        let seenReverse = (a: coverage(a, deviceA.address, centralIsClient: false), b: coverage(b, deviceB.address, centralIsClient: false))
+        differences += compareDiscovery(a, b, reverse, seen: seenReverse)
         _ = compareSubscriptions(a, b, reverse, into: &differences)
         differences += compareExchanges(a, b, reverse)
       }
