@@ -42,8 +42,7 @@ public struct ProcedureStep: Sendable {
   /// Equal as steps of a procedure: same kind, same thing, same detail (the outcome and where
   /// it happened aside).
   public func isSameStep(as other: ProcedureStep) -> Bool {
-    kind == other.kind && uuid.map(\.high) == other.uuid.map(\.high) && uuid.map(\.low) == other.uuid.map(\.low)
-      && detail?.description == other.detail?.description
+    kind == other.kind && uuid == other.uuid && detail?.description == other.detail?.description
   }
 }
 
