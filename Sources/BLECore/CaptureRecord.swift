@@ -91,6 +91,41 @@ public enum PacketKind: Sendable, Hashable {
     }
   }
 
+  /// The header title of a record that is not an HCI packet ("New Index", "Syslog"); empty for
+  /// HCI packets, whose titles come from what they decode to.
+  public var recordTitle: StaticString {
+    switch self {
+    case .command, .event, .acl, .sco, .iso: return ""
+    case .note(let note):
+      switch note {
+      case .system: return "System Note"
+      case .userLogging: return "User Logging"
+      case .syslog: return "Syslog"
+      case .kernel: return "Kernel"
+      case .kernelDebug: return "Kernel Debug"
+      case .error: return "Error"
+      case .power: return "Power"
+      case .note: return "Note"
+      case .config: return "Config"
+      case .newController: return "New Controller"
+      case .vendorDiagnostic: return "Vendor Diagnostic"
+      }
+    case .indexAdded: return "New Index"
+    case .indexRemoved: return "Delete Index"
+    case .indexOpened: return "Open Index"
+    case .indexClosed: return "Close Index"
+    case .indexInfo: return "Index Info"
+    case .control(let opcode):
+      switch opcode {
+      case 14: return "Control Open"
+      case 15: return "Control Close"
+      case 16: return "Control Command"
+      default: return "Control Event"
+      }
+    case .other: return "Unknown Record"
+    }
+  }
+
   public var isHCIPacket: Bool { h4Indicator != nil }
 }
 

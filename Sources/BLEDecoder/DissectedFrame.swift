@@ -222,13 +222,6 @@ public struct DissectedFrame: Sendable {
   /// 1-based, the same numbering as Wireshark.
   public var number = 0
   public var record = CaptureRecord(timestamp: 0, direction: nil, kind: .other(0), bytes: [])
-  // The header words of HCI, L2CAP signaling and SMP frames, as their decoders still build them
-  // (ATT frames' words are derived from facts at rendering). Renderers read every frame's words
-  // through `FrameDescription`, never these directly.
-  /// The protocol item's name for the header line ("LE Set Scan Enable", "Disconnection Complete").
-  public var title: StaticString = ""
-  /// The protocol the title belongs to when it is above HCI ("SMP", "L2CAP").
-  public var layerLabel: StaticString = ""
   /// The deepest layer this frame's bytes were decoded to (for `--layer`).
   public var deepestLayer: ProtocolLayer = .hci
   /// Typed facts (FrameFacts.swift): what the HCI packet is, what happened to links, the ATT
@@ -248,14 +241,9 @@ public struct DissectedFrame: Sendable {
   var pendingValue: (attribute: Int, decoder: Int, raw: Range<Int>)?
   /// Raw attribute values the facts point into (`AttributeFact.rawValue`), capacity kept.
   var valueBytes = ByteArena()
-  /// Short extra words for the header line ("enabled", "reason Remote User Terminated Connection").
-  public var summary = ""
-  /// More words after `summary`, kept as parts so the frequent frames (ACL data, completed
-  /// packets) build no strings; renderers write them straight out.
-  public var summaryParts = SummaryLine()
-  /// What joins the title and the summary in the header line: ": " by default, " " when the
-  /// summary continues the title ("Handle Value Notification 0x0010 Heart Rate Measurement").
-  public var summarySeparator: StaticString = ": "
+  /// What the header line tells of a frame ATT does not describe (HeaderFacts.swift). The
+  /// header line itself is BLERender's (`FrameDescription`).
+  public var header = HeaderFact.none
   public var connection: ConnectionLabel?
   /// The HCI-level fields (command, event, data packet header, note).
   public var fields = FieldList()
@@ -287,8 +275,6 @@ public struct DissectedFrame: Sendable {
 
   /// Drops what was decoded, keeping the buffers' capacity (the record stays).
   mutating func clear() {
-    title = ""
-    layerLabel = ""
     hci = .none
     linkEvents.removeAll()
     att = nil
@@ -300,9 +286,7 @@ public struct DissectedFrame: Sendable {
     }
     valueBytes.removeAll()
     pendingValue = nil
-    summary = ""
-    if !summaryParts.isEmpty { summaryParts.removeAll(keepingCapacity: true) }
-    summarySeparator = ": "
+    if case .none = header {} else { header = .none }
     connection = nil
     fields.removeAll()
     malformed = nil
@@ -331,7 +315,6 @@ public struct DissectedFrame: Sendable {
       attributes.removeAll(keepingCapacity: true)
       valueBytes.release(ifLargerThan: limit)
     }
-    if summaryParts.capacity > limit { summaryParts.release(ifLargerThan: limit) }
     fields.releaseLargeBuffers(limit: limit)
   }
 

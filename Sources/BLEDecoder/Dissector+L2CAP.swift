@@ -51,12 +51,11 @@ extension Dissector {
   /// ACL data: header, reassembly, then the L2CAP channel's protocol.
   mutating func dissectACL(_ reader: inout ByteReader, into frame: inout DissectedFrame) throws(DecodeError) {
     let header = try HCIDataPacket.decodeACL(&reader, into: &frame)
-    frame.hci = .acl(handle: header.handle)
     label(&frame, handle: header.handle, createIfMissing: true)
     let payload = reader.readRemaining()
     let key = ConnectionTable.Key(adapter: frame.record.adapter, handle: header.handle)
     guard let slot = connections.slot(key) else {
-      HCIDataPacket.summarize(header, &frame)
+      HCIDataPacket.describe(header, .none, &frame)
       return
     }
     let direction: Direction
@@ -70,7 +69,7 @@ extension Dissector {
     if payload.count < header.length {
       // Android's filtered snoop cuts payloads: nothing above HCI can be trusted.
       frame.fields.bytes("data", "Data", payload)
-      HCIDataPacket.summarize(header, &frame)
+      HCIDataPacket.describe(header, .none, &frame)
       return
     }
     let isStart = header.packetBoundary != 1
@@ -89,8 +88,7 @@ extension Dissector {
     switch outcome {
     case .dropped:
       frame.fields.bytes("data", "Data", payload)
-      HCIDataPacket.summarize(header, &frame)
-      frame.summaryParts.append(.text(", not part of any PDU"))
+      HCIDataPacket.describe(header, .dropped, &frame)
     case let .incomplete(have, expected, firstFrame):
       reassemblyGrew(by: payload.count, slot: slot, &frame)
       frame.fields.bytes("data", "Data", payload)
@@ -102,14 +100,7 @@ extension Dissector {
       frame.fields.uint("have", "Bytes so far", have)
       if let expected { frame.fields.uint("expected", "PDU length", expected) }
       frame.fields.end()
-      HCIDataPacket.summarize(header, &frame)
-      frame.summaryParts.append(.text(" (L2CAP fragment: "))
-      frame.summaryParts.append(.number(have))
-      if let expected {
-        frame.summaryParts.append(.text(" of "))
-        frame.summaryParts.append(.number(expected))
-      }
-      frame.summaryParts.append(.text(" bytes)"))
+      HCIDataPacket.describe(header, .fragment(have: have, expected: expected), &frame)
     case let .complete(bytes, firstFrame, fragments):
       Self.hideHCIGroup(&frame)
       try ByteReader.reading(bytes, layer: .l2cap) { (pdu: inout ByteReader) throws(DecodeError) in
@@ -189,13 +180,7 @@ extension Dissector {
       guard let channel = connections.entries[slot].link.channels.channels[channelKey].map(DynamicChannel.Settings.init) else {
         frame.fields.bytes("payload", "Payload", payload.readRemaining())
         frame.fields.end()
-        frame.layerLabel = "L2CAP"
-        frame.title = "Data"
-        frame.summaryParts.append(.text("channel "))
-        frame.summaryParts.append(.hex(UInt64(cid), width: 4))
-        frame.summaryParts.append(.text(", "))
-        frame.summaryParts.append(.number(length))
-        frame.summaryParts.append(.text(" bytes"))
+        frame.header = .channelData(cid: cid, length: length)
         return
       }
       frame.fields.uint("psm", "PSM", channel.psm)
@@ -213,13 +198,7 @@ extension Dissector {
         decodePayload(&payload, psm: channel.psm, &frame)
         frame.fields.bytes("payload", "Payload", payload.readRemaining())
         frame.fields.end()
-        frame.layerLabel = "L2CAP"
-        frame.title = "Data"
-        frame.summaryParts.append(.text("PSM "))
-        frame.summaryParts.append(.hex(UInt64(channel.psm), width: 4))
-        frame.summaryParts.append(.text(", "))
-        frame.summaryParts.append(.number(length))
-        frame.summaryParts.append(.text(" bytes"))
+        frame.header = .psmData(psm: channel.psm, length: length)
         return
       }
       let bytes = payload.readRemaining()
@@ -230,24 +209,18 @@ extension Dissector {
       let outcome = connections.entries[slot].link.channels.channels.modify(channelKey) {
         $0.sdu.append(bytes, frame: number, mtu: Int(channel.mtu), diagnostics: &frame.diagnostics)
       } ?? nil
-      frame.layerLabel = "L2CAP"
+      frame.header = .unplacedKFrame
       switch outcome {
       case nil:
         frame.fields.bytes("payload", "Payload", bytes)
         frame.fields.end()
-        frame.title = "K-frame"
       case let .incomplete(have, expected)?:
         reassemblyGrew(by: bytes.count, slot: slot, &frame)
         frame.fields.bytes("payload", "Payload", bytes)
         frame.fields.uint("sdu_have", "SDU bytes so far", have)
         frame.fields.uint("sdu_length", "SDU length", expected)
         frame.fields.end()
-        frame.title = "K-frame"
-        frame.summaryParts.append(.text("SDU part: "))
-        frame.summaryParts.append(.number(have))
-        frame.summaryParts.append(.text(" of "))
-        frame.summaryParts.append(.number(expected))
-        frame.summaryParts.append(.text(" bytes"))
+        frame.header = .kFrame(have: have, expected: expected)
       case let .complete(sdu, first, frames)?:
         frame.fields.uint("sdu_length", "SDU length", sdu.count)
         if frames > 1 {
@@ -269,13 +242,7 @@ extension Dissector {
         }
         frame.fields.bytes("sdu", "SDU", sdu[...])
         frame.fields.end()
-        frame.title = "SDU"
-        frame.summaryParts.append(.text("PSM "))
-        frame.summaryParts.append(.hex(UInt64(channel.psm), width: 4))
-        frame.summaryParts.append(.text(", "))
-        frame.summaryParts.append(.number(sdu.count))
-        frame.summaryParts.append(.text(" bytes: "))
-        frame.summaryParts.append(.bytes(sdu[...]))
+        frame.header = .sdu(psm: channel.psm, bytes: frame.valueBytes.append(contentsOf: sdu))
       }
     }
     if !payload.isAtEnd {
@@ -384,13 +351,6 @@ extension Dissector {
   static func hideHCIGroup(_ frame: inout DissectedFrame) {
     frame.fields.end()
     frame.fields.markVerbose(at: 0)
-  }
-
-  /// Decoder summaries may begin with the command's name, which the title already shows.
-  static func dropRepeatedTitle(_ frame: inout DissectedFrame) {
-    let prefix = frame.title.description + ": "
-    if frame.summary.hasPrefix(prefix) { frame.summary.removeFirst(prefix.count) }
-    else if frame.summary == frame.title.description { frame.summary = "" }
   }
 
   /// The name of a channel no fixed channel entry names.

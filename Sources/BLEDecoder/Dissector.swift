@@ -126,18 +126,15 @@ public struct Dissector: Sendable {
         try dissectACL(&reader, into: &frame)
       case .sco:
         let handle = try HCIDataPacket.decodeSCO(&reader, into: &frame)
-        frame.hci = .sco(handle: handle)
         label(&frame, handle: handle, createIfMissing: true, isLE: false)
       case .iso:
         let handle = try HCIDataPacket.decodeISO(&reader, into: &frame)
-        frame.hci = .iso(handle: handle)
         label(&frame, handle: handle, createIfMissing: false)
       case .indexRemoved:
         connections.closeAll(adapter: adapter)
         try MonitorNote.decode(&reader, kind: kind, into: &frame)
       case .other(let code):
-        frame.title = "Unknown Record"
-        frame.summary = "type " + Hex.prefixed(UInt64(code), width: code > 0xFF ? 4 : 2)
+        frame.header = .unknownRecord(type: code)
         frame.fields.bytes("data", "Data", reader.readRemaining())
       default:
         reader.layer = .note

@@ -13,7 +13,7 @@ public enum FrameDescription {
   /// `frame.att` copies the whole fact).
   public static func title(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> StaticString {
     if let attOpcode { return AssignedNumbers.attOpcodeName(attOpcode) ?? "Unknown PDU" }
-    return frame.title
+    return HeaderWords.title(frame)
   }
 
   /// The layer above HCI the title belongs to ("ATT", "SMP", "L2CAP"), or empty.
@@ -22,7 +22,7 @@ public enum FrameDescription {
   }
 
   public static func layerLabel(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> StaticString {
-    attOpcode != nil ? "ATT" : frame.layerLabel
+    attOpcode != nil ? "ATT" : HeaderWords.layerLabel(frame)
   }
 
   /// Writes the summary into `line` (emptied first); returns what joins it to the title: " "
@@ -31,9 +31,8 @@ public enum FrameDescription {
   public static func summary(_ frame: inout DissectedFrame, into line: inout SummaryLine) -> StaticString {
     line.removeAll(keepingCapacity: true)
     guard let opcode = frame.att?.opcode, let operation = frame.att?.operation else {
-      if !frame.summary.isEmpty { line.append(.string(frame.summary)) }
-      line.append(contentsOf: frame.summaryParts)
-      return frame.summarySeparator
+      HeaderWords.write(frame, into: &line)
+      return ": "
     }
     return attSummary(opcode, operation, &frame, into: &line)
   }
@@ -185,4 +184,6 @@ public enum FrameDescription {
 extension DissectedFrame {
   /// The header line's summary as text (tests, tools); renderers write the parts.
   public var summaryText: String { FrameDescription.summaryText(self) }
+  /// The header line's title as text (tests, tools).
+  public var titleText: String { FrameDescription.title(self).description }
 }

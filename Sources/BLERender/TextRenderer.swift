@@ -135,7 +135,7 @@ public struct TextRenderer: FrameRenderer {
     out.byte(0x20)
     // Read in place, once: reading `frame.att?.opcode` copies the whole fact first.
     let attOpcode = withUnsafePointer(to: &frame.att) { $0.pointee?.opcode }
-    let label = Self.protocolLabel(layer: frame.layerLabel, kind: frame.record.kind, attOpcode: attOpcode)
+    let label = Self.protocolLabel(layer: FrameDescription.layerLabel(frame, attOpcode: attOpcode), kind: frame.record.kind, attOpcode: attOpcode)
     out.append(label)
     out.spaces(Self.protocolWidth - label.utf8CodeUnitCount)
     out.byte(0x20)
@@ -160,16 +160,10 @@ public struct TextRenderer: FrameRenderer {
     style(Style.bold, &out)
     out.append(details ? FrameDescription.title(frame, attOpcode: attOpcode) : Self.shortTitle(frame, attOpcode: attOpcode))
     style(Style.reset, &out)
-    if attOpcode != nil {
-      let separator = FrameDescription.summary(&frame, into: &derivedSummary)
-      if !derivedSummary.isEmpty {
-        out.append(separator)
-        Self.writeSummary(derivedSummary, &out)
-      }
-    } else if !frame.summary.isEmpty || !frame.summaryParts.isEmpty {
-      out.append(frame.summarySeparator)
-      if !frame.summary.isEmpty { out.append(string: frame.summary) }
-      Self.writeSummary(frame.summaryParts, &out)
+    let separator = FrameDescription.summary(&frame, into: &derivedSummary)
+    if !derivedSummary.isEmpty {
+      out.append(separator)
+      Self.writeSummary(derivedSummary, &out)
     }
     // Clipped before the mark, so a long malformed line keeps it.
     if let lineWidth { out.clipLine(from: lineStart, columns: lineWidth - (frame.malformed == nil ? 0 : 13), resetColour: color) }

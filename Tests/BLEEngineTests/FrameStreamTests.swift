@@ -122,7 +122,7 @@ func stream<R: FrameRenderer>(_ name: String, _ renderer: R, threading: FrameStr
       while try reader.next(into: &frame.record) {
         number += 1
         dissector.dissect(number: number, into: &frame)
-        lines.append(describeFacts(frame) + " \(frame.fields.count) fields, \(frame.diagnostics.count) notes, \(frame.summaryParts.text)")
+        lines.append(describeFacts(frame) + " \(frame.fields.count) fields, \(frame.diagnostics.count) notes, \(frame.summaryText)")
         switch reuse {
         case .recycled: frame.recycle()
         case .asLeft: break

@@ -209,13 +209,13 @@ struct TsharkClassicCrossCheckTests {
           if case .event(0x59, _) = frame.hci {
             report.explained["Encryption Change v2 (event 0x59, Core 5.3 §7.7.8): tshark 4.0 shows an unknown event", default: 0] += 1
           } else {
-            report.disagreements.append("#\(number) \(frame.title): \(pair.name) ours \(mine), tshark none")
+            report.disagreements.append("#\(number) \(frame.titleText): \(pair.name) ours \(mine), tshark none")
           }
           continue
         }
         report.compared[pair.name, default: 0] += 1
         if mine.sorted() != values.sorted() {
-          report.disagreements.append("#\(number) \(frame.title): \(pair.name) ours \(mine) tshark \(values)")
+          report.disagreements.append("#\(number) \(frame.titleText): \(pair.name) ours \(mine) tshark \(values)")
         }
       }
     }

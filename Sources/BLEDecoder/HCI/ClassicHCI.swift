@@ -4,7 +4,7 @@ import BLECore
 ///
 /// Layouts and values are from Core Vol 4, Part E, §7 (section numbers per parameter) and the
 /// Assigned Numbers document (Class of Device, §2.8).
-enum ClassicHCI {
+package enum ClassicHCI {
   // MARK: - Parameter readers
 
   /// A BD_ADDR. BR/EDR addresses carry no type on the wire, so none is shown (as for
@@ -64,12 +64,14 @@ enum ClassicHCI {
   }
 
   /// Link_Policy_Settings (§7.2.10).
-  static func linkPolicy(_ fields: inout FieldList, _ p: inout ByteReader) throws(DecodeError) -> String {
-    let value = UInt64(try p.readUInt16LE())
-    let text = HCICommand.bitText(value, linkPolicyBits)
-    fields.add("link_policy", "Link policy", .codeText(value, width: 4, name: text))
-    return text
+  static func linkPolicy(_ fields: inout FieldList, _ p: inout ByteReader) throws(DecodeError) -> UInt16 {
+    let value = try p.readUInt16LE()
+    fields.add("link_policy", "Link policy", .codeText(UInt64(value), width: 4, name: linkPolicyText(value)))
+    return value
   }
+
+  /// The link policy settings set ("role switch, sniff mode").
+  package static func linkPolicyText(_ value: UInt16) -> String { HCICommand.bitText(UInt64(value), linkPolicyBits) }
 
   static func role(_ fields: inout FieldList, _ p: inout ByteReader) throws(DecodeError) -> UInt8 {
     let role = try p.readUInt8()
@@ -83,28 +85,23 @@ enum ClassicHCI {
   }
 
   /// IO_Capability, OOB_Data_Present and Authentication_Requirements (IO Capability Request
-  /// Reply §7.1.29, IO Capability Response §7.7.41); the summary words.
-  static func ioCapabilities(_ fields: inout FieldList, _ p: inout ByteReader) throws(DecodeError) -> String {
+  /// Reply §7.1.29, IO Capability Response §7.7.41); returns the capability and the
+  /// authentication requirements.
+  static func ioCapabilities(_ fields: inout FieldList, _ p: inout ByteReader) throws(DecodeError) -> (UInt8, UInt8) {
     let io = try p.readUInt8()
     fields.code("io_capability", "IO capability", io, width: 2, name: ioCapabilityName(io))
     let oob = try p.readUInt8()
     fields.code("oob_data_present", "OOB data present", oob, width: 2, name: oobDataPresentName(oob))
     let auth = try p.readUInt8()
     fields.code("authentication_requirements", "Authentication requirements", auth, width: 2, name: authenticationRequirementsName(auth))
-    var text = ioCapabilityName(io)?.description ?? "IO capability " + Hex.prefixed(UInt64(io), width: 2)
-    if let name = authenticationRequirementsName(auth) { text += ", " + name.description }
-    return text
+    return (io, auth)
   }
 
-  /// Slots of 0.625 ms as text: "500 ms", "8.125 ms" (exact; used in summaries).
-  static func slotsText(_ slots: UInt64) -> String {
-    FixedDecimal(units: slots &* 625, places: 3).text + " ms"
-  }
 
   // MARK: - Names
 
   /// Page_Scan_Repetition_Mode (§7.1.5).
-  static func pageScanRepetitionModeName(_ value: UInt8) -> StaticString? {
+  package static func pageScanRepetitionModeName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "R0"
     case 1: return "R1"
@@ -139,7 +136,7 @@ enum ClassicHCI {
     (0x200, "Telephony"), (0x400, "Information"),
   ]
 
-  static func majorDeviceClassName(_ value: UInt8) -> StaticString? {
+  package static func majorDeviceClassName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0x00: return "Miscellaneous"
     case 0x01: return "Computer"
@@ -157,7 +154,7 @@ enum ClassicHCI {
   }
 
   /// Allow_Role_Switch (§7.1.5).
-  static func allowRoleSwitchName(_ value: UInt8) -> StaticString? {
+  package static func allowRoleSwitchName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "stay central, refuse a role switch"
     case 1: return "may become peripheral"
@@ -166,7 +163,7 @@ enum ClassicHCI {
   }
 
   /// Role of Accept Connection Request (§7.1.8).
-  static func acceptRoleName(_ value: UInt8) -> StaticString? {
+  package static func acceptRoleName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "become central"
     case 1: return "remain peripheral"
@@ -175,7 +172,7 @@ enum ClassicHCI {
   }
 
   /// Scan_Enable (§7.3.18).
-  static func scanEnableName(_ value: UInt8) -> StaticString? {
+  package static func scanEnableName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "no scans"
     case 1: return "inquiry scan"
@@ -186,7 +183,7 @@ enum ClassicHCI {
   }
 
   /// Key_Type of Link Key Notification (§7.7.24).
-  static func keyTypeName(_ value: UInt8) -> StaticString? {
+  package static func keyTypeName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "Combination Key"
     case 1: return "Local Unit Key"
@@ -202,7 +199,7 @@ enum ClassicHCI {
   }
 
   /// IO_Capability (§7.1.29).
-  static func ioCapabilityName(_ value: UInt8) -> StaticString? {
+  package static func ioCapabilityName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "DisplayOnly"
     case 1: return "DisplayYesNo"
@@ -213,7 +210,7 @@ enum ClassicHCI {
   }
 
   /// OOB_Data_Present (§7.1.29).
-  static func oobDataPresentName(_ value: UInt8) -> StaticString? {
+  package static func oobDataPresentName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "not present"
     case 1: return "P-192 present"
@@ -224,7 +221,7 @@ enum ClassicHCI {
   }
 
   /// Authentication_Requirements (§7.1.29).
-  static func authenticationRequirementsName(_ value: UInt8) -> StaticString? {
+  package static func authenticationRequirementsName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "no MITM, no bonding"
     case 1: return "MITM, no bonding"
@@ -237,7 +234,7 @@ enum ClassicHCI {
   }
 
   /// Current_Mode of Mode Change (§7.7.20); 3 was park state before Core 5.0.
-  static func modeName(_ value: UInt8) -> StaticString? {
+  package static func modeName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "active"
     case 1: return "hold"
@@ -248,7 +245,7 @@ enum ClassicHCI {
   }
 
   /// Link_Type (§7.7.3, §7.7.4, §7.7.35).
-  static func linkTypeName(_ value: UInt8) -> StaticString? {
+  package static func linkTypeName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "SCO"
     case 1: return "ACL"
@@ -258,7 +255,7 @@ enum ClassicHCI {
   }
 
   /// Inquiry_Mode (§7.3.50).
-  static func inquiryModeName(_ value: UInt8) -> StaticString? {
+  package static func inquiryModeName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "standard"
     case 1: return "with RSSI"
@@ -268,7 +265,7 @@ enum ClassicHCI {
   }
 
   /// Inquiry_Scan_Type (§7.3.48) and Page_Scan_Type (§7.3.52).
-  static func scanTypeName(_ value: UInt8) -> StaticString? {
+  package static func scanTypeName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "standard"
     case 1: return "interlaced"
@@ -277,7 +274,7 @@ enum ClassicHCI {
   }
 
   /// Air_Mode of Synchronous Connection Complete (§7.7.35).
-  static func airModeName(_ value: UInt8) -> StaticString? {
+  package static func airModeName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "µ-law log"
     case 1: return "A-law log"
@@ -288,7 +285,7 @@ enum ClassicHCI {
   }
 
   /// Retransmission_Effort (§7.1.26).
-  static func retransmissionEffortName(_ value: UInt8) -> StaticString? {
+  package static func retransmissionEffortName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "no retransmissions"
     case 1: return "at least one, optimize for power"
@@ -299,7 +296,7 @@ enum ClassicHCI {
   }
 
   /// Read_All_Flag / Delete_All_Flag (§7.3.8, §7.3.10).
-  static func allFlagName(_ value: UInt8) -> StaticString? {
+  package static func allFlagName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "the given address"
     case 1: return "all"
@@ -308,7 +305,7 @@ enum ClassicHCI {
   }
 
   /// Keypress notification types (§7.7.49).
-  static func keypressName(_ value: UInt8) -> StaticString? {
+  package static func keypressName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "passkey entry started"
     case 1: return "digit entered"
@@ -320,7 +317,7 @@ enum ClassicHCI {
   }
 
   /// The inquiry access codes with a name (Assigned Numbers §2.2): GIAC, LIAC.
-  static func lapText(_ lap: UInt32) -> String {
+  package static func lapText(_ lap: UInt32) -> String {
     switch lap {
     case 0x9E8B33: return "GIAC"
     case 0x9E8B00: return "LIAC"
@@ -329,8 +326,8 @@ enum ClassicHCI {
   }
 
   /// A count, then that many (BD_ADDR, link key) pairs (Write Stored Link Key, Return Link
-  /// Keys); returns the summary words.
-  static func storedLinkKeys(_ fields: inout FieldList, _ p: inout ByteReader) throws(DecodeError) -> String {
+  /// Keys); returns the count.
+  static func storedLinkKeys(_ fields: inout FieldList, _ p: inout ByteReader) throws(DecodeError) -> UInt8 {
     let count = try p.readUInt8()
     fields.uint("num_keys", "Number of keys", count)
     try p.require(Int(count) * 22)
@@ -342,6 +339,6 @@ enum ClassicHCI {
       _ = try address(&fields, &p)
       try linkKey(&fields, &p)
     }
-    return count == 1 ? "1 key" : "\(count) keys"
+    return count
   }
 }

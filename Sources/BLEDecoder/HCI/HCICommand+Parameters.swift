@@ -10,7 +10,7 @@ import BLECore
 extension HCICommand {
   /// Decodes the parameters of command `opcode`; returns false when there is no decoder for it
   /// (the caller then shows the raw bytes). Leaves unread bytes for the caller to flag.
-  static func decodeParameters(opcode: UInt16, _ p: inout ByteReader, into fields: inout FieldList, summary: inout String, context: inout Context) throws(DecodeError) -> Bool {
+  static func decodeParameters(opcode: UInt16, _ p: inout ByteReader, into fields: inout FieldList, header: inout HeaderFact, context: inout Context) throws(DecodeError) -> Bool {
     switch opcode {
     // Commands without parameters.
     case 0x0C03,  // Reset §7.3.2
@@ -57,12 +57,12 @@ extension HCICommand {
       0x2016,  // LE Read Remote Features §7.8.21
       0x201B,  // LE Long Term Key Request Negative Reply §7.8.26
       0x2030:  // LE Read PHY §7.8.47
-      try connectionHandle(&p, into: &fields, summary: &summary, context: &context)
+      try connectionHandle(&p, into: &fields, header: &header, context: &context)
 
-    case 0x0406: try disconnect(&p, into: &fields, summary: &summary, context: &context)
-    case 0x0C13: summary = "\"" + (try localName(&p, into: &fields)) + "\""
+    case 0x0406: try disconnect(&p, into: &fields, header: &header, context: &context)
+    case 0x0C13: header = .deviceName(try localName(&p, into: &fields))
     case 0x0C2D:  // Read Transmit Power Level §7.3.35
-      try connectionHandle(&p, into: &fields, summary: &summary, context: &context)
+      try connectionHandle(&p, into: &fields, header: &header, context: &context)
       let type = try p.readUInt8()
       fields.code("type", "Type", type, width: 2, name: transmitPowerLevelTypeName(type))
     case 0x0C31:  // Set Controller To Host Flow Control §7.3.38
@@ -77,9 +77,9 @@ extension HCICommand {
       let le = try p.readUInt8()
       fields.code("le_supported_host", "LE supported (host)", le, width: 2, name: enableName(le))
       fields.uint("simultaneous_le_host", "Simultaneous LE host (unused)", try p.readUInt8())
-      summary = le == 0 ? "disable" : "enable"
+      header = .toggle(le != 0)
     case 0x0C7C:  // Write Authenticated Payload Timeout §7.3.94
-      try connectionHandle(&p, into: &fields, summary: &summary, context: &context)
+      try connectionHandle(&p, into: &fields, header: &header, context: &context)
       fields.measure("timeout", "Authenticated payload timeout", try p.readUInt16LE(), scale: 10, unit: "ms")
     case 0x1004:  // Read Local Extended Features §7.4.4
       fields.uint("page", "Page number", try p.readUInt8())
@@ -87,61 +87,61 @@ extension HCICommand {
     case 0x2005:  // LE Set Random Address §7.8.4
       let address = try p.readBDAddr()
       fields.add("address", "Random address", .address(address, .randomDevice))
-      summary = address.description
-    case 0x2006: try advertisingParameters(&p, into: &fields, summary: &summary)
+      header = .address(address)
+    case 0x2006: try advertisingParameters(&p, into: &fields, header: &header)
     case 0x2008:
-      try legacyAdvertisingData(&p, into: &fields, summary: &summary, label: "Advertising data", field: "advertising data length")
+      try legacyAdvertisingData(&p, into: &fields, header: &header, label: "Advertising data", field: "advertising data length")
     case 0x2009:
-      try legacyAdvertisingData(&p, into: &fields, summary: &summary, label: "Scan response data", field: "scan response data length")
+      try legacyAdvertisingData(&p, into: &fields, header: &header, label: "Scan response data", field: "scan response data length")
     case 0x200A:  // LE Set Advertising Enable §7.8.9
       let enable = try p.readUInt8()
       fields.code("enable", "Advertising", enable, width: 2, name: enableName(enable))
-      summary = enable == 0 ? "disable" : "enable"
-    case 0x200B: try scanParameters(&p, into: &fields, summary: &summary)
-    case 0x200C: try scanEnable(&p, into: &fields, summary: &summary, extended: false)
-    case 0x200D: try createConnection(&p, into: &fields, summary: &summary)
+      header = .toggle(enable != 0)
+    case 0x200B: try scanParameters(&p, into: &fields, header: &header)
+    case 0x200C: try scanEnable(&p, into: &fields, header: &header, extended: false)
+    case 0x200D: try createConnection(&p, into: &fields, header: &header)
     case 0x2011, 0x2012:  // LE Add/Remove Device To/From Filter Accept List §7.8.16-17
       let type = try p.readUInt8()
       let address = try p.readBDAddr()
       fields.add("address", "Address", .address(address, AddressType(rawValue: type)))
-      summary = type == 0xFF ? "anonymous advertisers" : address.description
-    case 0x2013: try connectionUpdate(&p, into: &fields, summary: &summary, context: &context)
+      header = type == 0xFF ? .anonymousAdvertisers : .address(address)
+    case 0x2013: try connectionUpdate(&p, into: &fields, header: &header, context: &context)
     case 0x2017:  // LE Encrypt §7.8.22
       fields.bytes("key", "Key", try p.readBytes(count: 16))
       fields.bytes("plaintext", "Plaintext data", try p.readBytes(count: 16))
-    case 0x2019: try startEncryption(&p, into: &fields, summary: &summary, context: &context)
+    case 0x2019: try startEncryption(&p, into: &fields, header: &header, context: &context)
     case 0x201A:  // LE Long Term Key Request Reply §7.8.25
-      try connectionHandle(&p, into: &fields, summary: &summary, context: &context)
+      try connectionHandle(&p, into: &fields, header: &header, context: &context)
       fields.bytes("ltk", "Long term key", try p.readBytes(count: 16))
     case 0x2020:  // LE Remote Connection Parameter Request Reply §7.8.31
-      try connectionUpdate(&p, into: &fields, summary: &summary, context: &context)
+      try connectionUpdate(&p, into: &fields, header: &header, context: &context)
     case 0x2021:  // LE Remote Connection Parameter Request Negative Reply §7.8.32
-      try connectionHandle(&p, into: &fields, summary: &summary, context: &context)
+      try connectionHandle(&p, into: &fields, header: &header, context: &context)
       let reason = try p.readUInt8()
       fields.code("reason", "Reason", reason, width: 2, name: AssignedNumbers.hciErrorName(reason))
     case 0x2022:  // LE Set Data Length §7.8.33
-      try connectionHandle(&p, into: &fields, summary: &summary, context: &context)
+      try connectionHandle(&p, into: &fields, header: &header, context: &context)
       fields.uint("tx_octets", "TX octets", try p.readUInt16LE())
       fields.measure("tx_time", "TX time", try p.readUInt16LE(), scale: 1, unit: "us")
     case 0x2024:  // LE Write Suggested Default Data Length §7.8.35
       fields.uint("suggested_max_tx_octets", "Suggested max TX octets", try p.readUInt16LE())
       fields.measure("suggested_max_tx_time", "Suggested max TX time", try p.readUInt16LE(), scale: 1, unit: "us")
     case 0x2027:  // LE Add Device To Resolving List §7.8.38
-      try identityAddress(&p, into: &fields, summary: &summary)
+      try identityAddress(&p, into: &fields, header: &header)
       fields.bytes("peer_irk", "Peer IRK", try p.readBytes(count: 16))
       fields.bytes("local_irk", "Local IRK", try p.readBytes(count: 16))
     case 0x2028:  // LE Remove Device From Resolving List §7.8.39
-      try identityAddress(&p, into: &fields, summary: &summary)
+      try identityAddress(&p, into: &fields, header: &header)
     case 0x202D:  // LE Set Address Resolution Enable §7.8.44
       let enable = try p.readUInt8()
       fields.code("enable", "Address resolution", enable, width: 2, name: enableName(enable))
-      summary = enable == 0 ? "disable" : "enable"
+      header = .toggle(enable != 0)
     case 0x202E:  // LE Set Resolvable Private Address Timeout §7.8.45
       fields.measure("rpa_timeout", "RPA timeout", try p.readUInt16LE(), scale: 1, unit: "s")
     case 0x2031:  // LE Set Default PHY §7.8.48
       try phyPreferences(&p, into: &fields)
     case 0x2032:  // LE Set PHY §7.8.49
-      try connectionHandle(&p, into: &fields, summary: &summary, context: &context)
+      try connectionHandle(&p, into: &fields, header: &header, context: &context)
       try phyPreferences(&p, into: &fields)
       let options = try p.readUInt16LE()
       fields.code("phy_options", "PHY options", options, width: 4, name: phyOptionsName(options))
@@ -149,31 +149,31 @@ extension HCICommand {
       fields.uint("adv_handle", "Advertising handle", try p.readUInt8())
       let address = try p.readBDAddr()
       fields.add("address", "Random address", .address(address, .randomDevice))
-      summary = address.description
-    case 0x2036: try extendedAdvertisingParameters(&p, into: &fields, summary: &summary, v2: false)
-    case 0x207F: try extendedAdvertisingParameters(&p, into: &fields, summary: &summary, v2: true)
+      header = .address(address)
+    case 0x2036: try extendedAdvertisingParameters(&p, into: &fields, header: &header, v2: false)
+    case 0x207F: try extendedAdvertisingParameters(&p, into: &fields, header: &header, v2: true)
     case 0x2037:
-      try extendedAdvertisingData(&p, into: &fields, summary: &summary, label: "Advertising data")
+      try extendedAdvertisingData(&p, into: &fields, header: &header, label: "Advertising data")
     case 0x2038:
-      try extendedAdvertisingData(&p, into: &fields, summary: &summary, label: "Scan response data")
-    case 0x2039: try extendedAdvertisingEnable(&p, into: &fields, summary: &summary)
+      try extendedAdvertisingData(&p, into: &fields, header: &header, label: "Scan response data")
+    case 0x2039: try extendedAdvertisingEnable(&p, into: &fields, header: &header)
     case 0x203C:  // LE Remove Advertising Set §7.8.59
       let handle = try p.readUInt8()
       fields.uint("adv_handle", "Advertising handle", handle)
-      summary = "set \(handle)"
-    case 0x2041: try extendedScanParameters(&p, into: &fields, summary: &summary)
-    case 0x2042: try scanEnable(&p, into: &fields, summary: &summary, extended: true)
-    case 0x2043: try extendedCreateConnection(&p, into: &fields, summary: &summary, v2: false)
-    case 0x2085: try extendedCreateConnection(&p, into: &fields, summary: &summary, v2: true)
+      header = .advertisingSet(handle, bytes: nil)
+    case 0x2041: try extendedScanParameters(&p, into: &fields, header: &header)
+    case 0x2042: try scanEnable(&p, into: &fields, header: &header, extended: true)
+    case 0x2043: try extendedCreateConnection(&p, into: &fields, header: &header, v2: false)
+    case 0x2085: try extendedCreateConnection(&p, into: &fields, header: &header, v2: true)
     case 0x204E:  // LE Set Privacy Mode §7.8.77
-      try identityAddress(&p, into: &fields, summary: &summary)
+      try identityAddress(&p, into: &fields, header: &header)
       let mode = try p.readUInt8()
       fields.code("privacy_mode", "Privacy mode", mode, width: 2, name: privacyModeName(mode))
     case 0x2074:  // LE Set Host Feature §7.8.115
       fields.uint("bit_number", "Bit number", try p.readUInt8())
       fields.uint("bit_value", "Bit value", try p.readUInt8())
     default:
-      return try classicParameters(opcode: opcode, &p, into: &fields, summary: &summary, context: &context)
+      return try classicParameters(opcode: opcode, &p, into: &fields, header: &header, context: &context)
     }
     return true
   }

@@ -30,7 +30,6 @@ public enum HCICommand {
   static func decode(_ reader: inout ByteReader, into frame: inout DissectedFrame, context: inout Context) throws(DecodeError) {
     let opcode = try reader.readUInt16LE()
     frame.hci = .command(opcode: opcode)
-    frame.title = name(opcode)
     frame.fields.addVerbose("opcode", "Opcode", .code(UInt64(opcode), width: 4, name: AssignedNumbers.hciCommandName(opcode)))
     frame.fields.addVerbose("ogf", "OGF", .unsigned(UInt64(ogf(opcode)), .hex(2)))
     frame.fields.addVerbose("ocf", "OCF", .unsigned(UInt64(ocf(opcode)), .hex(4)))
@@ -43,10 +42,10 @@ public enum HCICommand {
     linkEvents(opcode: opcode, parameters, &context)
     frame.fields.beginObject("params", "Parameters", inline: true)
     defer { frame.fields.end() }
-    if try !decodeParameters(opcode: opcode, &parameters, into: &frame.fields, summary: &frame.summary, context: &context) {
+    if try !decodeParameters(opcode: opcode, &parameters, into: &frame.fields, header: &frame.header, context: &context) {
       if AssignedNumbers.hciCommandName(opcode) == nil {
         // No name to go by: say which opcode it is, as OGF and OCF.
-        frame.summary = "opcode \(Hex.prefixed(UInt64(opcode), width: 4)) (OGF \(Hex.prefixed(UInt64(ogf(opcode)), width: 2)), OCF \(Hex.prefixed(UInt64(ocf(opcode)), width: 4)))"
+        frame.header = .unknownCommand(opcode: opcode)
       }
       if ogf(opcode) == 0x3F, let decoder = context.registry?.vendorCommand(ocf(opcode)) {
         if let error = decoder.run(&parameters, into: &frame.fields), frame.malformed == nil { frame.malformed = error }

@@ -4,7 +4,7 @@ import BLECore
 ///
 /// The corresponding specification is Core Vol 4, Part E, §5.4.2–5.4.5.
 enum HCIDataPacket {
-  static func packetBoundaryName(_ pb: UInt16) -> StaticString {
+  package static func packetBoundaryName(_ pb: UInt16) -> StaticString {
     switch pb {
     case 0: return "first, non-flushable"
     case 1: return "continuation"
@@ -19,11 +19,9 @@ enum HCIDataPacket {
     var length: Int
   }
 
-  /// The header line of an ACL packet that no upper layer describes: "start, 27 bytes".
-  static func summarize(_ header: ACLHeader, _ frame: inout DissectedFrame) {
-    frame.summaryParts.append(.text(header.packetBoundary == 1 ? "continuation, " : "start, "))
-    frame.summaryParts.append(.number(header.length))
-    frame.summaryParts.append(.text(" bytes"))
+  /// What the header line says of an ACL packet that no upper layer describes.
+  static func describe(_ header: ACLHeader, _ reassembly: ACLReassemblyFact, _ frame: inout DissectedFrame) {
+    frame.header = .aclData(continuation: header.packetBoundary == 1, length: header.length, reassembly: reassembly)
   }
 
   /// Decodes an ACL header; the payload stays in `reader` (at most the declared length).
@@ -33,7 +31,7 @@ enum HCIDataPacket {
     let pb = (word >> 12) & 3
     let bc = word >> 14
     let length = Int(try reader.readUInt16LE())
-    frame.title = "ACL Data"
+    frame.hci = .acl(handle: handle)
     frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .decimal))
     frame.fields.addVerbose("pb", "Packet boundary", .code(UInt64(pb), width: 1, name: packetBoundaryName(pb)))
     frame.fields.addVerbose("bc", "Broadcast", .code(UInt64(bc), width: 1, name: bc == 0 ? "point-to-point" : (bc == 1 ? "BR/EDR broadcast" : nil)))
@@ -53,13 +51,13 @@ enum HCIDataPacket {
     let handle = word & 0x0FFF
     let status = (word >> 12) & 3
     let length = Int(try reader.readUInt8())
-    frame.title = "SCO Data"
+    frame.hci = .sco(handle: handle)
     frame.fields.uint("handle", "Handle", handle)
     let statusName: StaticString = status == 0 ? "correct" : (status == 1 ? "possibly invalid" : (status == 2 ? "no data" : "partially lost"))
     frame.fields.code("packet_status", "Packet status", status, width: 1, name: statusName)
     frame.fields.uint("dlen", "Data length", length)
     payload(length, &reader, &frame)
-    frame.summary = "handle \(handle) dlen \(length)"
+    frame.header = .handleLength(handle: handle, length: length)
     return handle
   }
 
@@ -69,7 +67,7 @@ enum HCIDataPacket {
     let pb = (word >> 12) & 3
     let hasTimestamp = word & 0x4000 != 0
     let length = Int(try reader.readUInt16LE() & 0x3FFF)
-    frame.title = "ISO Data"
+    frame.hci = .iso(handle: handle)
     frame.fields.uint("handle", "Handle", handle)
     let pbName: StaticString = pb == 0 ? "first fragment" : (pb == 1 ? "continuation" : (pb == 2 ? "complete SDU" : "last fragment"))
     frame.fields.code("pb", "Packet boundary", pb, width: 1, name: pbName)
@@ -85,7 +83,7 @@ enum HCIDataPacket {
     }
     frame.fields.bytes("data", "Data", load.readRemaining())
     if length > frame.capturedLength - 4 { truncated(length, frame.capturedLength - 4, &frame) }
-    frame.summary = "handle \(handle) dlen \(length)"
+    frame.header = .handleLength(handle: handle, length: length)
     return handle
   }
 

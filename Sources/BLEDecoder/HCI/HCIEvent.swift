@@ -10,10 +10,6 @@ public enum HCIEvent {
     var change: ConnectionChange?
     var adapter: UInt16 = 0
     var frameNumber = 0
-    /// A more precise header title than the event name (an LE subevent's name).
-    var title: StaticString?
-    /// Number Of Completed Packets: packets and handles, summarised without building a string.
-    var completed: (packets: Int, handles: Int)?
     /// What the event did to links (and the devices advertising), for `frame.linkEvents`.
     var events: [LinkEvent] = []
     /// The LE subevent, for `frame.hci`.
@@ -29,7 +25,6 @@ public enum HCIEvent {
   static func decode(_ reader: inout ByteReader, into frame: inout DissectedFrame, context: inout Context) throws(DecodeError) {
     let code = try reader.readUInt8()
     frame.hci = .event(code: code, subevent: nil)
-    frame.title = name(code)
     frame.fields.addVerbose("event", "Event", .code(UInt64(code), width: 2, name: AssignedNumbers.hciEventName(code)))
     let length = Int(try reader.readUInt8())
     frame.fields.addVerbose("plen", "Parameter length", .unsigned(UInt64(length), .decimal))
@@ -41,21 +36,11 @@ public enum HCIEvent {
     defer { frame.fields.end() }
     context.frameNumber = frame.number
     defer {
-      if let title = context.title { frame.title = title }
       if let subevent = context.subevent { frame.hci = .event(code: code, subevent: subevent) }
-      if let (packets, handles) = context.completed {
-        frame.summaryParts.append(.number(packets))
-        frame.summaryParts.append(.text(packets == 1 ? " packet" : " packets"))
-        if handles != 1 {
-          frame.summaryParts.append(.text(" on "))
-          frame.summaryParts.append(.number(handles))
-          frame.summaryParts.append(.text(" handles"))
-        }
-      }
     }
-    let known = try decodeParameters(code: code, &p, into: &frame.fields, summary: &frame.summary, context: &context)
+    let known = try decodeParameters(code: code, &p, into: &frame.fields, header: &frame.header, context: &context)
     if !known {
-      if AssignedNumbers.hciEventName(code) == nil { frame.summary = "event code " + Hex.prefixed(UInt64(code), width: 2) }
+      if AssignedNumbers.hciEventName(code) == nil { frame.header = .unknownEvent(code: code) }
       if code == 0xFF, let decoder = context.registry?.vendorEvent {
         if let error = decoder.run(&p, into: &frame.fields), frame.malformed == nil { frame.malformed = error }
       }
@@ -81,12 +66,7 @@ public enum HCIEvent {
     return value
   }
 
-  static func errorText(_ code: UInt8) -> String {
-    if let name = AssignedNumbers.hciErrorName(code) { return name.description }
-    return "error " + Hex.prefixed(UInt64(code), width: 2)
-  }
-
-  static func decodeParameters(code: UInt8, _ p: inout ByteReader, into fields: inout FieldList, summary: inout String, context: inout Context) throws(DecodeError) -> Bool {
+  static func decodeParameters(code: UInt8, _ p: inout ByteReader, into fields: inout FieldList, header: inout HeaderFact, context: inout Context) throws(DecodeError) -> Bool {
     switch code {
     case 0x03:  // Connection Complete (BR/EDR)
       let result = try status(&fields, &p)
@@ -105,14 +85,14 @@ public enum HCIEvent {
           adapter: context.adapter, handle: h, generation: 0, peer: peer, peerType: .publicDevice, role: nil,
           interval: nil, latency: nil, supervisionTimeout: nil, openedInFrame: context.frameNumber, isLE: false))
       }
-      summary = "\(peer) " + errorText(result)
+      header = .addressOutcome(peer, status: result)
     case 0x05:  // Disconnection Complete
       let result = try status(&fields, &p)
       let h = try handle(&fields, &p, &context)
       let reason = try status(&fields, &p, key: "reason", label: "Reason")
       context.events.append(.disconnected(status: result, handle: h, reason: reason))
       if result == 0 { context.change = .closed(handle: h) }
-      summary = result == 0 ? errorText(reason) : "failed: " + errorText(result)
+      header = .disconnectionComplete(status: result, reason: reason)
     case 0x08, 0x59:  // Encryption Change v1, v2
       let result = try status(&fields, &p)
       let h = try handle(&fields, &p, &context)
@@ -121,11 +101,11 @@ public enum HCIEvent {
       let name: StaticString? = enabled == 0 ? "off" : (enabled == 1 ? "on (E0 or AES-CCM on LE)" : (enabled == 2 ? "on (AES-CCM)" : nil))
       fields.code("encryption", "Encryption", enabled, width: 2, name: name)
       if code == 0x59 { fields.uint("key_size", "Key size", try p.readUInt8()) }
-      summary = result == 0 ? (enabled == 0 ? "encryption off" : "encryption on") : errorText(result)
+      header = .encryptionChange(status: result, enabled: enabled != 0)
     case 0x30:  // Encryption Key Refresh Complete
       let result = try status(&fields, &p)
       _ = try handle(&fields, &p, &context)
-      summary = errorText(result)
+      header = .status(result)
     case 0x0C:  // Read Remote Version Information Complete
       let result = try status(&fields, &p)
       let h = try handle(&fields, &p, &context)
@@ -140,7 +120,7 @@ public enum HCIEvent {
       fields.addVerbose("ncmd", "Command packets allowed", .unsigned(UInt64(try p.readUInt8()), .decimal))
       let opcode = try p.readUInt16LE()
       fields.code("command", "Command", opcode, width: 4, name: AssignedNumbers.hciCommandName(opcode))
-      var text = HCICommand.name(opcode).description
+      var error: UInt8?
       if !p.isAtEnd {
         fields.beginObject("return", "Return parameters", inline: true)
         let result = try status(&fields, &p)
@@ -149,15 +129,15 @@ public enum HCIEvent {
         if !decoded && !p.isAtEnd { fields.bytes("raw", "Data", p.readRemaining()) }
         fields.end()
         if let returnHandle { context.handle = returnHandle }
-        text += result == 0 ? "" : ": " + errorText(result)
+        if result != 0 { error = result }
       }
-      summary = text
+      header = .commandComplete(opcode: opcode, error: error)
     case 0x0F:  // Command Status
       let result = try status(&fields, &p)
       fields.addVerbose("ncmd", "Command packets allowed", .unsigned(UInt64(try p.readUInt8()), .decimal))
       let opcode = try p.readUInt16LE()
       fields.code("command", "Command", opcode, width: 4, name: AssignedNumbers.hciCommandName(opcode))
-      summary = HCICommand.name(opcode).description + (result == 0 ? ": pending" : ": " + errorText(result))
+      header = .commandStatus(opcode: opcode, status: result)
       if result != 0, [0x0405, 0x200D, 0x2043, 0x2085].contains(opcode) { context.events.append(.connectRejected(status: result)) }
     case 0x10:  // Hardware Error
       fields.hex("hardware_code", "Hardware code", try p.readUInt8(), width: 2)
@@ -178,13 +158,13 @@ public enum HCIEvent {
         if count == 1 { context.handle = h }
       }
       fields.end()
-      context.completed = (total, count)
+      header = .completedPackets(packets: total, handles: count)
     case 0x1A:  // Data Buffer Overflow
       fields.code("link_type", "Link type", try p.readUInt8(), width: 2, name: nil)
     case 0x3E:
-      return try LEMetaEvent.decode(&p, into: &fields, summary: &summary, context: &context)
+      return try LEMetaEvent.decode(&p, into: &fields, header: &header, context: &context)
     default:
-      return try classicParameters(code: code, &p, into: &fields, summary: &summary, context: &context)
+      return try classicParameters(code: code, &p, into: &fields, header: &header, context: &context)
     }
     return true
   }

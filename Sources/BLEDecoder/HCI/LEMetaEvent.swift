@@ -4,16 +4,16 @@ import BLECore
 ///
 /// Units: intervals ×1.25 ms, supervision timeout ×10 ms, RSSI and TX power in dBm (127 = not
 /// available). The corresponding specification is Core Vol 4, Part E, §7.7.65.
-enum LEMetaEvent {
-  static func subeventName(_ code: UInt8) -> StaticString {
+package enum LEMetaEvent {
+  package static func subeventName(_ code: UInt8) -> StaticString {
     AssignedNumbers.hciLESubeventName(code) ?? "Unknown LE Subevent"
   }
 
-  static func roleName(_ role: UInt8) -> StaticString? {
+  package static func roleName(_ role: UInt8) -> StaticString? {
     role == 0 ? "central" : (role == 1 ? "peripheral" : nil)
   }
 
-  static func phyName(_ phy: UInt8) -> StaticString? {
+  package static func phyName(_ phy: UInt8) -> StaticString? {
     switch phy {
     case 0: return "none"
     case 1: return "LE 1M"
@@ -23,7 +23,7 @@ enum LEMetaEvent {
     }
   }
 
-  static func advertisingEventName(_ type: UInt8) -> StaticString? {
+  package static func advertisingEventName(_ type: UInt8) -> StaticString? {
     switch type {
     case 0: return "ADV_IND"
     case 1: return "ADV_DIRECT_IND"
@@ -34,7 +34,7 @@ enum LEMetaEvent {
     }
   }
 
-  static func clockAccuracyName(_ value: UInt8) -> StaticString? {
+  package static func clockAccuracyName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0: return "500 ppm"
     case 1: return "250 ppm"
@@ -66,12 +66,10 @@ enum LEMetaEvent {
     return (interval, latency, timeout)
   }
 
-  static func decode(_ p: inout ByteReader, into fields: inout FieldList, summary: inout String, context: inout HCIEvent.Context) throws(DecodeError) -> Bool {
+  static func decode(_ p: inout ByteReader, into fields: inout FieldList, header: inout HeaderFact, context: inout HCIEvent.Context) throws(DecodeError) -> Bool {
     let sub = try p.readUInt8()
     fields.addVerbose("subevent", "Subevent", .code(UInt64(sub), width: 2, name: AssignedNumbers.hciLESubeventName(sub)))
-    context.title = subeventName(sub)
     context.subevent = sub
-    summary = ""
     switch sub {
     case 0x01, 0x0A, 0x29:  // Connection Complete, Enhanced Connection Complete v1/v2
       let result = try HCIEvent.status(&fields, &p)
@@ -98,10 +96,10 @@ enum LEMetaEvent {
           adapter: context.adapter, handle: h, generation: 0, peer: peer, peerType: peerType,
           role: LinkRole(rawValue: role), interval: interval, latency: latency, supervisionTimeout: timeout,
           openedInFrame: context.frameNumber, isLE: true))
-        summary += "\(peer) as \(role == 0 ? "central" : "peripheral")"
+        header = .leConnectionComplete(peer: peer, role: role)
       } else {
         context.handle = nil  // the handle of a failed connection means nothing
-        summary += "" + HCIEvent.errorText(result)
+        header = .status(result)
       }
     case 0x02:  // Advertising Report
       let count = Int(try p.readUInt8())
@@ -120,7 +118,7 @@ enum LEMetaEvent {
         context.events.append(.advertisement(advertised.fact(address: addr, type: addrType, rssi: rssi)))
         fields.measure("rssi", "RSSI", rssi, scale: 1, unit: "dBm")
         fields.end()
-        if index == 0 { summary += "\(addr) \(advertisingEventName(type) ?? "?") \(rssi) dBm" }
+        if index == 0 { header = .advertisingReport(addr, type: type, rssi: rssi) }
       }
       fields.end()
     case 0x03:  // Connection Update Complete
@@ -131,7 +129,7 @@ enum LEMetaEvent {
         status: result, handle: h, parameters: ConnectionParameters(interval: interval, latency: latency, supervisionTimeout: timeout)))
       if result == 0 {
         context.change = .updated(handle: h, interval: interval, latency: latency, supervisionTimeout: timeout)
-        summary += "interval \(formatMS(interval, 1.25)) ms, latency \(latency), timeout \(formatMS(timeout, 10)) ms"
+        header = .connectionParameters(ConnectionParameters(interval: interval, latency: latency, supervisionTimeout: timeout))
       }
     case 0x04:  // Read Remote Features Complete
       _ = try HCIEvent.status(&fields, &p)
@@ -158,7 +156,7 @@ enum LEMetaEvent {
       let rxTime = try p.readUInt16LE()
       fields.measure("max_rx_time", "Max RX time", rxTime, scale: 1, unit: "us")
       context.events.append(.dataLengthChanged(handle: h, maxTransmitOctets: tx, maxTransmitTime: txTime, maxReceiveOctets: rx, maxReceiveTime: rxTime))
-      summary += "TX \(tx), RX \(rx) octets"
+      header = .dataLength(transmitOctets: tx, receiveOctets: rx)
     case 0x0C:  // PHY Update Complete
       let result = try HCIEvent.status(&fields, &p)
       let h = try HCIEvent.handle(&fields, &p, &context)
@@ -167,7 +165,7 @@ enum LEMetaEvent {
       context.events.append(.phyUpdated(status: result, handle: h, transmit: tx, receive: rx))
       fields.code("tx_phy", "TX PHY", tx, width: 2, name: phyName(tx))
       fields.code("rx_phy", "RX PHY", rx, width: 2, name: phyName(rx))
-      if result == 0 { summary += "TX \(phyName(tx) ?? "?"), RX \(phyName(rx) ?? "?")" }
+      if result == 0 { header = .phys(transmit: tx, receive: rx) }
     case 0x0D:  // Extended Advertising Report
       let count = Int(try p.readUInt8())
       fields.addVerbose("num_reports", "Number of reports", .unsigned(UInt64(count), .decimal))
@@ -197,7 +195,7 @@ enum LEMetaEvent {
         let advertised = try AdvertisingData.decode(&data, into: &fields, registry: context.registry)
         context.events.append(.advertisement(advertised.fact(address: addr, type: addrType, rssi: rssi)))
         fields.end()
-        if index == 0 { summary += "\(addr) \(rssi) dBm" }
+        if index == 0 { header = .advertisingReport(addr, type: nil, rssi: rssi) }
       }
       fields.end()
     case 0x12:  // Advertising Set Terminated
@@ -211,7 +209,7 @@ enum LEMetaEvent {
       _ = try HCIEvent.handle(&fields, &p, &context)
       let algorithm = try p.readUInt8()
       fields.code("algorithm", "Algorithm", algorithm, width: 2, name: algorithm == 0 ? "#1" : (algorithm == 1 ? "#2" : nil))
-      summary += algorithm == 0 ? "#1" : (algorithm == 1 ? "#2" : "")
+      header = .channelSelectionAlgorithm(algorithm)
     default:
       return false
     }
@@ -226,12 +224,5 @@ enum LEMetaEvent {
     if type & 0x10 != 0 { fields.flag("legacy", "Legacy PDU", true) }
     let status = (type >> 5) & 3
     fields.code("data_status", "Data status", status, width: 2, name: status == 0 ? "complete" : (status == 1 ? "incomplete, more to come" : (status == 2 ? "incomplete, truncated" : nil)))
-  }
-
-  /// `raw × scale` with two decimals, without Foundation.
-  static func formatMS(_ raw: UInt16, _ scale: Double) -> String {
-    let hundredths = Int((Double(raw) * scale * 100).rounded())
-    let fraction = hundredths % 100
-    return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)"
   }
 }

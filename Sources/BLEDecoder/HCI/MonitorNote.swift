@@ -25,7 +25,6 @@ enum MonitorNote {
   static func decode(_ reader: inout ByteReader, kind: PacketKind, into frame: inout DissectedFrame) throws(DecodeError) {
     switch kind {
     case .indexAdded:
-      frame.title = "New Index"
       let type = try reader.readUInt8()
       frame.fields.code("controller_type", "Type", type, width: 2, name: type == 0 ? "primary" : (type == 1 ? "AMP" : nil))
       let bus = try reader.readUInt8()
@@ -34,22 +33,18 @@ enum MonitorNote {
       frame.fields.add("address", "Address", .address(address, nil))
       let name = text(try reader.readBytes(count: 8))
       frame.fields.add("name", "Name", .text(name))
-      frame.summary = "\(name) \(address)"
-    case .indexRemoved: frame.title = "Delete Index"
-    case .indexOpened: frame.title = "Open Index"
-    case .indexClosed: frame.title = "Close Index"
+      frame.header = .indexAdded(name: name, address: address)
+    case .indexRemoved, .indexOpened, .indexClosed:
+      break  // nothing but the kind (`PacketKind.recordTitle`)
     case .indexInfo:
-      frame.title = "Index Info"
       let address = try reader.readBDAddr()
       frame.fields.add("address", "Address", .address(address, nil))
       let company = try reader.readUInt16LE()
       frame.fields.code("manufacturer", "Manufacturer", company, width: 4, name: AssignedNumbers.companyName(company))
-      frame.summary = "\(address) \(AssignedNumbers.companyName(company)?.description ?? "")"
+      frame.header = .indexInfo(address, manufacturer: company)
     case .note(.vendorDiagnostic):
-      frame.title = "Vendor Diagnostic"
       frame.fields.bytes("data", "Data", reader.readRemaining())
     case .note(.userLogging):
-      frame.title = "User Logging"
       let priority = try reader.readUInt8()
       frame.fields.uint("priority", "Priority", priority)
       let identLength = Int(try reader.readUInt8())
@@ -57,9 +52,8 @@ enum MonitorNote {
       frame.fields.add("ident", "Ident", .text(ident))
       let message = text(reader.readRemaining())
       frame.fields.add("message", "Message", .text(message))
-      frame.summary = ident.isEmpty ? message : "\(ident): \(message)"
+      frame.header = .note(from: ident.isEmpty ? nil : ident, text: message)
     case .note(.syslog):
-      frame.title = "Syslog"
       frame.fields.uint("pid", "Process ID", try reader.readUInt32LE())
       frame.fields.uint("message_type", "Message type", try reader.readUInt8())
       let process = readCString(&reader)
@@ -72,29 +66,13 @@ enum MonitorNote {
       frame.fields.add("subsystem", "Subsystem", .text(subsystem))
       frame.fields.add("category", "Category", .text(category))
       frame.fields.add("message", "Message", .text(message))
-      frame.summary = "\(process): \(message)"
-    case .note(let noteKind):
-      switch noteKind {
-      case .system: frame.title = "System Note"
-      case .kernel: frame.title = "Kernel"
-      case .kernelDebug: frame.title = "Kernel Debug"
-      case .error: frame.title = "Error"
-      case .power: frame.title = "Power"
-      case .config: frame.title = "Config"
-      case .newController: frame.title = "New Controller"
-      default: frame.title = "Note"
-      }
+      frame.header = .note(from: process, text: message)
+    case .note:
       let message = text(reader.readRemaining())
       // The header line already shows the text; the detail repeats it only with -v.
       frame.fields.addVerbose("text", "Text", .text(message))
-      frame.summary = message
+      frame.header = .note(from: nil, text: message)
     case .control(let opcode):
-      switch opcode {
-      case 14: frame.title = "Control Open"
-      case 15: frame.title = "Control Close"
-      case 16: frame.title = "Control Command"
-      default: frame.title = "Control Event"
-      }
       frame.fields.hex("cookie", "Cookie", try reader.readUInt32LE(), width: 8)
       if opcode == 14 {
         let format = try reader.readUInt16LE()
@@ -106,13 +84,12 @@ enum MonitorNote {
         let length = Int(try reader.readUInt8())
         let command = text(try reader.readBytes(count: length))
         frame.fields.add("process", "Process", .text(command))
-        frame.summary = command
+        frame.header = .note(from: nil, text: command)
       } else if opcode == 16 || opcode == 17 {
         frame.fields.hex("code", opcode == 16 ? "Management opcode" : "Management event", try reader.readUInt16LE(), width: 4)
       }
       if !reader.isAtEnd { frame.fields.bytes("data", "Data", reader.readRemaining()) }
     default:
-      frame.title = "Unknown Record"
       frame.fields.bytes("data", "Data", reader.readRemaining())
     }
   }

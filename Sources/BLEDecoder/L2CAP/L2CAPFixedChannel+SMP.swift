@@ -28,10 +28,9 @@ extension Dissector {
   /// An SMP command: its fields, and the link events a summary reads (the code, the pairing
   /// features, an identity address).
   static func dissectSMP(_ payload: inout ByteReader, into frame: inout DissectedFrame) throws(DecodeError) {
-    frame.layerLabel = "SMP"
     frame.deepestLayer = .l2cap
+    frame.header = .securityManager(.empty)
     let code = try payload.peekUInt8()
-    frame.title = SecurityManager.name(code)
     var rest = payload
     _ = try? rest.readUInt8()
     frame.linkEvents.append(.securityManager(code: code, reason: code == 0x05 ? try? rest.readUInt8() : nil))
@@ -42,8 +41,9 @@ extension Dissector {
       frame.linkEvents.append(.identityAddress(address: address, type: AddressType(rawValue: type)))
     }
     frame.fields.beginObject("smp", "SMP", inline: true)
-    try SecurityManager.decode(&payload, into: &frame.fields, summary: &frame.summary)
+    var command = SMPCommandFact.code(code)
+    defer { frame.header = .securityManager(command) }
+    try SecurityManager.decode(&payload, into: &frame.fields, command: &command)
     frame.fields.end()
-    Self.dropRepeatedTitle(&frame)
   }
 }

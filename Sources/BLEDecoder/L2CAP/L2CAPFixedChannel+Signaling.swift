@@ -27,17 +27,23 @@ enum LESignalingChannel: L2CAPFixedChannel {
 extension Dissector {
   /// Signaling commands; the channels they open are learned (an EATT channel gets its bearer).
   mutating func dissectSignaling(_ payload: inout ByteReader, isLE: Bool, on link: L2CAPLink, into frame: inout DissectedFrame) throws(DecodeError) {
-    frame.layerLabel = "L2CAP"
-    frame.title = L2CAPSignaling.name(try payload.peekUInt8())
+    frame.header = .signaling([], unfinished: nil)
     frame.fields.beginObject("signaling", "Signaling", inline: true)
-    let commands = try L2CAPSignaling.decode(&payload, isLE: isLE, into: &frame.fields, summary: &frame.summary)
+    var commands: [SignalingCommand] = []
+    var unfinished: UInt8?
+    do {
+      try L2CAPSignaling.decode(&payload, isLE: isLE, into: &frame.fields, commands: &commands, unfinished: &unfinished)
+    } catch {
+      frame.header = .signaling(commands, unfinished: unfinished)
+      throw error
+    }
+    frame.header = .signaling(commands, unfinished: nil)
     frame.fields.end()
     for case let .connectionParameterUpdateRequest(_, minimum, maximum, latency, timeout) in commands {
       frame.linkEvents.append(
         .parametersRequested(
           handle: connections.entries[link.slot].handle, intervalMinimum: minimum, intervalMaximum: maximum, latency: latency, supervisionTimeout: timeout))
     }
-    Self.dropRepeatedTitle(&frame)
     for bearer in connections.entries[link.slot].link.channels.learn(commands, direction: link.direction) {
       connections.entries[link.slot].link.bearers[bearer] = ATTBearer(mtu: 65535)
     }

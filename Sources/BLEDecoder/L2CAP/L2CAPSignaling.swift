@@ -16,7 +16,53 @@ public enum SignalingCommand: Sendable, Equatable {
   /// LE: the peripheral asks for other connection parameters (Core Vol 3 Part A §4.20); units
   /// as in `ConnectionParameters` (1.25 ms, 10 ms).
   case connectionParameterUpdateRequest(identifier: UInt8, intervalMinimum: UInt16, intervalMaximum: UInt16, latency: UInt16, timeout: UInt16)
+  case connectionParameterUpdateResponse(identifier: UInt8, result: UInt16)
+  /// Command Reject: why, with the signaling MTU (reason 1) or the channel IDs (reason 2) it gives.
+  case commandReject(identifier: UInt8, reason: UInt16, actualMTU: UInt16?, localCID: UInt16?, remoteCID: UInt16?)
+  /// BR/EDR: a configuration request and the options a header line tells.
+  case configurationRequest(identifier: UInt8, destinationCID: UInt16, options: [ConfigurationOption])
+  case configurationResponse(identifier: UInt8, sourceCID: UInt16, result: UInt16, options: [ConfigurationOption])
+  /// Echo Request (`isRequest`) or Response, with the length of its data.
+  case echo(identifier: UInt8, isRequest: Bool, length: Int)
+  case informationRequest(identifier: UInt8, type: UInt16)
+  /// Information Response, with the connectionless MTU when that is what it tells.
+  case informationResponse(identifier: UInt8, type: UInt16, result: UInt16, connectionlessMTU: UInt16?)
+  case flowControlCredit(identifier: UInt8, cid: UInt16, credits: UInt16)
+  case creditBasedReconfigureResponse(identifier: UInt8, result: UInt16)
   case other(code: UInt8, identifier: UInt8)
+
+  /// Configuration options a header line tells (Core Vol 3 Part A §5), in their order.
+  public enum ConfigurationOption: Sendable, Equatable {
+    case mtu(UInt16)
+    /// Retransmission and Flow Control's mode.
+    case mode(UInt8)
+  }
+
+  /// The command's code (Core Vol 3 Part A §4).
+  public var code: UInt8 {
+    switch self {
+    case .commandReject: return 0x01
+    case .connectionRequest: return 0x02
+    case .connectionResponse: return 0x03
+    case .configurationRequest: return 0x04
+    case .configurationResponse: return 0x05
+    case .disconnectionRequest: return 0x06
+    case .disconnectionResponse: return 0x07
+    case .echo(_, let isRequest, _): return isRequest ? 0x08 : 0x09
+    case .informationRequest: return 0x0A
+    case .informationResponse: return 0x0B
+    case .connectionParameterUpdateRequest: return 0x12
+    case .connectionParameterUpdateResponse: return 0x13
+    case .leCreditConnectionRequest: return 0x14
+    case .leCreditConnectionResponse: return 0x15
+    case .flowControlCredit: return 0x16
+    case .creditBasedConnectionRequest: return 0x17
+    case .creditBasedConnectionResponse: return 0x18
+    case .creditBasedReconfigureRequest: return 0x19
+    case .creditBasedReconfigureResponse: return 0x1A
+    case .other(let code, _): return code
+    }
+  }
 }
 
 /// L2CAP signaling PDUs: `code(1) identifier(1) length(2) data(length)`, on CID 0x0005 (LE-U,
@@ -28,26 +74,30 @@ public enum L2CAPSignaling {
   /// Decodes the signaling PDU in `reader` (one command on LE CID 5; one or more on BR/EDR CID 1),
   /// writing fields into `fields` (the caller has opened the object "signaling"; for several commands
   /// an array "commands" of objects; for one command its fields directly: `code`, `code_name`,
-  /// `identifier`, `length`, then the command's fields) and a short summary into `summary`
-  /// ("Connection Parameter Update Request: interval 7.50–15.00 ms, latency 0, timeout 2000 ms";
-  /// several commands are joined with "; ").
+  /// `identifier`, `length`, then the command's fields); returns the commands as facts.
   ///
   /// Throws `.lengthMismatch` when a command's length field is longer than the bytes left, and
   /// (after writing the command's fields and the extra bytes as `extra`) when an LE PDU has bytes
   /// after its one command. Bytes inside a command's data beyond its parameters show as `extra`.
-  public static func decode(_ reader: inout ByteReader, isLE: Bool, into fields: inout FieldList, summary: inout String) throws(DecodeError) -> [SignalingCommand] {
+  public static func decode(_ reader: inout ByteReader, isLE: Bool, into fields: inout FieldList) throws(DecodeError) -> [SignalingCommand] {
     var commands: [SignalingCommand] = []
-    try decode(&reader, isLE: isLE, into: &fields, summary: &summary, commands: &commands)
+    var unfinished: UInt8?
+    try decode(&reader, isLE: isLE, into: &fields, commands: &commands, unfinished: &unfinished)
     return commands
   }
 
   /// The same, appending each command to `commands` as soon as it is decoded, so a caller that
-  /// catches the error still has the commands before it (channel tracking on a flagged PDU).
-  public static func decode(_ reader: inout ByteReader, isLE: Bool, into fields: inout FieldList, summary: inout String, commands: inout [SignalingCommand]) throws(DecodeError) {
+  /// catches the error still has the commands before it (channel tracking on a flagged PDU);
+  /// `unfinished` is the code of the command being decoded when the error came.
+  public static func decode(
+    _ reader: inout ByteReader, isLE: Bool, into fields: inout FieldList, commands: inout [SignalingCommand], unfinished: inout UInt8?
+  ) throws(DecodeError) {
     reader.layer = .l2cap
     if isLE || commandCount(reader) <= 1 {
       let start = reader.offset
-      commands.append(try decodeCommand(&reader, into: &fields, summary: &summary))
+      unfinished = try? reader.peekUInt8()
+      commands.append(try decodeCommand(&reader, into: &fields))
+      unfinished = nil
       // LE carries exactly one command (on BR/EDR a single-command PDU ends with it).
       if !reader.isAtEnd {
         let length = reader.offset - start - 4
@@ -60,13 +110,12 @@ public enum L2CAPSignaling {
     }
     fields.beginArray("commands", "Commands")
     defer { fields.end() }
-    var first = true
     while !reader.isAtEnd {
       fields.beginObject("", "Command")
       defer { fields.end() }
-      if !first { summary += "; " }
-      first = false
-      commands.append(try decodeCommand(&reader, into: &fields, summary: &summary))
+      unfinished = try? reader.peekUInt8()
+      commands.append(try decodeCommand(&reader, into: &fields))
+      unfinished = nil
     }
   }
 
@@ -76,7 +125,7 @@ public enum L2CAPSignaling {
   }
 
   /// The spec name of a command code (Core 5.2+ names for the credit-based commands), or nil.
-  static func knownName(_ code: UInt8) -> StaticString? {
+  public static func knownName(_ code: UInt8) -> StaticString? {
     switch code {
     case 0x16: return "Flow Control Credit Indication"
     case 0x17: return "Credit Based Connection Request"
@@ -98,14 +147,9 @@ public enum L2CAPSignaling {
 
   // MARK: - One command
 
-  static func decodeCommand(_ reader: inout ByteReader, into fields: inout FieldList, summary: inout String) throws(DecodeError) -> SignalingCommand {
+  static func decodeCommand(_ reader: inout ByteReader, into fields: inout FieldList) throws(DecodeError) -> SignalingCommand {
     let code = try reader.readUInt8()
     fields.code("code", "Code", code, width: 2, name: knownName(code))
-    if let known = knownName(code) {
-      summary += known.description
-    } else {
-      summary += "Signaling command " + Hex.prefixed(UInt64(code), width: 2)
-    }
     let identifier = try reader.readUInt8()
     fields.uint("identifier", "Identifier", identifier)
     let lengthOffset = reader.offset
@@ -115,32 +159,30 @@ public enum L2CAPSignaling {
       throw DecodeError(.lengthMismatch(field: "signaling length", declared: length, actual: reader.remaining), layer: .l2cap, offset: lengthOffset)
     }
     var data = try reader.readReader(count: length, layer: .l2cap)
-    var details = ""
-    let command = try decodeData(code: code, identifier: identifier, &data, into: &fields, details: &details)
-    if !details.isEmpty { summary += ": " + details }
+    let command = try decodeData(code: code, identifier: identifier, &data, into: &fields)
     if !data.isAtEnd { fields.bytes("extra", "Unexpected bytes", data.readRemaining()) }
     return command
   }
 
-  static func decodeData(code: UInt8, identifier: UInt8, _ d: inout ByteReader, into fields: inout FieldList, details: inout String) throws(DecodeError) -> SignalingCommand {
+  static func decodeData(code: UInt8, identifier: UInt8, _ d: inout ByteReader, into fields: inout FieldList) throws(DecodeError) -> SignalingCommand {
     switch code {
     case 0x01:  // Command Reject §4.1: reason(2) data(0, 2 or 4)
       let reason = try d.readUInt16LE()
       fields.code("reason", "Reason", reason, width: 4, name: rejectReasonName(reason))
-      details = rejectReasonName(reason)?.description ?? "reason " + hex4(reason)
       switch reason {
       case 0x0001:
         let mtu = try d.readUInt16LE()
         fields.uint("actual_mtu", "Actual signaling MTU", mtu)
-        details += " (MTU \(mtu))"
+        return .commandReject(identifier: identifier, reason: reason, actualMTU: mtu, localCID: nil, remoteCID: nil)
       case 0x0002:
         let local = try d.readUInt16LE()
         let remote = try d.readUInt16LE()
         fields.hex("local_cid", "Local CID", local, width: 4)
         fields.hex("remote_cid", "Remote CID", remote, width: 4)
-        details += " (local " + hex4(local) + ", remote " + hex4(remote) + ")"
+        return .commandReject(identifier: identifier, reason: reason, actualMTU: nil, localCID: local, remoteCID: remote)
       default:
         if !d.isAtEnd { fields.bytes("reason_data", "Reason data", d.readRemaining()) }
+        return .commandReject(identifier: identifier, reason: reason, actualMTU: nil, localCID: nil, remoteCID: nil)
       }
 
     case 0x02:  // Connection Request §4.2: PSM(2) source CID(2)
@@ -148,7 +190,6 @@ public enum L2CAPSignaling {
       let source = try d.readUInt16LE()
       fields.code("psm", "PSM", psm, width: 4, name: psmName(psm))
       fields.hex("source_cid", "Source CID", source, width: 4)
-      details = psmText(psm) + ", source CID " + hex4(source)
       return .connectionRequest(identifier: identifier, psm: psm, sourceCID: source)
 
     case 0x03:  // Connection Response §4.3: DCID(2) SCID(2) result(2) status(2)
@@ -160,7 +201,6 @@ public enum L2CAPSignaling {
       fields.hex("source_cid", "Source CID", source, width: 4)
       fields.code("result", "Result", result, width: 4, name: connectionResultName(result))
       fields.code("status", "Status", status, width: 4, name: connectionStatusName(status))
-      details = "destination CID " + hex4(destination) + ", source CID " + hex4(source) + ", " + resultText(connectionResultName(result), result)
       return .connectionResponse(identifier: identifier, destinationCID: destination, sourceCID: source, result: result)
 
     case 0x04:  // Configuration Request §4.4: DCID(2) flags(2) options
@@ -169,8 +209,8 @@ public enum L2CAPSignaling {
       fields.hex("destination_cid", "Destination CID", destination, width: 4)
       fields.hex("flags", "Flags", flags, width: 4)
       fields.flag("continuation", "Continuation", flags & 1 != 0)
-      details = "destination CID " + hex4(destination)
-      try configurationOptions(&d, into: &fields, details: &details)
+      let options = try configurationOptions(&d, into: &fields)
+      return .configurationRequest(identifier: identifier, destinationCID: destination, options: options)
 
     case 0x05:  // Configuration Response §4.5: SCID(2) flags(2) result(2) options
       let source = try d.readUInt16LE()
@@ -180,15 +220,14 @@ public enum L2CAPSignaling {
       fields.hex("flags", "Flags", flags, width: 4)
       fields.flag("continuation", "Continuation", flags & 1 != 0)
       fields.code("result", "Result", result, width: 4, name: configurationResultName(result))
-      details = "source CID " + hex4(source) + ", " + resultText(configurationResultName(result), result)
-      try configurationOptions(&d, into: &fields, details: &details)
+      let options = try configurationOptions(&d, into: &fields)
+      return .configurationResponse(identifier: identifier, sourceCID: source, result: result, options: options)
 
     case 0x06, 0x07:  // Disconnection Request / Response §4.6-4.7: DCID(2) SCID(2)
       let destination = try d.readUInt16LE()
       let source = try d.readUInt16LE()
       fields.hex("destination_cid", "Destination CID", destination, width: 4)
       fields.hex("source_cid", "Source CID", source, width: 4)
-      details = "destination CID " + hex4(destination) + ", source CID " + hex4(source)
       return code == 0x06
         ? .disconnectionRequest(identifier: identifier, destinationCID: destination, sourceCID: source)
         : .disconnectionResponse(identifier: identifier, destinationCID: destination, sourceCID: source)
@@ -196,24 +235,25 @@ public enum L2CAPSignaling {
     case 0x08, 0x09:  // Echo Request / Response §4.8-4.9: optional data
       let data = d.readRemaining()
       if !data.isEmpty { fields.bytes("data", "Data", data) }
-      details = "\(data.count) byte\(data.count == 1 ? "" : "s")"
+      return .echo(identifier: identifier, isRequest: code == 0x08, length: data.count)
 
     case 0x0A:  // Information Request §4.10: info type(2)
       let type = try d.readUInt16LE()
       fields.code("info_type", "Info type", type, width: 4, name: infoTypeName(type))
-      details = infoTypeName(type)?.description ?? "info type " + hex4(type)
+      return .informationRequest(identifier: identifier, type: type)
 
     case 0x0B:  // Information Response §4.11: info type(2) result(2) data
       let type = try d.readUInt16LE()
       let result = try d.readUInt16LE()
       fields.code("info_type", "Info type", type, width: 4, name: infoTypeName(type))
       fields.code("result", "Result", result, width: 4, name: result == 0 ? "Success" : (result == 1 ? "Not supported" : nil))
-      details = (infoTypeName(type)?.description ?? "info type " + hex4(type)) + ", " + (result == 0 ? "success" : (result == 1 ? "not supported" : "result " + hex4(result)))
+      var mtu: UInt16?
       if result == 0, infoTypeName(type) != nil {
-        try informationData(type: type, &d, into: &fields, details: &details)
+        mtu = try informationData(type: type, &d, into: &fields)
       } else if !d.isAtEnd {
         fields.bytes("data", "Data", d.readRemaining())
       }
+      return .informationResponse(identifier: identifier, type: type, result: result, connectionlessMTU: mtu)
 
     case 0x0C:  // Create Channel Request (AMP) §4.14: PSM(2) SCID(2) controller ID(1)
       let psm = try d.readUInt16LE()
@@ -243,7 +283,6 @@ public enum L2CAPSignaling {
       fields.measure("conn_interval_max", "Max connection interval", maximum, scale: 1.25, unit: "ms")
       fields.uint("latency", "Peripheral latency", latency)
       fields.measure("supervision_timeout", "Supervision timeout", timeout, scale: 10, unit: "ms")
-      details = "interval " + milliseconds(minimum) + "–" + milliseconds(maximum) + " ms, latency \(latency), timeout \(Int(timeout) * 10) ms"
       return .connectionParameterUpdateRequest(
         identifier: identifier, intervalMinimum: minimum, intervalMaximum: maximum, latency: latency, timeout: timeout)
 
@@ -251,7 +290,7 @@ public enum L2CAPSignaling {
       let result = try d.readUInt16LE()
       let name: StaticString? = result == 0 ? "Accepted" : (result == 1 ? "Rejected" : nil)
       fields.code("result", "Result", result, width: 4, name: name)
-      details = result == 0 ? "accepted" : (result == 1 ? "rejected" : "result " + hex4(result))
+      return .connectionParameterUpdateResponse(identifier: identifier, result: result)
 
     case 0x14:  // LE Credit Based Connection Request §4.22: LE_PSM(2) SCID(2) MTU(2) MPS(2) credits(2)
       let psm = try d.readUInt16LE()
@@ -264,7 +303,6 @@ public enum L2CAPSignaling {
       fields.uint("mtu", "MTU", mtu)
       fields.uint("mps", "MPS", mps)
       fields.uint("initial_credits", "Initial credits", credits)
-      details = "SPSM " + psmText(psm) + ", source CID " + hex4(source) + ", MTU \(mtu), MPS \(mps), credits \(credits)"
       return .leCreditConnectionRequest(identifier: identifier, psm: psm, sourceCID: source, mtu: mtu, mps: mps, credits: credits)
 
     case 0x15:  // LE Credit Based Connection Response §4.23: DCID MTU MPS credits result
@@ -278,11 +316,6 @@ public enum L2CAPSignaling {
       fields.uint("mps", "MPS", mps)
       fields.uint("initial_credits", "Initial credits", credits)
       fields.code("result", "Result", result, width: 4, name: leCreditResultName(result))
-      if result == 0 {
-        details = "destination CID " + hex4(destination) + ", MTU \(mtu), MPS \(mps), credits \(credits)"
-      } else {
-        details = resultText(leCreditResultName(result), result)
-      }
       return .leCreditConnectionResponse(identifier: identifier, destinationCID: destination, mtu: mtu, mps: mps, credits: credits, result: result)
 
     case 0x16:  // Flow Control Credit Indication §4.24: CID(2) credits(2)
@@ -290,7 +323,7 @@ public enum L2CAPSignaling {
       let credits = try d.readUInt16LE()
       fields.hex("cid", "CID", cid, width: 4)
       fields.uint("credits", "Credits", credits)
-      details = "CID " + hex4(cid) + ", credits \(credits)"
+      return .flowControlCredit(identifier: identifier, cid: cid, credits: credits)
 
     case 0x17:  // Credit Based Connection Request §4.25: SPSM MTU MPS credits SCID×1..5
       let psm = try d.readUInt16LE()
@@ -302,7 +335,6 @@ public enum L2CAPSignaling {
       fields.uint("mps", "MPS", mps)
       fields.uint("initial_credits", "Initial credits", credits)
       let sources = try cidList(&d, into: &fields, key: "source_cids", label: "Source CIDs")
-      details = "SPSM " + psmText(psm) + ", MTU \(mtu), MPS \(mps), credits \(credits), source CIDs " + cidsText(sources)
       return .creditBasedConnectionRequest(identifier: identifier, psm: psm, mtu: mtu, mps: mps, credits: credits, sourceCIDs: sources)
 
     case 0x18:  // Credit Based Connection Response §4.26: MTU MPS credits result DCID×1..5
@@ -315,7 +347,6 @@ public enum L2CAPSignaling {
       fields.uint("initial_credits", "Initial credits", credits)
       fields.code("result", "Result", result, width: 4, name: creditBasedResultName(result))
       let destinations = try cidList(&d, into: &fields, key: "destination_cids", label: "Destination CIDs")
-      details = resultText(creditBasedResultName(result), result) + ", MTU \(mtu), MPS \(mps), credits \(credits), destination CIDs " + cidsText(destinations)
       return .creditBasedConnectionResponse(identifier: identifier, mtu: mtu, mps: mps, credits: credits, result: result, destinationCIDs: destinations)
 
     case 0x19:  // Credit Based Reconfigure Request §4.27: MTU MPS DCID×1..5
@@ -324,13 +355,12 @@ public enum L2CAPSignaling {
       fields.uint("mtu", "MTU", mtu)
       fields.uint("mps", "MPS", mps)
       let destinations = try cidList(&d, into: &fields, key: "destination_cids", label: "Destination CIDs")
-      details = "MTU \(mtu), MPS \(mps), destination CIDs " + cidsText(destinations)
       return .creditBasedReconfigureRequest(identifier: identifier, mtu: mtu, mps: mps, destinationCIDs: destinations)
 
     case 0x1A:  // Credit Based Reconfigure Response §4.28: result(2)
       let result = try d.readUInt16LE()
       fields.code("result", "Result", result, width: 4, name: reconfigureResultName(result))
-      details = resultText(reconfigureResultName(result), result)
+      return .creditBasedReconfigureResponse(identifier: identifier, result: result)
 
     default:
       if !d.isAtEnd { fields.bytes("data", "Data", d.readRemaining()) }
@@ -355,8 +385,9 @@ public enum L2CAPSignaling {
   }
 
   /// Configuration options §5: type(1, bit 7 = hint) length(1) data(length).
-  static func configurationOptions(_ d: inout ByteReader, into fields: inout FieldList, details: inout String) throws(DecodeError) {
-    guard !d.isAtEnd else { return }
+  static func configurationOptions(_ d: inout ByteReader, into fields: inout FieldList) throws(DecodeError) -> [SignalingCommand.ConfigurationOption] {
+    var told: [SignalingCommand.ConfigurationOption] = []
+    guard !d.isAtEnd else { return told }
     fields.beginArray("options", "Options")
     defer { fields.end() }
     while !d.isAtEnd {
@@ -373,7 +404,7 @@ public enum L2CAPSignaling {
       case 0x01:
         let mtu = try option.readUInt16LE()
         fields.uint("mtu", "MTU", mtu)
-        details += ", MTU \(mtu)"
+        told.append(.mtu(mtu))
       case 0x02:
         let timeout = try option.readUInt16LE()
         fields.measure("flush_timeout", "Flush timeout", timeout, scale: 1, unit: "ms")
@@ -394,7 +425,7 @@ public enum L2CAPSignaling {
         fields.measure("retransmission_timeout", "Retransmission timeout", try option.readUInt16LE(), scale: 1, unit: "ms")
         fields.measure("monitor_timeout", "Monitor timeout", try option.readUInt16LE(), scale: 1, unit: "ms")
         fields.uint("mps", "MPS", try option.readUInt16LE())
-        if let name = modeName(mode) { details += ", " + name.description + " mode" }
+        told.append(.mode(mode))
       case 0x05:  // Frame Check Sequence §5.5
         let fcs = try option.readUInt8()
         fields.code("fcs", "FCS", fcs, width: 2, name: fcs == 0 ? "No FCS" : (fcs == 1 ? "16-bit FCS" : nil))
@@ -413,15 +444,17 @@ public enum L2CAPSignaling {
       }
       if !option.isAtEnd { fields.bytes("extra", "Unexpected bytes", option.readRemaining()) }
     }
+    return told
   }
 
   /// Information Response data on success §4.11.
-  static func informationData(type: UInt16, _ d: inout ByteReader, into fields: inout FieldList, details: inout String) throws(DecodeError) {
+  /// Returns the connectionless MTU when that is the type.
+  static func informationData(type: UInt16, _ d: inout ByteReader, into fields: inout FieldList) throws(DecodeError) -> UInt16? {
     switch type {
     case 0x0001:
       let mtu = try d.readUInt16LE()
       fields.uint("connectionless_mtu", "Connectionless MTU", mtu)
-      details += ", MTU \(mtu)"
+      return mtu
     case 0x0002:
       let mask = try d.readUInt32LE()
       fields.hex("extended_features", "Extended features", mask, width: 8)
@@ -433,6 +466,7 @@ public enum L2CAPSignaling {
     default:
       break
     }
+    return nil
   }
 
   /// Extended feature mask bits §4.12.

@@ -6,25 +6,19 @@ import BLECore
 /// methods) and §3.6 (key distribution). Every command has a fixed size.
 public enum SecurityManager {
   /// Decodes one SMP PDU (CID 6 on LE, 7 on BR/EDR) into `fields` (the caller has opened the
-  /// object "smp"): `code`, `code_name`, then the command's fields; appends a short summary to
-  /// `summary` ("Pairing Request: NoInputNoOutput, bonding, MITM, SC, key size 16").
+  /// object "smp"): `code`, `code_name`, then the command's fields; `command` is the fact, set
+  /// as far as the PDU decoded (its code once that is read).
   ///
   /// Throws `.truncated` when the PDU is shorter than its command and, after writing the fields
   /// and the surplus as `extra`, `.lengthMismatch` when it is longer. Keys (LTK, IRK, CSRK,
   /// confirm and random values, public key coordinates) are shown as the bytes on the wire.
-  public static func decode(_ reader: inout ByteReader, into fields: inout FieldList, summary: inout String) throws(DecodeError) {
+  public static func decode(_ reader: inout ByteReader, into fields: inout FieldList, command: inout SMPCommandFact) throws(DecodeError) {
     reader.layer = .l2cap
     let start = reader.offset
     let code = try reader.readUInt8()
     fields.code("code", "Code", code, width: 2, name: knownName(code))
-    if let known = knownName(code) {
-      summary += known.description
-    } else {
-      summary += "SMP command " + Hex.prefixed(UInt64(code), width: 2)
-    }
-    var details = ""
-    try decodeData(code: code, &reader, into: &fields, details: &details)
-    if !details.isEmpty { summary += ": " + details }
+    command = .code(code)
+    command = try decodeData(code: code, &reader, into: &fields)
     if !reader.isAtEnd {
       let expected = reader.offset - start
       let extraOffset = reader.offset
@@ -39,7 +33,7 @@ public enum SecurityManager {
   }
 
   /// SMP command codes §3.3.
-  static func knownName(_ code: UInt8) -> StaticString? {
+  package static func knownName(_ code: UInt8) -> StaticString? {
     switch code {
     case 0x01: return "Pairing Request"
     case 0x02: return "Pairing Response"
@@ -59,7 +53,7 @@ public enum SecurityManager {
     }
   }
 
-  static func decodeData(code: UInt8, _ r: inout ByteReader, into fields: inout FieldList, details: inout String) throws(DecodeError) {
+  static func decodeData(code: UInt8, _ r: inout ByteReader, into fields: inout FieldList) throws(DecodeError) -> SMPCommandFact {
     switch code {
     case 0x01, 0x02:  // Pairing Request / Response §3.5.1-3.5.2
       let io = try r.readUInt8()
@@ -74,10 +68,7 @@ public enum SecurityManager {
       fields.uint("max_key_size", "Maximum encryption key size", keySize)
       keyDistribution(initiatorKeys, into: &fields, key: "initiator_key_distribution", label: "Initiator key distribution")
       keyDistribution(responderKeys, into: &fields, key: "responder_key_distribution", label: "Responder key distribution")
-      details = ioCapabilityName(io)?.description ?? "IO capability " + Hex.prefixed(UInt64(io), width: 2)
-      if oob == 1 { details += ", OOB" }
-      details += authReqText(auth)
-      details += ", key size \(keySize)"
+      return .pairing(code: code, ioCapability: io, oobData: oob, authRequirements: auth, maximumKeySize: keySize)
 
     case 0x03:  // Pairing Confirm §3.5.3
       fields.bytes("confirm", "Confirm value", try r.readBytes(count: 16))
@@ -86,14 +77,14 @@ public enum SecurityManager {
     case 0x05:  // Pairing Failed §3.5.5
       let reason = try r.readUInt8()
       fields.code("reason", "Reason", reason, width: 2, name: failureReasonName(reason))
-      details = failureReasonName(reason)?.description ?? "reason " + Hex.prefixed(UInt64(reason), width: 2)
+      return .pairingFailed(reason: reason)
     case 0x06:  // Encryption Information §3.6.2
       fields.bytes("ltk", "Long term key", try r.readBytes(count: 16))
     case 0x07:  // Central Identification §3.6.3: EDIV(2) Rand(8)
       let ediv = try r.readUInt16LE()
       fields.hex("ediv", "Encrypted diversifier", ediv, width: 4)
       fields.hex("random_number", "Random number", try r.readUInt64LE(), width: 16)
-      details = "EDIV " + Hex.prefixed(UInt64(ediv), width: 4)
+      return .centralIdentification(ediv: ediv)
     case 0x08:  // Identity Information §3.6.4
       fields.bytes("irk", "Identity resolving key", try r.readBytes(count: 16))
     case 0x09:  // Identity Address Information §3.6.5: address type(1) address(6)
@@ -101,18 +92,17 @@ public enum SecurityManager {
       let address = try r.readBDAddr()
       if type <= 1 {
         fields.add("address", "Identity address", .address(address, AddressType(rawValue: type)))
-        details = address.description + (type == 0 ? " (public)" : " (random static)")
       } else {
         fields.code("address_type", "Address type", type, width: 2, name: nil)
         fields.add("address", "Identity address", .address(address, nil))
-        details = address.description
       }
+      return .identityAddress(address, type: type)
     case 0x0A:  // Signing Information §3.6.6
       fields.bytes("csrk", "Connection signature resolving key", try r.readBytes(count: 16))
     case 0x0B:  // Security Request §3.6.7
       let auth = try r.readUInt8()
       authReq(auth, into: &fields)
-      details = String(authReqText(auth).dropFirst(2))
+      return .securityRequest(authRequirements: auth)
     case 0x0C:  // Pairing Public Key §3.5.6: X(32) Y(32)
       fields.bytes("public_key_x", "Public key X", try r.readBytes(count: 32))
       fields.bytes("public_key_y", "Public key Y", try r.readBytes(count: 32))
@@ -121,10 +111,11 @@ public enum SecurityManager {
     case 0x0E:  // Pairing Keypress Notification §3.5.8
       let type = try r.readUInt8()
       fields.code("notification_type", "Notification type", type, width: 2, name: keypressName(type))
-      details = keypressName(type)?.description ?? "type " + Hex.prefixed(UInt64(type), width: 2)
+      return .keypressNotification(type: type)
     default:
       if !r.isAtEnd { fields.bytes("data", "Data", r.readRemaining()) }
     }
+    return .code(code)
   }
 
   // MARK: - Bit fields
@@ -141,21 +132,6 @@ public enum SecurityManager {
     fields.flag("keypress", "Keypress notifications", value & 0x10 != 0)
     fields.flag("ct2", "CT2 (h7 supported)", value & 0x20 != 0)
     if value & 0xC0 != 0 { fields.hex("reserved", "Reserved bits", value & 0xC0, width: 2) }
-  }
-
-  /// ", bonding, MITM, SC" (each part led by ", "); "no bonding" is said only when nothing else is set.
-  static func authReqText(_ value: UInt8) -> String {
-    var text = ""
-    switch value & 0x03 {
-    case 0: if value & 0x3C == 0 { text += ", no bonding" }
-    case 1: text += ", bonding"
-    default: text += ", bonding flags \(value & 0x03)"
-    }
-    if value & 0x04 != 0 { text += ", MITM" }
-    if value & 0x08 != 0 { text += ", SC" }
-    if value & 0x10 != 0 { text += ", keypress" }
-    if value & 0x20 != 0 { text += ", CT2" }
-    return text
   }
 
   static let keyBits: [(bit: UInt8, name: StaticString)] = [(0x01, "EncKey"), (0x02, "IdKey"), (0x04, "SignKey"), (0x08, "LinkKey")]
@@ -177,7 +153,7 @@ public enum SecurityManager {
 
   // MARK: - Names (Core Vol 3 Part H)
 
-  static func ioCapabilityName(_ value: UInt8) -> StaticString? {
+  package static func ioCapabilityName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0x00: return "DisplayOnly"
     case 0x01: return "DisplayYesNo"
@@ -188,7 +164,7 @@ public enum SecurityManager {
     }
   }
 
-  static func oobName(_ value: UInt8) -> StaticString? {
+  package static func oobName(_ value: UInt8) -> StaticString? {
     switch value {
     case 0x00: return "OOB data not present"
     case 0x01: return "OOB data present"
@@ -219,7 +195,7 @@ public enum SecurityManager {
   }
 
   /// Keypress Notification types §3.5.8.
-  static func keypressName(_ type: UInt8) -> StaticString? {
+  package static func keypressName(_ type: UInt8) -> StaticString? {
     switch type {
     case 0x00: return "Passkey entry started"
     case 0x01: return "Passkey digit entered"

@@ -2,6 +2,7 @@ import Testing
 import BLECore
 import BLETestSupport
 @testable import BLEDecoder
+@testable import BLERender
 
 // Parameter bytes below are quoted from the captures in shared/corpus (file, 1-based frame
 // number as Wireshark counts it; the bytes after the 3-byte command header, or after the status
@@ -11,7 +12,9 @@ import BLETestSupport
 
 private struct Decoded {
   var fields = FieldList()
-  var summary = ""
+  var header = HeaderFact.none
+  /// The header line's words, as BLERender writes them.
+  var summary: String { HeaderWords.hciWords(header) }
   var context = HCICommand.Context()
   var known = false
   var remaining = 0
@@ -20,7 +23,7 @@ private struct Decoded {
 private func decode(_ opcode: UInt16, _ bytes: [UInt8]) throws(DecodeError) -> Decoded {
   var result = Decoded()
   var reader = ByteReader(testBytes: bytes, layer: .hci)
-  result.known = try HCICommand.decodeParameters(opcode: opcode, &reader, into: &result.fields, summary: &result.summary, context: &result.context)
+  result.known = try HCICommand.decodeParameters(opcode: opcode, &reader, into: &result.fields, header: &result.header, context: &result.context)
   result.remaining = reader.remaining
   return result
 }

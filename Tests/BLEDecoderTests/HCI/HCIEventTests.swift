@@ -14,7 +14,7 @@ import BLERender
     var dissector = Dissector()
     let frame = dissect(.event, Self.connectionComplete, with: &dissector)
     #expect(frame.malformed == nil)
-    #expect(frame.title.description == "LE Connection Complete")
+    #expect(frame.titleText == "LE Connection Complete")
     #expect(frame.fields.uint("params.status") == 0)
     #expect(frame.fields.uint("params.handle") == 1)
     #expect(frame.fields.name("params.role") == "central")
@@ -49,7 +49,7 @@ import BLERender
     // Disconnection Complete: status 0, handle 1, reason 0x13 (Remote User Terminated Connection).
     let closed = dissect(.event, [0x05, 0x04, 0x00, 0x01, 0x00, 0x13], with: &dissector, number: 2)
     #expect(closed.fields.name("params.reason") == "Remote User Terminated Connection")
-    #expect(closed.summary == "Remote User Terminated Connection")
+    #expect(closed.summaryText == "Remote User Terminated Connection")
     #expect(closed.connection?.peer?.description == "D0:B1:ED:00:48:52")
     #expect(dissector.connections.connection(adapter: 0, handle: 1) == nil)
     let again = dissect(.event, Self.connectionComplete, with: &dissector, number: 3)
@@ -84,7 +84,7 @@ import BLERender
     _ = dissect(.event, Self.connectionComplete, with: &dissector)
     // LE Connection Update Complete: handle 1, interval 0x0028 (50 ms), latency 2, timeout 0x0190 (4 s).
     let frame = dissect(.event, [0x3E, 0x0A, 0x03, 0x00, 0x01, 0x00, 0x28, 0x00, 0x02, 0x00, 0x90, 0x01], with: &dissector, number: 2)
-    #expect(frame.summary == "interval 50.00 ms, latency 2, timeout 4000.00 ms")
+    #expect(frame.summaryText == "interval 50.00 ms, latency 2, timeout 4000.00 ms")
     let connection = dissector.connections.connection(adapter: 0, handle: 1)
     #expect(connection?.interval == 0x28)
     #expect(connection?.latency == 2)
@@ -96,14 +96,14 @@ import BLERender
     let frame = dissect(.event, [0x0E, 0x04, 0x01, 0x0C, 0x20, 0x0C])
     #expect(frame.fields.name("params.command") == "LE Set Scan Enable")
     #expect(frame.fields.name("params.return.status") == "Command Disallowed")
-    #expect(frame.summary == "LE Set Scan Enable: Command Disallowed")
+    #expect(frame.summaryText == "LE Set Scan Enable: Command Disallowed")
   }
 
   @Test func commandStatus() {
     // Command Status: success, 1 packet, LE Create Connection (0x200D).
     let frame = dissect(.event, [0x0F, 0x04, 0x00, 0x01, 0x0D, 0x20])
-    #expect(frame.title.description == "Command Status")
-    #expect(frame.summary == "LE Create Connection: pending")
+    #expect(frame.titleText == "Command Status")
+    #expect(frame.summaryText == "LE Create Connection: pending")
   }
 
   @Test func numberOfCompletedPackets() {
@@ -120,10 +120,10 @@ import BLERender
 
   @Test func encryptionChangeAndHardwareError() {
     let change = dissect(.event, [0x08, 0x04, 0x00, 0x40, 0x00, 0x01])
-    #expect(change.summary == "encryption on")
+    #expect(change.summaryText == "encryption on")
     #expect(change.connection?.handle == 0x40)
     let hardware = dissect(.event, [0x10, 0x01, 0x2A])
-    #expect(hardware.title.description == "Hardware Error")
+    #expect(hardware.titleText == "Hardware Error")
     #expect(hardware.fields.uint("params.hardware_code") == 0x2A)
   }
 
@@ -134,7 +134,7 @@ import BLERender
     let bytes: [UInt8] = [0x3E, UInt8(12 + ad.count), 0x02, 0x01, 0x00, 0x01, 0x55, 0x44, 0x33, 0x22, 0x11, 0xC0, UInt8(ad.count)] + ad + [0xC4]
     let frame = dissect(.event, bytes)
     #expect(frame.malformed == nil)
-    #expect(frame.title.description == "LE Advertising Report")
+    #expect(frame.titleText == "LE Advertising Report")
     #expect(frame.fields.name("params.reports.0.event_type") == "ADV_IND")
     #expect(frame.fields.text("params.reports.0.address") == "C0:11:22:33:44:55")
     #expect(frame.fields.int("params.reports.0.rssi") == -60)
@@ -186,8 +186,8 @@ import BLERender
 
   @Test func monitorNotes() {
     let note = dissect(.note(.system), Array("Linux version 6.1.0 (x86_64)\0".utf8))
-    #expect(note.title.description == "System Note")
-    #expect(note.summary == "Linux version 6.1.0 (x86_64)")
+    #expect(note.titleText == "System Note")
+    #expect(note.summaryText == "Linux version 6.1.0 (x86_64)")
     // NEW_INDEX: primary, USB, 00:1A:7D:DA:71:13, "hci0".
     let index = dissect(.indexAdded, [0x00, 0x01, 0x13, 0x71, 0xDA, 0x7D, 0x1A, 0x00] + Array("hci0\0\0\0\0".utf8))
     #expect(index.fields.name("bus") == "USB")
@@ -195,18 +195,18 @@ import BLERender
     #expect(index.fields.text("address") == "00:1A:7D:DA:71:13")
     // USER_LOGGING: priority 6, ident "bluetoothd", message.
     let log = dissect(.note(.userLogging), [0x06, 0x0B] + Array("bluetoothd\0".utf8) + Array("Starting\0".utf8))
-    #expect(log.summary == "bluetoothd: Starting")
+    #expect(log.summaryText == "bluetoothd: Starting")
   }
 
   @Test func unknownCommandsAndEventsSayTheirCodes() {
     // Broadcom vendor command 0xFC18 (seen in corpus hciparse/macos_poweron_broadcom_test00.pklg) with one byte.
     let command = dissect(.command, [0x18, 0xFC, 0x01, 0x00])
-    #expect(command.title.description == "Vendor Command")
-    #expect(command.summary == "opcode 0xfc18 (OGF 0x3f, OCF 0x0018)")
+    #expect(command.titleText == "Vendor Command")
+    #expect(command.summaryText == "opcode 0xfc18 (OGF 0x3f, OCF 0x0018)")
     #expect(command.fields.text("params.raw") == "00")
     // Event code 0xFF (vendor) has a name; an unassigned one (0x7A) says its code.
     let event = dissect(.event, [0x7A, 0x01, 0x05])
-    #expect(event.summary == "event code 0x7a")
+    #expect(event.summaryText == "event code 0x7a")
     #expect(event.fields.text("params.raw") == "05")
   }
 }

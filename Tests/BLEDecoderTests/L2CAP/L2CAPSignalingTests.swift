@@ -2,6 +2,7 @@ import Testing
 import BLECore
 import BLETestSupport
 @testable import BLEDecoder
+@testable import BLERender
 
 // Signaling PDUs below are the L2CAP payload (after the 4-byte basic header), quoted from the
 // captures in shared/corpus (file, 1-based frame number as Wireshark counts it), or built from
@@ -10,14 +11,15 @@ import BLETestSupport
 
 private struct Decoded {
   var fields = FieldList()
-  var summary = ""
   var commands: [SignalingCommand] = []
+  /// Each command's name and details, as BLERender words them.
+  var summary: String { HeaderWords.signalingWords(commands, unfinished: nil) }
 }
 
 private func decode(_ bytes: [UInt8], isLE: Bool) throws(DecodeError) -> Decoded {
   var result = Decoded()
   var reader = ByteReader(testBytes: bytes, layer: .hci)
-  result.commands = try L2CAPSignaling.decode(&reader, isLE: isLE, into: &result.fields, summary: &result.summary)
+  result.commands = try L2CAPSignaling.decode(&reader, isLE: isLE, into: &result.fields)
   #expect(reader.isAtEnd)
   #expect(result.fields.depth == 0)
   return result
@@ -26,11 +28,11 @@ private func decode(_ bytes: [UInt8], isLE: Bool) throws(DecodeError) -> Decoded
 /// The error thrown for `bytes`, with the partial fields (whose groups must be closed).
 private func failure(_ bytes: [UInt8], isLE: Bool) -> (error: DecodeError, fields: FieldList, commands: [SignalingCommand])? {
   var fields = FieldList()
-  var summary = ""
   var commands: [SignalingCommand] = []
+  var unfinished: UInt8?
   var reader = ByteReader(testBytes: bytes, layer: .l2cap)
   do {
-    try L2CAPSignaling.decode(&reader, isLE: isLE, into: &fields, summary: &summary, commands: &commands)
+    try L2CAPSignaling.decode(&reader, isLE: isLE, into: &fields, commands: &commands, unfinished: &unfinished)
     return nil
   } catch {
     return (error, fields, commands)
@@ -113,7 +115,7 @@ struct L2CAPSignalingTests {
     #expect(plain.fields.name("code") == "Command Reject")
     #expect(plain.fields.name("reason") == "Command not understood")
     #expect(plain.summary == "Command Reject: Command not understood")
-    #expect(plain.commands == [.other(code: 1, identifier: 7)])
+    #expect(plain.commands == [.commandReject(identifier: 7, reason: 0, actualMTU: nil, localCID: nil, remoteCID: nil)])
     // Signaling MTU exceeded, actual MTU 23.
     let mtu = try decode(hexBytes("01 08 0400 0100 1700"), isLE: true)
     #expect(mtu.fields.name("reason") == "Signaling MTU exceeded")
@@ -207,7 +209,7 @@ struct L2CAPSignalingTests {
     let response = hexBytes("1a 07 0200 0100")
     let answer = try decode(response, isLE: true)
     #expect(answer.fields.name("result") == "Reconfiguration failed – reduction in size of MTU not allowed")
-    #expect(answer.commands == [.other(code: 0x1A, identifier: 7)])
+    #expect(answer.commands == [.creditBasedReconfigureResponse(identifier: 7, result: 1)])
     expectPrefixesThrow(response, isLE: true)
   }
 
@@ -255,7 +257,7 @@ struct L2CAPSignalingTests {
     #expect(failed?.error == DecodeError(.lengthMismatch(field: "signaling length", declared: 2, actual: 4), layer: .l2cap, offset: 6))
     #expect(failed?.fields.name("result") == "Accepted")
     #expect(failed?.fields.text("extra") == "aabb")
-    #expect(failed?.commands == [.other(code: 0x13, identifier: 0xBF)])
+    #expect(failed?.commands == [.connectionParameterUpdateResponse(identifier: 0xBF, result: 0)])
   }
 
   @Test func extraBytesInsideCommand() throws {
@@ -289,10 +291,9 @@ struct L2CAPSignalingTests {
       }
       for isLE in [true, false] {
         var fields = FieldList()
-        var summary = ""
         var reader = ByteReader(testBytes: bytes, layer: .l2cap)
         do {
-          _ = try L2CAPSignaling.decode(&reader, isLE: isLE, into: &fields, summary: &summary)
+          _ = try L2CAPSignaling.decode(&reader, isLE: isLE, into: &fields)
         } catch {
           #expect(error.layer == .l2cap)
         }
@@ -378,7 +379,7 @@ struct L2CAPSignalingTests {
     #expect(result.fields.uint("options.1.mtu") == 1691)
     #expect(result.fields.name("options.2.fcs") == "No FCS")
     #expect(result.summary == "Configuration Request: destination CID 0x0040, Basic mode, MTU 1691")
-    #expect(result.commands == [.other(code: 4, identifier: 3)])
+    #expect(result.commands == [.configurationRequest(identifier: 3, destinationCID: 0x40, options: [.mode(0), .mtu(1691)])])
     expectPrefixesThrow(bytes, isLE: false)
 
     // cheoljun99/android_classic_nsec.pcap frame 11421: MTU 8087, Enhanced Retransmission, MPS 1010.
@@ -434,7 +435,7 @@ struct L2CAPSignalingTests {
     #expect(result.fields.uint("commands.1.identifier") == 2)
     #expect(result.fields.uint("commands.1.source_cid") == 0x40)
     #expect(result.summary == "Information Request: Extended features supported; Connection Request: 0x0001 (SDP), source CID 0x0040")
-    #expect(result.commands == [.other(code: 0x0A, identifier: 1), .connectionRequest(identifier: 2, psm: 1, sourceCID: 0x40)])
+    #expect(result.commands == [.informationRequest(identifier: 1, type: 2), .connectionRequest(identifier: 2, psm: 1, sourceCID: 0x40)])
 
     // Every strict prefix not ending on a command boundary throws, keeping the commands before it.
     for count in 0..<bytes.count where count != 6 {

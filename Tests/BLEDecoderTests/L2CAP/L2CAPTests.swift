@@ -96,7 +96,7 @@ import BLERender
     _ = t.connect(handle: 0x40, peer: "D0:B1:ED:00:48:52")
     // LE Credit Based Connection Request: SPSM 0x0080, source CID 0x0040, MTU 512, MPS 64, 8 credits.
     let request = t.l2cap(handle: 0x40, tx, cid: 5, [0x14, 0x01, 0x0A, 0x00, 0x80, 0x00, 0x40, 0x00, 0x00, 0x02, 0x40, 0x00, 0x08, 0x00])
-    #expect(request.title.description == "LE Credit Based Connection Request")
+    #expect(request.titleText == "LE Credit Based Connection Request")
     // Response: destination CID 0x0041, MTU 512, MPS 64, 4 credits, success.
     _ = t.l2cap(handle: 0x40, rx, cid: 5, [0x15, 0x01, 0x0A, 0x00, 0x41, 0x00, 0x00, 0x02, 0x40, 0x00, 0x04, 0x00, 0x00, 0x00])
     // A 100-byte SDU from us to the peer's CID 0x0041: 62 + 38 bytes in two K-frames.
@@ -115,7 +115,33 @@ import BLERender
     _ = t.l2cap(handle: 0x40, rx, cid: 5, [0x07, 0x02, 0x04, 0x00, 0x41, 0x00, 0x40, 0x00])
     let unknown = t.l2cap(handle: 0x40, tx, cid: 0x41, [1, 0, 0x01])
     #expect(unknown.fields.value("l2cap.sdu") == nil)
-    #expect(unknown.title.description == "Data")
+    #expect(unknown.titleText == "Data")
+  }
+
+  /// Signaling and SMP header lines come from the commands' facts, as far as they decoded.
+  @Test func signalingAndSMPHeadersFromFacts() {
+    var t = LinkTranscript()
+    _ = t.connect(handle: 0x40, peer: "D0:B1:ED:00:48:52")
+    // Information Request (extended features), then a Connection Request whose length runs
+    // past the PDU: the second command is named, not described, and the frame is malformed.
+    let two = t.l2cap(handle: 0x40, tx, cid: 1, [0x0A, 0x01, 0x02, 0x00, 0x02, 0x00, 0x02, 0x02, 0x04, 0x00, 0x01, 0x00])
+    #expect(two.titleText == "Information Request")
+    #expect(two.summaryText == "Extended features supported; Connection Request")
+    #expect(FrameDescription.layerLabel(two).description == "L2CAP")
+    #expect(two.malformed != nil)
+    guard case .signaling(let commands, let unfinished) = two.header else {
+      Issue.record("\(two.header)")
+      return
+    }
+    #expect(commands == [.informationRequest(identifier: 1, type: 2)] && unfinished == 0x02)
+    // SMP: a truncated Pairing Failed says its name only; an unknown code says its number; an
+    // empty PDU is ACL data on the SMP channel.
+    let failed = t.l2cap(handle: 0x40, rx, cid: 6, [0x05])
+    #expect(failed.titleText == "Pairing Failed" && failed.summaryText.isEmpty)
+    let unknown = t.l2cap(handle: 0x40, rx, cid: 6, [0x20, 0x01])
+    #expect(unknown.titleText == "Unknown SMP Command" && unknown.summaryText == "SMP command 0x20")
+    let empty = t.l2cap(handle: 0x40, rx, cid: 6, [])
+    #expect(empty.titleText == "ACL Data" && FrameDescription.layerLabel(empty).description == "SMP")
   }
 
   @Test func eattChannelsAreATTBearers() {

@@ -2,6 +2,7 @@ import Testing
 import BLECore
 import BLETestSupport
 @testable import BLEDecoder
+@testable import BLERender
 
 // SMP PDUs below are the L2CAP payload on CID 0x0006, quoted from the captures in shared/corpus
 // (file, 1-based frame number as Wireshark counts it), or built from the layouts of Core Vol 3
@@ -9,13 +10,15 @@ import BLETestSupport
 
 private struct Decoded {
   var fields = FieldList()
-  var summary = ""
+  var command = SMPCommandFact.empty
+  /// The command's name and details, as BLERender words them.
+  var summary: String { HeaderWords.securityManagerWords(command) }
 }
 
 private func decode(_ bytes: [UInt8]) throws(DecodeError) -> Decoded {
   var result = Decoded()
   var reader = ByteReader(testBytes: bytes, layer: .hci)
-  try SecurityManager.decode(&reader, into: &result.fields, summary: &result.summary)
+  try SecurityManager.decode(&reader, into: &result.fields, command: &result.command)
   #expect(reader.isAtEnd)
   #expect(result.fields.depth == 0)
   return result
@@ -23,10 +26,10 @@ private func decode(_ bytes: [UInt8]) throws(DecodeError) -> Decoded {
 
 private func failure(_ bytes: [UInt8]) -> (error: DecodeError, fields: FieldList)? {
   var fields = FieldList()
-  var summary = ""
+  var command = SMPCommandFact.empty
   var reader = ByteReader(testBytes: bytes, layer: .l2cap)
   do {
-    try SecurityManager.decode(&reader, into: &fields, summary: &summary)
+    try SecurityManager.decode(&reader, into: &fields, command: &command)
     return nil
   } catch {
     return (error, fields)
@@ -241,10 +244,10 @@ struct SecurityManagerTests {
       var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
       if count > 0 { bytes[0] = UInt8.random(in: 0...0x10, using: &generator) }
       var fields = FieldList()
-      var summary = ""
+      var command = SMPCommandFact.empty
       var reader = ByteReader(testBytes: bytes, layer: .l2cap)
       do {
-        try SecurityManager.decode(&reader, into: &fields, summary: &summary)
+        try SecurityManager.decode(&reader, into: &fields, command: &command)
       } catch {
         #expect(error.layer == .l2cap)
       }

@@ -58,9 +58,9 @@ import Testing
     #expect(value.isAtEnd)
     let measurement = try #require(decoded.value as? HeartRateMeasurement)
     #expect(measurement.bpm == 74 && measurement.rrIntervals == [0x033E])
-    var frame = DissectedFrame()
-    measurement.summarize(into: &frame.summaryParts, context: ValueContext(operation: .notification, uuid: BluetoothUUID(uuid16: 0x2A37)))
-    #expect(frame.summaryText == "74 bpm, contact detected, RR 810.5 ms")
+    var line = SummaryLine()
+    measurement.summarize(into: &line, context: ValueContext(operation: .notification, uuid: BluetoothUUID(uuid16: 0x2A37)))
+    #expect(line.text == "74 bpm, contact detected, RR 810.5 ms")
     // A fixed-format value with trailing bytes reports its own length, not the PDU's.
     var pdu = ByteReader(testBytes: [0x0B, 0x57, 0x00], layer: .att)
     try pdu.skip(1)

@@ -7,27 +7,36 @@ import Testing
 /// Thrown by `decodeProfile` when the registry has no decoder for the UUID.
 struct NoDecoder: Error {}
 
+/// A value decoded as the GATT layer decodes it: its fields, header-line words and warnings.
+struct DecodedProfileValue {
+  var fields = FieldList()
+  var summaryText = ""
+  var diagnostics: [Diagnostic] = []
+}
+
 /// Runs the registry's decoder for `uuid` over `bytes` the way the GATT layer does: the typed
-/// value, then its fields, header-line words and warnings written into a frame. Throws the
-/// decode error when the value does not fit its format.
+/// value, then its fields, header-line words and warnings. Throws the decode error when the
+/// value does not fit its format.
 func decodeProfile(
   _ uuid: BluetoothUUID, _ bytes: [UInt8], operation: GATTOperation = .notification,
   characteristic: BluetoothUUID? = nil, characteristicName: StaticString? = nil
-) throws -> DissectedFrame {
+) throws -> DecodedProfileValue {
   guard let decoder = ProfileRegistry.decoder(for: uuid) else { throw NoDecoder() }
   let context = ValueContext(operation: operation, uuid: uuid, characteristic: characteristic, characteristicName: characteristicName)
   let decoded = decoder.decode(bytes, context: context)
-  var frame = DissectedFrame()
+  var frame = DecodedProfileValue()
   if let value = decoded.value {
+    var line = SummaryLine()
     value.writeFields(to: &frame.fields, context: context)
-    value.summarize(into: &frame.summaryParts, context: context)
+    value.summarize(into: &line, context: context)
+    frame.summaryText = line.text
     value.diagnose(into: &frame.diagnostics, context: context)
   }
   if let error = decoded.error { throw error }
   return frame
 }
 
-func decodeProfile(_ uuid16: UInt16, _ bytes: [UInt8], operation: GATTOperation = .notification, characteristicName: StaticString? = nil) throws -> DissectedFrame {
+func decodeProfile(_ uuid16: UInt16, _ bytes: [UInt8], operation: GATTOperation = .notification, characteristicName: StaticString? = nil) throws -> DecodedProfileValue {
   try decodeProfile(BluetoothUUID(uuid16: uuid16), bytes, operation: operation, characteristicName: characteristicName)
 }
 
@@ -118,6 +127,6 @@ extension FieldList {
   var topKeys: [String] { fields.filter { $0.depth == 0 }.map { $0.key.description } }
 }
 
-extension DissectedFrame {
+extension DecodedProfileValue {
   var warnings: [String] { diagnostics.filter { $0.severity == .warning }.map(\.message) }
 }
