@@ -163,12 +163,12 @@ enum HeaderWords {
     case .classOfDevice(let value):
       let major = UInt8((value >> 8) & 0x1F)
       return (ClassicHCI.majorDeviceClassName(major)?.description ?? "major class \(major)") + " (" + hex(value, 6) + ")"
-    case .accessCodes(let laps): return laps.map(ClassicHCI.lapText).joined(separator: ", ")
+    case .accessCodes(let laps): return laps.map(lapText).joined(separator: ", ")
     case let .inquiry(lap, length, responses):
       // 1.28 s steps: the hundredths are exact.
       let hundredths = Int(length) * 128
       let fraction = hundredths % 100
-      return ClassicHCI.lapText(lap) + ", \(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction) s"
+      return lapText(lap) + ", \(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction) s"
         + (responses != 0 ? ", up to \(responses) responses" : "")
     case let .eventFilter(type, address):
       return name(HCICommand.eventFilterName(type)) + (address.map { ", " + $0.description } ?? "")
@@ -225,6 +225,15 @@ enum HeaderWords {
 
     case .none, .aclData, .completedPackets, .channelData, .psmData, .kFrame, .unplacedKFrame, .sdu, .signaling, .securityManager:
       return ""  // written as parts by `write`
+    }
+  }
+
+  /// The inquiry access codes with a name (Assigned Numbers §2.2): GIAC, LIAC.
+  static func lapText(_ lap: UInt32) -> String {
+    switch lap {
+    case 0x9E8B33: return "GIAC"
+    case 0x9E8B00: return "LIAC"
+    default: return "LAP " + hex(lap, 6)
     }
   }
 

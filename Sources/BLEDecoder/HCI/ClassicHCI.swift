@@ -316,15 +316,6 @@ package enum ClassicHCI {
     }
   }
 
-  /// The inquiry access codes with a name (Assigned Numbers §2.2): GIAC, LIAC.
-  package static func lapText(_ lap: UInt32) -> String {
-    switch lap {
-    case 0x9E8B33: return "GIAC"
-    case 0x9E8B00: return "LIAC"
-    default: return "LAP " + Hex.prefixed(UInt64(lap), width: 6)
-    }
-  }
-
   /// A count, then that many (BD_ADDR, link key) pairs (Write Stored Link Key, Return Link
   /// Keys); returns the count.
   static func storedLinkKeys(_ fields: inout FieldList, _ p: inout ByteReader) throws(DecodeError) -> UInt8 {

@@ -29,7 +29,7 @@ extension HCICommand {
   /// when shorter.
   /// Remote Name Request Complete §7.7.7 carries a name the same way.
   @discardableResult
-  package static func localName(_ p: inout ByteReader, into fields: inout FieldList) throws(DecodeError) -> String {
+  static func localName(_ p: inout ByteReader, into fields: inout FieldList) throws(DecodeError) -> String {
     let bytes = try p.readBytes(count: 248)
     let end = bytes.firstIndex(of: 0) ?? bytes.endIndex
     let name = String(decoding: bytes[bytes.startIndex..<end], as: UTF8.self)

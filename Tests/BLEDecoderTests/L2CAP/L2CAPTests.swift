@@ -119,6 +119,9 @@ import BLERender
   }
 
   /// Signaling and SMP header lines come from the commands' facts, as far as they decoded.
+  /// A malformed PDU once kept the command's name twice ("Signing Information: Signing
+  /// Information", 11 frames of the DS-D6 capture): the decoder's summary was trimmed only when
+  /// decoding ended well.
   @Test func signalingAndSMPHeadersFromFacts() {
     var t = LinkTranscript()
     _ = t.connect(handle: 0x40, peer: "D0:B1:ED:00:48:52")
