@@ -18,13 +18,11 @@ public final class BTSnoopReader: CaptureReader {
   let input: InputSource
   public let datalink: BTSnoopFormat.Datalink
   public let format: CaptureFormat
-  // Touched once per record: spared the run-time exclusivity checks (only `next` writes them).
-  @exclusivity(unchecked) var frames = 0
+  /// Records, flags and damage so far, in one value changed once per record.
+  var progress = ReadProgress()
   let damagePolicy: DamagePolicy
-  @exclusivity(unchecked) public private(set) var damage = DamageTally()
-  public var damagePlaces: Int { damage.places }
-  /// Flag bits seen in good records: a record found after damage may carry them too.
-  @exclusivity(unchecked) var seenFlags: UInt32 = 0
+  public var damage: DamageTally { progress.damage }
+  public var damagePlaces: Int { progress.damage.places }
 
   init(_ input: InputSource, damage: DamagePolicy = .stop) throws(CaptureError) {
     self.input = input
@@ -74,13 +72,14 @@ public final class BTSnoopReader: CaptureReader {
     var includedLength: UInt32
     var originalLength: UInt32
     var total: Int
+    var skipped = false
     // Once, or again after skipping damage (the scan stops only at a record judged readable).
     while true {
       recordOffset = input.position
       let have = try input.fill(BTSnoopFormat.recordHeaderSize)
       if have == 0 { return false }
       guard have >= BTSnoopFormat.recordHeaderSize else {
-        throw .damaged(frame: frames + 1, offset: recordOffset, reason: "truncated record header (\(have) of 24 bytes)")
+        throw .damaged(frame: progress.records + 1, offset: recordOffset, reason: "truncated record header (\(have) of 24 bytes)")
       }
       originalLength = input.peekUInt32BE(0)
       includedLength = input.peekUInt32BE(4)
@@ -96,17 +95,18 @@ public final class BTSnoopReader: CaptureReader {
         let got = try input.fill(total)
         if got >= total { break }
         reason = "truncated record: needs \(includedLength) bytes of packet data, only \(got - BTSnoopFormat.recordHeaderSize) remain"
-        try skipDamage(frame: frames + 1, offset: recordOffset, reason: reason, isTruncation: true)
+        skipped = true
+        try skipDamage(frame: progress.records + 1, offset: recordOffset, reason: reason, isTruncation: true)
         continue
       }
-      try skipDamage(frame: frames + 1, offset: recordOffset, reason: reason, isTruncation: false)
+      skipped = true
+      try skipDamage(frame: progress.records + 1, offset: recordOffset, reason: reason, isTruncation: false)
     }
-    let frame = frames + 1
     let length = Int(includedLength)
     let flags = input.peekUInt32BE(8)
     let rawTime = Int64(bitPattern: input.peekUInt64BE(16))
-    seenFlags |= flags
-    frames = frame
+    _ = progress.counted(flags: flags)
+    record.followsDamage = skipped
     record.timestamp = rawTime &- BTSnoopFormat.unixEpochOffset
     record.fileOffset = recordOffset
     record.adapter = 0
@@ -145,8 +145,11 @@ public final class BTSnoopReader: CaptureReader {
 
   /// Stops at damage, or skips to the next plausible record (`Resynchronizer.skipDamage`).
   func skipDamage(frame: Int, offset: Int64, reason: String, isTruncation: Bool) throws(CaptureError) {
+    // The tally is changed apart: the scan reads `progress` (the flags seen) meanwhile.
+    var tally = progress.damage
+    defer { progress.damage = tally }
     try Resynchronizer.skipDamage(
-      input, headerSize: BTSnoopFormat.recordHeaderSize, policy: damagePolicy, tally: &damage, frame: frame, offset: offset,
+      input, headerSize: BTSnoopFormat.recordHeaderSize, policy: damagePolicy, tally: &tally, frame: frame, offset: offset,
       reason: reason, isTruncation: isTruncation
     ) { input, at in plausibleRecordLength(input, at: at) }
   }
@@ -171,7 +174,7 @@ public final class BTSnoopReader: CaptureReader {
       guard flags & 0xFFFF < 64, index < 256 || index == 0xFFFF else { return nil }
     default:
       // Bits 0-1 are defined; bumble sets 0x10 (capture-formats.md §1.3).
-      guard flags & ~(seenFlags | 0x13) == 0 else { return nil }
+      guard flags & ~(progress.flagsSeen | 0x13) == 0 else { return nil }
     }
     let time = Int64(bitPattern: input.peekUInt64BE(at + 16)) &- BTSnoopFormat.unixEpochOffset
     guard Self.plausibleTimes.contains(time) else { return nil }

@@ -9,11 +9,11 @@ public final class PacketLoggerReader: CaptureReader {
   let input: InputSource
   let bigEndian: Bool
   public let format: CaptureFormat
-  // Touched once per record: spared the run-time exclusivity checks (only `next` writes them).
-  @exclusivity(unchecked) var frames = 0
+  /// Records, flags and damage so far, in one value changed once per record.
+  var progress = ReadProgress()
   let damagePolicy: DamagePolicy
-  @exclusivity(unchecked) public private(set) var damage = DamageTally()
-  public var damagePlaces: Int { damage.places }
+  public var damage: DamageTally { progress.damage }
+  public var damagePlaces: Int { progress.damage.places }
 
   /// Record header: length(4), seconds(4), microseconds(4); the type byte follows.
   static let headerSize = 12
@@ -75,13 +75,14 @@ public final class PacketLoggerReader: CaptureReader {
     var recordOffset: Int64
     var length: Int
     var total: Int
+    var skipped = false
     // Once, or again after skipping damage (the scan stops only at a record judged readable).
     while true {
       recordOffset = input.position
       let have = try input.fill(Self.headerSize)
       if have == 0 { return nil }
       guard have >= Self.headerSize else {
-        throw .damaged(frame: frames + 1, offset: recordOffset, reason: "truncated record header (\(have) of 12 bytes)")
+        throw .damaged(frame: progress.records + 1, offset: recordOffset, reason: "truncated record header (\(have) of 12 bytes)")
       }
       length = Int(bigEndian ? input.peekUInt32BE(0) : input.peekUInt32LE(0))
       let micros = bigEndian ? input.peekUInt32BE(8) : input.peekUInt32LE(8)
@@ -97,19 +98,22 @@ public final class PacketLoggerReader: CaptureReader {
         let got = try input.fill(total)
         if got >= total { break }
         reason = "truncated record: needs \(length - 8) bytes after the timestamp, only \(max(got - Self.headerSize, 0)) remain"
-        try skipDamage(frame: frames + 1, offset: recordOffset, reason: reason, isTruncation: true)
+        skipped = true
+        try skipDamage(frame: progress.records + 1, offset: recordOffset, reason: reason, isTruncation: true)
         continue
       }
-      try skipDamage(frame: frames + 1, offset: recordOffset, reason: reason, isTruncation: false)
+      skipped = true
+      try skipDamage(frame: progress.records + 1, offset: recordOffset, reason: reason, isTruncation: false)
     }
-    let frame = frames + 1
     let seconds = bigEndian ? input.peekUInt32BE(4) : input.peekUInt32LE(4)
     let micros = bigEndian ? input.peekUInt32BE(8) : input.peekUInt32LE(8)
-    frames = frame
+    _ = progress.counted()
     let timestamp = Timestamp.microseconds(seconds: Int64(seconds), micros: Int64(micros))
     guard length > 8 else {
       input.consume(total)
-      return CaptureRecord(timestamp: timestamp, direction: nil, kind: .other(0xFFFF), bytes: [], fileOffset: recordOffset)
+      var empty = CaptureRecord(timestamp: timestamp, direction: nil, kind: .other(0xFFFF), bytes: [], fileOffset: recordOffset)
+      empty.followsDamage = skipped
+      return empty
     }
     let type = input.peek(Self.headerSize)
     let kind: PacketKind
@@ -134,17 +138,21 @@ public final class PacketLoggerReader: CaptureReader {
     case 0xFE: kind = .note(.newController)
     default: kind = .other(UInt16(type))
     }
-    let record = CaptureRecord(
+    var record = CaptureRecord(
       timestamp: timestamp, direction: direction, kind: kind,
       bytes: input.copy(from: Self.headerSize + 1, count: length - 9), fileOffset: recordOffset)
+    record.followsDamage = skipped
     input.consume(total)
     return record
   }
 
   /// Stops at damage, or skips to the next plausible record (`Resynchronizer.skipDamage`).
   func skipDamage(frame: Int, offset: Int64, reason: String, isTruncation: Bool) throws(CaptureError) {
+    // The tally is changed apart: the scan reads `progress` (the flags seen) meanwhile.
+    var tally = progress.damage
+    defer { progress.damage = tally }
     try Resynchronizer.skipDamage(
-      input, headerSize: Self.headerSize, policy: damagePolicy, tally: &damage, frame: frame, offset: offset,
+      input, headerSize: Self.headerSize, policy: damagePolicy, tally: &tally, frame: frame, offset: offset,
       reason: reason, isTruncation: isTruncation
     ) { input, at in plausibleRecordLength(input, at: at) }
   }

@@ -72,3 +72,20 @@ enum Resynchronizer {
     return .windowExhausted
   }
 }
+
+/// What a reader has read so far: its records, the flag bits of good ones, the damage it
+/// skipped. One value, changed once per record: each stored property of a reader (a class)
+/// costs a run-time exclusivity check per access.
+struct ReadProgress: Sendable {
+  private(set) var records = 0
+  /// The flag bits of the good records read (btsnoop): a record found after damage may carry them too.
+  private(set) var flagsSeen: UInt32 = 0
+  var damage = DamageTally()
+
+  /// Counts a good record with `flags`; returns its number (1-based).
+  mutating func counted(flags: UInt32 = 0) -> Int {
+    records &+= 1
+    flagsSeen |= flags
+    return records
+  }
+}

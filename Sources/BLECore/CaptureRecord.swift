@@ -147,6 +147,8 @@ public struct CaptureRecord: Sendable {
   public var originalLength: Int
   /// Byte offset of the record in the capture file (0 when unknown).
   public var fileOffset: Int64
+  /// Whether the reader skipped damage to reach this record (its `damage.last` says where).
+  public var followsDamage = false
 
   public static let noController: UInt16 = 0xFFFF
 

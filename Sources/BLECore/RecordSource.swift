@@ -6,8 +6,8 @@ public protocol RecordSource: AnyObject {
   /// Called once per record: implementations neither allocate nor box beyond the record.
   /// - Throws: `SourceFailure` when the rest of the source cannot be read.
   func nextRecord(into record: inout CaptureRecord) throws(SourceFailure) -> Bool
-  /// Places where damage was skipped so far; 0 for sources that stop at damage. A cheap check
-  /// per record; `damage` has the details.
+  /// Places where damage was skipped so far; 0 for sources that stop at damage. A record
+  /// read after a skip says so (`CaptureRecord.followsDamage`); `damage` has the details.
   var damagePlaces: Int { get }
   /// The damage skipped so far.
   var damage: DamageTally { get }

@@ -121,17 +121,13 @@ public struct FrameStream {
     var held = HeldFrames()
     var number = 0
     var failure: SourceFailure?
-    var damageSeen = reader.damagePlaces
     let watchesInput = reader.mayWaitForInput
     do {
       while number < options.limit {
         if watchesInput && number > 0 && !reader.nextIsReady() { consumer.inputIdle() }
         guard try reader.nextRecord(into: &frame.record) else { break }
         number += 1
-        if reader.damagePlaces != damageSeen {
-          damageSeen = reader.damagePlaces
-          if let skip = reader.damage.last { consumer.skippedDamage(skip) }
-        }
+        if frame.record.followsDamage, let skip = reader.damage.last { consumer.skippedDamage(skip) }
         dissector.dissect(number: number, into: &frame)
         // Nearly always: nothing waits for a guess, the frame goes at once.
         if held.isEmpty && !dissector.mayHoldBack {
@@ -197,7 +193,6 @@ public struct FrameStream {
     let watchesInput = reader.mayWaitForInput
     // Whether a batch went to the consumer since it was last told the input was idle.
     var handedOver = false
-    var damageSeen = reader.damagePlaces
     // Batches held back for hindsight (their frames' values wait for a guess), oldest first.
     var held: [FrameBatch] = []
     // The dissector is passed, not captured: a captured variable lives in a box, and every
@@ -253,9 +248,8 @@ public struct FrameStream {
         }
         guard try reader.nextRecord(into: &batch.frames[batch.count].record) else { break }
         number += 1
-        if reader.damagePlaces != damageSeen {
-          damageSeen = reader.damagePlaces
-          if let skip = reader.damage.last { batch.damageNotices.append((batch.count, skip)) }
+        if batch.frames[batch.count].record.followsDamage, let skip = reader.damage.last {
+          batch.damageNotices.append((batch.count, skip))
         }
         dissector.decodeLayers(number: number, into: &batch.frames[batch.count])
         // The value stage here, or on the consumer's thread (`ConsumerSide`).

@@ -94,7 +94,6 @@ enum ConvertCommand: CLICommand {
     var outputFailed = false
     var failure: CaptureError?
     var frames = 0
-    var damagePlaces = 0
     // A pipe: what was converted is written out before a read that would wait.
     let watchesInput = reader.mayWaitForInput
     do {
@@ -105,10 +104,7 @@ enum ConvertCommand: CLICommand {
         }
         guard let record = try reader.next() else { break }
         frames += 1
-        if reader.damagePlaces != damagePlaces, let skip = reader.damage.last {
-          damagePlaces = reader.damagePlaces
-          context.error("\(input.display): \(skip.message)")
-        }
+        if record.followsDamage, let skip = reader.damage.last { context.error("\(input.display): \(skip.message)") }
         writer.write(record)
         if writer.output.count >= 1 << 20, !drain() {
           outputFailed = true

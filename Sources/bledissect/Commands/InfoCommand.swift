@@ -37,7 +37,6 @@ enum InfoCommand: CLICommand {
     // Counted by kind (no String per record), named once at the end.
     var counts: [PacketKind: Int] = [:]
     var failure: CaptureError?
-    var damagePlaces = 0
     var skips: [SkippedDamage] = []
     // One record, its buffer reused (a fresh one per record costs an allocation each).
     var record = CaptureRecord(timestamp: 0, direction: nil, kind: .other(0), bytes: [])
@@ -47,10 +46,7 @@ enum InfoCommand: CLICommand {
         if first == nil { first = record.timestamp }
         last = record.timestamp
         counts[record.kind, default: 0] += 1
-        if reader.damagePlaces != damagePlaces {
-          damagePlaces = reader.damagePlaces
-          if skips.count < Self.listedSkips, let skip = reader.damage.last { skips.append(skip) }
-        }
+        if record.followsDamage, skips.count < Self.listedSkips, let skip = reader.damage.last { skips.append(skip) }
       }
     } catch {
       failure = error
