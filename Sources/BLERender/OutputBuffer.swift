@@ -13,7 +13,8 @@ final class OutputStorage: @unchecked Sendable {
   /// Static names already found to need no JSON escaping, by address and length: a small
   /// direct-mapped cache, since the same few names are written on every frame.
   let plainNames: UnsafeMutablePointer<UInt>
-  static let plainNameSlots = 64
+  static let plainNameSlotBits = 8
+  static let plainNameSlots = 1 << plainNameSlotBits
   init(capacity: Int) {
     pointer = .allocate(capacity: capacity)
     plainNames = .allocate(capacity: Self.plainNameSlots)
@@ -449,8 +450,11 @@ public struct OutputBuffer {
     // A name checked before (same address and length: static text never changes) is copied
     // at once.
     let identity = UInt(bitPattern: start) ^ (UInt(truncatingIfNeeded: length) << 48)
-    let slot = Int(truncatingIfNeeded: (identity ^ (identity >> 7) ^ (identity >> 13)) & UInt(OutputStorage.plainNameSlots - 1))
-    if plainNames[slot] == identity {
+    // Fibonacci hashing: the top bits of the product mix every bit of the address.
+    let slot = Int(truncatingIfNeeded: (identity &* 0x9E37_79B9_7F4A_7C15) >> (64 - OutputStorage.plainNameSlotBits))
+    // Two slots per name (its own and the one beside it), so two frequent names whose
+    // addresses collide do not evict each other: which collide depends on the binary's layout.
+    if plainNames[slot] == identity || plainNames[slot ^ 1] == identity {
       quoted(start, length)
       return
     }
@@ -475,7 +479,7 @@ public struct OutputBuffer {
       index += 1
     }
     if index == length {
-      plainNames[slot] = identity
+      plainNames[plainNames[slot] == 0 ? slot : slot ^ 1] = identity
       quoted(start, length)
     } else {
       jsonString(utf8: UnsafeBufferPointer(start: start, count: length))
