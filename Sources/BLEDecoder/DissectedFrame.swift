@@ -217,6 +217,18 @@ public struct ReusableList<Element: Sendable>: Sendable, Sequence {
   public var array: [Element] { Array(storage[0..<used]) }
 }
 
+/// The attribute whose groups end a frame, as the value stage needs it: a few words, not the
+/// fact.
+struct TrailingAttribute: Sendable {
+  /// Its place in `DissectedFrame.attributes`.
+  var index: Int
+  var decoder: Int?
+  /// Its raw value in the frame's value bytes.
+  var raw: Range<Int>?
+  /// Whether its typed value is decoded already (a Database Hash: the dissector needs it).
+  var valueDecoded = false
+}
+
 /// Everything decoded from one record. Reused across frames: `reset` keeps the buffers.
 public struct DissectedFrame: Sendable {
   /// 1-based, the same numbering as Wireshark.
@@ -236,9 +248,12 @@ public struct DissectedFrame: Sendable {
   }
   /// The facts, under a name inlinable code may reach (`withAttribute`).
   @usableFromInline var storedAttributes: [AttributeFact] = []
-  /// The value `ValueStage` is to decode: the last attribute's, with its decoder and raw bytes
-  /// (kept here so the stage reads a few words, not the fact).
-  var pendingValue: (attribute: Int, decoder: Int, raw: Range<Int>)?
+  /// The attribute whose `gatt` and `decoded` groups end the frame (the one an ATT PDU is
+  /// about): `ValueStage` decodes its value and writes its groups, where the engine runs it.
+  var trailing: TrailingAttribute?
+  /// Where the trailing attribute's meaning came from when that is a map (its `gatt` group
+  /// names the file); nil for meanings from the capture.
+  var trailingProvenance: GATTMapProvenance?
   /// Raw attribute values the facts point into (`AttributeFact.rawValue`), capacity kept.
   var valueBytes = ByteArena()
   /// What the header line tells of a frame ATT does not describe (HeaderFacts.swift). The
@@ -285,7 +300,8 @@ public struct DissectedFrame: Sendable {
       attributes.removeAll(keepingCapacity: true)
     }
     valueBytes.removeAll()
-    pendingValue = nil
+    trailing = nil
+    if trailingProvenance != nil { trailingProvenance = nil }
     if case .none = header {} else { header = .none }
     connection = nil
     fields.removeAll()

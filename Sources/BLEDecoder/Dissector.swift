@@ -18,10 +18,6 @@ public struct Dissector: Sendable {
   /// The databases by server (tests, tools).
   public var databases: [GATTServerIdentity: GATTDatabase] { gattDatabases.byServer }
 
-  /// How much of each frame's field list is kept: what the consumer will show. The facts do not
-  /// depend on it.
-  public var fieldDetail = FieldDetail.all
-
   /// Bytes put into reassembly buffers (ACL and SDU) since their total was last measured.
   var reassemblyGrowth = 0
   /// What incomplete PDUs may hold in all, and how often (in bytes added) that is checked.
@@ -83,7 +79,6 @@ public struct Dissector: Sendable {
   /// which the engine runs where it decides (on another thread, say). The frame is complete
   /// only after that stage.
   package mutating func decodeLayers(number: Int, into frame: inout DissectedFrame) {
-    frame.fields.detail = fieldDetail
     frame.reset(number: number)
     // The record's bytes are moved out (the frame is modified meanwhile) and pinned while its
     // layers are decoded: readers and views point into them. Then they go back, buffer intact.

@@ -115,7 +115,9 @@ public struct FrameStream {
 
   func runOnOneThread(_ consumer: inout some FrameConsumer) -> End {
     var dissector = Dissector(registry: options.registry, maps: options.maps, cache: options.cache)
-    dissector.fieldDetail = consumer.fieldDetail
+    // How much of each frame's field list is kept: what the consumer shows. Decoders do not
+    // know it; the list keeps what it is told to.
+    let detail = consumer.fieldDetail
     dissector.labelsInHindsight = options.labelsInHindsight
     var frame = DissectedFrame()
     var held = HeldFrames()
@@ -128,6 +130,7 @@ public struct FrameStream {
         guard try reader.nextRecord(into: &frame.record) else { break }
         number += 1
         if frame.record.followsDamage, let skip = reader.damage.last { consumer.skippedDamage(skip) }
+        frame.fields.detail = detail
         dissector.dissect(number: number, into: &frame)
         // Nearly always: nothing waits for a guess, the frame goes at once.
         if held.isEmpty && !dissector.mayHoldBack {
@@ -177,7 +180,7 @@ public struct FrameStream {
     thread.start()
 
     var dissector = Dissector(registry: options.registry, maps: options.maps, cache: options.cache)
-    dissector.fieldDetail = consumer.fieldDetail
+    let detail = consumer.fieldDetail
     dissector.labelsInHindsight = options.labelsInHindsight
     var number = 0
     var failure: SourceFailure?
@@ -251,6 +254,7 @@ public struct FrameStream {
         if batch.frames[batch.count].record.followsDamage, let skip = reader.damage.last {
           batch.damageNotices.append((batch.count, skip))
         }
+        batch.frames[batch.count].fields.detail = detail
         dissector.decodeLayers(number: number, into: &batch.frames[batch.count])
         // The value stage here, or on the consumer's thread (`ConsumerSide`).
         if number & 7 >= leftEighths { ValueStage.complete(&batch.frames[batch.count], registry: dissector.registry) }

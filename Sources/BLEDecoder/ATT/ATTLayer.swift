@@ -84,13 +84,13 @@ enum ATTLayer {
     frame.fields.close(toDepth: attDepth - 1)
 
     if let about {
-      // Its `decoded` group is the last fields of the frame: `ValueStage` writes it.
+      // Its `gatt` and `decoded` groups are the last fields of the frame: `ValueStage` writes them.
       if let longValue = pdu.longValue {
         ByteView.pinning(longValue) { value in
-          GATTDescription.describe(about.handle, value: value, operation: about.operation, decodedGroupIsLast: true, &pdu, registry, &database, &frame)
+          GATTDescription.describe(about.handle, value: value, operation: about.operation, endsFrame: true, &pdu, registry, &database, &frame)
         }
       } else {
-        GATTDescription.describe(about.handle, value: about.value, operation: about.operation, decodedGroupIsLast: true, &pdu, registry, &database, &frame)
+        GATTDescription.describe(about.handle, value: about.value, operation: about.operation, endsFrame: true, &pdu, registry, &database, &frame)
       }
     }
     if let declarations = pdu.declarations { GATTLearning.learn(declarations, &database, &frame) }

@@ -5,7 +5,7 @@ import BLECore
 /// attribute becomes an `AttributeFact` on the frame, with `gatt` and `decoded` field groups.
 enum GATTDescription {
   static func describe(
-    _ handle: UInt16, value: ByteView?, operation: GATTOperation, decodedGroupIsLast: Bool = false, _ pdu: inout ATTPDU,
+    _ handle: UInt16, value: ByteView?, operation: GATTOperation, endsFrame: Bool = false, _ pdu: inout ATTPDU,
     _ registry: DecoderRegistry, _ database: inout GATTDatabase, _ frame: inout DissectedFrame
   ) {
     var fact = AttributeFact(handle: handle, operation: operation)
@@ -30,19 +30,29 @@ enum GATTDescription {
     // Asked, not bound: binding copies the 125-byte meaning out of the fact it was just copied into.
     if fact.meaning != nil {
       frame.deepestLayer = .gatt
-      if frame.fields.keepsGroup(verbose: true), let meaning = fact.meaning { writeFields(meaning, of: database, &frame.fields) }
+      if !endsFrame, let meaning = fact.meaning {
+        writeFields(meaning, of: database, &frame.fields)
+      } else if database.provenance != nil {
+        // The trailing `gatt` group names the map its meaning came from (`ValueStage`).
+        frame.trailingProvenance = database.provenance
+      }
     }
+    // The attribute that ends the frame is the value stage's (`ValueStage`, run where the
+    // engine decides): its value and its groups. Values inside a PDU's list are decoded and
+    // written in place.
+    var valueDecoded = false
     if let value {
       fact.rawValue = frame.keepValue(value)
       if operation == .read { learnFromRead(value, &fact, &pdu, database) }
       if let decoder = fact.decoderIndex {
-        // The value whose `decoded` group ends the frame is the value stage's (`ValueStage`,
-        // run where the engine decides); values inside a PDU's list are decoded in place, and a
-        // Database Hash is wanted by the dissector itself (it identifies the table).
-        if decodedGroupIsLast && fact.characteristic?.uuid16 != 0x2B2A, let raw = fact.rawValue {
-          frame.pendingValue = (frame.attributes.count, decoder, raw)
-        } else {
-          decodeValue(registry[decoder: decoder], value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
+        if !endsFrame {
+          let context = fact.valueContext
+          decodeValue(registry[decoder: decoder], value, &fact, &frame.diagnostics, &frame.malformed, context: context)
+          writeDecodedGroup(registry[decoder: decoder], &fact, &frame.fields, context: context)
+        } else if fact.characteristic?.uuid16 == 0x2B2A {
+          // A Database Hash is wanted by the dissector itself (it identifies the table).
+          decodeValue(registry[decoder: decoder], value, &fact, &frame.diagnostics, &frame.malformed, context: fact.valueContext)
+          valueDecoded = true
         }
       }
       // Service Changed: the server's attributes in the range are no longer known.
@@ -51,6 +61,9 @@ enum GATTDescription {
         let end = UInt16(value[value.startIndex + 2]) | UInt16(value[value.startIndex + 3]) << 8
         pdu.learned.append(.serviceChanged(start: start, end: end))
       }
+    }
+    if endsFrame {
+      frame.trailing = TrailingAttribute(index: frame.attributes.count, decoder: fact.decoderIndex, raw: fact.rawValue, valueDecoded: valueDecoded)
     }
     frame.attributes.append(consume fact)
   }
@@ -77,7 +90,9 @@ enum GATTDescription {
     fact.meaning = ResolvedHandle(role: .characteristicValue, service: nil, characteristic: type, descriptor: nil, name: name, characteristicName: name)
     fact.decoderIndex = decoder
     fact.rawValue = frame.keepValue(value)
-    decodeValue(registry[decoder: decoder], value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
+    let context = fact.valueContext
+    decodeValue(registry[decoder: decoder], value, &fact, &frame.diagnostics, &frame.malformed, context: context)
+    writeDecodedGroup(registry[decoder: decoder], &fact, &frame.fields, context: context)
     frame.attributes.append(consume fact)
   }
 
@@ -115,34 +130,33 @@ enum GATTDescription {
     if let learned = provenance.learned { fields.add("learned", "Learned", .text(learned)) }
   }
 
-  /// Runs the decoder inside `decoded.<key>`: the typed value goes on the fact; a value that
-  /// does not fit is flagged, and its raw bytes stay in `att.value`.
+  /// Runs the decoder: the typed value goes on the fact; a value that does not fit is flagged,
+  /// and its raw bytes stay in `att.value`.
   static func decodeValue(
-    _ decoder: CharacteristicDecoder, _ value: ByteView, _ fact: inout AttributeFact, _ fields: inout FieldList,
-    _ diagnostics: inout [Diagnostic], _ malformed: inout DecodeError?
+    _ decoder: CharacteristicDecoder, _ value: ByteView, _ fact: inout AttributeFact, _ diagnostics: inout [Diagnostic],
+    _ malformed: inout DecodeError?, context: ValueContext
   ) {
-    let context = fact.valueContext
-    let name = fact.meaning?.name
-    let depth = fields.depth
-    // The group is built only when the consumer keeps it; the typed value is the fact.
-    let writesFields = fields.keepsGroup(verbose: decoder.summarySaysItAll)
-    if writesFields {
-      fields.beginObject("decoded", "Decoded", inline: true, verbose: decoder.summarySaysItAll)
-      fields.beginObject(decoder.key, name ?? "Value", inline: true)
-    }
     var reader = ByteReader(value, layer: .profile)
     // Decoded into the fact and used there: copying a typed value costs more than decoding it.
     let error = decoder.decode(&reader, into: &fact, context: context)
-    if fact.hasValue {
-      if writesFields { fact.typedValue.writeFields(to: &fields, context: context) }
-      fact.typedValue.diagnose(into: &diagnostics, context: context)
-    }
+    if fact.hasValue { fact.typedValue.diagnose(into: &diagnostics, context: context) }
     if let error {
       if malformed == nil { malformed = error }
       fact.isMalformed = true
     } else if !reader.isAtEnd {
-      diagnostics.append(Diagnostic(.warning, .profile, "\(reader.remaining) bytes after the \(name ?? "value") value"))
+      diagnostics.append(Diagnostic(.warning, .profile, "\(reader.remaining) bytes after the \(fact.meaning?.name ?? "value") value"))
     }
+  }
+
+  /// The `decoded.<key>` group: the fields of the fact's typed value (empty when the value did
+  /// not decode). (`inout` only so the fact is read where it lies, not copied.)
+  static func writeDecodedGroup(
+    _ decoder: CharacteristicDecoder, _ fact: inout AttributeFact, _ fields: inout FieldList, context: ValueContext
+  ) {
+    let depth = fields.depth
+    fields.beginObject("decoded", "Decoded", inline: true, verbose: decoder.summarySaysItAll)
+    fields.beginObject(decoder.key, fact.meaning?.name ?? "Value", inline: true)
+    if fact.hasValue { fact.typedValue.writeFields(to: &fields, context: context) }
     fields.close(toDepth: depth)
   }
 
@@ -163,22 +177,53 @@ enum GATTDescription {
   }
 }
 
-/// The second stage of dissection: the typed value of the attribute a frame is about (its
-/// `decoded` group, the frame's last fields), decoded wherever the engine runs it. Pure: it
-/// needs the frame and the registry only, so it can run on another thread than the
+/// The second stage of dissection, for the attribute a frame is about: its typed value, then
+/// its `gatt` and `decoded` groups (the frame's last fields), wherever the engine runs it.
+/// Pure: it needs the frame and the registry only, so it can run on another thread than the
 /// dissector's. `Dissector.dissect` runs it; `Dissector.decodeLayers` leaves it.
+///
+/// The groups are a presentation of the facts: they are written as far as the frame's field
+/// list keeps them (its `detail`, the consumer's), and the facts are complete either way.
 public enum ValueStage {
-  /// Decodes the value a frame left into its typed value and `decoded` group (the last fields
-  /// of the frame); nothing to do for a frame that left none, or whose value is decoded.
+  /// Decodes the value the frame left and writes its groups; nothing to do for a frame that
+  /// left none.
   public static func complete(_ frame: inout DissectedFrame, registry: DecoderRegistry) {
-    guard let (index, decoder, raw) = frame.pendingValue else { return }
-    frame.pendingValue = nil
-    // The fact is changed in place (copying it would copy its value), beside the fields.
-    frame.valueBytes.withBytes(raw) { buffer in
-      GATTDescription.decodeValue(
-        registry[decoder: decoder], ByteView.pinned(buffer, count: buffer.count), &frame.storedAttributes[index], &frame.fields,
-        &frame.diagnostics, &frame.malformed)
+    guard let trailing = frame.trailing else { return }
+    frame.trailing = nil
+    // A value there is (a Read Request has none) is decoded, unless it was already.
+    let decoder = trailing.raw == nil ? nil : trailing.decoder
+    complete(trailing.index, decoder: decoder, raw: trailing.valueDecoded ? nil : trailing.raw, &frame, registry)
+  }
+
+  /// Decodes the raw value of attribute `index` into its fact (when `raw` is given), then
+  /// appends its `gatt` and `decoded` groups as far as the field list keeps them (a group it
+  /// would drop is not built).
+  static func complete(_ index: Int, decoder: Int?, raw: Range<Int>?, _ frame: inout DissectedFrame, _ registry: DecoderRegistry) {
+    guard let decoderIndex = decoder else {
+      if frame.fields.keepsGroup(verbose: true) { writeGATTGroup(index, &frame) }
+      return
     }
+    let decoder = registry[decoder: decoderIndex]
+    let context = frame.storedAttributes[index].valueContext
+    if let raw {
+      // The fact is changed in place (copying it would copy its value), beside the fields.
+      frame.valueBytes.withBytes(raw) { buffer in
+        GATTDescription.decodeValue(
+          decoder, ByteView.pinned(buffer, count: buffer.count), &frame.storedAttributes[index], &frame.diagnostics, &frame.malformed,
+          context: context)
+      }
+    }
+    if frame.fields.keepsGroup(verbose: true) { writeGATTGroup(index, &frame) }
+    if frame.fields.keepsGroup(verbose: decoder.summarySaysItAll) {
+      GATTDescription.writeDecodedGroup(decoder, &frame.storedAttributes[index], &frame.fields, context: context)
+    }
+  }
+
+  /// The `gatt` group of attribute `index`, with the map its meaning came from.
+  static func writeGATTGroup(_ index: Int, _ frame: inout DissectedFrame) {
+    guard let meaning = frame.storedAttributes[index].meaning else { return }
+    let provenance = frame.trailingProvenance.flatMap { $0.source == meaning.source ? $0 : nil }
+    GATTDescription.writeFields(meaning, provenance: provenance, &frame.fields)
   }
 }
 

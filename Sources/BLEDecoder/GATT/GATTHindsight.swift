@@ -85,12 +85,12 @@ extension Dissector {
     frame.attributes[index].meaning = label.meaning
     frame.attributes[index].decoderIndex = label.decoder
     frame.deepestLayer = .gatt
-    if frame.fields.keepsGroup(verbose: true) { GATTDescription.writeFields(label.meaning, &frame.fields) }
-    if let decoder = label.decoder {
-      let bytes = Array(frame.valueBytes(raw))
-      ByteView.pinning(bytes) { view in
-        GATTDescription.decodeValue(registry[decoder: decoder], view, &frame.storedAttributes[index], &frame.fields, &frame.diagnostics, &frame.malformed)
-      }
+    if var trailing = frame.trailing, trailing.index == index {
+      // The value stage has not run: it decodes the value and writes the groups.
+      trailing.decoder = label.decoder
+      frame.trailing = trailing
+    } else {
+      ValueStage.complete(index, decoder: label.decoder, raw: raw, &frame, registry)
     }
     frame.diagnostics.append(Diagnostic(.note, .gatt, "labelled in hindsight: this value and those up to frame \(label.decidedIn) made the guess"))
   }
