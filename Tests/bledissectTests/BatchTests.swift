@@ -116,10 +116,12 @@ func truncatedCapture(_ capture: String, keeping bytes: Int) throws -> String {
         let index = Int(file.text.dropFirst(4))!
         // Later files finish first: each waits for the files before it.
         usleep(UInt32((7 - index) * 2000))
+        var out = output.buffer
         for line in 0..<(index * 3000) {
-          output.buffer.append(string: "\(file.text) line \(line)\n")
-          output.checkpoint()
+          out.append(string: "\(file.text) line \(line)\n")
+          output.checkpoint(&out)
         }
+        output.buffer = out
         if index == 4 { context.error("\(file.text): something to say") }
         return index == 5 ? 1 : 0
       }

@@ -10,14 +10,16 @@ import BLERender
 import Foundation
 
 /// Where one file's job writes its standard output. The job appends to `buffer` and calls
-/// `checkpoint()` after each unit of output (a row, a frame); `isClosed` says the reader of the
-/// final output went away (`| head`), so the job can stop.
+/// `checkpoint` after each unit of output (a row, a frame); `isClosed` says the reader of the
+/// final output went away (`| head`), so the job can stop. A writer that appends per frame takes
+/// the buffer for its run and gives it back (`buffer = …` after), passing it to `checkpoint`:
+/// a class's stored property costs a run-time exclusivity check per access, a value it owns none.
 ///
 /// Alone (one file), `buffer` is the command's standard output itself. In a batch it is a
 /// private buffer whose bytes the checkpoint hands, every 64 KiB, to the batch's ordered output.
 final class JobOutput: @unchecked Sendable {
-  // One thread at a time uses it (the job's, or its stream's consumer thread).
-  @exclusivity(unchecked) var buffer: OutputBuffer
+  /// The output between writers (one thread at a time: the job's, or its stream's consumer's).
+  var buffer: OutputBuffer
   /// How the job should run its FrameStream: one thread when several files run at once.
   let threading: FrameStream.Threading
   /// The file's position in the batch (0 for a file alone).
@@ -47,23 +49,26 @@ final class JobOutput: @unchecked Sendable {
     inBatch = true
   }
 
-  /// Passes on what was written once there is enough of it.
-  @inline(__always) func checkpoint() {
-    if buffer.count >= Self.handOverSize { handOver() }
+  /// Passes on what was written to `out` (the buffer, taken by a writer) once there is enough.
+  @inline(__always) func checkpoint(_ out: inout OutputBuffer) {
+    if out.count >= Self.handOverSize { handOver(&out) }
   }
 
   /// Passes on everything written so far.
-  func handOver() {
+  func handOver() { handOver(&buffer) }
+
+  /// Passes on everything written to `out`, the buffer a writer took.
+  func handOver(_ out: inout OutputBuffer) {
     guard let order else {
-      buffer.flush()
-      isClosed = buffer.isClosed
+      out.flush()
+      isClosed = out.isClosed
       return
     }
-    guard buffer.count > 0 else { return }
-    let open = buffer.withAppendedBytes(since: 0) { order.deliver(index, $0) }
+    guard out.count > 0 else { return }
+    let open = out.withAppendedBytes(since: 0) { order.deliver(index, $0) }
     isClosed = !open
     // A fresh buffer: one without a descriptor cannot be emptied in place.
-    buffer = OutputBuffer(fd: nil, flushThreshold: Self.handOverSize)
+    out = OutputBuffer(fd: nil, flushThreshold: Self.handOverSize)
   }
 }
 

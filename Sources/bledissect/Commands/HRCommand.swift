@@ -109,6 +109,7 @@ enum HRCommand: CLICommand {
     settings.maps.apply(to: &options)
     var consumer = HeartRateRows(settings: settings, file: output.inBatch ? path.display : nil, output: output)
     let end = FrameStream(source: reader, options: options).run(into: &consumer)
+    output.buffer = consumer.out
     settings.maps.finish(end, capture: path.display, context)
     output.handOver()
     // The rows do not say where their meaning came from: a table from the cache is named here.
@@ -139,6 +140,8 @@ struct HeartRateRows: FrameConsumer {
   static let maximumPlottedDevices = 64
   let settings: HRCommand.Settings
   let output: JobOutput
+  /// The output, taken from `output` for the run (the caller gives it back).
+  var out: OutputBuffer
   /// The file's name for batch rows (CSV column, JSON key), already quoted for its format.
   let fileField: String?
   var firstTimestamp: Int64?
@@ -165,12 +168,13 @@ struct HeartRateRows: FrameConsumer {
   var absence = HeartRateAbsence()
   /// Called before each row is written, and after it with the device's label (`live --hr`
   /// erases and redraws its status line around rows).
-  var beforeRow: (() -> Void)?
+  var beforeRow: ((inout OutputBuffer) -> Void)?
   var afterRow: ((String, HeartRateMeasurement) -> Void)?
 
   init(settings: HRCommand.Settings, file: String?, output: JobOutput) {
     self.settings = settings
     self.output = output
+    out = output.buffer
     switch (file, settings.format) {
     case (let file?, .csv): fileField = "\"" + file.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     case (let file?, .json):
@@ -216,13 +220,13 @@ struct HeartRateRows: FrameConsumer {
         }
       }
       label(connection, sentByHost: sentByHost, adapter: adapter)
-      beforeRow?()
+      beforeRow?(&out)
       let flags = plausibility.check(measurement)
       row(number, timestamp, measurement, flags)
       afterRow?(lastLabelString, measurement)
       if settings.svg != nil { track(timestamp, measurement, flags) }
     }
-    output.checkpoint()
+    output.checkpoint(&out)
     return !output.isClosed
   }
 
@@ -247,13 +251,13 @@ struct HeartRateRows: FrameConsumer {
     case .csv:
       // In a batch the command wrote the one header row before the files' rows.
       guard !output.inBatch else { return }
-      output.buffer.append("frame,time,device,bpm,contact,energy_kj,rr_ms,flags\n")
+      out.append("frame,time,device,bpm,contact,energy_kj,rr_ms,flags\n")
     case .text:
-      output.buffer.append(string: "frame".padding(toLength: Self.frameWidth, withPad: " ", startingAt: 0) + " ")
+      out.append(string: "frame".padding(toLength: Self.frameWidth, withPad: " ", startingAt: 0) + " ")
       let timeWidth = settings.absoluteTime ? Self.dateTimeWidth : Self.secondsWidth
-      output.buffer.append(string: String(repeating: " ", count: max(timeWidth - 4, 0)) + "time ")
-      output.buffer.append(string: "device".padding(toLength: Self.deviceWidth, withPad: " ", startingAt: 0))
-      output.buffer.append("  bpm contact      energy_kj rr_ms\n")
+      out.append(string: String(repeating: " ", count: max(timeWidth - 4, 0)) + "time ")
+      out.append(string: "device".padding(toLength: Self.deviceWidth, withPad: " ", startingAt: 0))
+      out.append("  bpm contact      energy_kj rr_ms\n")
     }
   }
 
@@ -287,14 +291,14 @@ struct HeartRateRows: FrameConsumer {
   }
 
   mutating func writeLabel() {
-    if labelIsAddress { output.buffer.append(lastLabel) } else { output.buffer.append(string: lastLabelString) }
+    if labelIsAddress { out.append(lastLabel) } else { out.append(string: lastLabelString) }
   }
 
   mutating func writeTime(_ timestamp: Int64) {
     if settings.absoluteTime {
-      output.buffer.utcDateTime(timestamp)
+      out.utcDateTime(timestamp)
     } else {
-      output.buffer.seconds(Timestamp.elapsed(from: firstTimestamp ?? timestamp, to: timestamp))
+      out.seconds(Timestamp.elapsed(from: firstTimestamp ?? timestamp, to: timestamp))
     }
   }
 
@@ -307,54 +311,54 @@ struct HeartRateRows: FrameConsumer {
   }
 
   mutating func textRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
-    var start = output.buffer.count
-    output.buffer.byte(UInt8(ascii: "#"))
-    output.buffer.decimal(number)
-    output.buffer.spaces(Self.frameWidth - (output.buffer.count - start))
-    output.buffer.byte(0x20)
-    start = output.buffer.count
+    var start = out.count
+    out.byte(UInt8(ascii: "#"))
+    out.decimal(number)
+    out.spaces(Self.frameWidth - (out.count - start))
+    out.byte(0x20)
+    start = out.count
     writeTime(timestamp)
-    output.buffer.alignRight(from: start, width: settings.absoluteTime ? Self.dateTimeWidth : Self.secondsWidth)
-    output.buffer.byte(0x20)
-    start = output.buffer.count
+    out.alignRight(from: start, width: settings.absoluteTime ? Self.dateTimeWidth : Self.secondsWidth)
+    out.byte(0x20)
+    start = out.count
     writeLabel()
-    output.buffer.spaces(Self.deviceWidth - (output.buffer.count - start))
-    output.buffer.byte(0x20)
-    start = output.buffer.count
-    output.buffer.decimal(Int(measurement.bpm))
-    output.buffer.alignRight(from: start, width: 4)
-    output.buffer.byte(0x20)
-    start = output.buffer.count
-    output.buffer.append(measurement.sensorContact.word)
-    output.buffer.spaces(12 - (output.buffer.count - start))
-    output.buffer.byte(0x20)
-    start = output.buffer.count
-    if let energy = measurement.energyExpended { output.buffer.decimal(Int(energy)) } else { output.buffer.byte(UInt8(ascii: "-")) }
-    output.buffer.alignRight(from: start, width: 9)
+    out.spaces(Self.deviceWidth - (out.count - start))
+    out.byte(0x20)
+    start = out.count
+    out.decimal(Int(measurement.bpm))
+    out.alignRight(from: start, width: 4)
+    out.byte(0x20)
+    start = out.count
+    out.append(measurement.sensorContact.word)
+    out.spaces(12 - (out.count - start))
+    out.byte(0x20)
+    start = out.count
+    if let energy = measurement.energyExpended { out.decimal(Int(energy)) } else { out.byte(UInt8(ascii: "-")) }
+    out.alignRight(from: start, width: 9)
     for (index, raw) in measurement.rrIntervals.enumerated() {
-      output.buffer.byte(index == 0 ? 0x20 : UInt8(ascii: " "))
-      output.buffer.real(HeartRateMeasurement.milliseconds(raw), places: 1)
+      out.byte(index == 0 ? 0x20 : UInt8(ascii: " "))
+      out.real(HeartRateMeasurement.milliseconds(raw), places: 1)
     }
     if !flags.isEmpty {
-      output.buffer.append("  ! ")
-      output.buffer.append(string: flags.spaced)
+      out.append("  ! ")
+      out.append(string: flags.spaced)
     }
-    output.buffer.byte(0x0A)
+    out.byte(0x0A)
   }
 
   mutating func csvRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
     if let fileField {
-      output.buffer.append(string: fileField)
-      output.buffer.byte(UInt8(ascii: ","))
+      out.append(string: fileField)
+      out.byte(UInt8(ascii: ","))
     }
     if settings.absoluteTime {
-      output.buffer.decimal(number)
-      output.buffer.byte(UInt8(ascii: ","))
-      output.buffer.utcDateTime(timestamp)
+      out.decimal(number)
+      out.byte(UInt8(ascii: ","))
+      out.utcDateTime(timestamp)
     }
     // The rest at once: a row per measurement is most of what `hr` does.
     let room = 96 + lastLabelString.utf8.count + measurement.rrIntervals.count * (TextFormat.maximumReal + 1)
-    output.buffer.compose(maximumBytes: room) { row in
+    out.compose(maximumBytes: room) { row in
       if !settings.absoluteTime {
         row.number(number)
         row.byte(UInt8(ascii: ","))
@@ -377,43 +381,43 @@ struct HeartRateRows: FrameConsumer {
       }
       row.byte(UInt8(ascii: ","))
     }
-    if !flags.isEmpty { output.buffer.append(string: flags.spaced) }
-    output.buffer.byte(0x0A)
+    if !flags.isEmpty { out.append(string: flags.spaced) }
+    out.byte(0x0A)
   }
 
   mutating func jsonRow(_ number: Int, _ timestamp: Int64, _ measurement: HeartRateMeasurement, _ flags: HeartRateFlags) {
-    output.buffer.byte(UInt8(ascii: "{"))
+    out.byte(UInt8(ascii: "{"))
     if let fileField {
-      output.buffer.append(#""file":"#)
-      output.buffer.append(string: fileField)
-      output.buffer.byte(UInt8(ascii: ","))
+      out.append(#""file":"#)
+      out.append(string: fileField)
+      out.byte(UInt8(ascii: ","))
     }
-    output.buffer.append(#""frame":"#)
-    output.buffer.decimal(number)
-    output.buffer.append(#","time":"#)
-    output.buffer.seconds(Timestamp.elapsed(from: firstTimestamp ?? timestamp, to: timestamp))
-    output.buffer.append(#","ts":"#)
-    output.buffer.unixSeconds(timestamp)
-    output.buffer.append(#","device":""#)
+    out.append(#""frame":"#)
+    out.decimal(number)
+    out.append(#","time":"#)
+    out.seconds(Timestamp.elapsed(from: firstTimestamp ?? timestamp, to: timestamp))
+    out.append(#","ts":"#)
+    out.unixSeconds(timestamp)
+    out.append(#","device":""#)
     writeLabel()
-    output.buffer.append(#"","bpm":"#)
-    output.buffer.decimal(Int(measurement.bpm))
-    output.buffer.append(#","sensor_contact":""#)
-    output.buffer.append(measurement.sensorContact.word)
-    output.buffer.append(#"","energy_expended_kj":"#)
-    if let energy = measurement.energyExpended { output.buffer.decimal(Int(energy)) } else { output.buffer.append("null") }
-    output.buffer.append(#","rr_intervals_ms":["#)
+    out.append(#"","bpm":"#)
+    out.decimal(Int(measurement.bpm))
+    out.append(#","sensor_contact":""#)
+    out.append(measurement.sensorContact.word)
+    out.append(#"","energy_expended_kj":"#)
+    if let energy = measurement.energyExpended { out.decimal(Int(energy)) } else { out.append("null") }
+    out.append(#","rr_intervals_ms":["#)
     for (index, raw) in measurement.rrIntervals.enumerated() {
-      if index > 0 { output.buffer.byte(UInt8(ascii: ",")) }
-      output.buffer.fixed(HeartRateMeasurement.exactMilliseconds(raw))
+      if index > 0 { out.byte(UInt8(ascii: ",")) }
+      out.fixed(HeartRateMeasurement.exactMilliseconds(raw))
     }
-    output.buffer.byte(UInt8(ascii: "]"))
+    out.byte(UInt8(ascii: "]"))
     if !flags.isEmpty {
-      output.buffer.append(#","flags":["#)
-      output.buffer.append(string: flags.jsonList)
-      output.buffer.byte(UInt8(ascii: "]"))
+      out.append(#","flags":["#)
+      out.append(string: flags.jsonList)
+      out.byte(UInt8(ascii: "]"))
     }
-    output.buffer.append("}\n")
+    out.append("}\n")
   }
 
   // MARK: Plot

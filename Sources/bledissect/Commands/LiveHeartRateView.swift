@@ -27,7 +27,7 @@ final class LiveHeartRateView: FrameConsumer {
     rows = HeartRateRows(settings: settings, file: nil, output: output)
     self.output = output
     self.terminalColumns = terminalColumns
-    rows.beforeRow = { [unowned self] in eraseStatus() }
+    rows.beforeRow = { [unowned self] out in eraseStatus(&out) }
     rows.afterRow = { [unowned self] label, measurement in note(label, measurement) }
   }
 
@@ -38,22 +38,24 @@ final class LiveHeartRateView: FrameConsumer {
     let open = rows.consume(&frame)
     if rowsWritten {
       rowsWritten = false
-      drawStatus()
+      drawStatus(&rows.out)
     }
     return open
   }
 
   func inputIdle() {
-    if !statusShown { drawStatus() }
-    output.handOver()
+    if !statusShown { drawStatus(&rows.out) }
+    output.handOver(&rows.out)
     if output.isClosed { whenOutputCloses?() }
   }
 
   func finish(_ end: FrameStream.End) {
     rows.finish(end)
     // The status line stays as the last word, ended.
-    if statusShown { output.buffer.byte(0x0A) }
+    if statusShown { rows.out.byte(0x0A) }
     statusShown = false
+    // The rows took the output for the run: it goes back.
+    output.buffer = rows.out
   }
 
   func note(_ label: String, _ measurement: HeartRateMeasurement) {
@@ -67,23 +69,23 @@ final class LiveHeartRateView: FrameConsumer {
     }
   }
 
-  func eraseStatus() {
+  func eraseStatus(_ out: inout OutputBuffer) {
     guard statusShown else { return }
-    output.buffer.append("\r\u{1B}[K")
+    out.append("\r\u{1B}[K")
     statusShown = false
   }
 
   /// "♥ 00:22:D0:AA:BB:CC 72 bpm · hci0 conn 64 no contact │ 1234 frames, 56 measurements",
   /// cut to the terminal's width.
-  func drawStatus() {
+  func drawStatus(_ out: inout OutputBuffer) {
     guard let columns = terminalColumns else { return }
     var text = straps.isEmpty ? "waiting for heart-rate measurements" : straps.map { strap in
       "\(strap.label) \(strap.bpm) bpm" + (strap.contact == .notDetected ? " (no contact)" : "")
     }.joined(separator: " · ")
     text += " | \(frames) frame\(frames == 1 ? "" : "s"), \(measurements) measurement\(measurements == 1 ? "" : "s")"
     if text.count > columns - 1 { text = String(text.prefix(max(columns - 2, 0))) + "…" }
-    output.buffer.append("\r\u{1B}[K")
-    output.buffer.append(string: text)
+    out.append("\r\u{1B}[K")
+    out.append(string: text)
     statusShown = true
   }
 }
