@@ -240,7 +240,10 @@ public struct DissectedFrame: Sendable {
   /// PDU, and the attributes it is about with their GATT meaning and typed values.
   public var hci = HCIFact.none
   public var linkEvents = ReusableList<LinkEvent>()
-  public var att: ATTFact?
+  public internal(set) var att: ATTFact?
+  /// The ATT PDU's opcode, kept beside the fact (set with it): renderers ask it per frame, and
+  /// reading `att?.opcode` copies the whole fact first.
+  public internal(set) var attOpcode: UInt8?
   public internal(set) var attributes: [AttributeFact] {
     @inlinable get { storedAttributes }
     set { storedAttributes = newValue }
@@ -293,6 +296,7 @@ public struct DissectedFrame: Sendable {
     hci = .none
     linkEvents.removeAll()
     att = nil
+    attOpcode = nil
     // Most frames hold one attribute or none: removeLast is much cheaper than removeAll.
     if attributes.count == 1 {
       attributes.removeLast()

@@ -6,7 +6,7 @@ import BLEDecoder
 public enum FrameDescription {
   /// The protocol item's name ("Handle Value Notification", "LE Set Scan Enable").
   public static func title(_ frame: borrowing DissectedFrame) -> StaticString {
-    title(frame, attOpcode: frame.att?.opcode)
+    title(frame, attOpcode: frame.attOpcode)
   }
 
   /// The title, given the frame's ATT opcode (read once by a renderer: each read of
@@ -18,7 +18,7 @@ public enum FrameDescription {
 
   /// The layer above HCI the title belongs to ("ATT", "SMP", "L2CAP"), or empty.
   public static func layerLabel(_ frame: borrowing DissectedFrame) -> StaticString {
-    layerLabel(frame, attOpcode: frame.att?.opcode)
+    layerLabel(frame, attOpcode: frame.attOpcode)
   }
 
   public static func layerLabel(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> StaticString {
@@ -30,7 +30,7 @@ public enum FrameDescription {
   /// (Renderers hold frames `inout`: the attribute facts are then read where they lie.)
   public static func summary(_ frame: inout DissectedFrame, into line: inout SummaryLine) -> StaticString {
     line.removeAll(keepingCapacity: true)
-    guard let opcode = frame.att?.opcode, let operation = frame.att?.operation else {
+    guard let opcode = frame.attOpcode, let operation = frame.att?.operation else {
       HeaderWords.write(frame, into: &line)
       return ": "
     }

@@ -133,8 +133,7 @@ public struct TextRenderer: FrameRenderer {
     }
     style(Style.reset, &out)
     out.byte(0x20)
-    // Read in place, once: reading `frame.att?.opcode` copies the whole fact first.
-    let attOpcode = withUnsafePointer(to: &frame.att) { $0.pointee?.opcode }
+    let attOpcode = frame.attOpcode
     let label = Self.protocolLabel(layer: FrameDescription.layerLabel(frame, attOpcode: attOpcode), kind: frame.record.kind, attOpcode: attOpcode)
     out.append(label)
     out.spaces(Self.protocolWidth - label.utf8CodeUnitCount)

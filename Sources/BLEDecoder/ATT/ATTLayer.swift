@@ -66,6 +66,7 @@ enum ATTLayer {
     let opcode = try r.readUInt8()
     frame.deepestLayer = .att
     frame.att = ATTFact(opcode: opcode, channel: link.channel)
+    frame.attOpcode = opcode
 
     frame.fields.beginObject("att", "ATT", inline: true)
     let attDepth = frame.fields.depth

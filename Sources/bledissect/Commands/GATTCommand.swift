@@ -111,7 +111,7 @@ final class GATTConsumer: FrameConsumer {
     // By type, not by dynamic casts (`as?` searches the conformances on every attribute). The
     // closures capture no part of the frame: that would copy it whole.
     let direction = frame.record.direction
-    let opcode = frame.att?.opcode
+    let opcode = frame.attOpcode
     frame.forEachValue(as: DatabaseHash.self) { _, hash in
       let server = Self.server(direction: direction, attOpcode: opcode, connection)
       if hashes.count < Self.maximumServers || hashes[server] != nil { hashes[server] = hash.bytes }

@@ -202,7 +202,7 @@ struct HeartRateRows: FrameConsumer {
     let (number, adapter) = (frame.number, frame.record.adapter)
     // A Reset Energy Expended written to a Heart Rate Control Point: the device's energy may
     // start again (asked of writes only).
-    if let opcode = frame.att?.opcode, opcode == 0x12 || opcode == 0x52 {
+    if let opcode = frame.attOpcode, opcode == 0x12 || opcode == 0x52 {
       frame.forEachValue(as: HeartRateControlPoint.self) { _, point in
         guard point.command == .resetEnergyExpended else { return }
         plausibility.energyWasReset(Self.deviceLabel(connection, sentByHost: !sentByHost, adapter: adapter))

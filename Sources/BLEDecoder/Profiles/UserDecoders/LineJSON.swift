@@ -226,7 +226,7 @@ package struct LineJSON: Sendable {
     mutating func word(_ expected: StaticString) throws(SyntaxError) {
       let count = expected.utf8CodeUnitCount
       guard index + count <= bytes.count,
-        bytes[index..<index + count].elementsEqual(UnsafeBufferPointer(start: expected.utf8Start, count: count))
+        expected.withUTF8Buffer({ bytes[index..<index + count].elementsEqual($0) })
       else { throw error("expected a value") }
       index += count
     }
