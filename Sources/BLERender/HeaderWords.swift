@@ -69,17 +69,9 @@ enum HeaderWords {
         line.append(.text(" handles"))
       }
     case let .channelData(cid, length):
-      line.append(.text("channel "))
-      line.append(.hex(UInt64(cid), width: 4))
-      line.append(.text(", "))
-      line.append(.number(length))
-      line.append(.text(" bytes"))
+      channelWords("channel ", cid, length, into: &line)
     case let .psmData(psm, length):
-      line.append(.text("PSM "))
-      line.append(.hex(UInt64(psm), width: 4))
-      line.append(.text(", "))
-      line.append(.number(length))
-      line.append(.text(" bytes"))
+      channelWords("PSM ", psm, length, into: &line)
     case let .kFrame(have, expected):
       line.append(.text("SDU part: "))
       line.append(.number(have))
@@ -87,11 +79,8 @@ enum HeaderWords {
       line.append(.number(expected))
       line.append(.text(" bytes"))
     case let .sdu(psm, bytes):
-      line.append(.text("PSM "))
-      line.append(.hex(UInt64(psm), width: 4))
-      line.append(.text(", "))
-      line.append(.number(bytes.count))
-      line.append(.text(" bytes: "))
+      channelWords("PSM ", psm, bytes.count, into: &line)
+      line.append(.text(": "))
       line.append(.bytes(frame.valueBytes(bytes)))
     case let .signaling(commands, unfinished):
       let text = signalingWords(commands, unfinished: unfinished)
@@ -106,6 +95,15 @@ enum HeaderWords {
     default:
       line.append(.string(hciWords(frame.header)))
     }
+  }
+
+  /// "PSM 0x0080, 12 bytes", "channel 0x0041, 3 bytes".
+  static func channelWords(_ what: StaticString, _ number: UInt16, _ length: Int, into line: inout SummaryLine) {
+    line.append(.text(what))
+    line.append(.hex(UInt64(number), width: 4))
+    line.append(.text(", "))
+    line.append(.number(length))
+    line.append(.text(" bytes"))
   }
 
   /// A summary that begins with the title (a command's own name) is shown without it.
