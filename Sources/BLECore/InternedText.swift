@@ -35,8 +35,6 @@ public enum InternedText {
     var blocks: [UnsafeMutablePointer<UInt8>] = []
     var next: UnsafeMutablePointer<UInt8>?
     var left = 0
-    /// Objects that refer to the text and live as long as it (`keep`).
-    var kept: [AnyObject] = []
 
     init() {
       mutex = .allocate(capacity: 1)
@@ -88,27 +86,19 @@ public enum InternedText {
     return unsafeBitCast(layout, to: StaticString.self)
   }
 
-  /// Keeps `object` (something holding text made here, a user's declared format) alive as
-  /// long as the text.
-  public static func keep(_ object: AnyObject) {
-    store.locked { store.kept.append(object) }
-  }
-
-  /// Frees all text made so far and every object kept, and restores the budget. Only for a
-  /// process that reads decoder files again and again (the `decoders` fuzz target, after each
-  /// input): no `StaticString` made here, nor anything kept, may be used afterwards.
+  /// Frees all text made so far and restores the budget. Only for a process that reads decoder
+  /// files again and again (the `decoders` fuzz target, after each input): no `StaticString`
+  /// made here may be used afterwards.
   package static func releaseAll() {
-    var (blocks, kept) = store.locked { () -> ([UnsafeMutablePointer<UInt8>], [AnyObject]) in
+    var blocks = store.locked { () -> [UnsafeMutablePointer<UInt8>] in
       defer {
         store.blocks = []
-        store.kept = []
         store.used = 0
         store.next = nil
         store.left = 0
       }
-      return (store.blocks, store.kept)
+      return store.blocks
     }
-    kept.removeAll()  // the objects first, then the text they name
     for block in blocks { block.deallocate() }
     blocks.removeAll()
   }

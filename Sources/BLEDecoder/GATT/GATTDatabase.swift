@@ -188,7 +188,7 @@ public struct GATTDatabase: Sendable {
       if var found = lookUp(handle) {
         let decoder = Self.decoderIndex(for: found, registry: registry)
         // A user's decoder names what nothing else names (a vendor UUID).
-        if found.name == nil, let decoder, let name = registry[decoder: decoder].format?.name {
+        if found.name == nil, let decoder, let name = registry.declaredFormat(decoder: decoder)?.name {
           found.name = name
           if found.role == .characteristicValue { found.characteristicName = name }
         }

@@ -15,7 +15,7 @@ enum GATTDescription {
       // An override (Decode As) wins over what discovery said.
       fact.decoderIndex = registry.index(for: uuid)
       // A user's decoder names what nothing else names.
-      let name = GATTDatabase.name(uuid) ?? fact.decoderIndex.flatMap { registry[decoder: $0].format?.name }
+      let name = GATTDatabase.name(uuid) ?? fact.decoderIndex.flatMap { registry.declaredFormat(decoder: $0)?.name }
       fact.meaning = ResolvedHandle(role: .characteristicValue, service: nil, characteristic: uuid, descriptor: nil, name: name, characteristicName: name)
     } else if let index = database.locate(handle, registry: registry) {
       // Read in place: the table entry is copied once, into the fact.
@@ -42,7 +42,7 @@ enum GATTDescription {
         if decodedGroupIsLast && fact.characteristic?.uuid16 != 0x2B2A, let raw = fact.rawValue {
           frame.pendingValue = (frame.attributes.count, decoder, raw)
         } else {
-          decodeValue(registry[decoder: decoder], value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
+          decodeValue(decoder, registry, value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
         }
       }
       // Service Changed: the server's attributes in the range are no longer known.
@@ -77,7 +77,7 @@ enum GATTDescription {
     fact.meaning = ResolvedHandle(role: .characteristicValue, service: nil, characteristic: type, descriptor: nil, name: name, characteristicName: name)
     fact.decoderIndex = decoder
     fact.rawValue = frame.keepValue(value)
-    decodeValue(registry[decoder: decoder], value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
+    decodeValue(decoder, registry, value, &fact, &frame.fields, &frame.diagnostics, &frame.malformed)
     frame.attributes.append(consume fact)
   }
 
@@ -118,9 +118,10 @@ enum GATTDescription {
   /// Runs the decoder inside `decoded.<key>`: the typed value goes on the fact; a value that
   /// does not fit is flagged, and its raw bytes stay in `att.value`.
   static func decodeValue(
-    _ decoder: CharacteristicDecoder, _ value: ByteView, _ fact: inout AttributeFact, _ fields: inout FieldList,
+    _ index: Int, _ registry: DecoderRegistry, _ value: ByteView, _ fact: inout AttributeFact, _ fields: inout FieldList,
     _ diagnostics: inout [Diagnostic], _ malformed: inout DecodeError?
   ) {
+    let decoder = registry[decoder: index]
     let context = fact.valueContext
     let name = fact.meaning?.name
     let depth = fields.depth
@@ -132,7 +133,7 @@ enum GATTDescription {
     }
     var reader = ByteReader(value, layer: .profile)
     // Decoded into the fact and used there: copying a typed value costs more than decoding it.
-    let error = decoder.decode(&reader, into: &fact, context: context)
+    let error = decoder.decode(&reader, into: &fact, context: context, registry: registry)
     if fact.hasValue {
       if writesFields { fact.typedValue.writeFields(to: &fields, context: context) }
       fact.typedValue.diagnose(into: &diagnostics, context: context)
@@ -176,7 +177,7 @@ public enum ValueStage {
     // The fact is changed in place (copying it would copy its value), beside the fields.
     frame.valueBytes.withBytes(raw) { buffer in
       GATTDescription.decodeValue(
-        registry[decoder: decoder], ByteView.pinned(buffer, count: buffer.count), &frame.storedAttributes[index], &frame.fields,
+        decoder, registry, ByteView.pinned(buffer, count: buffer.count), &frame.storedAttributes[index], &frame.fields,
         &frame.diagnostics, &frame.malformed)
     }
   }

@@ -89,7 +89,7 @@ extension Dissector {
     if let decoder = label.decoder {
       let bytes = Array(frame.valueBytes(raw))
       ByteView.pinning(bytes) { view in
-        GATTDescription.decodeValue(registry[decoder: decoder], view, &frame.storedAttributes[index], &frame.fields, &frame.diagnostics, &frame.malformed)
+        GATTDescription.decodeValue(decoder, registry, view, &frame.storedAttributes[index], &frame.fields, &frame.diagnostics, &frame.malformed)
       }
     }
     frame.diagnostics.append(Diagnostic(.note, .gatt, "labelled in hindsight: this value and those up to frame \(label.decidedIn) made the guess"))

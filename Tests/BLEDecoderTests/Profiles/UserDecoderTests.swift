@@ -164,6 +164,11 @@ import Testing
     for decoder in try DecoderFile.parse(text, file: "t.json") { registry.register(decoder) }
     let override = try #require(registry.handleOverride(16, peer: nil))
     let index = try #require(registry.index(for: override))
-    #expect(registry[decoder: index].format?.name.description == "Strap Rate")
+    #expect(registry.declaredFormat(decoder: index)?.name.description == "Strap Rate")
+    // Read through the registry, which holds the format; the decoder alone has only its place.
+    #expect(registry[decoder: index].declaredFormat == registry.declaredFormats.count - 1)
+    let decoded = registry.decode([0x00, 72], decoder: index)
+    #expect((decoded.value as? DeclaredValue)?.numbers("bpm") == [72] && decoded.error == nil)
+    #expect(registry[decoder: index].decode([0x00, 72]).value == nil)
   }
 }

@@ -17,9 +17,6 @@ public final class DeclaredFormat: Sendable {
     self.name = name
     self.key = key
     self.fields = fields
-    // Kept for the life of the process with the text it names (they come from decoder files
-    // read once, bounded in number), so decoders can refer to it without reference counting.
-    InternedText.keep(self)
   }
 
   /// Reads a whole value; a value the format does not fit throws (the fact is then flagged

@@ -247,13 +247,14 @@ extension DecoderRegistry {
   /// Adds a user's decoder: by UUID it replaces a built-in one; by handle it works like
   /// `--decode-as` with a private UUID of its own.
   public mutating func register(_ user: UserDecoder) {
+    let place = declare(user.format)
     switch user.target {
     case .uuid(let uuid):
-      register(CharacteristicDecoder(uuid: uuid, format: user.format))
+      register(CharacteristicDecoder(uuid: uuid, key: user.format.key, declaredFormat: place))
     case let .handle(handle, peer):
       // A UUID no real characteristic has (the bledissect base with the handle and peer in it).
       let uuid = BluetoothUUID(high: 0xB1ED_0000_0000_0000 | UInt64(handle) << 16, low: (peer?.rawValue ?? 0) | 0xFFFF_0000_0000_0000)
-      register(CharacteristicDecoder(uuid: uuid, format: user.format))
+      register(CharacteristicDecoder(uuid: uuid, key: user.format.key, declaredFormat: place))
       override(HandleOverride(handle: handle, uuid: uuid, peer: peer))
     }
   }
