@@ -6,11 +6,11 @@ import BLECore
 public struct PayloadDecoder: Sendable {
   public typealias Decode = @Sendable (inout ByteReader, inout FieldList) throws(DecodeError) -> Void
   /// The JSON key of the group the fields go in (snake_case), and its text label.
-  public let key: StaticString
-  public let label: StaticString
+  public let key: Name
+  public let label: Name
   let decode: Decode
 
-  public init(key: StaticString, label: StaticString, decode: @escaping Decode) {
+  public init(key: Name, label: Name, decode: @escaping Decode) {
     self.key = key
     self.label = label
     self.decode = decode

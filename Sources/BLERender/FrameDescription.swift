@@ -5,30 +5,30 @@ import BLEDecoder
 /// to, and the summary after the title. Decoding never builds them; renderers ask.
 public enum FrameDescription {
   /// The protocol item's name ("Handle Value Notification", "LE Set Scan Enable").
-  public static func title(_ frame: borrowing DissectedFrame) -> StaticString {
+  public static func title(_ frame: borrowing DissectedFrame) -> Name {
     title(frame, attOpcode: frame.att?.opcode)
   }
 
   /// The title, given the frame's ATT opcode (read once by a renderer: each read of
   /// `frame.att` copies the whole fact).
-  public static func title(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> StaticString {
+  public static func title(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> Name {
     if let attOpcode { return AssignedNumbers.attOpcodeName(attOpcode) ?? "Unknown PDU" }
     return frame.title
   }
 
   /// The layer above HCI the title belongs to ("ATT", "SMP", "L2CAP"), or empty.
-  public static func layerLabel(_ frame: borrowing DissectedFrame) -> StaticString {
+  public static func layerLabel(_ frame: borrowing DissectedFrame) -> Name {
     layerLabel(frame, attOpcode: frame.att?.opcode)
   }
 
-  public static func layerLabel(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> StaticString {
+  public static func layerLabel(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> Name {
     attOpcode != nil ? "ATT" : frame.layerLabel
   }
 
   /// Writes the summary into `line` (emptied first); returns what joins it to the title: " "
   /// when it continues the title ("Read Request 0x0010 …"), else ": ".
   /// (Renderers hold frames `inout`: the attribute facts are then read where they lie.)
-  public static func summary(_ frame: inout DissectedFrame, into line: inout SummaryLine) -> StaticString {
+  public static func summary(_ frame: inout DissectedFrame, into line: inout SummaryLine) -> Name {
     line.removeAll(keepingCapacity: true)
     guard let opcode = frame.att?.opcode, let operation = frame.att?.operation else {
       if !frame.summary.isEmpty { line.append(.string(frame.summary)) }
@@ -46,7 +46,7 @@ public enum FrameDescription {
     return line.text
   }
 
-  static func attSummary(_ opcode: UInt8, _ operation: ATTOperationFact, _ frame: inout DissectedFrame, into line: inout SummaryLine) -> StaticString {
+  static func attSummary(_ opcode: UInt8, _ operation: ATTOperationFact, _ frame: inout DissectedFrame, into line: inout SummaryLine) -> Name {
     switch operation {
     case .plain:
       attributes(&frame, into: &line)

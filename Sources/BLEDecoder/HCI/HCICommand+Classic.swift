@@ -273,12 +273,12 @@ extension HCICommand {
   /// BD_ADDR(6)), then for connection setup the auto-accept flag(1).
   static func eventFilter(_ p: inout ByteReader, into fields: inout FieldList, summary: inout String) throws(DecodeError) {
     let filter = try p.readUInt8()
-    let filterName: StaticString? = filter == 0 ? "clear all filters" : (filter == 1 ? "inquiry result" : (filter == 2 ? "connection setup" : nil))
+    let filterName: Name? = filter == 0 ? "clear all filters" : (filter == 1 ? "inquiry result" : (filter == 2 ? "connection setup" : nil))
     fields.code("filter_type", "Filter type", filter, width: 2, name: filterName)
     summary = filterName?.description ?? ""
     guard filter == 1 || filter == 2 else { return }
     let condition = try p.readUInt8()
-    let conditionName: StaticString? = condition == 0 ? "every device" : (condition == 1 ? "class of device" : (condition == 2 ? "address" : nil))
+    let conditionName: Name? = condition == 0 ? "every device" : (condition == 1 ? "class of device" : (condition == 2 ? "address" : nil))
     fields.code("condition_type", "Condition type", condition, width: 2, name: conditionName)
     switch condition {
     case 1:
@@ -291,7 +291,7 @@ extension HCICommand {
     }
     if filter == 2 {
       let accept = try p.readUInt8()
-      let name: StaticString? = accept == 1 ? "do not auto-accept" : (accept == 2 ? "auto-accept, no role switch" : (accept == 3 ? "auto-accept with role switch" : nil))
+      let name: Name? = accept == 1 ? "do not auto-accept" : (accept == 2 ? "auto-accept, no role switch" : (accept == 3 ? "auto-accept with role switch" : nil))
       fields.code("auto_accept", "Auto-accept", accept, width: 2, name: name)
     }
   }

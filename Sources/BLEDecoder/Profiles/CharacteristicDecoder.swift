@@ -12,9 +12,9 @@ public struct ValueContext: Sendable {
   public var uuid: BluetoothUUID
   /// For a descriptor: the characteristic it belongs to, when the GATT database knows it.
   public var characteristic: BluetoothUUID?
-  public var characteristicName: StaticString?
+  public var characteristicName: Name?
 
-  public init(operation: GATTOperation, uuid: BluetoothUUID, characteristic: BluetoothUUID? = nil, characteristicName: StaticString? = nil) {
+  public init(operation: GATTOperation, uuid: BluetoothUUID, characteristic: BluetoothUUID? = nil, characteristicName: Name? = nil) {
     self.operation = operation
     self.uuid = uuid
     self.characteristic = characteristic
@@ -87,7 +87,7 @@ public struct DecodedValue: Sendable {
 public struct CharacteristicDecoder: Sendable {
   public let uuid: BluetoothUUID
   /// The JSON key under `decoded` (snake_case: `heart_rate_measurement`).
-  public let key: StaticString
+  public let key: Name
   /// The header line carries every field (a heart-rate measurement, a battery level, a string):
   /// plain text then shows the header line only, and the fields with `-v`.
   public let summarySaysItAll: Bool
@@ -100,7 +100,7 @@ public struct CharacteristicDecoder: Sendable {
   /// (no reference to count).
   public let declaredFormat: Int?
 
-  public init<Value: CharacteristicValue>(uuid: BluetoothUUID, key: StaticString, _ type: Value.Type, summarySaysItAll: Bool = false) {
+  public init<Value: CharacteristicValue>(uuid: BluetoothUUID, key: Name, _ type: Value.Type, summarySaysItAll: Bool = false) {
     self.uuid = uuid
     self.key = key
     self.summarySaysItAll = summarySaysItAll
@@ -111,7 +111,7 @@ public struct CharacteristicDecoder: Sendable {
   /// A user's decoder, for the format at `place` in the registry's `declaredFormats`
   /// (`DecoderRegistry.register(_: UserDecoder)`): its header words say it all (its fields
   /// show with `-v`).
-  init(uuid: BluetoothUUID, key: StaticString, declaredFormat place: Int) {
+  init(uuid: BluetoothUUID, key: Name, declaredFormat place: Int) {
     self.uuid = uuid
     self.key = key
     self.summarySaysItAll = true
@@ -119,7 +119,7 @@ public struct CharacteristicDecoder: Sendable {
     self.declaredFormat = place
   }
 
-  public init<Value: CharacteristicValue>(uuid16: UInt16, key: StaticString, _ type: Value.Type, summarySaysItAll: Bool = false) {
+  public init<Value: CharacteristicValue>(uuid16: UInt16, key: Name, _ type: Value.Type, summarySaysItAll: Bool = false) {
     self.init(uuid: BluetoothUUID(uuid16: uuid16), key: key, type, summarySaysItAll: summarySaysItAll)
   }
 

@@ -150,12 +150,15 @@ import Testing
       .contains("decoders[0].fields: needs a list of at least one field"))
   }
 
-  @Test func internedTextRoundTrips() throws {
-    let text = try #require(InternedText.make("température_°C"))
-    #expect(text.description == "température_°C" && text.hasPointerRepresentation && !text.isASCII)
-    let ascii = try #require(InternedText.make("bpm"))
-    #expect(ascii.description == "bpm" && ascii.isASCII && ascii.utf8CodeUnitCount == 3)
-    #expect(InternedText.make("") == nil)
+  @Test func internedNamesRoundTrip() throws {
+    let text = try #require(NameTable.intern("température_°C"))
+    #expect(text.description == "température_°C" && text.staticString == nil && text.utf8CodeUnitCount == 16)
+    #expect(text.withUTF8Buffer { Array($0) } == Array("température_°C".utf8))
+    let ascii = try #require(NameTable.intern("bpm"))
+    #expect(ascii.description == "bpm" && ascii.utf8CodeUnitCount == 3 && !ascii.isEmpty)
+    // The same text, interned or literal, is the same name.
+    #expect(ascii == "bpm" && ascii != text && Name("bpm") == ascii)
+    #expect(NameTable.intern("") == nil)
   }
 
   @Test func aHandleDecoderWorksLikeDecodeAs() throws {
