@@ -7,7 +7,7 @@ Reads the reference data in <reference>/assigned-numbers/ (see its SOURCE.md):
   nordic-bluetooth-numbers-database/*.json  (BSD-3-Clause, Nordic Semiconductor ASA)
 
 and writes one `Generated+<Topic>.swift` file per table into the output directory.
-Every table becomes a `switch` over integer codes returning `StaticString?`, so lookups
+Every table becomes a `switch` over integer codes returning `Name?`, so lookups
 never allocate. Output is deterministic (entries sorted by code); re-running the script
 on unchanged data produces byte-identical files.
 
@@ -277,7 +277,7 @@ def switch_function(name, param_label, param, swift_type, bits, singles, ranges=
     lines = []
     lines += list(doc)
     sig_param = param if param_label == param else "%s %s" % (param_label, param)
-    lines.append("  public static func %s(%s: %s) -> StaticString? {" % (name, sig_param, swift_type))
+    lines.append("  public static func %s(%s: %s) -> Name? {" % (name, sig_param, swift_type))
     lines.append("    switch %s {" % param)
     items = [(code, code, n) for code, n in singles.items()] + list(ranges)
     for lo, hi, n in sorted(items):
@@ -294,6 +294,8 @@ def switch_function(name, param_label, param, swift_type, bits, singles, ranges=
 
 def extension_file(head, functions):
     lines = list(head)
+    lines.append("import BLECore")
+    lines.append("")
     lines.append("extension AssignedNumbers {")
     for i, fn in enumerate(functions):
         if i:
@@ -487,7 +489,7 @@ def gen_uuids(ref, writer):
         "  /// (`6E400001-B5A3-F393-E0A9-E50E24DCCA9E` -> `high = 0x6E400001B5A3F393`,",
         "  /// `low = 0xE0A9E50E24DCCA9E`); on the wire ATT sends the 16 bytes little-endian.",
         "  /// - Returns: the name, or `nil` for a UUID not in the table.",
-        "  public static func uuid128Name(high: UInt64, low: UInt64) -> StaticString? {",
+        "  public static func uuid128Name(high: UInt64, low: UInt64) -> Name? {",
         "    switch high {",
     ]
     for high in sorted(by_high):
@@ -503,7 +505,7 @@ def gen_uuids(ref, writer):
         "  /// Name of any 16-bit GATT UUID: declarations, then services, then characteristics,",
         "  /// then descriptors (first hit wins).",
         "  /// - Returns: the name, or `nil` for a UUID in none of the tables.",
-        "  public static func uuid16Name(_ uuid: UInt16) -> StaticString? {",
+        "  public static func uuid16Name(_ uuid: UInt16) -> Name? {",
         "    if let name = declarationName16(uuid) { return name }",
         "    if let name = serviceName16(uuid) { return name }",
         "    if let name = characteristicName16(uuid) { return name }",

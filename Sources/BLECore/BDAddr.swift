@@ -41,7 +41,7 @@ public struct AddressType: RawRepresentable, Hashable, Sendable {
   public static let randomIdentity = AddressType(rawValue: 3)
   public static let anonymous = AddressType(rawValue: 0xFF)
 
-  public var name: StaticString {
+  public var name: Name {
     switch rawValue {
     case 0: return "public"
     case 1: return "random"

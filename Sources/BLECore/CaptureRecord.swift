@@ -58,7 +58,7 @@ public enum PacketKind: Sendable, Hashable {
   }
 
   /// The value of `type` in JSON output.
-  public var jsonName: StaticString {
+  public var jsonName: Name {
     switch self {
     case .command: return "command"
     case .event: return "event"
@@ -77,7 +77,7 @@ public enum PacketKind: Sendable, Hashable {
   }
 
   /// The protocol column of text output when no layer above HCI was decoded.
-  public var textLabel: StaticString {
+  public var textLabel: Name {
     switch self {
     case .command: return "CMD"
     case .event: return "EVT"
@@ -93,7 +93,7 @@ public enum PacketKind: Sendable, Hashable {
 
   /// The header title of a record that is not an HCI packet ("New Index", "Syslog"); empty for
   /// HCI packets, whose titles come from what they decode to.
-  public var recordTitle: StaticString {
+  public var recordTitle: Name {
     switch self {
     case .command, .event, .acl, .sco, .iso: return ""
     case .note(let note):
@@ -193,7 +193,7 @@ public enum MonitorOpcode {
   }
 
   /// The transport a NEW_INDEX message names (capture-formats.md §4.2).
-  public static func busName(_ bus: UInt8) -> StaticString? {
+  public static func busName(_ bus: UInt8) -> Name? {
     switch bus {
     case 0: return "virtual"
     case 1: return "USB"

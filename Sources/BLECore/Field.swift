@@ -11,19 +11,20 @@ public enum FieldValue: Sendable {
   case signed(Int64)
   case bool(Bool)
   /// A spec code point with its name when known: text `Name (0x13)`, JSON `key: 19, key_name: "Name"`.
-  case code(UInt64, width: UInt8, name: StaticString?)
+  case code(UInt64, width: UInt8, name: Name?)
   /// A spec code point whose name was built at run time.
   case codeText(UInt64, width: UInt8, name: String)
   case text(String)
-  case staticText(StaticString)
+  /// A name (a literal, or a user's interned one): nothing copied per frame.
+  case staticText(Name)
   case bytes(ArraySlice<UInt8>)
   case address(BDAddr, AddressType?)
-  case uuid(BluetoothUUID, name: StaticString?)
+  case uuid(BluetoothUUID, name: Name?)
   /// A raw count in spec units with its scaled meaning: text `30.00 ms (24)`,
   /// JSON `key: 24, key_<unit>: 30.0` (only `key` when `scale` is 1).
-  case measure(Int64, scale: Double, unit: StaticString)
+  case measure(Int64, scale: Double, unit: Name)
   /// A real number: text with `places` decimals and the unit (`812.5 ms`), JSON the number.
-  case real(Double, places: UInt8, unit: StaticString)
+  case real(Double, places: UInt8, unit: Name)
   /// Explicitly absent (JSON `null`; text "none").
   case null
   /// Starts a nested object; the fields that follow one level deeper belong to it.
@@ -48,8 +49,8 @@ public enum FieldDetail: Sendable, Equatable {
 
 /// One decoded field: a JSON key (snake_case), a text label, a value and its nesting depth.
 public struct Field: Sendable {
-  public var key: StaticString
-  public var label: StaticString
+  public var key: Name
+  public var label: Name
   public var value: FieldValue
   public var depth: Int
   /// Shown in text only with `--verbose` (JSON always has it).
@@ -68,14 +69,14 @@ public struct FieldList: Sendable {
   public struct Stored: Sendable {
     // Declaration order is memory order: what JSON reads (key, value, depth) comes first and
     // the text-only label last, so a frame's fields span fewer cache lines for JSON.
-    public var key: StaticString
+    public var key: Name
     public var value: StoredValue
     public var depth: Int32
     public var isVerbose: Bool
     public var isInline: Bool
-    public var label: StaticString
+    public var label: Name
 
-    @inlinable init(key: StaticString, label: StaticString, value: StoredValue, depth: Int32, isVerbose: Bool, isInline: Bool) {
+    @inlinable init(key: Name, label: Name, value: StoredValue, depth: Int32, isVerbose: Bool, isInline: Bool) {
       self.key = key
       self.label = label
       self.value = value
@@ -90,16 +91,16 @@ public struct FieldList: Sendable {
     case unsigned(UInt64, NumberStyle)
     case signed(Int64)
     case bool(Bool)
-    case code(UInt64, width: UInt8, name: StaticString?)
+    case code(UInt64, width: UInt8, name: Name?)
     case codeText(UInt64, width: UInt8, slot: Int)
     case text(slot: Int)
-    case staticText(StaticString)
+    case staticText(Name)
     /// A run in the list's byte arena.
     case bytes(slot: Range<Int>)
     case address(BDAddr, AddressType?)
-    case uuid(BluetoothUUID, name: StaticString?)
-    case measure(Int64, scale: Double, unit: StaticString)
-    case real(Double, places: UInt8, unit: StaticString)
+    case uuid(BluetoothUUID, name: Name?)
+    case measure(Int64, scale: Double, unit: Name)
+    case real(Double, places: UInt8, unit: Name)
     case null
     case object
     case array
@@ -188,7 +189,7 @@ public struct FieldList: Sendable {
 
   /// The depth of field `index` (renderers' hot path: no copy of the value).
   @inline(__always) public func depth(at index: Int) -> Int { Int(stored[index].depth) }
-  @inline(__always) public func key(at index: Int) -> StaticString { stored[index].key }
+  @inline(__always) public func key(at index: Int) -> Name { stored[index].key }
   @inline(__always) public func isGroup(at index: Int) -> Bool {
     switch stored[index].value {
     case .object, .array: return true
@@ -290,7 +291,7 @@ public struct FieldList: Sendable {
     }
   }
 
-  @inlinable @inline(__always) public mutating func add(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
+  @inlinable @inline(__always) public mutating func add(_ key: Name, _ label: Name, _ value: FieldValue) {
     guard keeps(verbose: false) else { return }
     let value = store(value)
     push(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: false, isInline: false))
@@ -298,7 +299,7 @@ public struct FieldList: Sendable {
 
   /// Opens a nested object. `inline`: text shows its members without a title line.
   /// `verbose`: text shows it (and all it holds) only with `-v`; JSON always has it.
-  @inlinable public mutating func beginObject(_ key: StaticString, _ label: StaticString, inline: Bool = false, verbose: Bool = false) {
+  @inlinable public mutating func beginObject(_ key: Name, _ label: Name, inline: Bool = false, verbose: Bool = false) {
     noteGroup(verbose: verbose)
     if keeps(verbose: verbose) {
       push(Stored(key: key, label: label, value: .object, depth: Int32(_depth), isVerbose: verbose, isInline: inline))
@@ -339,14 +340,14 @@ public struct FieldList: Sendable {
   }
 
   /// Adds a field that text output shows only when verbose (lengths, raw opcode parts).
-  @inlinable @inline(__always) public mutating func addVerbose(_ key: StaticString, _ label: StaticString, _ value: FieldValue) {
+  @inlinable @inline(__always) public mutating func addVerbose(_ key: Name, _ label: Name, _ value: FieldValue) {
     guard keeps(verbose: true) else { return }
     let value = store(value)
     push(Stored(key: key, label: label, value: value, depth: Int32(_depth), isVerbose: true, isInline: false))
   }
 
   /// Opens an array. `verbose`: text shows it only with `-v`; JSON always has it.
-  @inlinable public mutating func beginArray(_ key: StaticString, _ label: StaticString, verbose: Bool = false) {
+  @inlinable public mutating func beginArray(_ key: Name, _ label: Name, verbose: Bool = false) {
     noteGroup(verbose: verbose)
     if keeps(verbose: verbose) {
       push(Stored(key: key, label: label, value: .array, depth: Int32(_depth), isVerbose: verbose, isInline: false))
@@ -372,41 +373,41 @@ public struct FieldList: Sendable {
   }
 
   // Shorthands used by decoders.
-  @inlinable public mutating func uint(_ key: StaticString, _ label: StaticString, _ value: some BinaryInteger) {
+  @inlinable public mutating func uint(_ key: Name, _ label: Name, _ value: some BinaryInteger) {
     add(key, label, .unsigned(UInt64(value), .decimal))
   }
-  @inlinable public mutating func hex(_ key: StaticString, _ label: StaticString, _ value: some BinaryInteger, width: UInt8) {
+  @inlinable public mutating func hex(_ key: Name, _ label: Name, _ value: some BinaryInteger, width: UInt8) {
     add(key, label, .unsigned(UInt64(value), .hex(width)))
   }
-  @inlinable public mutating func int(_ key: StaticString, _ label: StaticString, _ value: some BinaryInteger) {
+  @inlinable public mutating func int(_ key: Name, _ label: Name, _ value: some BinaryInteger) {
     add(key, label, .signed(Int64(value)))
   }
-  @inlinable public mutating func code(_ key: StaticString, _ label: StaticString, _ value: some BinaryInteger, width: UInt8, name: StaticString?) {
+  @inlinable public mutating func code(_ key: Name, _ label: Name, _ value: some BinaryInteger, width: UInt8, name: Name?) {
     add(key, label, .code(UInt64(value), width: width, name: name))
   }
-  @inlinable public mutating func bytes(_ key: StaticString, _ label: StaticString, _ value: ArraySlice<UInt8>) {
+  @inlinable public mutating func bytes(_ key: Name, _ label: Name, _ value: ArraySlice<UInt8>) {
     add(key, label, .bytes(value))
   }
   /// Bytes from a view, copied into the list (views do not outlive decoding).
-  @inlinable public mutating func bytes(_ key: StaticString, _ label: StaticString, _ view: ByteView) {
+  @inlinable public mutating func bytes(_ key: Name, _ label: Name, _ view: ByteView) {
     guard keeps(verbose: false) else { return }
     push(Stored(key: key, label: label, value: .bytes(slot: keep(view)), depth: Int32(_depth), isVerbose: false, isInline: false))
   }
   /// Bytes text shows only when verbose (raw values under a decoded one).
-  @inlinable public mutating func verboseBytes(_ key: StaticString, _ label: StaticString, _ view: ByteView) {
+  @inlinable public mutating func verboseBytes(_ key: Name, _ label: Name, _ view: ByteView) {
     guard keeps(verbose: true) else { return }
     push(Stored(key: key, label: label, value: .bytes(slot: keep(view)), depth: Int32(_depth), isVerbose: true, isInline: false))
   }
-  @inlinable public mutating func measure(_ key: StaticString, _ label: StaticString, _ raw: some BinaryInteger, scale: Double, unit: StaticString) {
+  @inlinable public mutating func measure(_ key: Name, _ label: Name, _ raw: some BinaryInteger, scale: Double, unit: Name) {
     add(key, label, .measure(Int64(raw), scale: scale, unit: unit))
   }
-  @inlinable public mutating func flag(_ key: StaticString, _ label: StaticString, _ value: Bool) {
+  @inlinable public mutating func flag(_ key: Name, _ label: Name, _ value: Bool) {
     add(key, label, .bool(value))
   }
-  @inlinable public mutating func real(_ key: StaticString, _ label: StaticString, _ value: Double, places: UInt8, unit: StaticString) {
+  @inlinable public mutating func real(_ key: Name, _ label: Name, _ value: Double, places: UInt8, unit: Name) {
     add(key, label, .real(value, places: places, unit: unit))
   }
-  @inlinable public mutating func text(_ key: StaticString, _ label: StaticString, _ value: StaticString) {
+  @inlinable public mutating func text(_ key: Name, _ label: Name, _ value: Name) {
     add(key, label, .staticText(value))
   }
 }

@@ -161,7 +161,7 @@ public struct TextComposer {
     written &+= 1
   }
 
-  @inlinable @inline(__always) public mutating func text(_ words: StaticString) {
+  @inlinable @inline(__always) public mutating func text(_ words: Name) {
     words.withUTF8Buffer { bytes($0) }
   }
 

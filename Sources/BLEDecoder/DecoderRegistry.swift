@@ -6,11 +6,11 @@ import BLECore
 public struct PayloadDecoder: Sendable {
   public typealias Decode = @Sendable (inout ByteReader, inout FieldList) throws(DecodeError) -> Void
   /// The JSON key of the group the fields go in (snake_case), and its text label.
-  public let key: StaticString
-  public let label: StaticString
+  public let key: Name
+  public let label: Name
   let decode: Decode
 
-  public init(key: StaticString, label: StaticString, decode: @escaping Decode) {
+  public init(key: Name, label: Name, decode: @escaping Decode) {
     self.key = key
     self.label = label
     self.decode = decode
@@ -71,6 +71,8 @@ public struct DecoderRegistry: Sendable {
     var vendorEvent: PayloadDecoder?
     var psms: [UInt16: PayloadDecoder] = [:]
     var serviceData: [UInt16: PayloadDecoder] = [:]
+    /// The formats users declared (`--decoders`): a decoder names its format by place here.
+    var declaredFormats: [DeclaredFormat] = []
   }
   final class Box: Sendable {
     let tables: Tables
@@ -96,6 +98,8 @@ public struct DecoderRegistry: Sendable {
   /// Every characteristic decoder; indices are stable (`AttributeFact.decoderIndex`).
   public var decoders: [CharacteristicDecoder] { tables.decoders }
   public var handleOverrides: [HandleOverride] { tables.handleOverrides }
+  /// The formats users declared, in the order registered (`CharacteristicDecoder.declaredFormat`).
+  public var declaredFormats: [DeclaredFormat] { box.tables.declaredFormats }
 
   /// The same registry in a box of its own: a thread that reads it while another copies its
   /// own registry (a retain per PDU) then shares no reference count, and no cache line, with it.
@@ -154,6 +158,25 @@ public struct DecoderRegistry: Sendable {
   public func index(for uuid: BluetoothUUID) -> Int? { tables.byUUID[UUIDValue(uuid)] }
 
   public func decoder(for uuid: BluetoothUUID) -> CharacteristicDecoder? { index(for: uuid).map { tables.decoders[$0] } }
+
+  /// The format a user declared for the decoder at `index`, if it is a user's decoder.
+  public func declaredFormat(decoder index: Int) -> DeclaredFormat? {
+    box.tables.decoders[index].declaredFormat.map { box.tables.declaredFormats[$0] }
+  }
+
+  /// Decodes `bytes` with the decoder at `index`, a user's declared format included (tests,
+  /// tools).
+  public func decode(_ bytes: [UInt8], decoder index: Int, context: ValueContext? = nil) -> DecodedValue {
+    self[decoder: index].decode(bytes, format: declaredFormat(decoder: index), context: context)
+  }
+
+  /// Adds a format a user declared (once: the same format again keeps its place); returns its
+  /// place in `declaredFormats`.
+  mutating func declare(_ format: DeclaredFormat) -> Int {
+    if let place = tables.declaredFormats.firstIndex(where: { $0 === format }) { return place }
+    change { $0.declaredFormats.append(format) }
+    return tables.declaredFormats.count - 1
+  }
 
   /// The UUID `handle` is decoded as on `peer`, when overridden (a peer's own override first).
   func handleOverride(_ handle: UInt16, peer: BDAddr?) -> BluetoothUUID? {

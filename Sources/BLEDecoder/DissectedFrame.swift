@@ -12,7 +12,7 @@ public struct ConnectionLabel: Sendable, Equatable {
 
 /// A piece of a frame's one-line summary.
 public enum SummaryPart: Sendable, Equatable {
-  case text(StaticString)
+  case text(Name)
   case number(Int)
   /// A real number with a fixed number of decimals, trailing zeros dropped (`812.5`, `820.3`, `72`).
   case real(Double, places: UInt8)
@@ -65,6 +65,8 @@ public struct SummaryLine: Sendable {
   /// Whether the first part was a `.hex` (a handle): such words continue the title.
   @usableFromInline var _startsWithHex = false
   public var startsWithHex: Bool { _startsWithHex }
+  /// The texts of the interned names appended so far (a user's decoder names its words).
+  @usableFromInline var names = NameCache()
 
   public init() {}
 
@@ -110,10 +112,10 @@ public struct SummaryLine: Sendable {
     }
     switch part {
     case .text(let words):
-      if words.hasPointerRepresentation {
-        appendUTF8(UnsafeBufferPointer(start: words.utf8Start, count: words.utf8CodeUnitCount))
+      if let text = words.staticString {
+        appendUTF8(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
       } else {
-        appendOwned(part)
+        appendName(words)
       }
     case .number(let value): write(reserving: TextFormat.maximumDecimal) { TextFormat.decimal(Int64(value), to: $0) }
     case let .hex(value, width):
@@ -134,12 +136,16 @@ public struct SummaryLine: Sendable {
     }
   }
 
+  /// A name whose text is looked up (an interned name, a user's decoder's).
+  @usableFromInline @inline(never) mutating func appendName(_ name: Name) {
+    var text = names.text(of: name)
+    text.withUTF8 { appendUTF8($0) }
+  }
+
   /// Parts that take more than a few instructions (or a String).
   @usableFromInline @inline(never) mutating func appendOwned(_ part: SummaryPart) {
     switch part {
-    case .text(let words):
-      var description = words.description
-      description.withUTF8 { appendUTF8($0) }
+    case .text(let words): appendName(words)
     case .number, .hex: append(part)
     case let .real(value, places):
       if let fixed = FixedDecimal(value, places: places) {

@@ -354,7 +354,7 @@ extension Dissector {
   }
 
   /// The name of a channel no fixed channel entry names.
-  static func unfixedChannelName(_ cid: UInt16) -> StaticString? {
+  static func unfixedChannelName(_ cid: UInt16) -> Name? {
     cid >= L2CAPFixedChannels.dynamicStart ? "dynamic" : nil
   }
 }

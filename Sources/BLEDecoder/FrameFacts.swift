@@ -158,7 +158,7 @@ public struct ATTFact: Sendable, Equatable {
   /// The name of an Error Response's error: the profile's for an application error about a
   /// characteristic that defines it (0x80 on the Heart Rate Control Point: "Control Point Not
   /// Supported"), else the ATT name.
-  public var errorName: StaticString? {
+  public var errorName: Name? {
     guard let code = errorCode else { return nil }
     if let errorCharacteristic, let name = ProfileRegistry.applicationErrorName(code, characteristic: errorCharacteristic) { return name }
     return AssignedNumbers.attErrorName(code)

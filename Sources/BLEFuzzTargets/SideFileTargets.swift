@@ -91,7 +91,7 @@ extension FuzzTarget {
   /// decodes every value, as a notification and as a read response, on a handle of its own
   /// (a UUID's decoder through `--decode-as`, a handle's at its handle).
   ///
-  /// Decoders keep their names as interned text for the life of the process: the libFuzzer
+  /// Decoders' names are interned (`NameTable`) for the life of the process: the libFuzzer
   /// entry point calls `releaseDecoderText()` after each input.
   public static func decoders(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
     let split = bytes.firstIndex(of: 0) ?? bytes.count
@@ -146,12 +146,12 @@ extension FuzzTarget {
     Array(repeating: 0xFF, count: 64), (0..<300).map { UInt8(truncatingIfNeeded: $0) },
   ]
 
-  /// Frees the text of every decoder parsed so far (the libFuzzer entry point of `decoders`
-  /// calls it after each input; nothing may use those decoders afterwards). Without it, the
-  /// text budget (`InternedText.maximumBytes`) fills after some thousands of inputs and every
-  /// later file is refused.
+  /// Drops the interned names of every decoder parsed so far (the libFuzzer entry point of
+  /// `decoders` calls it after each input; those decoders' names read as "?" afterwards).
+  /// Without it, the name budget (`NameTable.maximumBytes`) fills after some thousands of
+  /// inputs and every later file is refused.
   public static func releaseDecoderText() {
-    InternedText.releaseAll()
+    NameTable.releaseAll()
   }
 
   /// An LE connection to each peer in turn (handle 0x0040, 0x0041, …; nil: a connection the

@@ -5,30 +5,30 @@ import BLEDecoder
 /// to, and the summary after the title. Decoding never builds them; renderers ask.
 public enum FrameDescription {
   /// The protocol item's name ("Handle Value Notification", "LE Set Scan Enable").
-  public static func title(_ frame: borrowing DissectedFrame) -> StaticString {
+  public static func title(_ frame: borrowing DissectedFrame) -> Name {
     title(frame, attOpcode: frame.attOpcode)
   }
 
   /// The title, given the frame's ATT opcode (read once by a renderer: each read of
   /// `frame.att` copies the whole fact).
-  public static func title(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> StaticString {
+  public static func title(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> Name {
     if let attOpcode { return AssignedNumbers.attOpcodeName(attOpcode) ?? "Unknown PDU" }
     return HeaderWords.title(frame)
   }
 
   /// The layer above HCI the title belongs to ("ATT", "SMP", "L2CAP"), or empty.
-  public static func layerLabel(_ frame: borrowing DissectedFrame) -> StaticString {
+  public static func layerLabel(_ frame: borrowing DissectedFrame) -> Name {
     layerLabel(frame, attOpcode: frame.attOpcode)
   }
 
-  public static func layerLabel(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> StaticString {
+  public static func layerLabel(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> Name {
     attOpcode != nil ? "ATT" : HeaderWords.layerLabel(frame)
   }
 
   /// Writes the summary into `line` (emptied first); returns what joins it to the title: " "
   /// when it continues the title ("Read Request 0x0010 …"), else ": ".
   /// (Renderers hold frames `inout`: the attribute facts are then read where they lie.)
-  public static func summary(_ frame: inout DissectedFrame, into line: inout SummaryLine) -> StaticString {
+  public static func summary(_ frame: inout DissectedFrame, into line: inout SummaryLine) -> Name {
     line.removeAll(keepingCapacity: true)
     guard let opcode = frame.attOpcode, let operation = frame.att?.operation else {
       HeaderWords.write(frame, into: &line)
@@ -45,7 +45,7 @@ public enum FrameDescription {
     return line.text
   }
 
-  static func attSummary(_ opcode: UInt8, _ operation: ATTOperationFact, _ frame: inout DissectedFrame, into line: inout SummaryLine) -> StaticString {
+  static func attSummary(_ opcode: UInt8, _ operation: ATTOperationFact, _ frame: inout DissectedFrame, into line: inout SummaryLine) -> Name {
     switch operation {
     case .plain:
       attributes(&frame, into: &line)

@@ -7,7 +7,7 @@ import BLEDecoder
 enum HeaderWords {
   /// The title a frame's facts give it: an L2CAP frame's kind, a signaling or SMP command's
   /// name, else the HCI packet's (a command's or event's name), else the record's.
-  static func title(_ frame: borrowing DissectedFrame) -> StaticString {
+  static func title(_ frame: borrowing DissectedFrame) -> Name {
     switch frame.header {
     case .channelData, .psmData: return "Data"
     case .kFrame, .unplacedKFrame: return "K-frame"
@@ -30,7 +30,7 @@ enum HeaderWords {
   }
 
   /// "L2CAP" or "SMP" when the frame's facts are above HCI (ATT frames are the caller's).
-  static func layerLabel(_ frame: borrowing DissectedFrame) -> StaticString {
+  static func layerLabel(_ frame: borrowing DissectedFrame) -> Name {
     switch frame.header {
     case .channelData, .psmData, .kFrame, .unplacedKFrame, .sdu, .signaling: return "L2CAP"
     case .securityManager: return "SMP"
@@ -98,7 +98,7 @@ enum HeaderWords {
   }
 
   /// "PSM 0x0080, 12 bytes", "channel 0x0041, 3 bytes".
-  static func channelWords(_ what: StaticString, _ number: UInt16, _ length: Int, into line: inout SummaryLine) {
+  static func channelWords(_ what: Name, _ number: UInt16, _ length: Int, into line: inout SummaryLine) {
     line.append(.text(what))
     line.append(.hex(UInt64(number), width: 4))
     line.append(.text(", "))
@@ -107,7 +107,7 @@ enum HeaderWords {
   }
 
   /// A summary that begins with the title (a command's own name) is shown without it.
-  static func dropping(_ title: StaticString, from text: String) -> String {
+  static func dropping(_ title: Name, from text: String) -> String {
     let title = title.description
     if text.hasPrefix(title + ": ") { return String(text.dropFirst(title.count + 2)) }
     return text == title ? "" : text
@@ -310,7 +310,7 @@ enum HeaderWords {
     hex(psm, 4) + (L2CAPSignaling.psmName(psm).map { " (" + $0.description + ")" } ?? "")
   }
 
-  static func resultText(_ name: StaticString?, _ value: UInt16) -> String { name?.description ?? "result " + hex(value, 4) }
+  static func resultText(_ name: Name?, _ value: UInt16) -> String { name?.description ?? "result " + hex(value, 4) }
 
   static func cidsText(_ cids: [UInt16]) -> String { cids.isEmpty ? "none" : cids.map { hex($0, 4) }.joined(separator: ", ") }
 
@@ -359,7 +359,7 @@ enum HeaderWords {
     AssignedNumbers.hciErrorName(code)?.description ?? "error " + hex(code, 2)
   }
 
-  static func name(_ name: StaticString?) -> String { name?.description ?? "" }
+  static func name(_ name: Name?) -> String { name?.description ?? "" }
 
   static func hex(_ value: some BinaryInteger, _ width: Int) -> String { Hex.prefixed(UInt64(value), width: width) }
 

@@ -11,7 +11,7 @@ public struct JSONLinesRenderer: FrameRenderer {
 
   public init() {}
 
-  static func direction(_ direction: Direction?) -> StaticString? {
+  static func direction(_ direction: Direction?) -> Name? {
     switch direction {
     case .hostToController?: return "tx"
     case .controllerToHost?: return "rx"
@@ -122,8 +122,10 @@ public struct JSONLinesRenderer: FrameRenderer {
     for index in 0..<entries.count {
       let field = entries.baseAddress! + index
       let fieldDepth = Int(field.pointee.depth)
+      // A literal key (an interned one, from a user's decoder, is written with its own check).
+      let key = field.pointee.key.staticString
       // Room for the closing brackets, the comma, the quoted key and an opening bracket.
-      out.reserve(depth &+ field.pointee.key.utf8CodeUnitCount &+ 8)
+      out.reserve(depth &+ (key?.utf8CodeUnitCount ?? 0) &+ 8)
       while fieldDepth < depth {
         depth -= 1
         out.uncheckedByte(arrays & (1 << UInt64(depth & 63)) != 0 ? UInt8(ascii: "]") : UInt8(ascii: "}"))
@@ -132,9 +134,14 @@ public struct JSONLinesRenderer: FrameRenderer {
       if needsComma { out.uncheckedByte(UInt8(ascii: ",")) }
       let inArray = depth > 0 && arrays & (1 << UInt64((depth - 1) & 63)) != 0
       if !inArray {
-        // Keys are our own snake_case literals: nothing to escape.
+        // Keys are snake_case (a user's too: `DecoderFile.isKey`): nothing to escape.
         out.uncheckedByte(UInt8(ascii: "\""))
-        out.uncheckedAppend(field.pointee.key)
+        if let key {
+          out.uncheckedAppend(literal: key)
+        } else {
+          out.append(field.pointee.key)
+          out.reserve(3)  // the quote, the colon, a bracket
+        }
         out.uncheckedByte(UInt8(ascii: "\""))
         out.uncheckedByte(UInt8(ascii: ":"))
       }
@@ -215,13 +222,25 @@ public struct JSONLinesRenderer: FrameRenderer {
     }
   }
 
-  static func companion(_ key: StaticString, _ suffix: StaticString, _ out: inout OutputBuffer) {
+  static func companion(_ key: Name, _ suffix: StaticString, _ out: inout OutputBuffer) {
+    guard let key = key.staticString else {
+      companionOutOfLine(key, suffix, &out)
+      return
+    }
     out.reserve(key.utf8CodeUnitCount &+ suffix.utf8CodeUnitCount &+ 4)
     out.uncheckedByte(UInt8(ascii: ","))
     out.uncheckedByte(UInt8(ascii: "\""))
-    out.uncheckedAppend(key)
-    out.uncheckedAppend(suffix)
+    out.uncheckedAppend(literal: key)
+    out.uncheckedAppend(literal: suffix)
     out.uncheckedByte(UInt8(ascii: "\""))
     out.uncheckedByte(UInt8(ascii: ":"))
+  }
+
+  /// The same for an interned key (a user's decoder).
+  @inline(never) static func companionOutOfLine(_ key: Name, _ suffix: StaticString, _ out: inout OutputBuffer) {
+    out.append(",\"")
+    out.append(key)
+    out.append(Name(suffix))
+    out.append("\":")
   }
 }

@@ -42,6 +42,8 @@ public struct OutputBuffer {
   let flushThreshold: Int
   public private(set) var isClosed = false
   public private(set) var writeError: String?
+  /// The texts of the interned names written so far (a user's decoder names its fields).
+  var names = NameCache()
 
   /// Writes to `fd` (1 for standard output); with nil, collects everything in memory (tests).
   public init(fd: Int32?, flushThreshold: Int = 64 * 1024) {
@@ -102,12 +104,17 @@ public struct OutputBuffer {
     count += 1
   }
 
-  @inline(__always) public mutating func append(_ text: StaticString) {
-    if text.hasPointerRepresentation {
+  @inline(__always) public mutating func append(_ name: Name) {
+    if let text = name.staticString {
       raw(text.utf8Start, text.utf8CodeUnitCount)
     } else {
-      append(string: text.description)
+      appendOutOfLine(name)
     }
+  }
+
+  /// A name that is not a literal's bytes (an interned name), with its own check for room.
+  @inline(never) mutating func appendOutOfLine(_ name: Name) {
+    append(string: names.text(of: name))
   }
 
   @inline(__always) mutating func raw(_ source: UnsafePointer<UInt8>, _ length: Int) {
@@ -123,13 +130,18 @@ public struct OutputBuffer {
     count &+= 1
   }
 
-  /// Static text of our own (keys, punctuation); the caller reserved its length.
-  @inline(__always) public mutating func uncheckedAppend(_ text: StaticString) {
-    if text.hasPointerRepresentation {
-      uncheckedRaw(text.utf8Start, text.utf8CodeUnitCount)
+  /// Static text of our own (keys, punctuation); the caller reserved its length. An interned
+  /// name (a user's decoder) is appended with its own check.
+  @inline(__always) public mutating func uncheckedAppend(_ name: Name) {
+    if let text = name.staticString {
+      uncheckedAppend(literal: text)
     } else {
-      append(string: text.description)
+      appendOutOfLine(name)
     }
+  }
+
+  @inline(__always) public mutating func uncheckedAppend(literal text: StaticString) {
+    uncheckedRaw(text.utf8Start, text.utf8CodeUnitCount)
   }
 
   @inline(__always) mutating func uncheckedRaw(_ source: UnsafePointer<UInt8>, _ length: Int) {
@@ -388,6 +400,14 @@ public struct OutputBuffer {
     copy.withUTF8 { jsonString(utf8: $0) }
   }
 
+  /// An interned name as a JSON string (checked as a literal is, not remembered).
+  @inline(never) mutating func jsonStringOutOfLine(_ name: Name) {
+    var text = names.text(of: name)
+    text.withUTF8 { bytes in
+      if let start = bytes.baseAddress, Self.isPlain(start, bytes.count) { quoted(start, bytes.count) } else { jsonString(utf8: bytes) }
+    }
+  }
+
   mutating func jsonString(utf8: UnsafeBufferPointer<UInt8>) {
     reserve(utf8.count * 6 + 2)
     var index = count
@@ -438,13 +458,14 @@ public struct OutputBuffer {
     uncheckedByte(UInt8(ascii: "\""))
   }
 
-  public mutating func jsonString(_ text: StaticString) {
-    guard text.hasPointerRepresentation else {
-      jsonString(text.description)
-      return
-    }
-    // Names from our tables almost never need escaping: check eight bytes at a time for a
-    // control character, a quote or a backslash (SWAR), then copy.
+  /// A name as a JSON string: a literal's bytes through the fast path below, an interned
+  /// name's text escaped as any string's.
+  @inline(__always) public mutating func jsonString(_ name: Name) {
+    if let text = name.staticString { jsonString(literal: text) } else { jsonStringOutOfLine(name) }
+  }
+
+  /// A literal's bytes as a JSON string.
+  public mutating func jsonString(literal text: StaticString) {
     let start = text.utf8Start
     let length = text.utf8CodeUnitCount
     // A name checked before (same address and length: static text never changes) is copied
@@ -458,32 +479,32 @@ public struct OutputBuffer {
       quoted(start, length)
       return
     }
-    var index = 0
-    var sawSpecial = false
-    while index + 8 <= length {
-      if Self.needsEscaping(UnsafeRawPointer(start + index).loadUnaligned(as: UInt64.self)) {
-        sawSpecial = true
-        break
-      }
-      index += 8
-    }
-    // The tail: the last eight bytes, overlapping what was checked.
-    if !sawSpecial && index < length && length >= 8,
-      !Self.needsEscaping(UnsafeRawPointer(start + (length - 8)).loadUnaligned(as: UInt64.self))
-    {
-      index = length
-    }
-    while index < length {
-      let value = start[index]
-      if value < 0x20 || value == UInt8(ascii: "\"") || value == UInt8(ascii: "\\") { break }
-      index += 1
-    }
-    if index == length {
+    if Self.isPlain(start, length) {
       plainNames[plainNames[slot] == 0 ? slot : slot ^ 1] = identity
       quoted(start, length)
     } else {
       jsonString(utf8: UnsafeBufferPointer(start: start, count: length))
     }
+  }
+
+  /// Whether a name's bytes need no escaping. Names from our tables almost never do: check
+  /// eight bytes at a time for a control character, a quote or a backslash (SWAR).
+  @inline(__always) static func isPlain(_ start: UnsafePointer<UInt8>, _ length: Int) -> Bool {
+    var index = 0
+    while index + 8 <= length {
+      if needsEscaping(UnsafeRawPointer(start + index).loadUnaligned(as: UInt64.self)) { return false }
+      index += 8
+    }
+    // The tail: the last eight bytes, overlapping what was checked.
+    if index < length && length >= 8 {
+      return !needsEscaping(UnsafeRawPointer(start + (length - 8)).loadUnaligned(as: UInt64.self))
+    }
+    while index < length {
+      let value = start[index]
+      if value < 0x20 || value == UInt8(ascii: "\"") || value == UInt8(ascii: "\\") { return false }
+      index += 1
+    }
+    return true
   }
 }
 

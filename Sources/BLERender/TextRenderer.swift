@@ -34,31 +34,31 @@ public struct TextRenderer: FrameRenderer {
   }
 
   enum Style {
-    static let reset: StaticString = "\u{1B}[0m"
-    static let dim: StaticString = "\u{1B}[2m"
-    static let bold: StaticString = "\u{1B}[1m"
-    static let red: StaticString = "\u{1B}[31m"
-    static let green: StaticString = "\u{1B}[32m"
-    static let yellow: StaticString = "\u{1B}[33m"
-    static let blue: StaticString = "\u{1B}[34m"
-    static let magenta: StaticString = "\u{1B}[35m"
-    static let cyan: StaticString = "\u{1B}[36m"
+    static let reset: Name = "\u{1B}[0m"
+    static let dim: Name = "\u{1B}[2m"
+    static let bold: Name = "\u{1B}[1m"
+    static let red: Name = "\u{1B}[31m"
+    static let green: Name = "\u{1B}[32m"
+    static let yellow: Name = "\u{1B}[33m"
+    static let blue: Name = "\u{1B}[34m"
+    static let magenta: Name = "\u{1B}[35m"
+    static let cyan: Name = "\u{1B}[36m"
   }
 
-  @inline(__always) func style(_ code: StaticString, _ out: inout OutputBuffer) {
+  @inline(__always) func style(_ code: Name, _ out: inout OutputBuffer) {
     if color { out.append(code) }
   }
 
   /// The protocol column: the highest layer decoded above HCI, else the kind of record.
-  static func protocolLabel(layer: StaticString, kind: PacketKind, attOpcode: UInt8?) -> StaticString {
+  static func protocolLabel(layer: Name, kind: PacketKind, attOpcode: UInt8?) -> Name {
     if attOpcode != nil { return "ATT" }
-    if layer.utf8CodeUnitCount > 0 { return layer }
+    if !layer.isEmpty { return layer }
     return kind.textLabel
   }
 
   /// One-line output (`-1`) names the PDUs that fill most captures briefly, so the common
   /// notification line fits 100 columns.
-  static func shortTitle(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> StaticString {
+  static func shortTitle(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> Name {
     switch attOpcode {
     case 0x1B?: return "Notify"
     case 0x1D?: return "Indicate"
@@ -353,7 +353,7 @@ public struct TextRenderer: FrameRenderer {
       }
     case let .real(number, places, unit):
       out.real(number, places: places)
-      if unit.utf8CodeUnitCount > 0 {
+      if !unit.isEmpty {
         out.byte(0x20)
         out.append(unit)
       }

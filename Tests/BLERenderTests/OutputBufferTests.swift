@@ -8,7 +8,7 @@ import BLETestSupport
 @Suite struct OutputBufferTests {
   @Test func staticNamesAreEscapedWhereverTheSpecialByteFalls() {
     // The fast path checks eight bytes at a time: put the special byte in every lane and the tail.
-    let cases: [(StaticString, String)] = [
+    let cases: [(Name, String)] = [
       ("plain name of twenty", #""plain name of twenty""#),
       ("01234567\"abc", #""01234567\"abc""#),
       ("0123456\"", #""0123456\"""#),
@@ -28,6 +28,29 @@ import BLETestSupport
     var out = OutputBuffer(fd: nil)
     for (name, _) in cases + cases { out.jsonString(name) }
     #expect(out.text == (cases + cases).map(\.1).joined())
+  }
+
+  @Test func internedNamesAreWrittenAndEscapedLikeLiterals() throws {
+    // Names from a user's decoder file: looked up once, then from the buffer's own copy.
+    let plain = try #require(NameTable.intern("heart_rate_0123456789"))
+    let quoted = try #require(NameTable.intern("say \"hi\"\tthere"))
+    var out = OutputBuffer(fd: nil)
+    for _ in 0..<2 {
+      out.append(plain)
+      out.byte(UInt8(ascii: " "))
+      out.jsonString(plain)
+      out.jsonString(quoted)
+      out.uncheckedAppend(quoted)  // an interned name brings its own check for room
+    }
+    let once = #"heart_rate_0123456789 "heart_rate_0123456789""say \"hi\"\tthere"say "hi"\#tthere"#
+    #expect(out.text == once + once)
+    // Header words take them too.
+    var line = SummaryLine()
+    line.append(.text(plain))
+    line.append(.text(" "))
+    line.append(.text(quoted))
+    line.append(.text(plain))
+    #expect(line.text == "heart_rate_0123456789 say \"hi\"\tthereheart_rate_0123456789")
   }
 
   @Test func copiesOfEveryShortLengthAreExact() {

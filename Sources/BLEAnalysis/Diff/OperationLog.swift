@@ -30,7 +30,7 @@ public struct ProcedureStep: Sendable {
   /// characteristic discovery; nil when the capture never named it.
   public var uuid: BluetoothUUID?
   /// For subscriptions: "notify", "indicate", "both" or "off".
-  public var detail: StaticString?
+  public var detail: Name?
   public var outcome: Outcome
   /// The frame of the request, and its time.
   public var frame: Int

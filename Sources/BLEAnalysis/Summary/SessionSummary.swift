@@ -284,7 +284,7 @@ public struct CharacteristicActivity: Sendable {
   public var handle: UInt16
   /// The characteristic (or, for a descriptor, its own type), when discovery showed it.
   public var uuid: BluetoothUUID?
-  public var name: StaticString?
+  public var name: Name?
   /// Where the meaning came from when not from the capture's discovery (a map, the cache, a
   /// layout, a guess).
   public var source: GATTSource = .capture
@@ -354,7 +354,7 @@ public struct Subscription: Sendable {
   /// The descriptor's handle.
   public var handle: UInt16
   public var characteristic: BluetoothUUID?
-  public var characteristicName: StaticString?
+  public var characteristicName: Name?
   /// The value written (bit 0 notifications, bit 1 indications).
   public var value: UInt16
   public var outcome: Outcome

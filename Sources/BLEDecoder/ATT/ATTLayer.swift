@@ -47,7 +47,7 @@ struct ATTPDU {
 ///
 /// The corresponding specification is Core Vol 3, Part F (ATT) and Part G (GATT).
 enum ATTLayer {
-  static func opName(_ opcode: UInt8) -> StaticString {
+  static func opName(_ opcode: UInt8) -> Name {
     AssignedNumbers.attOpcodeName(opcode) ?? "Unknown PDU"
   }
 

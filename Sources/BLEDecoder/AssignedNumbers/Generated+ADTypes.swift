@@ -4,13 +4,15 @@
 //   - google/bumble bumble/core.py AdvertisingData.Type @ f5346578 (Apache-2.0)
 //   - Bluetooth SIG Assigned Numbers core/ad_types (read for verification only, not copied)
 
+import BLECore
+
 extension AssignedNumbers {
   /// Name of an advertising / EIR data (AD) type.
   ///
   /// Data: Advertising / EIR data (AD) types. Each AD structure = length(1, counts type+data) type(1) data(length-1).
   /// Notes: 0x10 means Device ID in EIR and Security Manager TK Value in OOB blocks. Flags (0x01) bits: 0 LE Limited Discoverable, 1 LE General Discoverable, 2 BR/EDR Not Supported, 3 Simultaneous LE+BR/EDR (Controller), 4 (deprecated, Host).
   /// - Returns: the name, or `nil` for a code not in the table.
-  public static func adTypeName(_ type: UInt8) -> StaticString? {
+  public static func adTypeName(_ type: UInt8) -> Name? {
     switch type {
     case 0x01: return "Flags"
     case 0x02: return "Incomplete List Of 16 Bit Service Class UUIDs"

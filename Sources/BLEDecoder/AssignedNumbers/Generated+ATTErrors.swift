@@ -4,13 +4,15 @@
 //   - bluez/bluez src/shared/att-types.h @ 690c16df (LGPL-2.1+)
 //   - google/bumble bumble/att.py @ f5346578 (Apache-2.0)
 
+import BLECore
+
 extension AssignedNumbers {
   /// Name of an ATT Error Response error code; reserved / application ranges return the range name.
   ///
   /// Data: ATT Error Response error codes (byte 3 of opcode 0x01).
   /// Notes: 0x14-0x7F reserved.
   /// - Returns: the name, or `nil` for a code not in the table.
-  public static func attErrorName(_ code: UInt8) -> StaticString? {
+  public static func attErrorName(_ code: UInt8) -> Name? {
     switch code {
     case 0x01: return "Invalid Handle"
     case 0x02: return "Read Not Permitted"

@@ -5,13 +5,15 @@
 //   - google/bumble bumble/att.py @ f5346578 (Apache-2.0)
 //   - zephyr (att_internal.h) for 0x20/0x21/0x23
 
+import BLECore
+
 extension AssignedNumbers {
   /// Name of an ATT PDU, by opcode (including the Command and Signature flag bits).
   ///
   /// Data: ATT PDU opcodes. kind: req (needs rsp or Error Response), rsp, cmd (no response), ntf (no response), ind (needs confirmation 0x1E), cfm.
   /// Notes: Opcode bit 6 = Command flag, bit 7 = Authentication Signature flag (0x52 = 0x12|0x40, 0xD2 = 0x12|0xC0). Every req may instead be answered by Error Response (0x01) carrying the request opcode.
   /// - Returns: the name, or `nil` for a code not in the table.
-  public static func attOpcodeName(_ opcode: UInt8) -> StaticString? {
+  public static func attOpcodeName(_ opcode: UInt8) -> Name? {
     switch opcode {
     case 0x01: return "Error Response"
     case 0x02: return "Exchange MTU Request"

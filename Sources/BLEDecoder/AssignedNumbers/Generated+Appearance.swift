@@ -16,13 +16,15 @@
 //
 // THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS "AS IS" AND ANY EXPRESS OR IMPLIED WARRANTIES, INCLUDING, BUT NOT LIMITED TO, THE IMPLIED WARRANTIES OF MERCHANTABILITY, AND FITNESS FOR A PARTICULAR PURPOSE ARE DISCLAIMED. IN NO EVENT SHALL NORDIC SEMICONDUCTOR ASA OR CONTRIBUTORS BELIABLE FOR ANY DIRECT, INDIRECT, INCIDENTAL, SPECIAL, EXEMPLARY, OR CONSEQUENTIAL DAMAGES (INCLUDING, BUT NOT LIMITED TO, PROCUREMENT OF SUBSTITUTE GOODS OR SERVICES; LOSS OF USE, DATA, OR PROFITS; OR BUSINESS INTERRUPTION) HOWEVER CAUSED AND ON ANY THEORY OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY, OR TORT (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING IN ANY WAY OUT OF THE USE OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.
 
+import BLECore
+
 extension AssignedNumbers {
   /// GAP Appearance value (`category << 6 | subcategory`).
   ///
   /// A bare category (subcategory 0) returns the category name, e.g. `Heart Rate Sensor`;
   /// a subcategory returns `Category: Subcategory`, e.g. `Heart Rate Sensor: Heart Rate Belt`.
   /// - Returns: the name, or `nil` for an unassigned value.
-  public static func appearanceName(_ value: UInt16) -> StaticString? {
+  public static func appearanceName(_ value: UInt16) -> Name? {
     switch value {
     case 0x0000: return "Unknown"
     case 0x0040: return "Phone"

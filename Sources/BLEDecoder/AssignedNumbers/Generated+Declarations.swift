@@ -5,10 +5,12 @@
 //   - bluez/bluez lib/bluetooth/uuid.h (GATT_PRIM_SVC_UUID etc.)
 //   - google/bumble bumble/gatt.py
 
+import BLECore
+
 extension AssignedNumbers {
   /// GATT declaration attribute type (0x2800 Primary Service ... 0x2803 Characteristic).
   /// - Returns: the name, or `nil` for a UUID not in the table.
-  public static func declarationName16(_ uuid: UInt16) -> StaticString? {
+  public static func declarationName16(_ uuid: UInt16) -> Name? {
     switch uuid {
     case 0x2800: return "Primary Service"
     case 0x2801: return "Secondary Service"

@@ -16,6 +16,8 @@
 //
 // THIS SOFTWARE IS PROVIDED BY THE COPYRIGHT HOLDERS AND CONTRIBUTORS "AS IS" AND ANY EXPRESS OR IMPLIED WARRANTIES, INCLUDING, BUT NOT LIMITED TO, THE IMPLIED WARRANTIES OF MERCHANTABILITY, AND FITNESS FOR A PARTICULAR PURPOSE ARE DISCLAIMED. IN NO EVENT SHALL NORDIC SEMICONDUCTOR ASA OR CONTRIBUTORS BELIABLE FOR ANY DIRECT, INDIRECT, INCIDENTAL, SPECIAL, EXEMPLARY, OR CONSEQUENTIAL DAMAGES (INCLUDING, BUT NOT LIMITED TO, PROCUREMENT OF SUBSTITUTE GOODS OR SERVICES; LOSS OF USE, DATA, OR PROFITS; OR BUSINESS INTERRUPTION) HOWEVER CAUSED AND ON ANY THEORY OF LIABILITY, WHETHER IN CONTRACT, STRICT LIABILITY, OR TORT (INCLUDING NEGLIGENCE OR OTHERWISE) ARISING IN ANY WAY OUT OF THE USE OF THIS SOFTWARE, EVEN IF ADVISED OF THE POSSIBILITY OF SUCH DAMAGE.
 
+import BLECore
+
 extension AssignedNumbers {
   /// Name of a vendor 128-bit UUID (service, characteristic or descriptor; first hit wins
   /// in that order).
@@ -24,7 +26,7 @@ extension AssignedNumbers {
   /// (`6E400001-B5A3-F393-E0A9-E50E24DCCA9E` -> `high = 0x6E400001B5A3F393`,
   /// `low = 0xE0A9E50E24DCCA9E`); on the wire ATT sends the 16 bytes little-endian.
   /// - Returns: the name, or `nil` for a UUID not in the table.
-  public static func uuid128Name(high: UInt64, low: UInt64) -> StaticString? {
+  public static func uuid128Name(high: UInt64, low: UInt64) -> Name? {
     switch high {
     case 0x0000000100003512:
       switch low {
@@ -1328,7 +1330,7 @@ extension AssignedNumbers {
   /// Name of any 16-bit GATT UUID: declarations, then services, then characteristics,
   /// then descriptors (first hit wins).
   /// - Returns: the name, or `nil` for a UUID in none of the tables.
-  public static func uuid16Name(_ uuid: UInt16) -> StaticString? {
+  public static func uuid16Name(_ uuid: UInt16) -> Name? {
     if let name = declarationName16(uuid) { return name }
     if let name = serviceName16(uuid) { return name }
     if let name = characteristicName16(uuid) { return name }

@@ -4,13 +4,15 @@
 //   - google/bumble bumble/hci.py @ f534657891fa6a824cc071e17834a2b1995c45e7 (Apache-2.0)
 //   - bluez/bluez monitor/packet.c + monitor/bt.h @ 690c16df606733626a0a7d6bc2b83a3244d4ced1 (LGPL-2.1+)
 
+import BLECore
+
 extension AssignedNumbers {
   /// Name of an HCI command, by opcode (`OGF << 10 | OCF`, as read little-endian off the wire).
   ///
   /// Data: HCI command opcodes. opcode = (OGF << 10) | OCF, sent little-endian on the wire.
   /// Notes: 'sources' lists which implementation defines the opcode; entries with both agree on the value. Names: BlueZ spelling where available, else derived from the bumble constant name.
   /// - Returns: the name, or `nil` for a code not in the table.
-  public static func hciCommandName(_ opcode: UInt16) -> StaticString? {
+  public static func hciCommandName(_ opcode: UInt16) -> Name? {
     switch opcode {
     case 0x0000: return "NOP"
     case 0x0401: return "Inquiry"

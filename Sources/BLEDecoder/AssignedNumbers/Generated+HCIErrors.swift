@@ -4,13 +4,15 @@
 //   - google/bumble bumble/hci.py @ f534657891fa6a824cc071e17834a2b1995c45e7 (Apache-2.0)
 //   - bluez/bluez monitor/packet.c + monitor/bt.h @ 690c16df606733626a0a7d6bc2b83a3244d4ced1 (LGPL-2.1+)
 
+import BLECore
+
 extension AssignedNumbers {
   /// Name of an HCI / Controller error code (Status and Reason fields).
   ///
   /// Data: HCI / Controller error codes (Status and Reason fields).
   /// Notes: 0x31 and 0x33 are reserved; 0x3F (MAC Connection Failed, AMP) only in BlueZ. Codes above 0x45 (added in Core 6.x) are not listed: not confirmed from two sources.
   /// - Returns: the name, or `nil` for a code not in the table.
-  public static func hciErrorName(_ code: UInt8) -> StaticString? {
+  public static func hciErrorName(_ code: UInt8) -> Name? {
     switch code {
     case 0x00: return "Success"
     case 0x01: return "Unknown HCI Command"

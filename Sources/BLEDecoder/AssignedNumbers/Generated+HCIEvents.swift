@@ -4,13 +4,15 @@
 //   - google/bumble bumble/hci.py @ f534657891fa6a824cc071e17834a2b1995c45e7 (Apache-2.0)
 //   - bluez/bluez monitor/packet.c + monitor/bt.h @ 690c16df606733626a0a7d6bc2b83a3244d4ced1 (LGPL-2.1+)
 
+import BLECore
+
 extension AssignedNumbers {
   /// Name of an HCI event, by event code (first byte of an HCI event packet).
   ///
   /// Data: HCI event codes (first byte of an HCI event packet).
   /// Notes: 0x3E = LE Meta event (see hci_le_subevents.json); 0xFF = vendor specific.
   /// - Returns: the name, or `nil` for a code not in the table.
-  public static func hciEventName(_ code: UInt8) -> StaticString? {
+  public static func hciEventName(_ code: UInt8) -> Name? {
     switch code {
     case 0x01: return "Inquiry Complete"
     case 0x02: return "Inquiry Result"

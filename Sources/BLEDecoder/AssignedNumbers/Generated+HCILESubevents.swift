@@ -4,13 +4,15 @@
 //   - google/bumble bumble/hci.py @ f534657891fa6a824cc071e17834a2b1995c45e7 (Apache-2.0)
 //   - bluez/bluez monitor/packet.c + monitor/bt.h @ 690c16df606733626a0a7d6bc2b83a3244d4ced1 (LGPL-2.1+)
 
+import BLECore
+
 extension AssignedNumbers {
   /// Name of an LE Meta event (0x3E) subevent, by subevent code.
   ///
   /// Data: LE Meta event (0x3E) subevent codes (first parameter byte).
   /// Notes: 0x29 (Enhanced Connection Complete v2) also confirmed in Zephyr (BT_HCI_EVT_LE_ENH_CONN_COMPLETE_V2).
   /// - Returns: the name, or `nil` for a code not in the table.
-  public static func hciLESubeventName(_ code: UInt8) -> StaticString? {
+  public static func hciLESubeventName(_ code: UInt8) -> Name? {
     switch code {
     case 0x01: return "LE Connection Complete"
     case 0x02: return "LE Advertising Report"

@@ -4,13 +4,15 @@
 //   - google/bumble bumble/l2cap.py @ f5346578 (Apache-2.0)
 //   - bluez/bluez monitor/l2cap.c @ 690c16df (LGPL-2.1+)
 
+import BLECore
+
 extension AssignedNumbers {
   /// Name of an L2CAP signaling command code.
   ///
   /// Data: L2CAP signaling command codes.
   /// Notes: Signaling packet = code(1) identifier(1) length(2, LE) data.
   /// - Returns: the name, or `nil` for a code not in the table.
-  public static func l2capSignalingName(_ code: UInt8) -> StaticString? {
+  public static func l2capSignalingName(_ code: UInt8) -> Name? {
     switch code {
     case 0x01: return "Command Reject"
     case 0x02: return "Connection Request"

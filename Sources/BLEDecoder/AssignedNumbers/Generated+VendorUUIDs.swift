@@ -2,10 +2,12 @@
 //
 // Numbers and names transcribed from shared/reference/gatt-payloads.md (sources named there).
 
+import BLECore
+
 extension AssignedNumbers {
   /// SIG member (vendor) 16-bit service UUID from Scripts/data/vendor_uuids.json.
   /// - Returns: the name, or `nil` for a UUID not in the table.
-  public static func memberServiceName16(_ uuid: UInt16) -> StaticString? {
+  public static func memberServiceName16(_ uuid: UInt16) -> Name? {
     switch uuid {
     case 0xFEAA: return "Eddystone"
     case 0xFEE0: return "Anhui Huami Service 1"

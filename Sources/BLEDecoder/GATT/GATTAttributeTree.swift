@@ -11,7 +11,7 @@ public struct GATTDescriptorEntry: Sendable, Equatable {
   public var uuid: BluetoothUUID
   /// The frame whose PDU showed it (0: added without a frame).
   public var learnedIn: Int
-  public var name: StaticString? { GATTDatabase.name(uuid) }
+  public var name: Name? { GATTDatabase.name(uuid) }
 
   public init(handle: UInt16, uuid: BluetoothUUID, learnedIn: Int) {
     self.handle = handle
@@ -31,7 +31,7 @@ public struct GATTCharacteristicEntry: Sendable, Equatable {
   public var learnedIn: Int
   /// Handles after the value up to the next characteristic or the service's end, in order.
   public var descriptors: [GATTDescriptorEntry]
-  public var name: StaticString? { GATTDatabase.name(uuid) }
+  public var name: Name? { GATTDatabase.name(uuid) }
 
   public init(declarationHandle: UInt16, valueHandle: UInt16, uuid: BluetoothUUID, properties: UInt8, learnedIn: Int, descriptors: [GATTDescriptorEntry]) {
     self.declarationHandle = declarationHandle
@@ -43,10 +43,10 @@ public struct GATTCharacteristicEntry: Sendable, Equatable {
   }
 
   /// The properties' names in bit order (Core Vol 3 Part G 3.3.1.1).
-  public var propertyNames: [StaticString] { GATTCharacteristicEntry.propertyNames(properties) }
+  public var propertyNames: [Name] { GATTCharacteristicEntry.propertyNames(properties) }
 
-  public static func propertyNames(_ properties: UInt8) -> [StaticString] {
-    let names: [StaticString] = [
+  public static func propertyNames(_ properties: UInt8) -> [Name] {
+    let names: [Name] = [
       "broadcast", "read", "write_without_response", "write", "notify", "indicate", "authenticated_signed_writes",
       "extended_properties",
     ]
@@ -69,7 +69,7 @@ public struct GATTServiceEntry: Sendable, Equatable {
   /// Typed handles inside the service before its first characteristic (include declarations).
   public var includes: [GATTDescriptorEntry]
   public var characteristics: [GATTCharacteristicEntry]
-  public var name: StaticString? { GATTDatabase.name(uuid) }
+  public var name: Name? { GATTDatabase.name(uuid) }
 
   public init(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool, learnedIn: Int, includes: [GATTDescriptorEntry], characteristics: [GATTCharacteristicEntry]) {
     self.start = start

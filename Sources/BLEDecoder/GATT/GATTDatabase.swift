@@ -20,8 +20,8 @@ public struct ResolvedHandle: Sendable {
   /// The descriptor's (or declaration's) own type when the handle is not the value.
   public var descriptor: BluetoothUUID?
   /// The name to show: the characteristic's, the descriptor's, or the service's.
-  public var name: StaticString?
-  public var characteristicName: StaticString?
+  public var name: Name?
+  public var characteristicName: Name?
   /// Where this meaning came from: the capture's own discovery, an imported map, the cache, a
   /// map matched by layout, or inference.
   public var source: GATTSource = .capture
@@ -188,7 +188,7 @@ public struct GATTDatabase: Sendable {
       if var found = lookUp(handle) {
         let decoder = Self.decoderIndex(for: found, registry: registry)
         // A user's decoder names what nothing else names (a vendor UUID).
-        if found.name == nil, let decoder, let name = registry[decoder: decoder].format?.name {
+        if found.name == nil, let decoder, let name = registry.declaredFormat(decoder: decoder)?.name {
           found.name = name
           if found.role == .characteristicValue { found.characteristicName = name }
         }
@@ -274,7 +274,7 @@ public struct GATTDatabase: Sendable {
   }
 
   /// The assigned (or known vendor) name of a UUID.
-  public static func name(_ uuid: BluetoothUUID) -> StaticString? {
+  public static func name(_ uuid: BluetoothUUID) -> Name? {
     if let short = uuid.uuid16 { return AssignedNumbers.uuid16Name(short) }
     return AssignedNumbers.uuid128Name(high: uuid.high, low: uuid.low)
   }

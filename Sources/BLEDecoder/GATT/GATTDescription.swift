@@ -15,7 +15,7 @@ enum GATTDescription {
       // An override (Decode As) wins over what discovery said.
       fact.decoderIndex = registry.index(for: uuid)
       // A user's decoder names what nothing else names.
-      let name = GATTDatabase.name(uuid) ?? fact.decoderIndex.flatMap { registry[decoder: $0].format?.name }
+      let name = GATTDatabase.name(uuid) ?? fact.decoderIndex.flatMap { registry.declaredFormat(decoder: $0)?.name }
       fact.meaning = ResolvedHandle(role: .characteristicValue, service: nil, characteristic: uuid, descriptor: nil, name: name, characteristicName: name)
     } else if let index = database.locate(handle, registry: registry) {
       // Read in place: the table entry is copied once, into the fact.
@@ -47,11 +47,11 @@ enum GATTDescription {
       if let decoder = fact.decoderIndex {
         if !endsFrame {
           let context = fact.valueContext
-          decodeValue(registry[decoder: decoder], value, &fact, &frame.diagnostics, &frame.malformed, context: context)
+          decodeValue(registry[decoder: decoder], registry, value, &fact, &frame.diagnostics, &frame.malformed, context: context)
           writeDecodedGroup(registry[decoder: decoder], &fact, &frame.fields, context: context)
         } else if fact.characteristic?.uuid16 == 0x2B2A {
           // A Database Hash is wanted by the dissector itself (it identifies the table).
-          decodeValue(registry[decoder: decoder], value, &fact, &frame.diagnostics, &frame.malformed, context: fact.valueContext)
+          decodeValue(registry[decoder: decoder], registry, value, &fact, &frame.diagnostics, &frame.malformed, context: fact.valueContext)
           valueDecoded = true
         }
       }
@@ -91,7 +91,7 @@ enum GATTDescription {
     fact.decoderIndex = decoder
     fact.rawValue = frame.keepValue(value)
     let context = fact.valueContext
-    decodeValue(registry[decoder: decoder], value, &fact, &frame.diagnostics, &frame.malformed, context: context)
+    decodeValue(registry[decoder: decoder], registry, value, &fact, &frame.diagnostics, &frame.malformed, context: context)
     writeDecodedGroup(registry[decoder: decoder], &fact, &frame.fields, context: context)
     frame.attributes.append(consume fact)
   }
@@ -133,12 +133,12 @@ enum GATTDescription {
   /// Runs the decoder: the typed value goes on the fact; a value that does not fit is flagged,
   /// and its raw bytes stay in `att.value`.
   static func decodeValue(
-    _ decoder: CharacteristicDecoder, _ value: ByteView, _ fact: inout AttributeFact, _ diagnostics: inout [Diagnostic],
-    _ malformed: inout DecodeError?, context: ValueContext
+    _ decoder: CharacteristicDecoder, _ registry: DecoderRegistry, _ value: ByteView, _ fact: inout AttributeFact,
+    _ diagnostics: inout [Diagnostic], _ malformed: inout DecodeError?, context: ValueContext
   ) {
     var reader = ByteReader(value, layer: .profile)
     // Decoded into the fact and used there: copying a typed value costs more than decoding it.
-    let error = decoder.decode(&reader, into: &fact, context: context)
+    let error = decoder.decode(&reader, into: &fact, context: context, registry: registry)
     if fact.hasValue { fact.typedValue.diagnose(into: &diagnostics, context: context) }
     if let error {
       if malformed == nil { malformed = error }
@@ -209,7 +209,7 @@ public enum ValueStage {
       // The fact is changed in place (copying it would copy its value), beside the fields.
       frame.valueBytes.withBytes(raw) { buffer in
         GATTDescription.decodeValue(
-          decoder, ByteView.pinned(buffer, count: buffer.count), &frame.storedAttributes[index], &frame.diagnostics, &frame.malformed,
+          decoder, registry, ByteView.pinned(buffer, count: buffer.count), &frame.storedAttributes[index], &frame.diagnostics, &frame.malformed,
           context: context)
       }
     }

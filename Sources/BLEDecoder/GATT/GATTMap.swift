@@ -19,7 +19,7 @@ public enum GATTSource: UInt8, Sendable, Equatable {
   case inferred
 
   /// The word used in JSON (`gatt.source`).
-  public var key: StaticString {
+  public var key: Name {
     switch self {
     case .capture: return "capture"
     case .imported: return "import"

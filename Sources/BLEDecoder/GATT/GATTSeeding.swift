@@ -230,7 +230,7 @@ extension GATTDatabase {
     var fact = AttributeFact(handle: handle, operation: operation)
     fact.meaning = meaning
     var reader = ByteReader(value, layer: .profile)
-    if registry[decoder: Int(decoder)].decode(&reader, into: &fact, context: fact.valueContext) != nil {
+    if registry[decoder: Int(decoder)].decode(&reader, into: &fact, context: fact.valueContext, registry: registry) != nil {
       let name = meaning.name?.description ?? meaning.characteristic?.description ?? "its characteristic"
       return "the value of \(Hex.prefixed(UInt64(handle), width: 4)) (\(Hex.string(Array(value)))) is not a valid \(name)"
     }

@@ -21,7 +21,7 @@ public enum AdvertisingData {
   /// is reported as malformed after the ones before it.
   @discardableResult
   public static func decode(
-    _ reader: inout ByteReader, into fields: inout FieldList, key: StaticString = "ad", label: StaticString = "Advertising data",
+    _ reader: inout ByteReader, into fields: inout FieldList, key: Name = "ad", label: Name = "Advertising data",
     registry: DecoderRegistry? = nil
   ) throws(DecodeError) -> Advertised {
     fields.beginArray(key, label)
@@ -129,7 +129,7 @@ public enum AdvertisingData {
   }
 
   /// The SIG name of a UUID of any width, or a vendor 128-bit name.
-  public static func uuidName(_ uuid: BluetoothUUID) -> StaticString? {
+  public static func uuidName(_ uuid: BluetoothUUID) -> Name? {
     if let short = uuid.uuid16 { return AssignedNumbers.uuid16Name(short) }
     return AssignedNumbers.uuid128Name(high: uuid.high, low: uuid.low)
   }

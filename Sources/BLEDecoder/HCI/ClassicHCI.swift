@@ -10,7 +10,7 @@ package enum ClassicHCI {
   /// A BD_ADDR. BR/EDR addresses carry no type on the wire, so none is shown (as for
   /// Connection Complete).
   @discardableResult
-  static func address(_ fields: inout FieldList, _ p: inout ByteReader, key: StaticString = "address", label: StaticString = "Address") throws(DecodeError) -> BDAddr {
+  static func address(_ fields: inout FieldList, _ p: inout ByteReader, key: Name = "address", label: Name = "Address") throws(DecodeError) -> BDAddr {
     let address = try p.readBDAddr()
     fields.add(key, label, .address(address, nil))
     return address
@@ -101,7 +101,7 @@ package enum ClassicHCI {
   // MARK: - Names
 
   /// Page_Scan_Repetition_Mode (§7.1.5).
-  package static func pageScanRepetitionModeName(_ value: UInt8) -> StaticString? {
+  package static func pageScanRepetitionModeName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "R0"
     case 1: return "R1"
@@ -112,31 +112,31 @@ package enum ClassicHCI {
 
   /// ACL packet types (§7.1.5): the basic rate types that may be used, and the EDR types that
   /// may not.
-  static let aclPacketTypeBits: [(bit: UInt64, name: StaticString)] = [
+  static let aclPacketTypeBits: [(bit: UInt64, name: Name)] = [
     (0x0002, "no 2-DH1"), (0x0004, "no 3-DH1"), (0x0008, "DM1"), (0x0010, "DH1"),
     (0x0100, "no 2-DH3"), (0x0200, "no 3-DH3"), (0x0400, "DM3"), (0x0800, "DH3"),
     (0x1000, "no 2-DH5"), (0x2000, "no 3-DH5"), (0x4000, "DM5"), (0x8000, "DH5"),
   ]
 
   /// Synchronous packet types (§7.1.26).
-  static let synchronousPacketTypeBits: [(bit: UInt64, name: StaticString)] = [
+  static let synchronousPacketTypeBits: [(bit: UInt64, name: Name)] = [
     (0x0001, "HV1"), (0x0002, "HV2"), (0x0004, "HV3"), (0x0008, "EV3"), (0x0010, "EV4"), (0x0020, "EV5"),
     (0x0040, "no 2-EV3"), (0x0080, "no 3-EV3"), (0x0100, "no 2-EV5"), (0x0200, "no 3-EV5"),
   ]
 
   /// Link_Policy_Settings (§7.2.10); bit 3 was park state before Core 5.0.
-  static let linkPolicyBits: [(bit: UInt64, name: StaticString)] = [
+  static let linkPolicyBits: [(bit: UInt64, name: Name)] = [
     (0x0001, "role switch"), (0x0002, "hold mode"), (0x0004, "sniff mode"), (0x0008, "park state"),
   ]
 
   /// Major service classes, bits 13–23 of Class_Of_Device counted from bit 13.
-  static let serviceClassBits: [(bit: UInt64, name: StaticString)] = [
+  static let serviceClassBits: [(bit: UInt64, name: Name)] = [
     (0x001, "Limited Discoverable Mode"), (0x002, "LE Audio"), (0x008, "Positioning"), (0x010, "Networking"),
     (0x020, "Rendering"), (0x040, "Capturing"), (0x080, "Object Transfer"), (0x100, "Audio"),
     (0x200, "Telephony"), (0x400, "Information"),
   ]
 
-  package static func majorDeviceClassName(_ value: UInt8) -> StaticString? {
+  package static func majorDeviceClassName(_ value: UInt8) -> Name? {
     switch value {
     case 0x00: return "Miscellaneous"
     case 0x01: return "Computer"
@@ -154,7 +154,7 @@ package enum ClassicHCI {
   }
 
   /// Allow_Role_Switch (§7.1.5).
-  package static func allowRoleSwitchName(_ value: UInt8) -> StaticString? {
+  package static func allowRoleSwitchName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "stay central, refuse a role switch"
     case 1: return "may become peripheral"
@@ -163,7 +163,7 @@ package enum ClassicHCI {
   }
 
   /// Role of Accept Connection Request (§7.1.8).
-  package static func acceptRoleName(_ value: UInt8) -> StaticString? {
+  package static func acceptRoleName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "become central"
     case 1: return "remain peripheral"
@@ -172,7 +172,7 @@ package enum ClassicHCI {
   }
 
   /// Scan_Enable (§7.3.18).
-  package static func scanEnableName(_ value: UInt8) -> StaticString? {
+  package static func scanEnableName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "no scans"
     case 1: return "inquiry scan"
@@ -183,7 +183,7 @@ package enum ClassicHCI {
   }
 
   /// Key_Type of Link Key Notification (§7.7.24).
-  package static func keyTypeName(_ value: UInt8) -> StaticString? {
+  package static func keyTypeName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "Combination Key"
     case 1: return "Local Unit Key"
@@ -199,7 +199,7 @@ package enum ClassicHCI {
   }
 
   /// IO_Capability (§7.1.29).
-  package static func ioCapabilityName(_ value: UInt8) -> StaticString? {
+  package static func ioCapabilityName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "DisplayOnly"
     case 1: return "DisplayYesNo"
@@ -210,7 +210,7 @@ package enum ClassicHCI {
   }
 
   /// OOB_Data_Present (§7.1.29).
-  package static func oobDataPresentName(_ value: UInt8) -> StaticString? {
+  package static func oobDataPresentName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "not present"
     case 1: return "P-192 present"
@@ -221,7 +221,7 @@ package enum ClassicHCI {
   }
 
   /// Authentication_Requirements (§7.1.29).
-  package static func authenticationRequirementsName(_ value: UInt8) -> StaticString? {
+  package static func authenticationRequirementsName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "no MITM, no bonding"
     case 1: return "MITM, no bonding"
@@ -234,7 +234,7 @@ package enum ClassicHCI {
   }
 
   /// Current_Mode of Mode Change (§7.7.20); 3 was park state before Core 5.0.
-  package static func modeName(_ value: UInt8) -> StaticString? {
+  package static func modeName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "active"
     case 1: return "hold"
@@ -245,7 +245,7 @@ package enum ClassicHCI {
   }
 
   /// Link_Type (§7.7.3, §7.7.4, §7.7.35).
-  package static func linkTypeName(_ value: UInt8) -> StaticString? {
+  package static func linkTypeName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "SCO"
     case 1: return "ACL"
@@ -255,7 +255,7 @@ package enum ClassicHCI {
   }
 
   /// Inquiry_Mode (§7.3.50).
-  package static func inquiryModeName(_ value: UInt8) -> StaticString? {
+  package static func inquiryModeName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "standard"
     case 1: return "with RSSI"
@@ -265,7 +265,7 @@ package enum ClassicHCI {
   }
 
   /// Inquiry_Scan_Type (§7.3.48) and Page_Scan_Type (§7.3.52).
-  package static func scanTypeName(_ value: UInt8) -> StaticString? {
+  package static func scanTypeName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "standard"
     case 1: return "interlaced"
@@ -274,7 +274,7 @@ package enum ClassicHCI {
   }
 
   /// Air_Mode of Synchronous Connection Complete (§7.7.35).
-  package static func airModeName(_ value: UInt8) -> StaticString? {
+  package static func airModeName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "µ-law log"
     case 1: return "A-law log"
@@ -285,7 +285,7 @@ package enum ClassicHCI {
   }
 
   /// Retransmission_Effort (§7.1.26).
-  package static func retransmissionEffortName(_ value: UInt8) -> StaticString? {
+  package static func retransmissionEffortName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "no retransmissions"
     case 1: return "at least one, optimize for power"
@@ -296,7 +296,7 @@ package enum ClassicHCI {
   }
 
   /// Read_All_Flag / Delete_All_Flag (§7.3.8, §7.3.10).
-  package static func allFlagName(_ value: UInt8) -> StaticString? {
+  package static func allFlagName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "the given address"
     case 1: return "all"
@@ -305,7 +305,7 @@ package enum ClassicHCI {
   }
 
   /// Keypress notification types (§7.7.49).
-  package static func keypressName(_ value: UInt8) -> StaticString? {
+  package static func keypressName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "passkey entry started"
     case 1: return "digit entered"

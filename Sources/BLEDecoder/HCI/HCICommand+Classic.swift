@@ -269,7 +269,7 @@ extension HCICommand {
     header = .eventFilter(type: filter, address: nil)
     guard filter == 1 || filter == 2 else { return }
     let condition = try p.readUInt8()
-    let conditionName: StaticString? = condition == 0 ? "every device" : (condition == 1 ? "class of device" : (condition == 2 ? "address" : nil))
+    let conditionName: Name? = condition == 0 ? "every device" : (condition == 1 ? "class of device" : (condition == 2 ? "address" : nil))
     fields.code("condition_type", "Condition type", condition, width: 2, name: conditionName)
     switch condition {
     case 1:
@@ -283,13 +283,13 @@ extension HCICommand {
     }
     if filter == 2 {
       let accept = try p.readUInt8()
-      let name: StaticString? = accept == 1 ? "do not auto-accept" : (accept == 2 ? "auto-accept, no role switch" : (accept == 3 ? "auto-accept with role switch" : nil))
+      let name: Name? = accept == 1 ? "do not auto-accept" : (accept == 2 ? "auto-accept, no role switch" : (accept == 3 ? "auto-accept with role switch" : nil))
       fields.code("auto_accept", "Auto-accept", accept, width: 2, name: name)
     }
   }
 
   /// Set Event Filter's filter types (§7.3.3).
-  package static func eventFilterName(_ filter: UInt8) -> StaticString? {
+  package static func eventFilterName(_ filter: UInt8) -> Name? {
     filter == 0 ? "clear all filters" : (filter == 1 ? "inquiry result" : (filter == 2 ? "connection setup" : nil))
   }
 

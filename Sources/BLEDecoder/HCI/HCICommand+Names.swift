@@ -3,7 +3,7 @@ import BLECore
 // MARK: - Names
 extension HCICommand {
   /// Names of the set bits of `value`, comma-separated; unnamed bits as "reserved 0x..".
-  static func bitText(_ value: UInt64, _ names: [(bit: UInt64, name: StaticString)]) -> String {
+  static func bitText(_ value: UInt64, _ names: [(bit: UInt64, name: Name)]) -> String {
     var text = ""
     var known: UInt64 = 0
     for entry in names {
@@ -21,16 +21,16 @@ extension HCICommand {
     return text.isEmpty ? "none" : text
   }
 
-  static let phyBits: [(bit: UInt64, name: StaticString)] = [(1, "LE 1M"), (2, "LE 2M"), (4, "LE Coded")]
-  static let allPhysBits: [(bit: UInt64, name: StaticString)] = [(1, "No TX preference"), (2, "No RX preference")]
-  static let channelBits: [(bit: UInt64, name: StaticString)] = [(1, "37"), (2, "38"), (4, "39")]
-  static let eventPropertyBits: [(bit: UInt64, name: StaticString)] = [
+  static let phyBits: [(bit: UInt64, name: Name)] = [(1, "LE 1M"), (2, "LE 2M"), (4, "LE Coded")]
+  static let allPhysBits: [(bit: UInt64, name: Name)] = [(1, "No TX preference"), (2, "No RX preference")]
+  static let channelBits: [(bit: UInt64, name: Name)] = [(1, "37"), (2, "38"), (4, "39")]
+  static let eventPropertyBits: [(bit: UInt64, name: Name)] = [
     (0x01, "Connectable"), (0x02, "Scannable"), (0x04, "Directed"), (0x08, "High duty cycle"),
     (0x10, "Legacy PDUs"), (0x20, "Anonymous"), (0x40, "Include TX power"),
   ]
 
   /// Core versions as used by HCI_Version and LMP_Version (Assigned Numbers §2.1).
-  package static func coreVersionName(_ version: UInt8) -> StaticString? {
+  package static func coreVersionName(_ version: UInt8) -> Name? {
     switch version {
     case 0x00: return "1.0b"
     case 0x01: return "1.1"
@@ -52,7 +52,7 @@ extension HCICommand {
     }
   }
 
-  package static func enableName(_ value: UInt8) -> StaticString? {
+  package static func enableName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "Disabled"
     case 1: return "Enabled"
@@ -60,7 +60,7 @@ extension HCICommand {
     }
   }
 
-  package static func filterDuplicatesName(_ value: UInt8) -> StaticString? {
+  package static func filterDuplicatesName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "Disabled"
     case 1: return "Enabled"
@@ -69,7 +69,7 @@ extension HCICommand {
     }
   }
 
-  package static func scanTypeName(_ value: UInt8) -> StaticString? {
+  package static func scanTypeName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "Passive"
     case 1: return "Active"
@@ -77,7 +77,7 @@ extension HCICommand {
     }
   }
 
-  package static func ownAddressTypeName(_ value: UInt8) -> StaticString? {
+  package static func ownAddressTypeName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "Public"
     case 1: return "Random"
@@ -87,7 +87,7 @@ extension HCICommand {
     }
   }
 
-  package static func scanningFilterPolicyName(_ value: UInt8) -> StaticString? {
+  package static func scanningFilterPolicyName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "Basic unfiltered"
     case 1: return "Basic filtered (accept list)"
@@ -97,7 +97,7 @@ extension HCICommand {
     }
   }
 
-  package static func initiatorFilterPolicyName(_ value: UInt8) -> StaticString? {
+  package static func initiatorFilterPolicyName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "Peer address"
     case 1: return "Filter accept list"
@@ -105,7 +105,7 @@ extension HCICommand {
     }
   }
 
-  package static func advertisingFilterPolicyName(_ value: UInt8) -> StaticString? {
+  package static func advertisingFilterPolicyName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "Scan and connect from any"
     case 1: return "Scan from accept list, connect from any"
@@ -115,7 +115,7 @@ extension HCICommand {
     }
   }
 
-  package static func advertisingTypeName(_ value: UInt8) -> StaticString? {
+  package static func advertisingTypeName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "ADV_IND"
     case 1: return "ADV_DIRECT_IND (high duty cycle)"
@@ -126,7 +126,7 @@ extension HCICommand {
     }
   }
 
-  package static func phyName(_ value: UInt8) -> StaticString? {
+  package static func phyName(_ value: UInt8) -> Name? {
     switch value {
     case 1: return "LE 1M"
     case 2: return "LE 2M"
@@ -136,7 +136,7 @@ extension HCICommand {
   }
 
   /// The label of the parameter set for PHY bit `bit` (bit 0 LE 1M, 1 LE 2M, 2 LE Coded).
-  static func phyLabel(_ bit: UInt8) -> StaticString {
+  static func phyLabel(_ bit: UInt8) -> Name {
     switch bit {
     case 0: return "LE 1M"
     case 1: return "LE 2M"
@@ -145,7 +145,7 @@ extension HCICommand {
     }
   }
 
-  package static func phyOptionsName(_ value: UInt16) -> StaticString? {
+  package static func phyOptionsName(_ value: UInt16) -> Name? {
     switch value {
     case 0: return "No preferred coding"
     case 1: return "Prefer S=2"
@@ -154,7 +154,7 @@ extension HCICommand {
     }
   }
 
-  package static func advertisingPHYOptionsName(_ value: UInt8) -> StaticString? {
+  package static func advertisingPHYOptionsName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "No preference"
     case 1: return "Prefer S=2"
@@ -165,7 +165,7 @@ extension HCICommand {
     }
   }
 
-  package static func dataOperationName(_ value: UInt8) -> StaticString? {
+  package static func dataOperationName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "Intermediate fragment"
     case 1: return "First fragment"
@@ -176,7 +176,7 @@ extension HCICommand {
     }
   }
 
-  package static func fragmentPreferenceName(_ value: UInt8) -> StaticString? {
+  package static func fragmentPreferenceName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "Controller may fragment"
     case 1: return "Controller should not fragment"
@@ -184,7 +184,7 @@ extension HCICommand {
     }
   }
 
-  package static func privacyModeName(_ value: UInt8) -> StaticString? {
+  package static func privacyModeName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "Network privacy"
     case 1: return "Device privacy"
@@ -192,7 +192,7 @@ extension HCICommand {
     }
   }
 
-  package static func transmitPowerLevelTypeName(_ value: UInt8) -> StaticString? {
+  package static func transmitPowerLevelTypeName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "Current"
     case 1: return "Maximum"
@@ -200,7 +200,7 @@ extension HCICommand {
     }
   }
 
-  package static func flowControlName(_ value: UInt8) -> StaticString? {
+  package static func flowControlName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "Off"
     case 1: return "ACL on, SCO off"

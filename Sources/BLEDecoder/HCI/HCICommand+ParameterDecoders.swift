@@ -197,7 +197,7 @@ extension HCICommand {
 
   /// LE Set Advertising Data §7.8.7 / LE Set Scan Response Data §7.8.8: length(1) then 31 bytes,
   /// of which the first `length` are AD structures and the rest padding.
-  static func legacyAdvertisingData(_ p: inout ByteReader, into fields: inout FieldList, header: inout HeaderFact, label: StaticString, field: StaticString) throws(DecodeError) {
+  static func legacyAdvertisingData(_ p: inout ByteReader, into fields: inout FieldList, header: inout HeaderFact, label: Name, field: StaticString) throws(DecodeError) {
     let length = Int(try p.readUInt8())
     fields.uint("length", "Data length", length)
     guard length <= 31 else {
@@ -251,7 +251,7 @@ extension HCICommand {
   /// LE Set Extended Advertising Data §7.8.54 / Extended Scan Response Data §7.8.55:
   /// handle(1) operation(1) fragment preference(1) length(1) data(length).
   /// Only complete data is decoded as AD structures; a fragment may cut one in two.
-  static func extendedAdvertisingData(_ p: inout ByteReader, into fields: inout FieldList, header: inout HeaderFact, label: StaticString) throws(DecodeError) {
+  static func extendedAdvertisingData(_ p: inout ByteReader, into fields: inout FieldList, header: inout HeaderFact, label: Name) throws(DecodeError) {
     let handle = try p.readUInt8()
     fields.uint("adv_handle", "Advertising handle", handle)
     let operation = try p.readUInt8()

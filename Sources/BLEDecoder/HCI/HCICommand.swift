@@ -22,7 +22,7 @@ public enum HCICommand {
   public static func ocf(_ opcode: UInt16) -> UInt16 { opcode & 0x03FF }
 
   /// The command's name; vendor commands (OGF 0x3F) and unknown opcodes get a generic one.
-  public static func name(_ opcode: UInt16) -> StaticString {
+  public static func name(_ opcode: UInt16) -> Name {
     if let name = AssignedNumbers.hciCommandName(opcode) { return name }
     return ogf(opcode) == 0x3F ? "Vendor Command" : "Unknown Command"
   }

@@ -4,7 +4,7 @@ import BLECore
 ///
 /// The corresponding specification is Core Vol 4, Part E, §5.4.2–5.4.5.
 enum HCIDataPacket {
-  package static func packetBoundaryName(_ pb: UInt16) -> StaticString {
+  package static func packetBoundaryName(_ pb: UInt16) -> Name {
     switch pb {
     case 0: return "first, non-flushable"
     case 1: return "continuation"
@@ -53,7 +53,7 @@ enum HCIDataPacket {
     let length = Int(try reader.readUInt8())
     frame.hci = .sco(handle: handle)
     frame.fields.uint("handle", "Handle", handle)
-    let statusName: StaticString = status == 0 ? "correct" : (status == 1 ? "possibly invalid" : (status == 2 ? "no data" : "partially lost"))
+    let statusName: Name = status == 0 ? "correct" : (status == 1 ? "possibly invalid" : (status == 2 ? "no data" : "partially lost"))
     frame.fields.code("packet_status", "Packet status", status, width: 1, name: statusName)
     frame.fields.uint("dlen", "Data length", length)
     payload(length, &reader, &frame)
@@ -69,7 +69,7 @@ enum HCIDataPacket {
     let length = Int(try reader.readUInt16LE() & 0x3FFF)
     frame.hci = .iso(handle: handle)
     frame.fields.uint("handle", "Handle", handle)
-    let pbName: StaticString = pb == 0 ? "first fragment" : (pb == 1 ? "continuation" : (pb == 2 ? "complete SDU" : "last fragment"))
+    let pbName: Name = pb == 0 ? "first fragment" : (pb == 1 ? "continuation" : (pb == 2 ? "complete SDU" : "last fragment"))
     frame.fields.code("pb", "Packet boundary", pb, width: 1, name: pbName)
     frame.fields.uint("dlen", "Data load length", length)
     var load = try reader.readReader(count: min(length, reader.remaining))

@@ -18,7 +18,7 @@ public enum HCIEvent {
     var registry: DecoderRegistry?
   }
 
-  public static func name(_ code: UInt8) -> StaticString {
+  public static func name(_ code: UInt8) -> Name {
     AssignedNumbers.hciEventName(code) ?? (code == 0xFF ? "Vendor Event" : "Unknown Event")
   }
 
@@ -53,7 +53,7 @@ public enum HCIEvent {
     }
   }
 
-  static func status(_ fields: inout FieldList, _ p: inout ByteReader, key: StaticString = "status", label: StaticString = "Status") throws(DecodeError) -> UInt8 {
+  static func status(_ fields: inout FieldList, _ p: inout ByteReader, key: Name = "status", label: Name = "Status") throws(DecodeError) -> UInt8 {
     let value = try p.readUInt8()
     fields.code(key, label, value, width: 2, name: AssignedNumbers.hciErrorName(value))
     return value
@@ -98,7 +98,7 @@ public enum HCIEvent {
       let h = try handle(&fields, &p, &context)
       let enabled = try p.readUInt8()
       context.events.append(.encryptionChanged(status: result, handle: h, enabled: enabled != 0))
-      let name: StaticString? = enabled == 0 ? "off" : (enabled == 1 ? "on (E0 or AES-CCM on LE)" : (enabled == 2 ? "on (AES-CCM)" : nil))
+      let name: Name? = enabled == 0 ? "off" : (enabled == 1 ? "on (E0 or AES-CCM on LE)" : (enabled == 2 ? "on (AES-CCM)" : nil))
       fields.code("encryption", "Encryption", enabled, width: 2, name: name)
       if code == 0x59 { fields.uint("key_size", "Key size", try p.readUInt8()) }
       header = .encryptionChange(status: result, enabled: enabled != 0)

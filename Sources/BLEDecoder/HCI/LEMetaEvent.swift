@@ -5,15 +5,15 @@ import BLECore
 /// Units: intervals ×1.25 ms, supervision timeout ×10 ms, RSSI and TX power in dBm (127 = not
 /// available). The corresponding specification is Core Vol 4, Part E, §7.7.65.
 package enum LEMetaEvent {
-  package static func subeventName(_ code: UInt8) -> StaticString {
+  package static func subeventName(_ code: UInt8) -> Name {
     AssignedNumbers.hciLESubeventName(code) ?? "Unknown LE Subevent"
   }
 
-  package static func roleName(_ role: UInt8) -> StaticString? {
+  package static func roleName(_ role: UInt8) -> Name? {
     role == 0 ? "central" : (role == 1 ? "peripheral" : nil)
   }
 
-  package static func phyName(_ phy: UInt8) -> StaticString? {
+  package static func phyName(_ phy: UInt8) -> Name? {
     switch phy {
     case 0: return "none"
     case 1: return "LE 1M"
@@ -23,7 +23,7 @@ package enum LEMetaEvent {
     }
   }
 
-  package static func advertisingEventName(_ type: UInt8) -> StaticString? {
+  package static func advertisingEventName(_ type: UInt8) -> Name? {
     switch type {
     case 0: return "ADV_IND"
     case 1: return "ADV_DIRECT_IND"
@@ -34,7 +34,7 @@ package enum LEMetaEvent {
     }
   }
 
-  package static func clockAccuracyName(_ value: UInt8) -> StaticString? {
+  package static func clockAccuracyName(_ value: UInt8) -> Name? {
     switch value {
     case 0: return "500 ppm"
     case 1: return "250 ppm"
@@ -48,7 +48,7 @@ package enum LEMetaEvent {
     }
   }
 
-  static func address(_ fields: inout FieldList, _ p: inout ByteReader, key: StaticString, label: StaticString) throws(DecodeError) -> (BDAddr, AddressType) {
+  static func address(_ fields: inout FieldList, _ p: inout ByteReader, key: Name, label: Name) throws(DecodeError) -> (BDAddr, AddressType) {
     let type = AddressType(rawValue: try p.readUInt8())
     let address = try p.readBDAddr()
     // The type travels with the address (text "(random)", JSON "<key>_type").

@@ -3,7 +3,7 @@ import BLECore
 /// CID 0x0004: the Attribute Protocol on its fixed bearer (bearer key 4).
 enum ATTChannel: L2CAPFixedChannel {
   static var cid: UInt16 { 0x0004 }
-  static var name: StaticString { "ATT" }
+  static var name: Name { "ATT" }
 
   static func decode(
     _ payload: inout ByteReader, on link: L2CAPLink, _ dissector: inout Dissector, into frame: inout DissectedFrame

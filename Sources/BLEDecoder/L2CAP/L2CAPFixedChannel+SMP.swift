@@ -3,7 +3,7 @@ import BLECore
 /// CID 0x0006: the Security Manager on LE links.
 enum SMPChannel: L2CAPFixedChannel {
   static var cid: UInt16 { 0x0006 }
-  static var name: StaticString { "SMP" }
+  static var name: Name { "SMP" }
 
   static func decode(
     _ payload: inout ByteReader, on link: L2CAPLink, _ dissector: inout Dissector, into frame: inout DissectedFrame
@@ -15,7 +15,7 @@ enum SMPChannel: L2CAPFixedChannel {
 /// CID 0x0007: the Security Manager on BR/EDR links (cross-transport key derivation).
 enum BREDRSMPChannel: L2CAPFixedChannel {
   static var cid: UInt16 { 0x0007 }
-  static var name: StaticString { "BR/EDR SMP" }
+  static var name: Name { "BR/EDR SMP" }
 
   static func decode(
     _ payload: inout ByteReader, on link: L2CAPLink, _ dissector: inout Dissector, into frame: inout DissectedFrame

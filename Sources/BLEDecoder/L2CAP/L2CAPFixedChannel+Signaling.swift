@@ -3,7 +3,7 @@ import BLECore
 /// CID 0x0001: signaling on BR/EDR links.
 enum BREDRSignalingChannel: L2CAPFixedChannel {
   static var cid: UInt16 { 0x0001 }
-  static var name: StaticString { "BR/EDR signaling" }
+  static var name: Name { "BR/EDR signaling" }
 
   static func decode(
     _ payload: inout ByteReader, on link: L2CAPLink, _ dissector: inout Dissector, into frame: inout DissectedFrame
@@ -15,7 +15,7 @@ enum BREDRSignalingChannel: L2CAPFixedChannel {
 /// CID 0x0005: signaling on LE links.
 enum LESignalingChannel: L2CAPFixedChannel {
   static var cid: UInt16 { 0x0005 }
-  static var name: StaticString { "LE signaling" }
+  static var name: Name { "LE signaling" }
 
   static func decode(
     _ payload: inout ByteReader, on link: L2CAPLink, _ dissector: inout Dissector, into frame: inout DissectedFrame

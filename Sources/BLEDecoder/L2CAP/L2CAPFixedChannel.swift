@@ -7,7 +7,7 @@ protocol L2CAPFixedChannel: SendableMetatype {
   /// 0x0001–0x003F.
   static var cid: UInt16 { get }
   /// The channel's name in the `cid` field.
-  static var name: StaticString { get }
+  static var name: Name { get }
   /// Decodes one PDU. `payload` is the L2CAP payload: bytes the decoder leaves in it are
   /// reported as following the PDU. The `l2cap` group is closed: the decoder opens its own.
   static func decode(
@@ -32,13 +32,13 @@ enum L2CAPFixedChannels {
   ]
 
   /// Fixed channels only named: their payload is shown as data, like an unknown channel's.
-  static let namedOnly: [(cid: UInt16, name: StaticString)] = [(0x0002, "connectionless")]
+  static let namedOnly: [(cid: UInt16, name: Name)] = [(0x0002, "connectionless")]
 
   /// The first dynamic CID (LE and BR/EDR alike); those below are fixed.
   static let dynamicStart: UInt16 = 0x0040
 
   struct Entry {
-    let name: StaticString
+    let name: Name
     /// nil for a channel only named.
     let channel: (any L2CAPFixedChannel.Type)?
   }

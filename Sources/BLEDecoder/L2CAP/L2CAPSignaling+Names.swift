@@ -2,7 +2,7 @@ import BLECore
 
 /// Names of L2CAP signaling code points.
 extension L2CAPSignaling {
-  package static func rejectReasonName(_ reason: UInt16) -> StaticString? {
+  package static func rejectReasonName(_ reason: UInt16) -> Name? {
     switch reason {
     case 0x0000: return "Command not understood"
     case 0x0001: return "Signaling MTU exceeded"
@@ -12,7 +12,7 @@ extension L2CAPSignaling {
   }
 
   /// Connection Response (and Create Channel Response) results §4.3.
-  package static func connectionResultName(_ result: UInt16) -> StaticString? {
+  package static func connectionResultName(_ result: UInt16) -> Name? {
     switch result {
     case 0x0000: return "Connection successful"
     case 0x0001: return "Connection pending"
@@ -25,7 +25,7 @@ extension L2CAPSignaling {
     }
   }
 
-  package static func connectionStatusName(_ status: UInt16) -> StaticString? {
+  package static func connectionStatusName(_ status: UInt16) -> Name? {
     switch status {
     case 0x0000: return "No further information available"
     case 0x0001: return "Authentication pending"
@@ -34,7 +34,7 @@ extension L2CAPSignaling {
     }
   }
 
-  package static func configurationResultName(_ result: UInt16) -> StaticString? {
+  package static func configurationResultName(_ result: UInt16) -> Name? {
     switch result {
     case 0x0000: return "Success"
     case 0x0001: return "Failure – unacceptable parameters"
@@ -46,7 +46,7 @@ extension L2CAPSignaling {
     }
   }
 
-  package static func optionName(_ type: UInt8) -> StaticString? {
+  package static func optionName(_ type: UInt8) -> Name? {
     switch type {
     case 0x01: return "MTU"
     case 0x02: return "Flush Timeout"
@@ -59,7 +59,7 @@ extension L2CAPSignaling {
     }
   }
 
-  package static func modeName(_ mode: UInt8) -> StaticString? {
+  package static func modeName(_ mode: UInt8) -> Name? {
     switch mode {
     case 0x00: return "Basic"
     case 0x01: return "Retransmission"
@@ -70,7 +70,7 @@ extension L2CAPSignaling {
     }
   }
 
-  package static func serviceTypeName(_ type: UInt8) -> StaticString? {
+  package static func serviceTypeName(_ type: UInt8) -> Name? {
     switch type {
     case 0x00: return "No traffic"
     case 0x01: return "Best effort"
@@ -79,7 +79,7 @@ extension L2CAPSignaling {
     }
   }
 
-  package static func infoTypeName(_ type: UInt16) -> StaticString? {
+  package static func infoTypeName(_ type: UInt16) -> Name? {
     switch type {
     case 0x0001: return "Connectionless MTU"
     case 0x0002: return "Extended features supported"
@@ -89,7 +89,7 @@ extension L2CAPSignaling {
   }
 
   /// LE Credit Based Connection Response results §4.23.
-  package static func leCreditResultName(_ result: UInt16) -> StaticString? {
+  package static func leCreditResultName(_ result: UInt16) -> Name? {
     switch result {
     case 0x0000: return "Connection successful"
     case 0x0002: return "Connection refused – SPSM not supported"
@@ -106,7 +106,7 @@ extension L2CAPSignaling {
   }
 
   /// Credit Based (ECRED) Connection Response results §4.26.
-  package static func creditBasedResultName(_ result: UInt16) -> StaticString? {
+  package static func creditBasedResultName(_ result: UInt16) -> Name? {
     switch result {
     case 0x0000: return "All connections successful"
     case 0x0002: return "All connections refused – SPSM not supported"
@@ -127,7 +127,7 @@ extension L2CAPSignaling {
   }
 
   /// Credit Based Reconfigure Response results §4.28.
-  package static func reconfigureResultName(_ result: UInt16) -> StaticString? {
+  package static func reconfigureResultName(_ result: UInt16) -> Name? {
     switch result {
     case 0x0000: return "Reconfiguration successful"
     case 0x0001: return "Reconfiguration failed – reduction in size of MTU not allowed"
@@ -139,7 +139,7 @@ extension L2CAPSignaling {
   }
 
   /// Fixed PSM / SPSM assignments (Assigned Numbers §2.x, L2CAP PSMs).
-  package static func psmName(_ psm: UInt16) -> StaticString? {
+  package static func psmName(_ psm: UInt16) -> Name? {
     switch psm {
     case 0x0001: return "SDP"
     case 0x0003: return "RFCOMM"

@@ -120,12 +120,12 @@ public enum L2CAPSignaling {
   }
 
   /// The command's name ("Connection Parameter Update Request"), for header lines.
-  public static func name(_ code: UInt8) -> StaticString {
+  public static func name(_ code: UInt8) -> Name {
     knownName(code) ?? "Unknown Signaling Command"
   }
 
   /// The spec name of a command code (Core 5.2+ names for the credit-based commands), or nil.
-  public static func knownName(_ code: UInt8) -> StaticString? {
+  public static func knownName(_ code: UInt8) -> Name? {
     switch code {
     case 0x16: return "Flow Control Credit Indication"
     case 0x17: return "Credit Based Connection Request"
@@ -288,7 +288,7 @@ public enum L2CAPSignaling {
 
     case 0x13:  // Connection Parameter Update Response §4.21: result(2)
       let result = try d.readUInt16LE()
-      let name: StaticString? = result == 0 ? "Accepted" : (result == 1 ? "Rejected" : nil)
+      let name: Name? = result == 0 ? "Accepted" : (result == 1 ? "Rejected" : nil)
       fields.code("result", "Result", result, width: 4, name: name)
       return .connectionParameterUpdateResponse(identifier: identifier, result: result)
 
@@ -372,7 +372,7 @@ public enum L2CAPSignaling {
 
   /// The CIDs that end a credit-based command, two bytes each (the spec allows 1 to 5).
   /// An odd final byte is left for the caller to show as unexpected.
-  static func cidList(_ d: inout ByteReader, into fields: inout FieldList, key: StaticString, label: StaticString) throws(DecodeError) -> [UInt16] {
+  static func cidList(_ d: inout ByteReader, into fields: inout FieldList, key: Name, label: Name) throws(DecodeError) -> [UInt16] {
     var cids: [UInt16] = []
     fields.beginArray(key, label)
     defer { fields.end() }
@@ -470,7 +470,7 @@ public enum L2CAPSignaling {
   }
 
   /// Extended feature mask bits §4.12.
-  static let featureBits: [(UInt32, StaticString, StaticString)] = [
+  static let featureBits: [(UInt32, Name, Name)] = [
     (0, "flow_control_mode", "Flow control mode"),
     (1, "retransmission_mode", "Retransmission mode"),
     (2, "bidirectional_qos", "Bi-directional QoS"),
@@ -485,7 +485,7 @@ public enum L2CAPSignaling {
   ]
 
   /// Fixed channels supported bits §4.13 (bit n = CID n).
-  static let fixedChannelBits: [(UInt64, StaticString, StaticString)] = [
+  static let fixedChannelBits: [(UInt64, Name, Name)] = [
     (1, "signaling_channel", "L2CAP signaling channel"),
     (2, "connectionless", "Connectionless reception"),
     (3, "amp_manager", "AMP Manager protocol"),

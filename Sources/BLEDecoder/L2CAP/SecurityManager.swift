@@ -28,12 +28,12 @@ public enum SecurityManager {
     }
   }
 
-  public static func name(_ code: UInt8) -> StaticString {
+  public static func name(_ code: UInt8) -> Name {
     knownName(code) ?? "Unknown SMP Command"
   }
 
   /// SMP command codes §3.3.
-  package static func knownName(_ code: UInt8) -> StaticString? {
+  package static func knownName(_ code: UInt8) -> Name? {
     switch code {
     case 0x01: return "Pairing Request"
     case 0x02: return "Pairing Response"
@@ -134,11 +134,11 @@ public enum SecurityManager {
     if value & 0xC0 != 0 { fields.hex("reserved", "Reserved bits", value & 0xC0, width: 2) }
   }
 
-  static let keyBits: [(bit: UInt8, name: StaticString)] = [(0x01, "EncKey"), (0x02, "IdKey"), (0x04, "SignKey"), (0x08, "LinkKey")]
+  static let keyBits: [(bit: UInt8, name: Name)] = [(0x01, "EncKey"), (0x02, "IdKey"), (0x04, "SignKey"), (0x08, "LinkKey")]
 
   /// Key distribution §3.6.1: EncKey (bit 0), IdKey (1), SignKey (2), LinkKey (3); as the
   /// value named by its set bits ("EncKey, IdKey").
-  static func keyDistribution(_ value: UInt8, into fields: inout FieldList, key: StaticString, label: StaticString) {
+  static func keyDistribution(_ value: UInt8, into fields: inout FieldList, key: Name, label: Name) {
     var text = ""
     for entry in keyBits where value & entry.bit != 0 {
       if !text.isEmpty { text += ", " }
@@ -153,7 +153,7 @@ public enum SecurityManager {
 
   // MARK: - Names (Core Vol 3 Part H)
 
-  package static func ioCapabilityName(_ value: UInt8) -> StaticString? {
+  package static func ioCapabilityName(_ value: UInt8) -> Name? {
     switch value {
     case 0x00: return "DisplayOnly"
     case 0x01: return "DisplayYesNo"
@@ -164,7 +164,7 @@ public enum SecurityManager {
     }
   }
 
-  package static func oobName(_ value: UInt8) -> StaticString? {
+  package static func oobName(_ value: UInt8) -> Name? {
     switch value {
     case 0x00: return "OOB data not present"
     case 0x01: return "OOB data present"
@@ -173,7 +173,7 @@ public enum SecurityManager {
   }
 
   /// Pairing Failed reasons §3.5.5, Table 3.7.
-  public static func failureReasonName(_ reason: UInt8) -> StaticString? {
+  public static func failureReasonName(_ reason: UInt8) -> Name? {
     switch reason {
     case 0x01: return "Passkey Entry Failed"
     case 0x02: return "OOB Not Available"
@@ -195,7 +195,7 @@ public enum SecurityManager {
   }
 
   /// Keypress Notification types §3.5.8.
-  package static func keypressName(_ type: UInt8) -> StaticString? {
+  package static func keypressName(_ type: UInt8) -> Name? {
     switch type {
     case 0x00: return "Passkey entry started"
     case 0x01: return "Passkey digit entered"

@@ -14,9 +14,9 @@ public struct AlertLevel: CharacteristicValue, Equatable {
     level = try reader.readUInt8()
   }
 
-  public var name: StaticString? { Self.name(level) }
+  public var name: Name? { Self.name(level) }
 
-  public static func name(_ level: UInt8) -> StaticString? {
+  public static func name(_ level: UInt8) -> Name? {
     switch level {
     case 0: return "No Alert"
     case 1: return "Mild Alert"

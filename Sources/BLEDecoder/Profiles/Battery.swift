@@ -73,7 +73,7 @@ public struct BatteryLevelStatus: CharacteristicValue, Equatable {
 
   public static let decoder = CharacteristicDecoder(uuid16: 0x2BED, key: "battery_level_status", BatteryLevelStatus.self)
 
-  static func word(_ value: Connection) -> StaticString {
+  static func word(_ value: Connection) -> Name {
     switch value {
     case .no: return "no"
     case .yes: return "yes"
@@ -82,7 +82,7 @@ public struct BatteryLevelStatus: CharacteristicValue, Equatable {
     }
   }
 
-  static func word(_ value: ChargeState) -> StaticString {
+  static func word(_ value: ChargeState) -> Name {
     switch value {
     case .unknown: return "unknown"
     case .charging: return "charging"
@@ -91,7 +91,7 @@ public struct BatteryLevelStatus: CharacteristicValue, Equatable {
     }
   }
 
-  static func word(_ value: ChargeLevel) -> StaticString {
+  static func word(_ value: ChargeLevel) -> Name {
     switch value {
     case .unknown: return "unknown"
     case .good: return "good"
@@ -100,7 +100,7 @@ public struct BatteryLevelStatus: CharacteristicValue, Equatable {
     }
   }
 
-  static func chargingTypeWord(_ value: UInt8) -> StaticString {
+  static func chargingTypeWord(_ value: UInt8) -> Name {
     switch value {
     case 0: return "unknown"
     case 1: return "constant_current"
@@ -134,7 +134,7 @@ public struct BatteryLevelStatus: CharacteristicValue, Equatable {
     if let batteryLevel { fields.measure("percent", "Battery level", batteryLevel, scale: 1, unit: "%") }
     if let serviceRequired, let batteryFault {
       fields.beginObject("additional_status", "Additional status")
-      let required: StaticString =
+      let required: Name =
         switch serviceRequired {
         case 0: "no"
         case 1: "yes"

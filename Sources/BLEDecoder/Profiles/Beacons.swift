@@ -70,7 +70,7 @@ enum Beacons {
     }
   }
 
-  static func frameName(_ frame: UInt8) -> StaticString? {
+  static func frameName(_ frame: UInt8) -> Name? {
     switch frame {
     case 0x00: return "UID"
     case 0x10: return "URL"

@@ -12,9 +12,9 @@ public struct ValueContext: Sendable {
   public var uuid: BluetoothUUID
   /// For a descriptor: the characteristic it belongs to, when the GATT database knows it.
   public var characteristic: BluetoothUUID?
-  public var characteristicName: StaticString?
+  public var characteristicName: Name?
 
-  public init(operation: GATTOperation, uuid: BluetoothUUID, characteristic: BluetoothUUID? = nil, characteristicName: StaticString? = nil) {
+  public init(operation: GATTOperation, uuid: BluetoothUUID, characteristic: BluetoothUUID? = nil, characteristicName: Name? = nil) {
     self.operation = operation
     self.uuid = uuid
     self.characteristic = characteristic
@@ -87,42 +87,52 @@ public struct DecodedValue: Sendable {
 public struct CharacteristicDecoder: Sendable {
   public let uuid: BluetoothUUID
   /// The JSON key under `decoded` (snake_case: `heart_rate_measurement`).
-  public let key: StaticString
+  public let key: Name
   /// The header line carries every field (a heart-rate measurement, a battery level, a string):
   /// plain text then shows the header line only, and the fields with `-v`.
   public let summarySaysItAll: Bool
   /// The value's type: parsing goes through it (a metatype, not a closure, so copying a
   /// decoder costs no reference counting on the per-value path).
   public let valueType: any CharacteristicValue.Type
-  /// A format a user declared (`--decoders`): values are read through it, not the type.
-  /// Formats live as long as the process (`InternedText.keep`), so the reference needs no
-  /// counting: a decoder stays plain data, copied per value at no cost.
-  public unowned(unsafe) let format: DeclaredFormat?
+  /// A format a user declared (`--decoders`), as its place in the registry's
+  /// `declaredFormats`: values are read through it, not the type. The registry holds the
+  /// format; the decoder holds a number, so it stays plain data, copied per value at no cost
+  /// (no reference to count).
+  public let declaredFormat: Int?
 
-  public init<Value: CharacteristicValue>(uuid: BluetoothUUID, key: StaticString, _ type: Value.Type, summarySaysItAll: Bool = false) {
+  public init<Value: CharacteristicValue>(uuid: BluetoothUUID, key: Name, _ type: Value.Type, summarySaysItAll: Bool = false) {
     self.uuid = uuid
     self.key = key
     self.summarySaysItAll = summarySaysItAll
     self.valueType = type
-    self.format = nil
+    self.declaredFormat = nil
   }
 
-  /// A user's decoder: its header words say it all (its fields show with `-v`).
-  public init(uuid: BluetoothUUID, format: DeclaredFormat) {
+  /// A user's decoder, for the format at `place` in the registry's `declaredFormats`
+  /// (`DecoderRegistry.register(_: UserDecoder)`): its header words say it all (its fields
+  /// show with `-v`).
+  init(uuid: BluetoothUUID, key: Name, declaredFormat place: Int) {
     self.uuid = uuid
-    self.key = format.key
+    self.key = key
     self.summarySaysItAll = true
     self.valueType = DeclaredValue.self
-    self.format = format
+    self.declaredFormat = place
   }
 
-  public init<Value: CharacteristicValue>(uuid16: UInt16, key: StaticString, _ type: Value.Type, summarySaysItAll: Bool = false) {
+  public init<Value: CharacteristicValue>(uuid16: UInt16, key: Name, _ type: Value.Type, summarySaysItAll: Bool = false) {
     self.init(uuid: BluetoothUUID(uuid16: uuid16), key: key, type, summarySaysItAll: summarySaysItAll)
   }
 
   /// Decodes the whole of `reader` (as it travelled: `context`, when known). A value followed
-  /// by bytes its format has no room for is kept (its fields still show) beside the error.
+  /// by bytes its format has no room for is kept (its fields still show) beside the error. A
+  /// user's declared format is read through the registry that holds it
+  /// (`DecoderRegistry.decode(_:decoder:context:)`).
   public func decode(_ reader: inout ByteReader, context: ValueContext? = nil) -> DecodedValue {
+    decode(&reader, format: nil, context: context)
+  }
+
+  /// The same, reading a declared decoder's values through `format`.
+  func decode(_ reader: inout ByteReader, format: DeclaredFormat?, context: ValueContext?) -> DecodedValue {
     reader.layer = .profile
     let start = reader.offset
     do {
@@ -148,13 +158,14 @@ public struct CharacteristicDecoder: Sendable {
 
   /// Decodes the whole of `reader` into the fact's value (in place: a typed value is not
   /// copied); returns why the bytes do not fit the format, if they do not. A value followed by
-  /// bytes its format has no room for is kept beside the error.
-  func decode(_ reader: inout ByteReader, into fact: inout AttributeFact, context: ValueContext) -> DecodeError? {
+  /// bytes its format has no room for is kept beside the error. `registry` holds the decoder
+  /// (and its declared format, if any).
+  func decode(_ reader: inout ByteReader, into fact: inout AttributeFact, context: ValueContext, registry: DecoderRegistry) -> DecodeError? {
     reader.layer = .profile
     let start = reader.offset
     do {
-      if let format {
-        fact.typedValue = try format.parse(&reader)
+      if let declaredFormat {
+        fact.typedValue = try registry.declaredFormats[declaredFormat].parse(&reader)
       } else {
         fact.typedValue = try valueType.init(parsing: &reader, context: context)
       }
@@ -172,9 +183,13 @@ public struct CharacteristicDecoder: Sendable {
 
   /// Decodes `bytes` (tests, tools).
   public func decode(_ bytes: [UInt8], context: ValueContext? = nil) -> DecodedValue {
+    decode(bytes, format: nil, context: context)
+  }
+
+  func decode(_ bytes: [UInt8], format: DeclaredFormat?, context: ValueContext?) -> DecodedValue {
     ByteView.pinning(bytes) { view in
       var reader = ByteReader(view, layer: .profile)
-      return decode(&reader, context: context)
+      return decode(&reader, format: format, context: context)
     }
   }
 }

@@ -112,7 +112,7 @@ public struct CharacteristicExtendedProperties: CharacteristicValue, Equatable {
 
 /// Characteristic User Description 0x2901: UTF-8, field `value`.
 public struct CharacteristicUserDescription: TextCharacteristic, Equatable {
-  public static let label: StaticString = "Description"
+  public static let label: Name = "Description"
   public var string: UTF8Text
   public init(string: UTF8Text) { self.string = string }
   public static let decoder = CharacteristicDecoder(
@@ -147,9 +147,9 @@ public struct CharacteristicPresentationFormat: CharacteristicValue, Equatable {
     description = try reader.readUInt16LE()
   }
 
-  public var formatName: StaticString? { Self.formatName(format) }
-  public var unitName: StaticString? { Self.unitName(unit) }
-  public var descriptionName: StaticString? { namespace == 1 ? Self.descriptionName(description) : nil }
+  public var formatName: Name? { Self.formatName(format) }
+  public var unitName: Name? { Self.unitName(unit) }
+  public var descriptionName: Name? { namespace == 1 ? Self.descriptionName(description) : nil }
 
   public static let decoder = CharacteristicDecoder(uuid16: 0x2904, key: "characteristic_presentation_format", CharacteristicPresentationFormat.self)
 
@@ -190,7 +190,7 @@ public struct CharacteristicPresentationFormat: CharacteristicValue, Equatable {
   }
 
   /// Core Vol 3 Part G §3.3.3.5.2 / Assigned Numbers §2.4.1 format types.
-  public static func formatName(_ format: UInt8) -> StaticString? {
+  public static func formatName(_ format: UInt8) -> Name? {
     switch format {
     case 0x01: return "boolean"
     case 0x02: return "2bit"
@@ -225,7 +225,7 @@ public struct CharacteristicPresentationFormat: CharacteristicValue, Equatable {
   }
 
   /// Bluetooth SIG namespace descriptions (Assigned Numbers §2.4.2.1).
-  public static func descriptionName(_ description: UInt16) -> StaticString? {
+  public static func descriptionName(_ description: UInt16) -> Name? {
     switch description {
     case 0x0000: return "unknown"
     case 0x0001: return "first"
@@ -260,7 +260,7 @@ public struct CharacteristicPresentationFormat: CharacteristicValue, Equatable {
   }
 
   /// Unit UUIDs (Assigned Numbers §3.5, 0x2700–0x27FF), the common ones.
-  public static func unitName(_ unit: UInt16) -> StaticString? {
+  public static func unitName(_ unit: UInt16) -> Name? {
     switch unit {
     case 0x2700: return "unitless"
     case 0x2701: return "metre"

@@ -10,7 +10,7 @@ import BLECore
 
 /// Model Number String 0x2A24.
 public struct ModelNumberString: TextCharacteristic, Equatable {
-  public static let label: StaticString = "Model number"
+  public static let label: Name = "Model number"
   public var string: UTF8Text
   public init(string: UTF8Text) { self.string = string }
   public static let decoder = CharacteristicDecoder(uuid16: 0x2A24, key: "model_number_string", ModelNumberString.self, summarySaysItAll: true)
@@ -18,7 +18,7 @@ public struct ModelNumberString: TextCharacteristic, Equatable {
 
 /// Serial Number String 0x2A25.
 public struct SerialNumberString: TextCharacteristic, Equatable {
-  public static let label: StaticString = "Serial number"
+  public static let label: Name = "Serial number"
   public var string: UTF8Text
   public init(string: UTF8Text) { self.string = string }
   public static let decoder = CharacteristicDecoder(uuid16: 0x2A25, key: "serial_number_string", SerialNumberString.self, summarySaysItAll: true)
@@ -26,7 +26,7 @@ public struct SerialNumberString: TextCharacteristic, Equatable {
 
 /// Firmware Revision String 0x2A26.
 public struct FirmwareRevisionString: TextCharacteristic, Equatable {
-  public static let label: StaticString = "Firmware revision"
+  public static let label: Name = "Firmware revision"
   public var string: UTF8Text
   public init(string: UTF8Text) { self.string = string }
   public static let decoder = CharacteristicDecoder(
@@ -35,7 +35,7 @@ public struct FirmwareRevisionString: TextCharacteristic, Equatable {
 
 /// Hardware Revision String 0x2A27.
 public struct HardwareRevisionString: TextCharacteristic, Equatable {
-  public static let label: StaticString = "Hardware revision"
+  public static let label: Name = "Hardware revision"
   public var string: UTF8Text
   public init(string: UTF8Text) { self.string = string }
   public static let decoder = CharacteristicDecoder(
@@ -44,7 +44,7 @@ public struct HardwareRevisionString: TextCharacteristic, Equatable {
 
 /// Software Revision String 0x2A28.
 public struct SoftwareRevisionString: TextCharacteristic, Equatable {
-  public static let label: StaticString = "Software revision"
+  public static let label: Name = "Software revision"
   public var string: UTF8Text
   public init(string: UTF8Text) { self.string = string }
   public static let decoder = CharacteristicDecoder(
@@ -53,7 +53,7 @@ public struct SoftwareRevisionString: TextCharacteristic, Equatable {
 
 /// Manufacturer Name String 0x2A29.
 public struct ManufacturerNameString: TextCharacteristic, Equatable {
-  public static let label: StaticString = "Manufacturer name"
+  public static let label: Name = "Manufacturer name"
   public var string: UTF8Text
   public init(string: UTF8Text) { self.string = string }
   public static let decoder = CharacteristicDecoder(
@@ -138,7 +138,7 @@ public struct PnPID: CharacteristicValue, Equatable {
     productVersion = try reader.readUInt16LE()
   }
 
-  public static func sourceName(_ source: UInt8) -> StaticString? {
+  public static func sourceName(_ source: UInt8) -> Name? {
     switch source {
     case 1: return "Bluetooth SIG"
     case 2: return "USB Implementer's Forum"
@@ -147,7 +147,7 @@ public struct PnPID: CharacteristicValue, Equatable {
   }
 
   /// The company name when the vendor id is a Bluetooth SIG company identifier.
-  public var vendorName: StaticString? { vendorIDSource == 1 ? AssignedNumbers.companyName(vendorID) : nil }
+  public var vendorName: Name? { vendorIDSource == 1 ? AssignedNumbers.companyName(vendorID) : nil }
 
   public static let decoder = CharacteristicDecoder(uuid16: 0x2A50, key: "pnp_id", PnPID.self)
 

@@ -264,9 +264,9 @@ public struct SensorLocation: CharacteristicValue, Equatable {
     location = try reader.readUInt8()
   }
 
-  public var name: StaticString? { Self.name(location) }
+  public var name: Name? { Self.name(location) }
 
-  public static func name(_ location: UInt8) -> StaticString? {
+  public static func name(_ location: UInt8) -> Name? {
     switch location {
     case 0: return "Other"
     case 1: return "Top of shoe"

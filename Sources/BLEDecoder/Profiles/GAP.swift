@@ -7,7 +7,7 @@ import BLECore
 
 /// Device Name 0x2A00: UTF-8, field `value`.
 public struct DeviceName: TextCharacteristic, Equatable {
-  public static let label: StaticString = "Device name"
+  public static let label: Name = "Device name"
   public var string: UTF8Text
   public init(string: UTF8Text) { self.string = string }
   public static let decoder = CharacteristicDecoder(uuid16: 0x2A00, key: "device_name", DeviceName.self, summarySaysItAll: true)
@@ -26,7 +26,7 @@ public struct Appearance: CharacteristicValue, Equatable {
 
   public var category: UInt16 { rawValue >> 6 }
   public var subcategory: UInt8 { UInt8(rawValue & 0x3F) }
-  public var name: StaticString? { AssignedNumbers.appearanceName(rawValue) }
+  public var name: Name? { AssignedNumbers.appearanceName(rawValue) }
 
   public static let decoder = CharacteristicDecoder(uuid16: 0x2A01, key: "gap_appearance", Appearance.self)
 
@@ -109,7 +109,7 @@ public struct PeripheralPreferredConnectionParameters: CharacteristicValue, Equa
     uuid16: 0x2A04, key: "peripheral_preferred_connection_parameters", PeripheralPreferredConnectionParameters.self)
 
   public func writeFields(to fields: inout FieldList, context: ValueContext) {
-    func interval(_ key: StaticString, _ label: StaticString, _ value: UInt16) {
+    func interval(_ key: Name, _ label: Name, _ value: UInt16) {
       if value == Self.noPreference {
         fields.add(key, label, .null)
       } else {

@@ -25,7 +25,7 @@ public struct TemperatureMeasurement: CharacteristicValue, Equatable {
   }
 
   public var isFahrenheit: Bool { flags & 0x01 != 0 }
-  public var unit: StaticString { isFahrenheit ? "°F" : "°C" }
+  public var unit: Name { isFahrenheit ? "°F" : "°C" }
 
   public static let decoder = CharacteristicDecoder(uuid16: 0x2A1C, key: "temperature_measurement", TemperatureMeasurement.self)
   public static let intermediateDecoder = CharacteristicDecoder(uuid16: 0x2A1E, key: "intermediate_temperature", TemperatureMeasurement.self)
@@ -74,9 +74,9 @@ public struct TemperatureType: CharacteristicValue, Equatable {
     rawValue = try reader.readUInt8()
   }
 
-  public var name: StaticString? { Self.name(rawValue) }
+  public var name: Name? { Self.name(rawValue) }
 
-  public static func name(_ type: UInt8) -> StaticString? {
+  public static func name(_ type: UInt8) -> Name? {
     switch type {
     case 1: return "Armpit"
     case 2: return "Body (general)"
@@ -144,7 +144,7 @@ public struct BloodPressureMeasurement: CharacteristicValue, Equatable {
   }
 
   public var isKilopascal: Bool { flags & 0x01 != 0 }
-  public var unit: StaticString { isKilopascal ? "kPa" : "mmHg" }
+  public var unit: Name { isKilopascal ? "kPa" : "mmHg" }
 
   public static let decoder = CharacteristicDecoder(uuid16: 0x2A35, key: "blood_pressure_measurement", BloodPressureMeasurement.self)
   public static let intermediateCuffPressureDecoder = CharacteristicDecoder(uuid16: 0x2A36, key: "intermediate_cuff_pressure", BloodPressureMeasurement.self)
@@ -164,7 +164,7 @@ public struct BloodPressureMeasurement: CharacteristicValue, Equatable {
       fields.flag("body_movement", "Body movement detected", status & 0x0001 != 0)
       fields.flag("cuff_too_loose", "Cuff too loose", status & 0x0002 != 0)
       fields.flag("irregular_pulse", "Irregular pulse detected", status & 0x0004 != 0)
-      let range: StaticString =
+      let range: Name =
         switch status >> 3 & 3 {
         case 0: "within_range"
         case 1: "above_upper_limit"

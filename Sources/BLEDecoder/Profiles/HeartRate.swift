@@ -24,7 +24,7 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
     }
 
     /// The JSON word: `unsupported`, `not_detected`, `detected`.
-    public var word: StaticString {
+    public var word: Name {
       switch self {
       case .unsupported: return "unsupported"
       case .notDetected: return "not_detected"
@@ -235,9 +235,9 @@ public struct BodySensorLocation: CharacteristicValue, Equatable {
     location = try reader.readUInt8()
   }
 
-  public var name: StaticString? { Self.name(location) }
+  public var name: Name? { Self.name(location) }
 
-  public static func name(_ location: UInt8) -> StaticString? {
+  public static func name(_ location: UInt8) -> Name? {
     switch location {
     case 0: return "Other"
     case 1: return "Chest"
@@ -315,9 +315,9 @@ public struct HeartRateControlPoint: CharacteristicValue, Equatable {
     }
   }
 
-  public var opcodeName: StaticString? { Self.opcodeName(opcode) }
+  public var opcodeName: Name? { Self.opcodeName(opcode) }
 
-  public static func opcodeName(_ opcode: UInt8) -> StaticString? {
+  public static func opcodeName(_ opcode: UInt8) -> Name? {
     switch opcode {
     case 0x01: return "Reset Energy Expended"
     case 0x14: return "Huami: Set Measurement Interval"
@@ -328,7 +328,7 @@ public struct HeartRateControlPoint: CharacteristicValue, Equatable {
   }
 
   /// The name of a Huami measurement mode (`sleep`, `continuous`, `manual`).
-  public static func modeName(_ mode: UInt8) -> StaticString? {
+  public static func modeName(_ mode: UInt8) -> Name? {
     switch mode {
     case 0: return "sleep"
     case 1: return "continuous"

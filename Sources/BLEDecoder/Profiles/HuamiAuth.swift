@@ -64,7 +64,7 @@ extension Huami {
     static func carriesBlock(_ command: UInt8) -> Bool { command == 0x01 || command == 0x03 || command == 0x83 }
     static func returnsRandom(_ command: UInt8) -> Bool { command & 0x7F == 0x02 }
 
-    public static func commandName(_ command: UInt8) -> StaticString? {
+    public static func commandName(_ command: UInt8) -> Name? {
       switch command {
       case 0x01: return "send key"
       case 0x02: return "request random"
@@ -75,7 +75,7 @@ extension Huami {
       }
     }
 
-    public static func statusName(_ status: UInt8) -> StaticString? {
+    public static func statusName(_ status: UInt8) -> Name? {
       switch status {
       case 0x01: return "success"
       case 0x04: return "failure"

@@ -11,7 +11,7 @@ public struct MedicalFloat: Sendable, Equatable, CustomStringConvertible {
     case nan, nres, positiveInfinity, negativeInfinity, reserved
 
     /// The JSON/text word (`nan`, `nres`, `positive_infinity`, ...).
-    public var word: StaticString {
+    public var word: Name {
       switch self {
       case .nan: return "nan"
       case .nres: return "nres"
@@ -81,7 +81,7 @@ public struct MedicalFloat: Sendable, Equatable, CustomStringConvertible {
   }
 
   /// A field: `.real` with the sent precision, or the special value's word.
-  func add(_ key: StaticString, _ label: StaticString, unit: StaticString, to fields: inout FieldList) {
+  func add(_ key: Name, _ label: Name, unit: Name, to fields: inout FieldList) {
     if let special {
       fields.add(key, label, .staticText(special.word))
     } else {

@@ -13,7 +13,7 @@ public enum PolarPMD {
   public static let dataUUID = BluetoothUUID(high: 0xFB00_5C82_02E7_F387, low: 0x1CAD_8ACD_2D8D_F0C8)
 
   /// Measurement types 0–6 (spec PDF) and 7–14 (SDK, 2024 document); 4 is reserved.
-  public static func measurementTypeName(_ type: UInt8) -> StaticString? {
+  public static func measurementTypeName(_ type: UInt8) -> Name? {
     switch type {
     case 0: return "ECG"
     case 1: return "PPG"
@@ -34,7 +34,7 @@ public enum PolarPMD {
   }
 
   /// Control point op codes (client → device).
-  public static func opcodeName(_ opcode: UInt8) -> StaticString? {
+  public static func opcodeName(_ opcode: UInt8) -> Name? {
     switch opcode {
     case 0x01: return "get measurement settings"
     case 0x02: return "request measurement start"
@@ -50,7 +50,7 @@ public enum PolarPMD {
   }
 
   /// The op code in header words ("start", "get settings").
-  static func opcodeWords(_ opcode: UInt8) -> StaticString? {
+  static func opcodeWords(_ opcode: UInt8) -> Name? {
     switch opcode {
     case 0x01: return "get settings"
     case 0x02: return "start"
@@ -66,7 +66,7 @@ public enum PolarPMD {
   }
 
   /// Response status codes (14 only in the SDK).
-  public static func statusName(_ status: UInt8) -> StaticString? {
+  public static func statusName(_ status: UInt8) -> Name? {
     switch status {
     case 0: return "success"
     case 1: return "invalid op code"
@@ -88,7 +88,7 @@ public enum PolarPMD {
   }
 
   /// Commands the device sends on its own (an indication whose first byte is not 0xF0).
-  public static func deviceCommandName(_ command: UInt8) -> StaticString? {
+  public static func deviceCommandName(_ command: UInt8) -> Name? {
     command == 0x01 ? "online measurement stopped" : nil
   }
 
@@ -169,11 +169,11 @@ public enum PolarPMD {
     /// The `settings` object.
     func writeFields(to fields: inout FieldList) {
       fields.beginObject("settings", "Settings")
-      func list<T: BinaryInteger>(_ key: StaticString, _ label: StaticString, _ values: [T], unit: StaticString) {
+      func list<T: BinaryInteger>(_ key: Name, _ label: Name, _ values: [T], unit: Name) {
         guard !values.isEmpty else { return }
         fields.beginArray(key, label)
         for value in values {
-          if unit.utf8CodeUnitCount == 0 { fields.uint(key, label, value) } else { fields.measure(key, label, value, scale: 1, unit: unit) }
+          if unit.isEmpty { fields.uint(key, label, value) } else { fields.measure(key, label, value, scale: 1, unit: unit) }
         }
         fields.end()
       }
@@ -203,7 +203,7 @@ public enum PolarPMD {
     /// "130 Hz, 14 bit", "25/50/100/200 Hz, 16 bit, range ±2/4/8, 3 channels".
     func summarize(into summary: inout SummaryLine) {
       var first = true
-      func list<T: BinaryInteger>(_ values: [T], prefix: StaticString, unit: StaticString, divisor: Int = 1) {
+      func list<T: BinaryInteger>(_ values: [T], prefix: Name, unit: Name, divisor: Int = 1) {
         guard !values.isEmpty else { return }
         ProfileSupport.separate(&summary, first: &first)
         summary.append(.text(prefix))

@@ -272,7 +272,7 @@ extension PolarPMD {
     /// The key the samples go under: one key per measurement type and shape, with the unit
     /// in it when the values are in that unit. `flat`: one value per sample (an array of
     /// numbers); otherwise each sample is an array of its channels.
-    var sampleKey: (key: StaticString, label: StaticString, unit: StaticString, flat: Bool) {
+    var sampleKey: (key: Name, label: Name, unit: Name, flat: Bool) {
       switch (measurementType, samples) {
       case (0, .integers(_, 1)): return ("samples_uv", "Samples (µV)", "µV", true)
       case (2, .integers(_, 3)): return ("samples_mg", "Samples x, y, z (mG)", "mG", false)
@@ -317,8 +317,8 @@ extension PolarPMD {
 
     /// ", -48…1350 µV" for one channel, ", x -128…5, y -5…127, z -1…64 mG" for three,
     /// ", 4 channels" otherwise.
-    static func summarizeRanges(_ channels: Int, unit: StaticString, into summary: inout SummaryLine, values: (Int) -> [Double]) {
-      let names: [StaticString]
+    static func summarizeRanges(_ channels: Int, unit: Name, into summary: inout SummaryLine, values: (Int) -> [Double]) {
+      let names: [Name]
       switch channels {
       case 1: names = [""]
       case 3: names = ["x ", "y ", "z "]
@@ -339,7 +339,7 @@ extension PolarPMD {
           summary.append(.real(high, places: 4))
         }
       }
-      if unit.utf8CodeUnitCount > 0 {
+      if !unit.isEmpty {
         summary.append(.text(" "))
         summary.append(.text(unit))
       }
@@ -400,7 +400,7 @@ extension PolarPMD {
 
     /// ", 61…63 bpm, PP 952…984 ms, 1 blocked".
     static func summarize(_ samples: [PPISample], into summary: inout SummaryLine) {
-      func range(_ values: [Int], unit: StaticString) {
+      func range(_ values: [Int], unit: Name) {
         guard let low = values.min(), let high = values.max() else { return }
         summary.append(.number(low))
         if high != low {

@@ -9,7 +9,7 @@ public enum ProfileRegistry {
 
   /// The name of an ATT application error (0x80–0x9F) that the characteristic's profile
   /// defines, for an Error Response about that characteristic's value.
-  public static func applicationErrorName(_ code: UInt8, characteristic: BluetoothUUID) -> StaticString? {
+  public static func applicationErrorName(_ code: UInt8, characteristic: BluetoothUUID) -> Name? {
     switch (characteristic.uuid16, code) {
     // Heart Rate service: a Heart Rate Control Point value it does not support.
     case (0x2A39, 0x80): return "Control Point Not Supported"

@@ -12,12 +12,12 @@ enum ProfileSupport {
   }
 
   /// A one-byte location code (Body Sensor Location, Sensor Location) as a field.
-  static func writeLocation(_ location: UInt8, name: StaticString?, to fields: inout FieldList) {
+  static func writeLocation(_ location: UInt8, name: Name?, to fields: inout FieldList) {
     fields.code("location", "Location", location, width: 2, name: name)
   }
 
   /// A location code's words: its name, or that it is reserved.
-  static func summarizeLocation(_ location: UInt8, name: StaticString?, into summary: inout SummaryLine) {
+  static func summarizeLocation(_ location: UInt8, name: Name?, into summary: inout SummaryLine) {
     if let name {
       summary.append(.text(name))
     } else {
@@ -36,7 +36,7 @@ enum ProfileSupport {
 
   /// Warns when bits outside `defined` are set in a flags or bit-field value.
   static func checkReserved(
-    _ value: UInt64, defined: UInt64, width: Int, what: StaticString, _ diagnostics: inout [Diagnostic],
+    _ value: UInt64, defined: UInt64, width: Int, what: Name, _ diagnostics: inout [Diagnostic],
     severity: Diagnostic.Severity = .warning
   ) {
     let reserved = value & ~defined
@@ -91,7 +91,7 @@ public struct UTF8Text: Sendable, Equatable {
 /// A characteristic or descriptor whose value is one UTF-8 string: field `value`, summary the text.
 public protocol TextCharacteristic: CharacteristicValue {
   /// The text label of the `value` field ("Device name").
-  static var label: StaticString { get }
+  static var label: Name { get }
   var string: UTF8Text { get }
   init(string: UTF8Text)
 }

@@ -89,9 +89,9 @@ public struct DayOfWeek: CharacteristicValue, Equatable {
   }
 
   /// The day's name ("Unknown" for 0), nil when reserved (8–255).
-  public var name: StaticString? { Self.name(rawValue) }
+  public var name: Name? { Self.name(rawValue) }
 
-  public static func name(_ day: UInt8) -> StaticString? {
+  public static func name(_ day: UInt8) -> Name? {
     switch day {
     case 0: return "Unknown"
     case 1: return "Monday"

@@ -235,7 +235,7 @@ enum GATTTreeWriter {
 
   static func hex(_ handle: UInt16) -> String { Hex.prefixed(UInt64(handle), width: 4) }
 
-  static func named(_ uuid: BluetoothUUID, _ name: StaticString?) -> String {
+  static func named(_ uuid: BluetoothUUID, _ name: Name?) -> String {
     name.map { "\($0) (\(uuid))" } ?? uuid.description
   }
 
@@ -386,7 +386,7 @@ enum GATTMapWriter {
     out.byte(UInt8(ascii: "]"))
   }
 
-  static func writeUUID(_ uuid: BluetoothUUID, _ name: StaticString?, to out: inout OutputBuffer) {
+  static func writeUUID(_ uuid: BluetoothUUID, _ name: Name?, to out: inout OutputBuffer) {
     out.append(#","uuid":""#)
     out.uuid(uuid)
     out.byte(UInt8(ascii: "\""))

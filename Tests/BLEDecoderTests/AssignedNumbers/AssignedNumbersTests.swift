@@ -1,8 +1,9 @@
+import BLECore
 import Testing
 @testable import BLEDecoder
 
-/// `StaticString?` -> `String?` so expectations compare plain strings.
-private func s(_ value: StaticString?) -> String? {
+/// `Name?` -> `String?` so expectations compare plain strings.
+private func s(_ value: Name?) -> String? {
   value.map { String(describing: $0) }
 }
 

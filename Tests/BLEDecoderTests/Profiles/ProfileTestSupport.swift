@@ -19,7 +19,7 @@ struct DecodedProfileValue {
 /// value does not fit its format.
 func decodeProfile(
   _ uuid: BluetoothUUID, _ bytes: [UInt8], operation: GATTOperation = .notification,
-  characteristic: BluetoothUUID? = nil, characteristicName: StaticString? = nil
+  characteristic: BluetoothUUID? = nil, characteristicName: Name? = nil
 ) throws -> DecodedProfileValue {
   guard let decoder = ProfileRegistry.decoder(for: uuid) else { throw NoDecoder() }
   let context = ValueContext(operation: operation, uuid: uuid, characteristic: characteristic, characteristicName: characteristicName)
@@ -36,7 +36,7 @@ func decodeProfile(
   return frame
 }
 
-func decodeProfile(_ uuid16: UInt16, _ bytes: [UInt8], operation: GATTOperation = .notification, characteristicName: StaticString? = nil) throws -> DecodedProfileValue {
+func decodeProfile(_ uuid16: UInt16, _ bytes: [UInt8], operation: GATTOperation = .notification, characteristicName: Name? = nil) throws -> DecodedProfileValue {
   try decodeProfile(BluetoothUUID(uuid16: uuid16), bytes, operation: operation, characteristicName: characteristicName)
 }
 

@@ -150,12 +150,15 @@ import Testing
       .contains("decoders[0].fields: needs a list of at least one field"))
   }
 
-  @Test func internedTextRoundTrips() throws {
-    let text = try #require(InternedText.make("température_°C"))
-    #expect(text.description == "température_°C" && text.hasPointerRepresentation && !text.isASCII)
-    let ascii = try #require(InternedText.make("bpm"))
-    #expect(ascii.description == "bpm" && ascii.isASCII && ascii.utf8CodeUnitCount == 3)
-    #expect(InternedText.make("") == nil)
+  @Test func internedNamesRoundTrip() throws {
+    let text = try #require(NameTable.intern("température_°C"))
+    #expect(text.description == "température_°C" && text.staticString == nil && text.utf8CodeUnitCount == 16)
+    #expect(text.withUTF8Buffer { Array($0) } == Array("température_°C".utf8))
+    let ascii = try #require(NameTable.intern("bpm"))
+    #expect(ascii.description == "bpm" && ascii.utf8CodeUnitCount == 3 && !ascii.isEmpty)
+    // The same text, interned or literal, is the same name.
+    #expect(ascii == "bpm" && ascii != text && Name("bpm") == ascii)
+    #expect(NameTable.intern("") == nil)
   }
 
   @Test func aHandleDecoderWorksLikeDecodeAs() throws {
@@ -164,6 +167,11 @@ import Testing
     for decoder in try DecoderFile.parse(text, file: "t.json") { registry.register(decoder) }
     let override = try #require(registry.handleOverride(16, peer: nil))
     let index = try #require(registry.index(for: override))
-    #expect(registry[decoder: index].format?.name.description == "Strap Rate")
+    #expect(registry.declaredFormat(decoder: index)?.name.description == "Strap Rate")
+    // Read through the registry, which holds the format; the decoder alone has only its place.
+    #expect(registry[decoder: index].declaredFormat == registry.declaredFormats.count - 1)
+    let decoded = registry.decode([0x00, 72], decoder: index)
+    #expect((decoded.value as? DeclaredValue)?.numbers("bpm") == [72] && decoded.error == nil)
+    #expect(registry[decoder: index].decode([0x00, 72]).value == nil)
   }
 }

@@ -6,20 +6,17 @@ import BLECore
 /// earlier field say so, repeated to the end of the value, scaled, with a unit or names.
 public final class DeclaredFormat: Sendable {
   /// The characteristic's name (header words, `gatt.name` when discovery named nothing).
-  public let name: StaticString
+  public let name: Name
   /// The key under `decoded` in JSON.
-  public let key: StaticString
+  public let key: Name
   let fields: [DeclaredField]
   /// Items kept per value (a list of one-byte items in a 512-byte value stays under it).
   static let maximumItems = 4096
 
-  init(name: StaticString, key: StaticString, fields: [DeclaredField]) {
+  init(name: Name, key: Name, fields: [DeclaredField]) {
     self.name = name
     self.key = key
     self.fields = fields
-    // Kept for the life of the process with the text it names (they come from decoder files
-    // read once, bounded in number), so decoders can refer to it without reference counting.
-    InternedText.keep(self)
   }
 
   /// Reads a whole value; a value the format does not fit throws (the fact is then flagged
@@ -66,8 +63,8 @@ struct DeclaredField: Sendable {
     case derived(field: Int, mask: UInt64, shift: UInt8)
   }
 
-  var key: StaticString
-  var label: StaticString
+  var key: Name
+  var label: Name
   var kind: Kind
   /// Present only when `(earlier field & mask) == equals`.
   var condition: (field: Int, mask: UInt64, equals: UInt64)?
@@ -76,11 +73,11 @@ struct DeclaredField: Sendable {
   var minimumCount = 0
   var scale: Double?
   var offset: Double?
-  var unit: StaticString?
+  var unit: Name?
   /// Decimals shown for scaled and real values.
   var places: UInt8 = 2
   /// Names of integer values.
-  var names: [UInt64: StaticString] = [:]
+  var names: [UInt64: Name] = [:]
   /// Left out of the header words (still a field).
   var hidden = false
 
@@ -255,7 +252,7 @@ public struct DeclaredValue: CharacteristicValue {
         if let name { summary.append(.text(name)) } else { summary.append(.number(Int(truncatingIfNeeded: raw))) }
       case let .real(number, places, unit):
         summary.append(.real(number, places: places))
-        if unit.utf8CodeUnitCount > 0 {
+        if !unit.isEmpty {
           summary.append(.text(" "))
           summary.append(.text(unit))
         }

@@ -100,8 +100,8 @@ public enum DecoderFile {
       names.append(field.name)
       fields.append(field.field)
     }
-    guard let internedName = InternedText.make(name), let internedKey = InternedText.make(key) else {
-      throw fail(entry, place, "too much text in decoder files (at most \(InternedText.maximumBytes) bytes in all)")
+    guard let internedName = NameTable.intern(name), let internedKey = NameTable.intern(key) else {
+      throw fail(entry, place, "too much text in decoder files (at most \(NameTable.maximumBytes) bytes in all)")
     }
     return UserDecoder(target: target, format: DeclaredFormat(name: internedName, key: internedKey, fields: fields))
   }
@@ -143,7 +143,7 @@ public enum DecoderFile {
       kind = parsed
     }
     let label = try string(node["label"], "\(place).label", fail) ?? String(name.map { $0 == "_" ? " " : $0 })
-    guard let key = InternedText.make(name), let labelText = InternedText.make(label) else {
+    guard let key = NameTable.intern(name), let labelText = NameTable.intern(label) else {
       throw fail(node, place, "too much text in decoder files")
     }
     var field = DeclaredField(key: key, label: labelText, kind: kind)
@@ -173,13 +173,13 @@ public enum DecoderFile {
     }
     field.scale = try real(node["scale"], "\(place).scale", fail)
     field.offset = try real(node["offset"], "\(place).offset", fail)
-    if let unit = try string(node["unit"], "\(place).unit", fail) { field.unit = InternedText.make(unit) }
+    if let unit = try string(node["unit"], "\(place).unit", fail) { field.unit = NameTable.intern(unit) }
     if let places = try integer(node["places"], "\(place).places", fail) { field.places = UInt8(min(places, 9)) }
     if let names = node["enum"] {
       guard case .object(let entries) = names.value else { throw fail(names, "\(place).enum", "needs an object of value → name (\"1\": \"Chest\")") }
       for entry in entries {
         let number = entry.key.hasPrefix("0x") ? UInt64(entry.key.dropFirst(2), radix: 16) : UInt64(entry.key)
-        guard let number, case .string(let text) = entry.value.value, let interned = InternedText.make(text) else {
+        guard let number, case .string(let text) = entry.value.value, let interned = NameTable.intern(text) else {
           throw fail(entry.value, "\(place).enum.\(LineJSON.printable(entry.key))", "needs a number key (\"1\", \"0x1f\") and a name")
         }
         field.names[number] = interned
@@ -247,13 +247,14 @@ extension DecoderRegistry {
   /// Adds a user's decoder: by UUID it replaces a built-in one; by handle it works like
   /// `--decode-as` with a private UUID of its own.
   public mutating func register(_ user: UserDecoder) {
+    let place = declare(user.format)
     switch user.target {
     case .uuid(let uuid):
-      register(CharacteristicDecoder(uuid: uuid, format: user.format))
+      register(CharacteristicDecoder(uuid: uuid, key: user.format.key, declaredFormat: place))
     case let .handle(handle, peer):
       // A UUID no real characteristic has (the bledissect base with the handle and peer in it).
       let uuid = BluetoothUUID(high: 0xB1ED_0000_0000_0000 | UInt64(handle) << 16, low: (peer?.rawValue ?? 0) | 0xFFFF_0000_0000_0000)
-      register(CharacteristicDecoder(uuid: uuid, format: user.format))
+      register(CharacteristicDecoder(uuid: uuid, key: user.format.key, declaredFormat: place))
       override(HandleOverride(handle: handle, uuid: uuid, peer: peer))
     }
   }
