@@ -174,7 +174,7 @@ public struct FieldList: Sendable {
 
   /// The fields in use, read in place (renderers' hot path: copying a stored field onto the
   /// stack and reading it back costs more than reading it where it is).
-  @inlinable @inline(__always) public func withStoredFields<R>(_ body: (UnsafeBufferPointer<Stored>) -> R) -> R {
+  @inlinable @inline(__always) package func withStoredFields<R>(_ body: (UnsafeBufferPointer<Stored>) -> R) -> R {
     stored.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<used])) }
   }
 
@@ -183,7 +183,7 @@ public struct FieldList: Sendable {
   @inline(__always) public func string(slot: Int) -> String { strings[slot] }
   @inline(__always) public func bytes(slot: Range<Int>) -> ArraySlice<UInt8> { byteArena[slot] }
   /// The bytes of `slot` without a copy or a retain (renderers' hot path).
-  @inlinable @inline(__always) public func withBytes<R>(slot: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+  @inlinable @inline(__always) package func withBytes<R>(slot: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
     byteArena.withBytes(slot, body)
   }
 

@@ -26,7 +26,7 @@ public enum TextFormat {
     return count
   }
 
-  @inlinable public static func decimal(_ value: UInt64, to target: UnsafeMutablePointer<UInt8>) -> Int {
+  @inlinable package static func decimal(_ value: UInt64, to target: UnsafeMutablePointer<UInt8>) -> Int {
     if value < 10 {
       target[0] = 0x30 &+ UInt8(truncatingIfNeeded: value)
       return 1
@@ -52,14 +52,14 @@ public enum TextFormat {
     return digits
   }
 
-  @inlinable public static func decimal(_ value: Int64, to target: UnsafeMutablePointer<UInt8>) -> Int {
+  @inlinable package static func decimal(_ value: Int64, to target: UnsafeMutablePointer<UInt8>) -> Int {
     guard value < 0 else { return decimal(UInt64(value), to: target) }
     target[0] = UInt8(ascii: "-")
     return 1 &+ decimal(value.magnitude, to: target + 1)
   }
 
   /// Exactly `width` digits, zero-padded (fractions of seconds, decimals).
-  @inlinable public static func zeroPadded(_ value: UInt64, width: Int, to target: UnsafeMutablePointer<UInt8>) -> Int {
+  @inlinable package static func zeroPadded(_ value: UInt64, width: Int, to target: UnsafeMutablePointer<UInt8>) -> Int {
     let pairs = digitPairs
     var rest = value
     var index = width
@@ -80,7 +80,7 @@ public enum TextFormat {
   }
 
   /// The low `count` hex digits of `value`, lowercase, no prefix.
-  @inlinable public static func hexDigits(_ value: UInt64, count digits: Int, to target: UnsafeMutablePointer<UInt8>) -> Int {
+  @inlinable package static func hexDigits(_ value: UInt64, count digits: Int, to target: UnsafeMutablePointer<UInt8>) -> Int {
     var shift = (digits &- 1) &* 4
     var index = 0
     while shift >= 0 {
@@ -92,7 +92,7 @@ public enum TextFormat {
   }
 
   /// `0x` and `width` lowercase hex digits.
-  @inlinable public static func hexPrefixed(_ value: UInt64, width: Int, to target: UnsafeMutablePointer<UInt8>) -> Int {
+  @inlinable package static func hexPrefixed(_ value: UInt64, width: Int, to target: UnsafeMutablePointer<UInt8>) -> Int {
     target[0] = UInt8(ascii: "0")
     target[1] = UInt8(ascii: "x")
     return 2 &+ hexDigits(value, count: width, to: target + 2)
@@ -100,7 +100,7 @@ public enum TextFormat {
 
   /// Lowercase hex of `source`, with `separator` between bytes when given: at most
   /// `3 * source.count` bytes.
-  @inlinable public static func hexBytes(_ source: UnsafeBufferPointer<UInt8>, separator: UInt8?, to target: UnsafeMutablePointer<UInt8>) -> Int {
+  @inlinable package static func hexBytes(_ source: UnsafeBufferPointer<UInt8>, separator: UInt8?, to target: UnsafeMutablePointer<UInt8>) -> Int {
     var index = 0
     for (position, value) in source.enumerated() {
       if let separator, position > 0 {
@@ -117,13 +117,13 @@ public enum TextFormat {
   /// `value` rounded to `places` decimals, trailing zeros dropped (`812.5`, `72`); nil (nothing
   /// written) when it is too large for fixed decimals or not finite: callers then write
   /// `value.description`.
-  @inlinable public static func real(_ value: Double, places: UInt8, to target: UnsafeMutablePointer<UInt8>) -> Int? {
+  @inlinable package static func real(_ value: Double, places: UInt8, to target: UnsafeMutablePointer<UInt8>) -> Int? {
     guard let fixed = FixedDecimal(value, places: places) else { return nil }
     return self.fixed(fixed, to: target)
   }
 
   /// A number already cut to its decimals.
-  @inlinable public static func fixed(_ fixed: FixedDecimal, to target: UnsafeMutablePointer<UInt8>) -> Int {
+  @inlinable package static func fixed(_ fixed: FixedDecimal, to target: UnsafeMutablePointer<UInt8>) -> Int {
     var index = 0
     if fixed.negative {
       target[0] = UInt8(ascii: "-")
@@ -150,7 +150,7 @@ public struct TextComposer {
   @usableFromInline var written = 0
   public var count: Int { written }
 
-  @inlinable public init(target: UnsafeMutablePointer<UInt8>, limit: Int) {
+  @inlinable package init(target: UnsafeMutablePointer<UInt8>, limit: Int) {
     self.target = target
     self.limit = limit
   }
@@ -165,7 +165,7 @@ public struct TextComposer {
     words.withUTF8Buffer { bytes($0) }
   }
 
-  @inlinable @inline(__always) public mutating func bytes(_ source: UnsafeBufferPointer<UInt8>) {
+  @inlinable @inline(__always) package mutating func bytes(_ source: UnsafeBufferPointer<UInt8>) {
     guard let start = source.baseAddress, written &+ source.count <= limit else { return }
     (target + written).update(from: start, count: source.count)
     written &+= source.count

@@ -80,7 +80,7 @@ public struct SummaryLine: Sendable {
   public var text: String { String(decoding: storage[0..<used], as: UTF8.self) }
 
   /// The text in place.
-  @inlinable @inline(__always) public func withText<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+  @inlinable @inline(__always) package func withText<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
     storage.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<used])) }
   }
 
