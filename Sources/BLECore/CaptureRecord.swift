@@ -31,6 +31,10 @@ public enum PacketKind: Sendable, Hashable {
   case indexAdded, indexRemoved, indexOpened, indexClosed, indexInfo
   /// Monitor CTRL_OPEN/CLOSE/COMMAND/EVENT (management sockets), with the monitor opcode.
   case control(UInt16)
+  /// A Bluetooth LE link-layer packet sniffed over the air (pcap link types 251, 256, 272, 157,
+  /// PPI 192): `AirPacketHeader` (what the sniffer knew of how it travelled), then the packet
+  /// from its access address to its CRC.
+  case airPacket
   /// Anything else, with the format's own code (H4 indicator, monitor opcode, PacketLogger type).
   case other(UInt16)
 
@@ -72,6 +76,7 @@ public enum PacketKind: Sendable, Hashable {
     case .indexClosed: return "index_closed"
     case .indexInfo: return "index_info"
     case .control: return "control"
+    case .airPacket: return "air"
     case .other: return "other"
     }
   }
@@ -87,15 +92,16 @@ public enum PacketKind: Sendable, Hashable {
     case .note: return "NOTE"
     case .indexAdded, .indexRemoved, .indexOpened, .indexClosed, .indexInfo: return "INDEX"
     case .control: return "CTRL"
+    case .airPacket: return "LL"
     case .other: return "OTHER"
     }
   }
 
-  /// The header title of a record that is not an HCI packet ("New Index", "Syslog"); empty for
-  /// HCI packets, whose titles come from what they decode to.
+  /// The header title of a record whose title does not come from what it decodes to ("New
+  /// Index", "Syslog"); empty for HCI and air packets.
   public var recordTitle: Name {
     switch self {
-    case .command, .event, .acl, .sco, .iso: return ""
+    case .command, .event, .acl, .sco, .iso, .airPacket: return ""
     case .note(let note):
       switch note {
       case .system: return "System Note"
@@ -229,6 +235,7 @@ public enum MonitorOpcode {
     case .note: return 12
     case .control(let code): return code
     case .iso: return tx ? 18 : 19
+    case .airPacket: return nil
     case .other(let code): return code
     }
   }
