@@ -1,6 +1,8 @@
 /// The protocol layer a piece of bytes belongs to; tags errors and diagnostics.
 public enum ProtocolLayer: String, Sendable, Hashable {
   case capture, hci, advertising, l2cap, att, gatt, profile, note
+  /// The LE link layer of a packet sniffed over the air.
+  case linkLayer = "ll"
 }
 
 /// Why bytes could not be decoded, with where it happened.

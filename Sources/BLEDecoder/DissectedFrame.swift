@@ -268,6 +268,8 @@ public struct DissectedFrame: Sendable {
   /// What the header line tells of a frame ATT does not describe (HeaderFacts.swift). The
   /// header line itself is BLERender's (`FrameDescription`).
   public var header = HeaderFact.none
+  /// For an air packet: what the sniffer said of it and its access address.
+  public internal(set) var air: AirFact?
   public var connection: ConnectionLabel?
   /// The HCI-level fields (command, event, data packet header, note).
   public var fields = FieldList()
@@ -313,6 +315,7 @@ public struct DissectedFrame: Sendable {
     trailing = nil
     if trailingProvenance != nil { trailingProvenance = nil }
     if case .none = header {} else { header = .none }
+    if air != nil { air = nil }
     connection = nil
     fields.removeAll()
     malformed = nil

@@ -14,6 +14,8 @@ public struct Dissector: Sendable {
   /// `L2CAPFixedChannels.byCID`, held here: reading the static table costs a lazy
   /// initialization check on every PDU.
   let fixedChannels = L2CAPFixedChannels.byCID
+  /// Links sniffed over the air, by access address.
+  var airLinks = AirLinks()
 
   /// The databases by server (tests, tools).
   public var databases: [GATTServerIdentity: GATTDatabase] { gattDatabases.byServer }
@@ -97,6 +99,8 @@ public struct Dissector: Sendable {
     // Each layer's fields are one top-level group: JSON keys `hci`/`info`, `l2cap`, `att`, ...
     if kind.isHCIPacket {
       frame.fields.beginObject("hci", "HCI", inline: true)
+    } else if case .airPacket = kind {
+      frame.fields.beginObject("air", "Air", inline: true)
     } else {
       frame.fields.beginObject("info", "Record", inline: true)
     }
@@ -128,6 +132,8 @@ public struct Dissector: Sendable {
       case .indexRemoved:
         connections.closeAll(adapter: adapter)
         try MonitorNote.decode(&reader, kind: kind, into: &frame)
+      case .airPacket:
+        try AirPacket.decode(&reader, into: &frame, links: &airLinks, registry: registry)
       case .other(let code):
         frame.header = .unknownRecord(type: code)
         frame.fields.bytes("data", "Data", reader.readRemaining())

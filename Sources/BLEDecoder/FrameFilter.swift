@@ -23,7 +23,7 @@ public struct FrameFilter: Sendable {
   static func rank(_ layer: ProtocolLayer) -> Int {
     switch layer {
     case .capture, .note: return 0
-    case .hci, .advertising: return 1
+    case .hci, .advertising, .linkLayer: return 1
     case .l2cap: return 2
     case .att: return 3
     case .gatt, .profile: return 4

@@ -139,6 +139,19 @@ public enum HeaderFact: Sendable, Equatable {
   case signaling([SignalingCommand], unfinished: UInt8?)
   case securityManager(SMPCommandFact)
 
+  // MARK: Air (the LE link layer, sniffed)
+
+  /// An advertising channel PDU (Core Vol 6 Part B §2.3): its type, the advertiser, the other
+  /// device it names (a scanner, an initiator, a target), and the name it advertises.
+  case advertisingPDU(type: UInt8, advertiser: BDAddr?, other: BDAddr?, name: String?)
+  /// CONNECT_IND: who connects to whom, on which access address, at what interval (1.25 ms).
+  case connectIndication(initiator: BDAddr, advertiser: BDAddr, accessAddress: UInt32, interval: UInt16)
+  /// A data channel PDU that is no LL control PDU: LLID 1 (continuation, or empty) or 2 (the
+  /// start of an L2CAP PDU), its payload length, and whether the payload is encrypted.
+  case dataPDU(llid: UInt8, length: Int, encrypted: Bool)
+  /// An LL control PDU (Core Vol 6 Part B §2.4.2).
+  case linkControl(LinkControlFact)
+
   // MARK: Notes
 
   /// A controller added to the monitor: its name and address.
@@ -182,5 +195,60 @@ public enum SMPCommandFact: Sendable, Equatable {
     case .securityRequest: return 0x0B
     case .keypressNotification: return 0x0E
     }
+  }
+}
+
+/// An LL control PDU, as far as its header line tells (Core Vol 6 Part B §2.4.2). Intervals in
+/// 1.25 ms units, timeouts in 10 ms units; `instant` is the connection event it takes effect at.
+public enum LinkControlFact: Sendable, Equatable {
+  /// An opcode whose parameters the header line does not show (or that did not decode).
+  case opcode(UInt8)
+  case connectionUpdate(interval: UInt16, latency: UInt16, timeout: UInt16, instant: UInt16)
+  case channelMap(used: Int, instant: UInt16)
+  case terminate(reason: UInt8)
+  /// LL_VERSION_IND: the Link Layer version, the company, the subversion.
+  case version(version: UInt8, company: UInt16, subversion: UInt16)
+  /// LL_REJECT_IND (`rejected` nil) and LL_REJECT_EXT_IND: the error code.
+  case reject(rejected: UInt8?, error: UInt8)
+  case unknownResponse(type: UInt8)
+  /// LL_CONNECTION_PARAM_REQ and _RSP: the interval range, latency and timeout asked for.
+  case connectionParameters(opcode: UInt8, minimum: UInt16, maximum: UInt16, latency: UInt16, timeout: UInt16)
+  /// LL_LENGTH_REQ and _RSP: the most octets each way (receive, transmit).
+  case length(opcode: UInt8, maxReceiveOctets: UInt16, maxTransmitOctets: UInt16)
+  /// LL_PHY_REQ and _RSP: the PHYs preferred each way (bit 0 LE 1M, 1 LE 2M, 2 LE Coded).
+  case phyPreferences(opcode: UInt8, transmit: UInt8, receive: UInt8)
+  /// LL_PHY_UPDATE_IND: the PHY each way from the instant (0: unchanged).
+  case phyUpdate(centralToPeripheral: UInt8, peripheralToCentral: UInt8, instant: UInt16)
+  /// LL_FEATURE_REQ, _RSP, LL_PERIPHERAL_FEATURE_REQ: the features bit mask.
+  case features(opcode: UInt8, mask: UInt64)
+
+  public var opcode: UInt8 {
+    switch self {
+    case .opcode(let opcode): return opcode
+    case .connectionUpdate: return 0x00
+    case .channelMap: return 0x01
+    case .terminate: return 0x02
+    case .version: return 0x0C
+    case .reject(let rejected, _): return rejected == nil ? 0x0D : 0x11
+    case .unknownResponse: return 0x07
+    case .connectionParameters(let opcode, _, _, _, _), .length(let opcode, _, _), .phyPreferences(let opcode, _, _), .features(let opcode, _):
+      return opcode
+    case .phyUpdate: return 0x18
+    }
+  }
+}
+
+/// What the sniffer said of an air packet, and where it travelled.
+public struct AirFact: Sendable, Equatable {
+  public var header: AirPacketHeader
+  public var accessAddress: UInt32
+  /// Whether it went on the advertising access address.
+  public var isAdvertising: Bool { accessAddress == AirFact.advertisingAccessAddress }
+  /// Core Vol 6 Part B §2.1.2.
+  public static let advertisingAccessAddress: UInt32 = 0x8E89_BED6
+
+  public init(header: AirPacketHeader, accessAddress: UInt32) {
+    self.header = header
+    self.accessAddress = accessAddress
   }
 }

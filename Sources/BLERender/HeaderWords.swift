@@ -16,6 +16,10 @@ enum HeaderWords {
       if let code = commands.first?.code ?? unfinished { return L2CAPSignaling.name(code) }
     case .securityManager(let command):
       if let code = command.code { return SecurityManager.name(code) }
+    case .advertisingPDU(let type, _, _, _): return AdvertisingPDU.name(type)
+    case .connectIndication: return "CONNECT_IND"
+    case let .dataPDU(llid, length, _): return llid == 1 && length == 0 ? "Empty PDU" : "LL Data"
+    case .linkControl(let control): return LinkControl.name(control.opcode)
     default:
       break
     }
@@ -216,6 +220,20 @@ enum HeaderWords {
     case let .synchronousConnectionComplete(address, linkType, status):
       return address.description + (ClassicHCI.linkTypeName(linkType).map { " " + $0.description } ?? "") + " " + errorText(status)
 
+    case let .advertisingPDU(type, advertiser, other, name):
+      guard let advertiser else { return "" }
+      switch type {
+      case 1: return "\(advertiser) → " + (other?.description ?? "?")
+      case 3: return (other?.description ?? "?") + " → \(advertiser)"
+      default: return advertiser.description + (other.map { " → \($0)" } ?? "") + (name.map { " \"" + $0 + "\"" } ?? "")
+      }
+    case let .connectIndication(initiator, advertiser, accessAddress, interval):
+      return "\(initiator) → \(advertiser), access address " + hex(accessAddress, 8) + ", interval " + hundredths(interval, 125) + " ms"
+    case let .dataPDU(llid, length, encrypted):
+      if length == 0 { return "" }
+      return (llid == 2 ? "start, " : "continuation, ") + "\(length) bytes" + (encrypted ? ", encrypted" : "")
+    case .linkControl(let control): return linkControlWords(control)
+
     case let .indexAdded(name, address): return "\(name) \(address)"
     case let .indexInfo(address, manufacturer):
       return "\(address) " + (AssignedNumbers.companyName(manufacturer)?.description ?? "")
@@ -233,6 +251,36 @@ enum HeaderWords {
     case 0x9E8B00: return "LIAC"
     default: return "LAP " + hex(lap, 6)
     }
+  }
+
+  // MARK: - LL control
+
+  static func linkControlWords(_ control: LinkControlFact) -> String {
+    switch control {
+    case .opcode: return ""
+    case let .connectionUpdate(interval, latency, timeout, instant):
+      return "interval " + hundredths(interval, 125) + " ms, latency \(latency), timeout " + hundredths(timeout, 1000) + " ms at event \(instant)"
+    case let .channelMap(used, instant): return "\(used) channels at event \(instant)"
+    case .terminate(let reason): return errorText(reason)
+    case let .version(version, company, subversion):
+      return "Bluetooth " + (HCICommand.coreVersionName(version)?.description ?? hex(version, 2)) + ", "
+        + (AssignedNumbers.companyName(company)?.description ?? "company " + hex(company, 4)) + ", subversion " + hex(subversion, 4)
+    case let .reject(rejected, error): return (rejected.map { LinkControl.name($0).description + ": " } ?? "") + errorText(error)
+    case .unknownResponse(let type): return LinkControl.name(type).description
+    case let .connectionParameters(_, minimum, maximum, latency, timeout):
+      return "interval " + hundredths(minimum, 125) + "–" + hundredths(maximum, 125) + " ms, latency \(latency), timeout " + hundredths(timeout, 1000) + " ms"
+    case let .length(_, receive, transmit): return "RX \(receive), TX \(transmit) octets"
+    case let .phyPreferences(_, transmit, receive):
+      return "TX " + phys(transmit) + "; RX " + phys(receive)
+    case let .phyUpdate(toPeripheral, toCentral, instant):
+      return "to peripheral " + phys(toPeripheral) + ", to central " + phys(toCentral) + " at event \(instant)"
+    case .features(_, let mask): return hex(mask, 16)
+    }
+  }
+
+  /// PHY bits in words ("LE 1M, LE 2M"); none set: "unchanged" (LL_PHY_UPDATE_IND) or "any".
+  static func phys(_ bits: UInt8) -> String {
+    bits == 0 ? "unchanged" : HCICommand.bitText(UInt64(bits), LinkControl.phyBits)
   }
 
   // MARK: - L2CAP signaling and SMP

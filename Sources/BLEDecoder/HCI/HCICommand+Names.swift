@@ -3,7 +3,7 @@ import BLECore
 // MARK: - Names
 extension HCICommand {
   /// Names of the set bits of `value`, comma-separated; unnamed bits as "reserved 0x..".
-  static func bitText(_ value: UInt64, _ names: [(bit: UInt64, name: Name)]) -> String {
+  package static func bitText(_ value: UInt64, _ names: [(bit: UInt64, name: Name)]) -> String {
     var text = ""
     var known: UInt64 = 0
     for entry in names {

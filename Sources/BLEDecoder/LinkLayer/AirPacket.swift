@@ -1,0 +1,83 @@
+import BLECore
+
+/// LE link-layer packets sniffed over the air (records of kind `.airPacket`): the sniffer's
+/// header (`AirPacketHeader`), then the packet: access address(4) PDU header(2) payload CRC(3).
+/// Advertising physical channel PDUs travel on the advertising access address; every other
+/// access address is a connection's, carrying data physical channel PDUs.
+///
+/// The corresponding specification is Core Vol 6 Part B §2.1 (packet), §2.3 (advertising PDUs),
+/// §2.4 (data PDUs and LL control).
+enum AirPacket {
+  static func decode(_ reader: inout ByteReader, into frame: inout DissectedFrame, links: inout AirLinks, registry: DecoderRegistry) throws(DecodeError) {
+    reader.layer = .linkLayer
+    frame.deepestLayer = .linkLayer
+    let header = try AirPacketHeader(parsing: &reader)
+    describe(header, &frame.fields)
+    frame.fields.end()  // air
+    let accessAddress = try reader.readUInt32LE()
+    frame.air = AirFact(header: header, accessAddress: accessAddress)
+    frame.fields.beginObject("ll", "Link layer", inline: true)
+    frame.fields.hex("access_address", "Access address", accessAddress, width: 8)
+    // The PDU, and the CRC after it: the PDU's length says where one ends.
+    var look = reader
+    _ = try look.readUInt8()
+    let length = Int(try look.readUInt8())
+    var pdu = try reader.readReader(count: min(reader.remaining, 2 + length))
+    if accessAddress == AirFact.advertisingAccessAddress {
+      try AdvertisingPDU.decode(&pdu, into: &frame, registry: registry)
+    } else {
+      try DataPDU.decode(&pdu, accessAddress: accessAddress, into: &frame, links: &links)
+    }
+    if reader.remaining >= 3 {
+      frame.fields.addVerbose("crc", "CRC", .unsigned(UInt64(try reader.readUInt24LE()), .hex(6)))
+    }
+    if header.crc == .invalid {
+      frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "the sniffer found the CRC wrong: the packet may be garbled"))
+    }
+    if !reader.isAtEnd {
+      frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "\(reader.remaining) bytes after the CRC"))
+    }
+  }
+
+  /// The `air` group: what the sniffer knew of how the packet travelled.
+  static func describe(_ header: AirPacketHeader, _ fields: inout FieldList) {
+    if let channel = header.channel { fields.uint("channel", "RF channel", channel) }
+    if let signal = header.signal { fields.measure("rssi", "RSSI", signal, scale: 1, unit: "dBm") }
+    if let phy = header.phy { fields.code("phy", "PHY", phy.rawValue, width: 2, name: phyName(phy)) }
+    if let fromCentral = header.fromCentral {
+      fields.add("direction", "Direction", .staticText(fromCentral ? "central → peripheral" : "peripheral → central"))
+    }
+    if header.crc != .notChecked { fields.flag("crc_valid", "CRC valid", header.crc == .valid) }
+    if header.mic != .notChecked { fields.flag("mic_valid", "MIC valid", header.mic == .valid) }
+    if header.decryptedBySniffer { fields.flag("decrypted", "Decrypted by the sniffer", true) }
+    if let counter = header.eventCounter { fields.uint("event_counter", "Connection event", counter) }
+  }
+
+  static func phyName(_ phy: AirPacketHeader.PHY) -> Name {
+    switch phy {
+    case .le1M: return "LE 1M"
+    case .le2M: return "LE 2M"
+    case .leCoded: return "LE Coded"
+    }
+  }
+}
+
+/// What the dissector keeps of each connection sniffed, by access address: whether its
+/// payloads are encrypted. Bounded: past `maximumLinks` the oldest is forgotten.
+struct AirLinks: Sendable {
+  struct Link: Sendable {
+    var encrypted = false
+  }
+  static let maximumLinks = 1024
+  var links = BoundedDictionary<UInt32, Link>(capacity: maximumLinks)
+
+  /// The link on `accessAddress`, created when first seen.
+  mutating func encrypted(_ accessAddress: UInt32) -> Bool { links[accessAddress]?.encrypted ?? false }
+
+  mutating func setEncrypted(_ accessAddress: UInt32, _ value: Bool) {
+    if links.modify(accessAddress, { $0.encrypted = value }) == nil { links[accessAddress] = Link(encrypted: value) }
+  }
+
+  /// A new connection on `accessAddress` (CONNECT_IND) starts unencrypted.
+  mutating func opened(_ accessAddress: UInt32) { links[accessAddress] = Link() }
+}

@@ -1,0 +1,88 @@
+import BLECore
+import BLERender
+import Testing
+
+@testable import BLEDecoder
+
+/// Link-layer packets sniffed over the air (records of kind `.airPacket`), built from the
+/// layouts of Core Vol 6 Part B §2.
+@Suite struct AirPacketTests {
+  /// A record: the sniffer's header, then access address, PDU and a CRC.
+  static func record(_ header: AirPacketHeader, accessAddress: UInt32, _ pdu: [UInt8]) -> CaptureRecord {
+    var bytes: [UInt8] = []
+    header.append(to: &bytes)
+    bytes += [UInt8(accessAddress & 0xFF), UInt8((accessAddress >> 8) & 0xFF), UInt8((accessAddress >> 16) & 0xFF), UInt8(accessAddress >> 24)]
+    bytes += pdu + [0x12, 0x34, 0x56]
+    return CaptureRecord(timestamp: 0, direction: nil, kind: .airPacket, bytes: bytes)
+  }
+
+  static let advertising = AirFact.advertisingAccessAddress
+  static let sniffed = AirPacketHeader(channel: 37, signal: -58, phy: .le1M, crc: .valid)
+
+  func dissect(_ records: [CaptureRecord]) -> [DissectedFrame] {
+    var dissector = Dissector()
+    return records.enumerated().map { index, record in
+      var frame = DissectedFrame()
+      dissector.dissect(record, number: index + 1, into: &frame)
+      return frame
+    }
+  }
+
+  @Test func advertisingIndicationWithItsName() throws {
+    // ADV_IND, TxAdd random, AdvA C0:11:22:33:44:55 (sent low byte first), Flags, name "Strap".
+    let pdu: [UInt8] = [0x40, 16, 0x55, 0x44, 0x33, 0x22, 0x11, 0xC0, 0x02, 0x01, 0x06, 0x06, 0x09] + Array("Strap".utf8)
+    let frame = try #require(dissect([Self.record(Self.sniffed, accessAddress: Self.advertising, pdu)]).first)
+    #expect(frame.malformed == nil)
+    #expect(frame.titleText == "ADV_IND")
+    #expect(frame.summaryText == "C0:11:22:33:44:55 \"Strap\"")
+    #expect(frame.fields.uint("air.channel") == 37)
+    #expect(frame.fields.uint("ll.pdu_type") == 0)
+    #expect(frame.air?.header.signal == -58)
+    guard case .advertisement(let fact)? = frame.linkEvents.first else {
+      Issue.record("no advertisement fact")
+      return
+    }
+    #expect(fact.name == "Strap" && fact.addressType == .randomDevice && fact.rssi == -58)
+  }
+
+  @Test func connectIndicationAndTheLinkItOpens() throws {
+    // CONNECT_IND: InitA (public), AdvA (random), LLData: AA 0x50654C8B, CRCInit, WinSize 2,
+    // WinOffset 0, interval 24 (30 ms), latency 0, timeout 72 (720 ms), all 37 data channels, hop 7, SCA 5.
+    let llData: [UInt8] = [0x8B, 0x4C, 0x65, 0x50, 0xAA, 0xBB, 0xCC, 0x02, 0x00, 0x00, 0x18, 0x00, 0x00, 0x00, 0x48, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0x1F, 0xA7]
+    let pdu: [UInt8] = [0x85, 34, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x55, 0x44, 0x33, 0x22, 0x11, 0xC0] + llData
+    // LL_VERSION_IND from the central on the new link: Bluetooth 5.0 (9), company 0x0059, subversion 0x1234.
+    let version = Self.record(AirPacketHeader(channel: 3, fromCentral: true), accessAddress: 0x5065_4C8B, [0x03, 0x06, 0x0C, 0x09, 0x59, 0x00, 0x34, 0x12])
+    let frames = dissect([Self.record(Self.sniffed, accessAddress: Self.advertising, pdu), version])
+    #expect(frames[0].titleText == "CONNECT_IND")
+    #expect(frames[0].summaryText == "06:05:04:03:02:01 → C0:11:22:33:44:55, access address 0x50654c8b, interval 30.00 ms")
+    #expect(frames[0].fields.uint("ll.connection.used_channels") == 37)
+    #expect(frames[0].fields.uint("ll.connection.hop") == 7)
+    #expect(frames[1].titleText == "LL_VERSION_IND")
+    #expect(frames[1].summaryText.hasPrefix("Bluetooth 5.0, "))
+    #expect(frames[1].summaryText.hasSuffix(", subversion 0x1234"))
+    #expect(frames[1].fields.word("air.direction") == "central → peripheral")
+  }
+
+  @Test func payloadsAfterEncryptionStartsAreNotDecodedAsPlainText() throws {
+    let link: UInt32 = 0x1234_5678
+    let startRequest = Self.record(Self.sniffed, accessAddress: link, [0x03, 0x01, 0x05])
+    // Looks like LL_TERMINATE_IND, but it comes after encryption started: 1 + 1 bytes and a MIC.
+    let encrypted = Self.record(Self.sniffed, accessAddress: link, [0x03, 0x06, 0x02, 0x13, 0xDE, 0xAD, 0xBE, 0xEF])
+    let empty = Self.record(Self.sniffed, accessAddress: link, [0x01, 0x00])
+    let frames = dissect([startRequest, encrypted, empty])
+    #expect(frames[0].titleText == "LL_START_ENC_REQ")
+    #expect(frames[1].titleText == "LL Data" && frames[1].summaryText == "continuation, 6 bytes, encrypted")
+    #expect(frames[1].fields.uint("ll.mic") == 0xEFBE_ADDE)
+    #expect(frames[2].titleText == "Empty PDU" && frames[2].summaryText.isEmpty)
+  }
+
+  @Test func everyPrefixIsAValueNotATrap() {
+    let pdu: [UInt8] = [0x40, 16, 0x55, 0x44, 0x33, 0x22, 0x11, 0xC0, 0x02, 0x01, 0x06, 0x06, 0x09] + Array("Strap".utf8)
+    let whole = Self.record(Self.sniffed, accessAddress: Self.advertising, pdu).bytes
+    for count in 0..<whole.count - 3 {
+      let frame = dissect([CaptureRecord(timestamp: 0, direction: nil, kind: .airPacket, bytes: Array(whole[..<count]))])[0]
+      #expect(frame.malformed != nil, "\(count) bytes")
+      #expect(frame.fields.depth == 0)
+    }
+  }
+}
