@@ -62,12 +62,7 @@ package enum LinkControl {
     case 0x00:
       fields.measure("window_size", "Transmit window size", try r.readUInt8(), scale: 1.25, unit: "ms")
       fields.measure("window_offset", "Transmit window offset", try r.readUInt16LE(), scale: 1.25, unit: "ms")
-      let interval = try r.readUInt16LE()
-      fields.measure("interval", "Connection interval", interval, scale: 1.25, unit: "ms")
-      let latency = try r.readUInt16LE()
-      fields.uint("latency", "Peripheral latency", latency)
-      let timeout = try r.readUInt16LE()
-      fields.measure("supervision_timeout", "Supervision timeout", timeout, scale: 10, unit: "ms")
+      let (interval, latency, timeout) = try LEMetaEvent.connectionParameters(&fields, &r)
       let instant = try r.readUInt16LE()
       fields.uint("instant", "Instant", instant)
       fact = .connectionUpdate(interval: interval, latency: latency, timeout: timeout, instant: instant)
