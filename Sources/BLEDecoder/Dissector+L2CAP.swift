@@ -72,13 +72,28 @@ extension Dissector {
       HCIDataPacket.describe(header, .none, &frame)
       return
     }
-    let isStart = header.packetBoundary != 1
+    try dissectLinkData(payload, isStart: header.packetBoundary != 1, slot: slot, direction: direction, origin: .acl(header), into: &frame)
+  }
+
+  /// Where a piece of an L2CAP PDU came from: an HCI ACL packet, or a data PDU sniffed over the
+  /// air (LLID 2 starts a PDU, 1 continues one). The frame's open group is that link's.
+  enum LinkDataOrigin {
+    case acl(HCIDataPacket.ACLHeader)
+    /// `group`: where the frame's `ll` group starts (it is hidden in plain text once L2CAP decodes).
+    case air(llid: UInt8, length: Int, group: Int)
+  }
+
+  /// A piece of an L2CAP PDU from either link: reassembled per connection and direction, then
+  /// the PDU decoded when complete.
+  mutating func dissectLinkData(
+    _ payload: ByteView, isStart: Bool, slot: Int, direction: Direction, origin: LinkDataOrigin, into frame: inout DissectedFrame
+  ) throws(DecodeError) {
     // Fast path: a whole PDU in one packet with nothing pending is decoded in place.
     let pending = connections.entries[slot].link.reassemblers[direction].isInProgress
     if isStart && !pending && payload.count >= 4 {
       let length = Int(payload[payload.startIndex]) | Int(payload[payload.startIndex + 1]) << 8
       if length + 4 == payload.count {
-        Self.hideHCIGroup(&frame)
+        Self.hideLinkGroup(origin, &frame)
         var pdu = ByteReader(payload, layer: .l2cap)
         try dissectL2CAP(&pdu, slot: slot, direction: direction, firstFrame: nil, fragments: 1, into: &frame)
         return
@@ -88,11 +103,11 @@ extension Dissector {
     switch outcome {
     case .dropped:
       frame.fields.bytes("data", "Data", payload)
-      HCIDataPacket.describe(header, .dropped, &frame)
+      Self.describe(origin, .dropped, &frame)
     case let .incomplete(have, expected, firstFrame):
       reassemblyGrew(by: payload.count, slot: slot, &frame)
       frame.fields.bytes("data", "Data", payload)
-      frame.fields.end()  // hci
+      frame.fields.end()  // hci or ll
       frame.deepestLayer = .l2cap
       frame.fields.beginObject("l2cap", "L2CAP", inline: true)
       frame.fields.flag("fragment", "Fragment", true)
@@ -100,12 +115,30 @@ extension Dissector {
       frame.fields.uint("have", "Bytes so far", have)
       if let expected { frame.fields.uint("expected", "PDU length", expected) }
       frame.fields.end()
-      HCIDataPacket.describe(header, .fragment(have: have, expected: expected), &frame)
+      Self.describe(origin, .fragment(have: have, expected: expected), &frame)
     case let .complete(bytes, firstFrame, fragments):
-      Self.hideHCIGroup(&frame)
+      Self.hideLinkGroup(origin, &frame)
       try ByteReader.reading(bytes, layer: .l2cap) { (pdu: inout ByteReader) throws(DecodeError) in
         try dissectL2CAP(&pdu, slot: slot, direction: direction, firstFrame: fragments > 1 ? firstFrame : nil, fragments: fragments, into: &frame)
       }
+    }
+  }
+
+  /// What the header line says of link data no upper layer describes.
+  static func describe(_ origin: LinkDataOrigin, _ reassembly: ACLReassemblyFact, _ frame: inout DissectedFrame) {
+    switch origin {
+    case .acl(let header): HCIDataPacket.describe(header, reassembly, &frame)
+    case let .air(llid, length, _): frame.header = .dataPDU(llid: llid, length: length, encrypted: false, reassembly: reassembly)
+    }
+  }
+
+  /// Closes the link's group of a frame whose PDU decodes: the upper layers say more, so text
+  /// shows it only with `-v`.
+  static func hideLinkGroup(_ origin: LinkDataOrigin, _ frame: inout DissectedFrame) {
+    frame.fields.end()
+    switch origin {
+    case .acl: frame.fields.markVerbose(at: 0)
+    case .air(_, _, let group): frame.fields.markVerbose(at: group)
     }
   }
 
@@ -344,13 +377,6 @@ extension Dissector {
       return
     }
     payload = copy
-  }
-
-  /// Closes the `hci` group of an ACL frame whose PDU decodes: the upper layers say more, so
-  /// text shows it only with `-v`.
-  static func hideHCIGroup(_ frame: inout DissectedFrame) {
-    frame.fields.end()
-    frame.fields.markVerbose(at: 0)
   }
 
   /// The name of a channel no fixed channel entry names.

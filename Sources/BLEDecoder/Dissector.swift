@@ -133,7 +133,7 @@ public struct Dissector: Sendable {
         connections.closeAll(adapter: adapter)
         try MonitorNote.decode(&reader, kind: kind, into: &frame)
       case .airPacket:
-        try AirPacket.decode(&reader, into: &frame, links: &airLinks, registry: registry)
+        try AirPacket.decode(&reader, into: &frame, &self)
       case .other(let code):
         frame.header = .unknownRecord(type: code)
         frame.fields.bytes("data", "Data", reader.readRemaining())

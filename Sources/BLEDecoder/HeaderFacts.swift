@@ -145,10 +145,11 @@ public enum HeaderFact: Sendable, Equatable {
   /// device it names (a scanner, an initiator, a target), and the name it advertises.
   case advertisingPDU(type: UInt8, advertiser: BDAddr?, other: BDAddr?, name: String?)
   /// CONNECT_IND: who connects to whom, on which access address, at what interval (1.25 ms).
-  case connectIndication(initiator: BDAddr, advertiser: BDAddr, accessAddress: UInt32, interval: UInt16)
-  /// A data channel PDU that is no LL control PDU: LLID 1 (continuation, or empty) or 2 (the
-  /// start of an L2CAP PDU), its payload length, and whether the payload is encrypted.
-  case dataPDU(llid: UInt8, length: Int, encrypted: Bool)
+  case connectIndication(initiator: BDAddr, advertiser: BDAddr, advertiserType: AddressType, accessAddress: UInt32, interval: UInt16)
+  /// A data channel PDU that is no LL control PDU and no L2CAP PDU was decoded from: LLID 1
+  /// (continuation, or empty) or 2 (the start of an L2CAP PDU), its payload length, whether the
+  /// payload is encrypted, what reassembly made of it.
+  case dataPDU(llid: UInt8, length: Int, encrypted: Bool, reassembly: ACLReassemblyFact)
   /// An LL control PDU (Core Vol 6 Part B §2.4.2).
   case linkControl(LinkControlFact)
 
@@ -169,6 +170,8 @@ public enum ACLReassemblyFact: Sendable, Equatable {
   case dropped
   /// A part of a PDU: `have` bytes so far of `expected` (nil: the length is not known yet).
   case fragment(have: Int, expected: Int?)
+  /// A repeat of the last packet its side sent (air captures): not decoded again.
+  case retransmission
 }
 
 /// An SMP command (Core Vol 3 Part H §3), as far as its header line tells.

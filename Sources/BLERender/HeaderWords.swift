@@ -18,7 +18,7 @@ enum HeaderWords {
       if let code = command.code { return SecurityManager.name(code) }
     case .advertisingPDU(let type, _, _, _): return AdvertisingPDU.name(type)
     case .connectIndication: return "CONNECT_IND"
-    case let .dataPDU(llid, length, _): return llid == 1 && length == 0 ? "Empty PDU" : "LL Data"
+    case let .dataPDU(llid, length, _, _): return llid == 1 && length == 0 ? "Empty PDU" : "LL Data"
     case .linkControl(let control): return LinkControl.name(control.opcode)
     default:
       break
@@ -55,6 +55,7 @@ enum HeaderWords {
       switch reassembly {
       case .none: break
       case .dropped: line.append(.text(", not part of any PDU"))
+      case .retransmission: line.append(.text(", retransmission"))
       case let .fragment(have, expected):
         line.append(.text(" (L2CAP fragment: "))
         line.append(.number(have))
@@ -227,11 +228,18 @@ enum HeaderWords {
       case 3: return (other?.description ?? "?") + " → \(advertiser)"
       default: return advertiser.description + (other.map { " → \($0)" } ?? "") + (name.map { " \"" + $0 + "\"" } ?? "")
       }
-    case let .connectIndication(initiator, advertiser, accessAddress, interval):
+    case let .connectIndication(initiator, advertiser, _, accessAddress, interval):
       return "\(initiator) → \(advertiser), access address " + hex(accessAddress, 8) + ", interval " + hundredths(interval, 125) + " ms"
-    case let .dataPDU(llid, length, encrypted):
+    case let .dataPDU(llid, length, encrypted, reassembly):
       if length == 0 { return "" }
-      return (llid == 2 ? "start, " : "continuation, ") + "\(length) bytes" + (encrypted ? ", encrypted" : "")
+      var words = (llid == 2 ? "start, " : "continuation, ") + "\(length) bytes" + (encrypted ? ", encrypted" : "")
+      switch reassembly {
+      case .none: break
+      case .dropped: words += ", not part of any PDU"
+      case let .fragment(have, expected): words += " (L2CAP fragment: \(have)" + (expected.map { " of \($0)" } ?? "") + " bytes)"
+      case .retransmission: words += ", retransmission"
+      }
+      return words
     case .linkControl(let control): return linkControlWords(control)
 
     case let .indexAdded(name, address): return "\(name) \(address)"

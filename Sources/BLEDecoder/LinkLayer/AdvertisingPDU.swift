@@ -60,7 +60,7 @@ package enum AdvertisingPDU {
       let advertiser = try address("adv_address", "Advertiser", rx)
       frame.header = .advertisingPDU(type: type, advertiser: advertiser, other: initiator, name: nil)
       let (accessAddress, interval) = try connectionData(&pdu, &frame.fields)
-      frame.header = .connectIndication(initiator: initiator, advertiser: advertiser, accessAddress: accessAddress, interval: interval)
+      frame.header = .connectIndication(initiator: initiator, advertiser: advertiser, advertiserType: rx, accessAddress: accessAddress, interval: interval)
     case 7, 8:  // ADV_EXT_IND / AUX_* and AUX_CONNECT_RSP: the common extended payload
       try extended(&pdu, type: type, tx: tx, rx: rx, into: &frame, registry: registry)
     default:

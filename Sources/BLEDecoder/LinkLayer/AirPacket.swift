@@ -8,7 +8,7 @@ import BLECore
 /// The corresponding specification is Core Vol 6 Part B §2.1 (packet), §2.3 (advertising PDUs),
 /// §2.4 (data PDUs and LL control).
 enum AirPacket {
-  static func decode(_ reader: inout ByteReader, into frame: inout DissectedFrame, links: inout AirLinks, registry: DecoderRegistry) throws(DecodeError) {
+  static func decode(_ reader: inout ByteReader, into frame: inout DissectedFrame, _ dissector: inout Dissector) throws(DecodeError) {
     reader.layer = .linkLayer
     frame.deepestLayer = .linkLayer
     let header = try AirPacketHeader(parsing: &reader)
@@ -16,6 +16,7 @@ enum AirPacket {
     frame.fields.end()  // air
     let accessAddress = try reader.readUInt32LE()
     frame.air = AirFact(header: header, accessAddress: accessAddress)
+    let group = frame.fields.count
     frame.fields.beginObject("ll", "Link layer", inline: true)
     frame.fields.hex("access_address", "Access address", accessAddress, width: 8)
     // The PDU, and the CRC after it: the PDU's length says where one ends.
@@ -24,9 +25,12 @@ enum AirPacket {
     let length = Int(try look.readUInt8())
     var pdu = try reader.readReader(count: min(reader.remaining, 2 + length))
     if accessAddress == AirFact.advertisingAccessAddress {
-      try AdvertisingPDU.decode(&pdu, into: &frame, registry: registry)
+      try AdvertisingPDU.decode(&pdu, into: &frame, registry: dissector.registry)
+      if case let .connectIndication(initiator, advertiser, advertiserType, linkAddress, interval) = frame.header {
+        dissector.openAirLink(linkAddress, central: initiator, peripheral: advertiser, peripheralType: advertiserType, interval: interval, into: &frame)
+      }
     } else {
-      try DataPDU.decode(&pdu, accessAddress: accessAddress, into: &frame, links: &links)
+      try dissector.dissectDataPDU(&pdu, accessAddress: accessAddress, group: group, into: &frame)
     }
     if reader.remaining >= 3 {
       frame.fields.addVerbose("crc", "CRC", .unsigned(UInt64(try reader.readUInt24LE()), .hex(6)))
@@ -62,22 +66,37 @@ enum AirPacket {
   }
 }
 
-/// What the dissector keeps of each connection sniffed, by access address: whether its
-/// payloads are encrypted. Bounded: past `maximumLinks` the oldest is forgotten.
+/// What the dissector keeps of each connection sniffed, by access address: the connection
+/// handle it is given (connections sniffed over the air are numbered from 1, on controller
+/// index 0, so every layer above finds them as it finds HCI ones), whether its payloads are
+/// encrypted, and what tells a retransmission. Bounded: past `maximumLinks` the oldest is
+/// forgotten.
 struct AirLinks: Sendable {
   struct Link: Sendable {
+    var handle: UInt16
     var encrypted = false
+    /// Each side's last data packet: its SN and what it carried (a retransmission repeats both).
+    var last = DirectionalPair<(sn: UInt8, digest: UInt32)?>(nil)
+    /// Who sent the last data packet, to alternate when the sniffer does not say.
+    var lastDirection: Direction?
   }
   static let maximumLinks = 1024
   var links = BoundedDictionary<UInt32, Link>(capacity: maximumLinks)
+  var nextHandle: UInt16 = 1
 
-  /// The link on `accessAddress`, created when first seen.
-  mutating func encrypted(_ accessAddress: UInt32) -> Bool { links[accessAddress]?.encrypted ?? false }
+  func encrypted(_ accessAddress: UInt32) -> Bool { links[accessAddress]?.encrypted ?? false }
 
   mutating func setEncrypted(_ accessAddress: UInt32, _ value: Bool) {
-    if links.modify(accessAddress, { $0.encrypted = value }) == nil { links[accessAddress] = Link(encrypted: value) }
+    _ = links.modify(accessAddress) { $0.encrypted = value }
   }
 
-  /// A new connection on `accessAddress` (CONNECT_IND) starts unencrypted.
-  mutating func opened(_ accessAddress: UInt32) { links[accessAddress] = Link() }
+  /// The link on `accessAddress`: a new one for a CONNECT_IND (`opening`), else the one known,
+  /// else a new one (the capture began mid-connection). Returns its handle and whether it is new.
+  mutating func link(_ accessAddress: UInt32, opening: Bool) -> (handle: UInt16, isNew: Bool) {
+    if !opening, let link = links[accessAddress] { return (link.handle, false) }
+    let handle = nextHandle
+    nextHandle = nextHandle == 0x0EFF ? 1 : nextHandle + 1
+    links[accessAddress] = Link(handle: handle)
+    return (handle, true)
+  }
 }

@@ -5,47 +5,123 @@ import BLECore
 /// continuation of an L2CAP PDU (or, empty, nothing to send), 2 the start of one, 3 an LL
 /// control PDU. Once a link's encryption has started, every payload that is not empty is
 /// encrypted and ends with a 4-byte MIC.
-enum DataPDU {
-  static func decode(_ pdu: inout ByteReader, accessAddress: UInt32, into frame: inout DissectedFrame, links: inout AirLinks) throws(DecodeError) {
+///
+/// L2CAP pieces go up through the same reassembly as HCI ACL data, the central's as
+/// host-to-controller (the capture is read as the central's). A packet repeating the SN and
+/// payload of the last one its side sent is a retransmission: shown, not decoded twice.
+extension Dissector {
+  mutating func dissectDataPDU(_ pdu: inout ByteReader, accessAddress: UInt32, group: Int, into frame: inout DissectedFrame) throws(DecodeError) {
     let bits = try pdu.readUInt8()
     let length = Int(try pdu.readUInt8())
     let llid = bits & 0x03
-    frame.fields.code("llid", "LLID", llid, width: 1, name: llidName(llid, empty: length == 0))
+    let sn = (bits >> 3) & 1
+    frame.fields.code("llid", "LLID", llid, width: 1, name: DataPDU.llidName(llid, empty: length == 0))
     frame.fields.uint("nesn", "NESN", (bits >> 2) & 1)
-    frame.fields.uint("sn", "SN", (bits >> 3) & 1)
+    frame.fields.uint("sn", "SN", sn)
     frame.fields.flag("md", "More data", bits & 0x10 != 0)
     frame.fields.addVerbose("length", "Length", .unsigned(UInt64(length), .decimal))
     if bits & 0x20 != 0 { frame.fields.hex("cte_info", "CTEInfo", try pdu.readUInt8(), width: 2) }
+    frame.header = .dataPDU(llid: llid, length: length, encrypted: false, reassembly: .none)
     guard length <= pdu.remaining else {
-      frame.header = .dataPDU(llid: llid, length: length, encrypted: false)
       throw DecodeError(.lengthMismatch(field: "PDU length", declared: length, actual: pdu.remaining), layer: .linkLayer, offset: pdu.offset - 1)
     }
-    let encrypted = length > 0 && links.encrypted(accessAddress) && frame.air?.header.decryptedBySniffer != true
-    if encrypted {
-      frame.header = .dataPDU(llid: llid, length: length, encrypted: true)
-      frame.fields.flag("encrypted", "Encrypted", true)
-      frame.fields.bytes("payload", "Encrypted payload", try pdu.readBytes(count: max(length - 4, 0)))
-      if length >= 4 { frame.fields.hex("mic", "MIC", try pdu.readUInt32LE(), width: 8) }
+    let (handle, isNew) = airLinks.link(accessAddress, opening: false)
+    let slot = connections.slot(adapter: 0, handle: handle, isLE: true).slot
+    frame.connection = connections.entries[slot].label
+    if isNew {
+      frame.diagnostics.append(Diagnostic(.note, .linkLayer, "access address \(Hex.prefixed(UInt64(accessAddress), width: 8)) first seen here without its CONNECT_IND (capture started mid-connection?)"))
+    }
+    let direction = airDirection(accessAddress, &frame)
+    let payload = try pdu.readBytes(count: length)
+    if isRetransmission(accessAddress, direction: direction, sn: sn, llid: llid, payload: payload) {
+      frame.fields.flag("retransmission", "Retransmission", true)
+      frame.fields.bytes("payload", "Payload", payload)
+      frame.header = .dataPDU(llid: llid, length: length, encrypted: false, reassembly: .retransmission)
       return
     }
-    if llid == 3 {
-      frame.header = .linkControl(.opcode(try pdu.peekUInt8()))
-      let control = try LinkControl.decode(&pdu, into: &frame.fields)
-      frame.header = .linkControl(control)
-      switch control.opcode {
-      case 0x05:  // LL_START_ENC_REQ: what follows on this link is encrypted
-        links.setEncrypted(accessAddress, true)
-      case 0x0B:  // LL_PAUSE_ENC_RSP: no longer
-        links.setEncrypted(accessAddress, false)
-      default:
-        break
-      }
-    } else {
-      frame.header = .dataPDU(llid: llid, length: length, encrypted: false)
-      if length > 0 { frame.fields.bytes("payload", "L2CAP fragment", pdu.readRemaining()) }
+    if length > 0 && airLinks.encrypted(accessAddress) && frame.air?.header.decryptedBySniffer != true {
+      frame.header = .dataPDU(llid: llid, length: length, encrypted: true, reassembly: .none)
+      frame.fields.flag("encrypted", "Encrypted", true)
+      var sealed = ByteReader(payload, layer: .linkLayer)
+      frame.fields.bytes("payload", "Encrypted payload", try sealed.readBytes(count: max(length - 4, 0)))
+      if length >= 4 { frame.fields.hex("mic", "MIC", try sealed.readUInt32LE(), width: 8) }
+      return
+    }
+    switch llid {
+    case 3:
+      var control = ByteReader(payload, layer: .linkLayer)
+      frame.header = .linkControl(.opcode(try control.peekUInt8()))
+      let fact = try LinkControl.decode(&control, into: &frame.fields)
+      frame.header = .linkControl(fact)
+      noteLinkControl(fact, accessAddress: accessAddress, handle: handle, into: &frame)
+    case 1, 2 where length > 0:
+      try dissectLinkData(payload, isStart: llid == 2, slot: slot, direction: direction, origin: .air(llid: llid, length: length, group: group), into: &frame)
+    default:
+      if length > 0 { frame.fields.bytes("payload", "Payload", payload) }
     }
   }
 
+  /// Which side sent a data PDU: the sniffer's word, else the other side than the last packet
+  /// on the link (the central speaks first in each connection event).
+  mutating func airDirection(_ accessAddress: UInt32, _ frame: inout DissectedFrame) -> Direction {
+    let direction: Direction
+    if let fromCentral = frame.air?.header.fromCentral {
+      direction = fromCentral ? .hostToController : .controllerToHost
+    } else {
+      let last = airLinks.links[accessAddress]?.lastDirection
+      direction = last == .hostToController ? .controllerToHost : .hostToController
+      frame.fields.addVerbose(
+        "inferred_direction", "Direction (inferred)", .staticText(direction == .hostToController ? "central → peripheral" : "peripheral → central"))
+    }
+    _ = airLinks.links.modify(accessAddress) { $0.lastDirection = direction }
+    return direction
+  }
+
+  /// Whether this packet repeats its side's last one (same SN, same payload), and notes it.
+  mutating func isRetransmission(_ accessAddress: UInt32, direction: Direction, sn: UInt8, llid: UInt8, payload: ByteView) -> Bool {
+    // FNV-1a over LLID and payload: a retransmission carries the same.
+    var digest: UInt32 = 2_166_136_261
+    digest = (digest ^ UInt32(llid)) &* 16_777_619
+    for byte in payload { digest = (digest ^ UInt32(byte)) &* 16_777_619 }
+    let last = airLinks.links[accessAddress]?.last[direction] ?? nil
+    _ = airLinks.links.modify(accessAddress) { $0.last[direction] = (sn, digest) }
+    guard let last else { return false }
+    return last.sn == sn && last.digest == digest
+  }
+
+  /// What an LL control PDU changes: encryption starts or pauses, the link ends.
+  mutating func noteLinkControl(_ fact: LinkControlFact, accessAddress: UInt32, handle: UInt16, into frame: inout DissectedFrame) {
+    switch fact {
+    case .opcode(0x05):  // LL_START_ENC_REQ: what follows on this link is encrypted
+      airLinks.setEncrypted(accessAddress, true)
+    case .opcode(0x0B):  // LL_PAUSE_ENC_RSP: no longer
+      airLinks.setEncrypted(accessAddress, false)
+    case .terminate(let reason):
+      frame.linkEvents.append(.disconnected(status: 0, handle: handle, reason: reason))
+    case let .connectionUpdate(interval, latency, timeout, _):
+      frame.linkEvents.append(.parametersUpdated(status: 0, handle: handle, parameters: ConnectionParameters(interval: interval, latency: latency, supervisionTimeout: timeout)))
+    default:
+      break
+    }
+  }
+
+  /// A CONNECT_IND opens a link on its access address: a connection whose local side is the
+  /// central, as an HCI capture on the central's host would show it.
+  mutating func openAirLink(
+    _ accessAddress: UInt32, central: BDAddr, peripheral: BDAddr, peripheralType: AddressType, interval: UInt16, into frame: inout DissectedFrame
+  ) {
+    let (handle, _) = airLinks.link(accessAddress, opening: true)
+    let peerType = peripheralType
+    let connection = connections.opened(Connection(
+      adapter: 0, handle: handle, generation: 0, peer: peripheral, peerType: peerType, role: .central,
+      interval: interval, latency: nil, supervisionTimeout: nil, openedInFrame: frame.number, isLE: true))
+    frame.connection = connection.label
+    frame.linkEvents.append(.connectRequested(peer: peripheral, peerType: peerType, isLE: true))
+    frame.linkEvents.append(.connected(status: 0, handle: handle, peer: peripheral, peerType: peerType, role: .central, parameters: nil))
+  }
+}
+
+enum DataPDU {
   static func llidName(_ llid: UInt8, empty: Bool) -> Name? {
     switch llid {
     case 1: return empty ? "empty PDU" : "continuation fragment"

@@ -76,6 +76,26 @@ import Testing
     #expect(frames[2].titleText == "Empty PDU" && frames[2].summaryText.isEmpty)
   }
 
+  @Test func l2capFragmentsReassembleIntoATTAndRetransmissionsAreNotDecodedTwice() throws {
+    let link: UInt32 = 0x5065_4C8B
+    let llData: [UInt8] = [0x8B, 0x4C, 0x65, 0x50, 0xAA, 0xBB, 0xCC, 0x02, 0x00, 0x00, 0x18, 0x00, 0x00, 0x00, 0x48, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0x1F, 0xA7]
+    let connect = Self.record(Self.sniffed, accessAddress: Self.advertising, [0x85, 34, 1, 2, 3, 4, 5, 6, 0x55, 0x44, 0x33, 0x22, 0x11, 0xC0] + llData)
+    // A Handle Value Notification on handle 0x0010 with 6 bytes: L2CAP length 7, CID 4, in two
+    // pieces of 7 and 4 bytes from the peripheral; the second sent twice (same SN).
+    let pdu: [UInt8] = [0x07, 0x00, 0x04, 0x00, 0x1B, 0x10, 0x00, 0x00, 0x48, 0x01, 0x02]
+    let peripheral = AirPacketHeader(channel: 5, fromCentral: false)
+    let start = Self.record(peripheral, accessAddress: link, [0x02 | 0x08, 7] + pdu[..<7])
+    let rest = Self.record(peripheral, accessAddress: link, [0x01, 4] + pdu[7...])
+    let frames = dissect([connect, start, rest, rest])
+    #expect(frames[0].connection?.handle == 1 && frames[0].connection?.peer == BDAddr("C0:11:22:33:44:55"))
+    #expect(frames[1].summaryText == "start, 7 bytes (L2CAP fragment: 7 of 11 bytes)")
+    #expect(frames[2].titleText == "Handle Value Notification")
+    #expect(frames[2].att?.opcode == 0x1B && frames[2].attributes.first?.handle == 0x0010)
+    #expect(frames[2].fields.text("att.value") == "00480102")
+    #expect(frames[2].connection?.handle == 1)
+    #expect(frames[3].att == nil && frames[3].summaryText == "continuation, 4 bytes, retransmission")
+  }
+
   @Test func everyPrefixIsAValueNotATrap() {
     let pdu: [UInt8] = [0x40, 16, 0x55, 0x44, 0x33, 0x22, 0x11, 0xC0, 0x02, 0x01, 0x06, 0x06, 0x09] + Array("Strap".utf8)
     let whole = Self.record(Self.sniffed, accessAddress: Self.advertising, pdu).bytes
