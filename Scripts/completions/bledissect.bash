@@ -128,7 +128,7 @@ _bledissect() {
     convert)
       case $prev in
         --to)
-          COMPREPLY=($(compgen -W 'btsnoop btsnoop-h1 btsnoop-monitor pklg pklg-le pcap pcap-monitor pcap-h4 pcapng' -- "$cur"))
+          COMPREPLY=($(compgen -W 'btsnoop btsnoop-h1 btsnoop-monitor pklg pklg-le pcap pcap-monitor pcap-h4 pcapng pcap-ll pcapng-ll pcap-ll-phdr pcapng-ll-phdr pcap-nordic pcapng-nordic pcap-user10 pcapng-user10 pcap-ppi pcapng-ppi' -- "$cur"))
           return 0
           ;;
       esac

@@ -87,7 +87,7 @@ complete -c bledissect -n '__fish_seen_subcommand_from diff' -l no-cache -d 'Nei
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -s h -l help -d 'Show help for this command'
 
 # convert
-complete -c bledissect -n '__fish_seen_subcommand_from convert' -l to -x -a 'btsnoop btsnoop-h1 btsnoop-monitor pklg pklg-le pcap pcap-monitor pcap-h4 pcapng' -d 'Output format (see above)'
+complete -c bledissect -n '__fish_seen_subcommand_from convert' -l to -x -a 'btsnoop btsnoop-h1 btsnoop-monitor pklg pklg-le pcap pcap-monitor pcap-h4 pcapng pcap-ll pcapng-ll pcap-ll-phdr pcapng-ll-phdr pcap-nordic pcapng-nordic pcap-user10 pcapng-user10 pcap-ppi pcapng-ppi' -d 'Output format (see above)'
 complete -c bledissect -n '__fish_seen_subcommand_from convert' -l stop-at-damage -d 'Stop at the first damaged record (as tshark and btmon do) instead of skipping to the next plausible one'
 complete -c bledissect -n '__fish_seen_subcommand_from convert' -s h -l help -d 'Show help for this command'
 

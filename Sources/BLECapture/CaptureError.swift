@@ -38,7 +38,7 @@ public enum CaptureError: Error, Sendable, Equatable {
     case let .unsupportedVersion(format, version):
       return "unsupported \(format) version \(version)"
     case let .unsupportedLinkType(format, linkType, name):
-      return "unsupported \(format) link type \(linkType) (\(name)); bledissect reads HCI captures: btsnoop 1001/1002/2001, pcap link types \(PcapLinkType.readableList)"
+      return "unsupported \(format) link type \(linkType) (\(name)); bledissect reads HCI and LE air-sniffer captures: btsnoop 1001/1002/2001, pcap link types \(PcapLinkType.readableList)"
     case let .damaged(frame, offset, reason):
       return "damaged capture at frame \(frame) (byte offset \(offset)): \(reason)"
     case .readFailed(let why): return "read error: \(why)"

@@ -36,16 +36,14 @@ public struct PcapLinkType: Sendable, Hashable {
   public func hash(into hasher: inout Hasher) { hasher.combine(value) }
 
   /// The link types `PcapReader` reads.
-  static let readable: [PcapLinkType] = [.h4, .h4WithDirection, .linuxMonitor]
+  static let readable: [PcapLinkType] = [
+    .h4, .h4WithDirection, .linuxMonitor, .bluetoothLELL, .bluetoothLELLWithPHDR, .nordicBLE, .nordicBLELegacy, .ppi,
+  ]
 
   /// Link types bledissect does not read but names when a capture has one, so that the
   /// message says what the file is; other numbers are named by libpcap.
   static let unreadable: [(value: Int32, name: String)] = [
-    (192, "PPI, an air sniffer capture; bledissect reads HCI captures"),
-    (251, "BLUETOOTH_LE_LL, a link-layer sniffer capture"),
-    (255, "BLUETOOTH_BREDR_BB, a baseband sniffer capture"),
-    (256, "BLUETOOTH_LE_LL_WITH_PHDR, a link-layer sniffer capture"),
-    (272, "NORDIC_BLE, an nRF Sniffer link-layer capture"),
+    (255, "BLUETOOTH_BREDR_BB, a BR/EDR baseband sniffer capture"),
     (1, "Ethernet"),
   ]
 
@@ -61,7 +59,7 @@ public struct PcapLinkType: Sendable, Hashable {
     Array(packet[(packet.startIndex + min(offset, packet.count))..<packet.endIndex].buffer)
   }
 
-  /// The readable link types for messages: "187, 201 and 254".
+  /// The readable link types for messages: "157, 187, 192, 201, 251, 254, 256 and 272".
   static var readableList: String {
     let values = readable.map(\.value).sorted().map { String($0) }
     guard let last = values.last, values.count > 1 else { return values.first ?? "" }

@@ -12,12 +12,14 @@ import CPcap
 ///
 /// libpcap reads from a `FILE*`; ours replays the bytes already buffered for format detection and
 /// then reads the descriptor, so standard input works although it cannot seek.
-/// Link types: those of `PcapLinkType.readable` (187 H4, 201 H4 with direction, 254 Linux monitor).
+/// Link types: those of `PcapLinkType.readable` (HCI: 187 H4, 201 H4 with direction, 254 Linux
+/// monitor; LE air sniffers: 251, 256, 272, 157 and 192, as records of kind `.airPacket`).
 public final class PcapReader: CaptureReader {
   let input: InputSource
   let handle: OpaquePointer
   let file: UnsafeMutablePointer<FILE>
-  let linkType: PcapLinkType
+  /// The link type of the capture's packets (its writer writes the same packets back).
+  public let linkType: PcapLinkType
   let isPcapNG: Bool
   public let format: CaptureFormat
   var frames = 0

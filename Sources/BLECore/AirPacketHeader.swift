@@ -6,13 +6,14 @@
 ///
 /// | byte | content |
 /// |---|---|
-/// | 0 | RF channel, 0–39 (0xFF: not known) |
+/// | 0 | channel index, 0–39 (Core Vol 6 Part B §1.4.1: 37–39 the primary advertising channels; readers of formats that give the RF channel or the frequency convert it), 0xFF: not known |
 /// | 1 | signal in dBm, two's complement (0x7F: not known) |
 /// | 2 | PHY: 0 LE 1M, 1 LE 2M, 2 LE Coded (0xFF: not known) |
 /// | 3 | flags: 0x01 CRC checked, 0x02 CRC valid, 0x04 direction known, 0x08 sent by the central, 0x10 MIC checked, 0x20 MIC valid, 0x40 decrypted by the sniffer, 0x80 event counter known |
 /// | 4–5 | connection event counter, little-endian |
 ///
-/// The packet follows from its access address (4 bytes) to its CRC (3 bytes).
+/// The packet follows from its access address (4 bytes) to its CRC (3 bytes), as the sniffer gave
+/// it: on LE Coded, the formats put the coding indicator (1 byte) after the access address.
 public struct AirPacketHeader: Sendable, Equatable {
   public static let size = 6
 

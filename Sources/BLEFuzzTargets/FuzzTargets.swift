@@ -26,8 +26,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   case pipeline
   /// Records straight to the dissector and both renderers (see `FuzzTarget.packets`).
   case packets
-  /// Bytes to records, written as btsnoop (Linux monitor) and as pcapng, each read back: the
-  /// same records must come back (what each container can carry).
+  /// Bytes to records, written as btsnoop (Linux monitor), as pcapng (link type 201) and, for
+  /// pcap input, as pcapng of the input's own link type, each read back: the same records must
+  /// come back (what each container can carry).
   case roundtrip
   /// gzip input inflated as read (`InputSource`, `Inflater`), then detection and whichever
   /// reader the inflated bytes pick: the input is a gzip file without its 2-byte magic.
@@ -310,8 +311,10 @@ extension FuzzTarget {
   static func roundtrip(_ bytes: UnsafeBufferPointer<UInt8>) -> Outcome {
     var outcome = Outcome()
     var records: [CaptureRecord] = []
+    var linkType: PcapLinkType?
     do {
       let reader = try CaptureFile.open(InputSource(bytes: bytes, name: "fuzz"))
+      linkType = (reader as? PcapReader)?.linkType
       while records.count < frameLimit, let record = try reader.next() { records.append(record) }
     } catch {
       outcome.error = error
@@ -319,7 +322,9 @@ extension FuzzTarget {
     outcome.records = records.count
     guard !records.isEmpty else { return outcome }
 
-    checkMonitorRoundtrip(records)
+    // Air-sniffer packets have no monitor opcode: the monitor carries every other kind.
+    checkMonitorRoundtrip(records.filter { $0.kind != .airPacket })
+    if let linkType { checkLinkTypeRoundtrip(records, linkType) }
 
     // pcapng (link type 201) carries HCI packets with their direction; libpcap splits the 64-bit
     // microseconds into seconds and microseconds, exact for timestamps from 1970 on.
@@ -353,6 +358,41 @@ extension FuzzTarget {
       precondition(back.adapter == original.adapter, "btsnoop (monitor) record \(index + 1): controller changed")
       precondition(back.bytes == original.bytes, "btsnoop (monitor) record \(index + 1): bytes changed")
       precondition(back.timestamp == original.timestamp, "btsnoop (monitor) record \(index + 1): timestamp changed")
+    }
+  }
+
+  /// pcapng of the capture's own link type carries what that link type read: the records it
+  /// writes come back with their kind and bytes; of an air packet, the link-layer packet and
+  /// what the sniffer's header says as far as the link type carries it (a value the format
+  /// reads as not known is written as its default), so that the records read back are written
+  /// and read back again unchanged.
+  static func checkLinkTypeRoundtrip(_ records: [CaptureRecord], _ linkType: PcapLinkType) {
+    let name = "pcapng (link type \(linkType.value))"
+    func write(_ records: [CaptureRecord]) -> (file: [UInt8], carried: [CaptureRecord]) {
+      var writer = CaptureWriter(format: .pcapng(linkType))
+      var carried: [CaptureRecord] = []
+      for record in records {
+        let skipped = writer.skipped
+        writer.write(record)
+        if writer.skipped == skipped { carried.append(record) }
+      }
+      return (writer.output, carried)
+    }
+    let (file, carried) = write(records)
+    let back = readBack(file, name)
+    precondition(back.count == carried.count, "\(name): \(back.count) of \(carried.count) records back")
+    for (index, (original, copy)) in Swift.zip(carried, back).enumerated() {
+      precondition(copy.kind == original.kind, "\(name) record \(index + 1): kind changed")
+      let header = original.kind == .airPacket ? AirPacketHeader.size : 0
+      precondition(copy.bytes.dropFirst(header) == original.bytes.dropFirst(header), "\(name) record \(index + 1): bytes changed")
+      precondition(original.timestamp < 0 || copy.timestamp == original.timestamp, "\(name) record \(index + 1): timestamp changed")
+    }
+    let (again, carriedAgain) = write(back)
+    precondition(carriedAgain.count == back.count, "\(name): a record read back is not written again")
+    let backAgain = readBack(again, name)
+    precondition(backAgain.count == back.count, "\(name): \(backAgain.count) of \(back.count) records back the second time")
+    for (index, (first, second)) in Swift.zip(back, backAgain).enumerated() {
+      precondition(second.kind == first.kind && second.bytes == first.bytes, "\(name) record \(index + 1): changed when written again")
     }
   }
 

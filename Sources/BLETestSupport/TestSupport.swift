@@ -68,3 +68,37 @@ public func btsnoopFrames(path: String, pdu: [UInt8]) throws -> [Int] {
     return index + 1
   }
 }
+
+/// The repository's root (this file is Sources/BLETestSupport/TestSupport.swift).
+public let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// `../shared/corpus` beside the repository, when present (it is not in a fresh clone).
+public let sharedCorpusRoot: URL? = {
+  let url = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
+  return FileManager.default.fileExists(atPath: url.appendingPathComponent("PROVENANCE.md").path) ? url : nil
+}()
+
+/// The path of `tool` on the PATH, if it is there.
+public func which(_ tool: String) -> String? {
+  for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+    let path = "\(directory)/\(tool)"
+    if FileManager.default.isExecutableFile(atPath: path) { return path }
+  }
+  return nil
+}
+
+/// Runs a program in `environment` (this process's when nil), returning its exit status and
+/// standard output; its standard error is discarded.
+public func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (Int32, Data) {
+  let process = Process()
+  if let environment { process.environment = environment }
+  process.executableURL = URL(fileURLWithPath: path)
+  process.arguments = arguments
+  let output = Pipe()
+  process.standardOutput = output
+  process.standardError = FileHandle.nullDevice
+  try process.run()
+  let data = output.fileHandleForReading.readDataToEndOfFile()
+  process.waitUntilExit()
+  return (process.terminationStatus, data)
+}

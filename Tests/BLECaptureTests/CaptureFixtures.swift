@@ -1,5 +1,6 @@
 import Foundation
 import BLECore
+import BLETestSupport
 @testable import BLECapture
 
 /// A short session built from real packet layouts (Core Vol 4 Part E), used to exercise every
@@ -24,6 +25,31 @@ enum CaptureFixtures {
     // Disconnection Complete: handle 0x0040, reason 0x13.
     CaptureRecord(timestamp: base + 4_000, direction: .controllerToHost, kind: .event, bytes: [0x05, 0x04, 0x00, 0x40, 0x00, 0x13]),
   ]
+
+  /// An ADV_IND (Core Vol 6 Part B §2.3.1.1) from its access address to its CRC, as an
+  /// Ubertooth sniffed it (ll_sniffer/crackle_pairing_and_ltk_exchange_ppi192.pcap frame 1).
+  static let advertisingPacket = hexBytes("d6be898e 0009 e8dd6ee5c578 020105 c63c96")
+  /// A data channel PDU (LLID 2, NESN 1, SN 1) carrying an ATT Read Request for handle 3; the
+  /// access address and the CRC are made up.
+  static let dataPacket = hexBytes("8e3a7c5a 0e07 0300 0400 0a0300 a1b2c3")
+
+  /// Air-sniffer records (`.airPacket`: `AirPacketHeader`, then the packet): one with every
+  /// field known, an advertisement, one with nothing known.
+  static let airRecords: [CaptureRecord] = [
+    airRecord(
+      base + 5_000,
+      AirPacketHeader(
+        channel: 11, signal: -45, phy: .le2M, crc: .valid, fromCentral: true, mic: .valid, decryptedBySniffer: true, eventCounter: 0x1234),
+      dataPacket),
+    airRecord(base + 6_000, AirPacketHeader(channel: 37, signal: -52, phy: .le1M, crc: .valid), advertisingPacket),
+    airRecord(base + 7_000, AirPacketHeader(), dataPacket),
+  ]
+
+  static func airRecord(_ timestamp: Int64, _ header: AirPacketHeader, _ packet: [UInt8]) -> CaptureRecord {
+    var bytes: [UInt8] = []
+    header.append(to: &bytes)
+    return CaptureRecord(timestamp: timestamp, direction: nil, kind: .airPacket, bytes: bytes + packet)
+  }
 
   static func bytes(_ format: CaptureWriteFormat, _ records: [CaptureRecord] = records) -> [UInt8] {
     var writer = CaptureWriter(format: format)

@@ -120,17 +120,17 @@ import BLETestSupport
     #expect(result.error?.exitStatus == 2)
   }
 
-  @Test func linkLayerPcapIsUnsupported() {
-    // A pcap header with link type 256 (BLUETOOTH_LE_LL_WITH_PHDR) and no packets.
-    let bytes: [UInt8] = [0xD4, 0xC3, 0xB2, 0xA1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0, 0, 0x00, 0x01, 0, 0]
+  @Test func basebandPcapIsUnsupported() {
+    // A pcap header with link type 255 (BLUETOOTH_BREDR_BB) and no packets.
+    let bytes: [UInt8] = [0xD4, 0xC3, 0xB2, 0xA1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0, 0, 0xFF, 0x00, 0, 0]
     let result = CaptureFixtures.read(bytes)
     guard case .unsupportedLinkType(let format, let type, _)? = result.error else {
       Issue.record("expected unsupported link type, got \(String(describing: result.error))")
       return
     }
     #expect(format == "pcap")
-    #expect(type == 256)
-    #expect(result.error?.message.contains("link type 256") == true)
+    #expect(type == 255)
+    #expect(result.error?.message.contains("link type 255 (BLUETOOTH_BREDR_BB") == true)
   }
 
   @Test func headerOnlyBtsnoopIsAnEmptyCapture() {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import BLETestSupport
 
 /// `ByteView`s point into bytes pinned only while a frame is decoded, so no type may keep one:
 /// a stored `ByteView` would outlive its bytes. The compiler cannot say so without an

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import BLETestSupport
 
 /// The command line itself (AnnotateCommand → FrameStream → RenderingConsumer) gives the golden
 /// files, whichever way the stream splits its work between threads.

@@ -1,16 +1,13 @@
 import Foundation
 import Testing
 import BLERender
+import BLETestSupport
 @testable import bledissect
 
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 func capturePath(_ name: String) -> String { repositoryRoot.appendingPathComponent("captures/\(name)").path }
 
 /// `../shared/corpus` beside the repository, when present (it is not in a fresh clone).
-let corpusRoot: URL? = {
-  let url = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
-  return FileManager.default.fileExists(atPath: url.appendingPathComponent("PROVENANCE.md").path) ? url : nil
-}()
+let corpusRoot = sharedCorpusRoot
 
 struct CLIResult {
   var status: Int32
@@ -57,27 +54,9 @@ let hermeticEnvironment: [String: String] = {
   return environment
 }()
 
-func which(_ tool: String) -> String? {
-  for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-    let path = "\(directory)/\(tool)"
-    if FileManager.default.isExecutableFile(atPath: path) { return path }
-  }
-  return nil
-}
-
-/// Runs a program, returning its exit status and standard output.
+/// Runs a program in the hermetic environment, returning its exit status and standard output.
 func runProgram(_ path: String, _ arguments: [String]) throws -> (Int32, Data) {
-  let process = Process()
-  process.environment = hermeticEnvironment
-  process.executableURL = URL(fileURLWithPath: path)
-  process.arguments = arguments
-  let output = Pipe()
-  process.standardOutput = output
-  process.standardError = FileHandle.nullDevice
-  try process.run()
-  let data = output.fileHandleForReading.readDataToEndOfFile()
-  process.waitUntilExit()
-  return (process.terminationStatus, data)
+  try runTool(path, arguments, environment: hermeticEnvironment)
 }
 
 /// The real binary started with pipes for standard input and output (standard error is

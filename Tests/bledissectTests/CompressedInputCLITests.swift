@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import BLECapture
 import BLECore
+import BLETestSupport
 @testable import bledissect
 
 /// gzip and bugreport inputs through every command that reads captures: the same output as the

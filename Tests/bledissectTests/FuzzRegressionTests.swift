@@ -3,6 +3,7 @@ import Testing
 import BLECapture
 import BLECore
 import BLEFuzzTargets
+import BLETestSupport
 
 /// The fuzz targets' entry points (what Scripts/fuzz runs under libFuzzer), on the inputs the
 /// fuzzers once crashed on (Tests/Fixtures/FuzzRegressions/TARGET/) and on the sample captures.
@@ -147,6 +148,25 @@ import BLEFuzzTargets
   /// What every run must satisfy: records became frames and JSON lines one to one, every line
   /// is one valid JSON object numbered in order, an error has a message, and a reader reads
   /// the same from memory as from a file.
+  /// The air-sniffer samples (every air link type) and the corpus's sniffer captures through the
+  /// reading targets: `roundtrip` writes them back in their own link type.
+  @Test func airCapturesThroughTheReadingTargets() throws {
+    var files = ["air_ll.pcap", "air_ll_phdr.pcapng", "air_nordic.pcap", "air_nordic_v2.pcapng", "air_user10.pcap", "air_ppi.pcap"].map { capturePath($0) }
+    if let corpus = corpusRoot?.appendingPathComponent("ll_sniffer").path {
+      files += ((try? FileManager.default.contentsOfDirectory(atPath: corpus)) ?? []).sorted().map { corpus + "/" + $0 }
+    }
+    for path in files {
+      let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+      let expected = path.hasPrefix(capturePath("air_")) ? 16 : nil
+      for target in [FuzzTarget.pcap, .detect, .roundtrip, .pipeline] {
+        let outcome = target.run(bytes, keepingJSON: true)
+        #expect(outcome.error == nil && !outcome.skipped && outcome.records > 0, "\(target) \(path)")
+        if let expected { #expect(outcome.records == expected, "\(target) \(path)") }
+        try Self.checkConsistent(outcome, target: target, bytes: bytes, name: "\(target) \(path)")
+      }
+    }
+  }
+
   static func checkConsistent(_ outcome: FuzzTarget.Outcome, target: FuzzTarget, bytes: [UInt8], name: String) throws {
     if let error = outcome.error { #expect(!error.message.isEmpty, "\(name)") }
     switch target {

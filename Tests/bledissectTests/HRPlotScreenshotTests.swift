@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+import BLETestSupport
 @testable import bledissect
 
 /// Chromium, for rendering SVG as a browser does (Scripts/setup --with-tools installs it).

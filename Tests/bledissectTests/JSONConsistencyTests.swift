@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+import BLETestSupport
 @testable import bledissect
 
 /// One key, one type, in every frame of every sample capture (jq filters and typed readers rely

@@ -1,6 +1,7 @@
 import BLERender
 import Foundation
 import Testing
+import BLETestSupport
 @testable import bledissect
 
 /// What is made from the binary's help (the man page, the shell completions, the help quoted in
@@ -122,7 +123,11 @@ import Testing
     #expect(try complete(["bledissect", "annotate", "--time", ""]) == ["abs", "delta", "rel"])
     #expect(try complete(["bledissect", "-t", "d"]) == ["delta"])
     #expect(try complete(["bledissect", "annotate", "--time", "=", "a"]) == ["abs"])
-    #expect(try complete(["bledissect", "convert", "--to", "pcap"]) == ["pcap", "pcap-h4", "pcap-monitor", "pcapng"])
+    #expect(
+      try complete(["bledissect", "convert", "--to", "pcap"]) == [
+        "pcap", "pcap-h4", "pcap-ll", "pcap-ll-phdr", "pcap-monitor", "pcap-nordic", "pcap-ppi", "pcap-user10",
+        "pcapng", "pcapng-ll", "pcapng-ll-phdr", "pcapng-nordic", "pcapng-ppi", "pcapng-user10",
+      ])
     #expect(try complete(["bledissect", "diff", "--ignore", "ti"]) == ["timing"])
     #expect(try complete(["bledissect", "help", "d"]) == ["diff"])
     #expect(try complete(["bledissect", "hr", "--peer", ""]) == [])

@@ -7,6 +7,7 @@ import BLEDecoder
 import Foundation
 import Testing
 
+import BLETestSupport
 @testable import bledissect
 
 /// `bledissect live` on the Linux monitor channel, end to end through `socket()` itself: the

@@ -4,6 +4,7 @@ import BLEFuzzTargets
 import Foundation
 import Testing
 
+import BLETestSupport
 @testable import bledissect
 
 /// The files read besides the capture (`--gatt`, `--decoders`): hostile content, pipes and

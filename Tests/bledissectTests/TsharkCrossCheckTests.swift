@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import BLECapture
+import BLETestSupport
 @testable import bledissect
 
 /// Frame counts must equal Wireshark's for every HCI capture: ours in captures/, every format we
@@ -31,15 +32,22 @@ struct TsharkCrossCheckTests {
     #expect(try Self.ourFrameCount(path) == Self.tsharkFrameCount(path))
   }
 
-  /// Every format `convert` writes, as Wireshark reads it (a check on our writers too).
+  /// Every format `convert` writes, as Wireshark reads it (a check on our writers too): the
+  /// air-sniffer link types from an air capture (16 packets), the others from an HCI capture.
   @Test(arguments: ConvertCommand.formats.map(\.0))
   func everyWrittenFormatMatches(format: String) throws {
     let output = NSTemporaryDirectory() + "bledissect-tshark-\(UUID().uuidString)"
     defer { try? FileManager.default.removeItem(atPath: output) }
-    let result = runCLI(["convert", "--to", format, capturePath("hr_strap_peripheral.btsnoop"), output])
+    let air: Bool
+    switch ConvertCommand.formats.first(where: { $0.0 == format })?.1 {
+    case .pcap(let linkType)?, .pcapng(let linkType)?: air = [157, 192, 251, 256, 272].contains(linkType.value)
+    default: air = false
+    }
+    let input = capturePath(air ? "air_nordic.pcap" : "hr_strap_peripheral.btsnoop")
+    let result = runCLI(["convert", "--to", format, input, output])
     #expect(result.status == 0)
     let ours = try Self.ourFrameCount(output)
-    #expect(ours == 180)
+    #expect(ours == (air ? 16 : 180))
     #expect(ours == (try Self.tsharkFrameCount(output)), "\(format)")
   }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+import BLETestSupport
 @testable import bledissect
 
 /// `--decoders FILE` and the config directory, through the command line.

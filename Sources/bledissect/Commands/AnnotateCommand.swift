@@ -12,7 +12,8 @@ enum AnnotateCommand: CLICommand {
     usage: "annotate [options] <file>",
     discussion: """
       Reads btsnoop (datalinks 1001, 1002, 2001), Apple PacketLogger (.pklg, both byte orders),
-      pcap and pcapng (link types 187, 201, 254), any of those gzip-compressed, and Android
+      pcap and pcapng (HCI: link types 187, 201, 254; LE air sniffers: 251, 256, 272 nRF Sniffer,
+      157 its legacy form, 192 PPI from Ubertooth), any of those gzip-compressed, and Android
       bugreports: from a .zip the btsnoop_hci.log it holds, else (and from a .txt) the
       btsnooz summary in the text. Use '-' to read standard input.
       Each frame gets a header line (number, time, direction, protocol, connection, summary)

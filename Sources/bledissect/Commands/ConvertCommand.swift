@@ -20,6 +20,16 @@ enum ConvertCommand: CLICommand {
     ("pcap-monitor", .pcapMonitor, "pcap, link type 254 (Linux monitor)"),
     ("pcap-h4", .pcapH4, "pcap, link type 187 (H4, no direction: ACL direction is lost)"),
     ("pcapng", .pcapngH4WithDirection, "pcapng, link type 201"),
+    ("pcap-ll", .pcap(.bluetoothLELL), "pcap, link type 251 (LE air packets, no header: channel, signal, checks lost)"),
+    ("pcapng-ll", .pcapng(.bluetoothLELL), "pcapng, link type 251"),
+    ("pcap-ll-phdr", .pcap(.bluetoothLELLWithPHDR), "pcap, link type 256 (LE air packets with RF header)"),
+    ("pcapng-ll-phdr", .pcapng(.bluetoothLELLWithPHDR), "pcapng, link type 256"),
+    ("pcap-nordic", .pcap(.nordicBLE), "pcap, link type 272 (nRF Sniffer, protocol version 3)"),
+    ("pcapng-nordic", .pcapng(.nordicBLE), "pcapng, link type 272"),
+    ("pcap-user10", .pcap(.nordicBLELegacy), "pcap, link type 157 (USER10 as nRF Sniffer 1 used it, protocol version 1)"),
+    ("pcapng-user10", .pcapng(.nordicBLELegacy), "pcapng, link type 157"),
+    ("pcap-ppi", .pcap(.ppi), "pcap, link type 192 (PPI with Ubertooth's LE field)"),
+    ("pcapng-ppi", .pcapng(.ppi), "pcapng, link type 192"),
   ]
 
   static let configuration = CommandConfiguration(
@@ -27,7 +37,8 @@ enum ConvertCommand: CLICommand {
     abstract: "Write a capture in another format (btsnoop, pklg, pcap, pcapng).",
     usage: "convert --to <format> <input> <output>",
     discussion: "Formats:\n" + formats.map { "  \($0.0)" + String(repeating: " ", count: 17 - $0.0.count) + $0.2 }.joined(separator: "\n")
-      + "\nRecords the target cannot carry (notes in btsnoop H4, SCO in H1) are skipped and counted on stderr."
+      + "\nRecords the target cannot carry (notes in btsnoop H4, SCO in H1, HCI in the air-sniffer link types,"
+      + "\nair packets in the HCI ones) are skipped and counted on stderr."
       + "\nThe output may be '-' for standard output. A file is written under a temporary name beside it and"
       + "\nrenamed at the end, so a failed convert leaves the output as it was; an output that is the input"
       + "\n(the same file by any name or link) is refused with status 64.",
