@@ -7,7 +7,14 @@ import BLETestSupport
 
 /// Every link-layer frame of the air captures in `../shared/corpus/ll_sniffer/` must carry the
 /// advertising PDU type, LLID and LL control opcode that Wireshark's dissector reports
-/// (`btle.advertising_header.pdu_type`, `btle.data_header.llid`, `btle.control_opcode`).
+/// (`btle.advertising_header.pdu_type`, `btle.data_header.llid`, `btle.control_opcode`),
+/// except where tshark is shown wrong:
+/// - once a link's encryption starts (LL_START_ENC_REQ), every non-empty PDU is encrypted
+///   (Core Vol 6 Part B §5.1.3.1: the central's LL_START_ENC_RSP is the first it encrypts).
+///   tshark does not follow this and reads the encrypted byte after the header as an LL
+///   control opcode: 0x78, 0xB4, 0xF9 and others no opcode has.
+/// Ubertooth's PPI captures carry the packet under PPI's DLT 147 (a user DLT): tshark is told
+/// to read it as `btle`, as a user of it must.
 @Suite(.enabled(if: which("tshark") != nil && corpusRoot != nil, "needs tshark and ../shared/corpus"))
 struct TsharkLinkLayerCrossCheckTests {
   static var files: [String] {
@@ -23,7 +30,8 @@ struct TsharkLinkLayerCrossCheckTests {
 
   static func tshark(_ path: String) throws -> [Int: Theirs] {
     let (status, data) = try runProgram(which("tshark")!, [
-      "-n", "-r", path, "-Y", "btle", "-T", "fields", "-E", "separator=/t", "-e", "frame.number",
+      "-n", "-o", #"uat:user_dlts:"User 0 (DLT=147)","btle","0","","0","""#,
+      "-r", path, "-Y", "btle", "-T", "fields", "-E", "separator=/t", "-e", "frame.number",
       "-e", "btle.advertising_header.pdu_type", "-e", "btle.data_header.llid", "-e", "btle.control_opcode",
     ])
     #expect(status == 0)
@@ -46,6 +54,7 @@ struct TsharkLinkLayerCrossCheckTests {
     var number = 0
     var compared = 0
     var disagreements: [String] = []
+    var encryptedReadAsControl = 0
     while let record = try reader.next() {
       number += 1
       dissector.dissect(record, number: number, into: &frame)
@@ -54,10 +63,18 @@ struct TsharkLinkLayerCrossCheckTests {
       let ours = Theirs(
         pduType: frame.fields.number("ll.pdu_type"), llid: frame.fields.number("ll.llid"),
         controlOpcode: frame.fields.number("ll.control_opcode"))
-      if ours != tshark { disagreements.append("#\(number): ours \(ours), tshark \(tshark)") }
+      if ours != tshark {
+        if frame.fields.lookup("ll.encrypted") != nil, ours.controlOpcode == nil, tshark.controlOpcode != nil, ours.llid == tshark.llid {
+          encryptedReadAsControl += 1
+        } else {
+          disagreements.append("#\(number): ours \(ours), tshark \(tshark)")
+        }
+      }
     }
     #expect(compared == theirs.count)
     #expect(compared > 0)
+    // What tshark takes for control opcodes on encrypted links is not one (or not the one sent).
+    #expect(encryptedReadAsControl <= compared / 10)
     #expect(disagreements.isEmpty, "\(URL(fileURLWithPath: path).lastPathComponent): \(disagreements.count) of \(compared): \(disagreements.prefix(8))")
   }
 }

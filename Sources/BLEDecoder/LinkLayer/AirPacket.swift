@@ -77,9 +77,14 @@ struct AirLinks: Sendable {
     var encrypted = false
     /// Each side's last data packet: its SN and what it carried (a retransmission repeats both).
     var last = DirectionalPair<(sn: UInt8, digest: UInt32)?>(nil)
-    /// Who sent the last data packet, to alternate when the sniffer does not say.
+    /// Who sent the last data packet, and when, to tell who sent the next when the sniffer
+    /// does not say.
     var lastDirection: Direction?
+    var lastTime: Int64?
   }
+  /// Microseconds between packets beyond which the next opens a connection event (packets of
+  /// one event are under 2.2 ms apart: 150 µs plus the longest LE 1M packet, 2.12 ms at 251 bytes).
+  static let eventGap: Int64 = 2_500
   static let maximumLinks = 1024
   var links = BoundedDictionary<UInt32, Link>(capacity: maximumLinks)
   var nextHandle: UInt16 = 1

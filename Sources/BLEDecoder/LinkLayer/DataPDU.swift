@@ -33,8 +33,9 @@ extension Dissector {
     }
     let direction = airDirection(accessAddress, &frame)
     let payload = try pdu.readBytes(count: length)
-    if isRetransmission(accessAddress, direction: direction, sn: sn, llid: llid, payload: payload) {
-      frame.fields.flag("retransmission", "Retransmission", true)
+    let repeated = isRetransmission(accessAddress, direction: direction, sn: sn, llid: llid, payload: payload)
+    if repeated { frame.fields.flag("retransmission", "Retransmission", true) }
+    if repeated && llid != 3 {
       frame.fields.bytes("payload", "Payload", payload)
       frame.header = .dataPDU(llid: llid, length: length, encrypted: false, reassembly: .retransmission)
       return
@@ -53,7 +54,8 @@ extension Dissector {
       frame.header = .linkControl(.opcode(try control.peekUInt8()))
       let fact = try LinkControl.decode(&control, into: &frame.fields)
       frame.header = .linkControl(fact)
-      noteLinkControl(fact, accessAddress: accessAddress, handle: handle, into: &frame)
+      // A repeated control PDU is shown again; what it changes happened once.
+      if !repeated { noteLinkControl(fact, accessAddress: accessAddress, handle: handle, into: &frame) }
     case 1, 2 where length > 0:
       try dissectLinkData(payload, isStart: llid == 2, slot: slot, direction: direction, origin: .air(llid: llid, length: length, group: group), into: &frame)
     default:
@@ -61,15 +63,21 @@ extension Dissector {
     }
   }
 
-  /// Which side sent a data PDU: the sniffer's word, else the other side than the last packet
-  /// on the link (the central speaks first in each connection event).
+  /// Which side sent a data PDU: the sniffer's word, else by the connection event's rhythm
+  /// (Core Vol 6 Part B §4.5.1): the central opens each event, then the two alternate, 150 µs
+  /// apart plus the packet's air time; an event follows the last one at least 7.5 ms later. A
+  /// packet more than `eventGap` after the last one on its link opens an event.
   mutating func airDirection(_ accessAddress: UInt32, _ frame: inout DissectedFrame) -> Direction {
     let direction: Direction
+    let time = frame.record.timestamp
+    let lastTime = airLinks.links[accessAddress]?.lastTime
+    _ = airLinks.links.modify(accessAddress) { $0.lastTime = time }
     if let fromCentral = frame.air?.header.fromCentral {
       direction = fromCentral ? .hostToController : .controllerToHost
     } else {
       let last = airLinks.links[accessAddress]?.lastDirection
-      direction = last == .hostToController ? .controllerToHost : .hostToController
+      let opensEvent = lastTime.map { time.saturatingSubtract($0) > AirLinks.eventGap || time < $0 } ?? true
+      direction = opensEvent || last == .controllerToHost ? .hostToController : .controllerToHost
       frame.fields.addVerbose(
         "inferred_direction", "Direction (inferred)", .staticText(direction == .hostToController ? "central → peripheral" : "peripheral → central"))
     }
