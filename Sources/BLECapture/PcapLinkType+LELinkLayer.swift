@@ -28,7 +28,7 @@ extension PcapLinkType {
     record: { packet, originalLength in
       guard packet.count >= 10 else { return shortPacket(packet) }
       let start = packet.startIndex
-      let flags = UInt16(packet[start + 8]) | UInt16(packet[start + 9]) << 8
+      let flags = UInt16(littleEndian(packet, at: 8, count: 2))
       var header = AirPacketHeader()
       header.channel = channelIndex(rfChannel: packet[start])
       if flags & 0x0002 != 0 { header.signal = Int8(bitPattern: packet[start + 1]) }
@@ -70,6 +70,11 @@ extension PcapLinkType {
     return CaptureRecord(
       timestamp: 0, direction: nil, kind: .airPacket, bytes: bytes,
       originalLength: max(originalLength - offset, 0) + AirPacketHeader.size)
+  }
+
+  /// The little-endian number in `count` bytes (at most 4) of `packet`, from `offset` on.
+  static func littleEndian(_ packet: ByteView, at offset: Int, count: Int) -> Int {
+    (0..<count).reduce(0) { value, byte in value | Int(packet[packet.startIndex + offset + byte]) << (8 * byte) }
   }
 
   /// A packet too short for its link type's header: a record of its own (the recipe's kind).

@@ -85,7 +85,7 @@ extension PcapLinkType {
         header.mic = flags & 0x08 != 0 ? .valid : .invalid
         header.decryptedBySniffer = flags & 0x08 != 0
       }
-      header.eventCounter = UInt16(packet[start + 11]) | UInt16(packet[start + 12]) << 8
+      header.eventCounter = UInt16(littleEndian(packet, at: 11, count: 2))
     }
     return airRecord(header, packet, after: nordicHeaderSize, originalLength: originalLength)
   }

@@ -21,23 +21,24 @@ extension PcapLinkType {
     value: 192, name: "PPI, Ubertooth LE",
     record: { packet, originalLength in
       guard packet.count >= 8 else { return shortPacket(packet) }
-      let start = packet.startIndex
-      let length = Int(packet[start + 2]) | Int(packet[start + 3]) << 8
-      let inner = UInt32(packet[start + 4]) | UInt32(packet[start + 5]) << 8 | UInt32(packet[start + 6]) << 16 | UInt32(packet[start + 7]) << 24
+      let length = littleEndian(packet, at: 2, count: 2)
+      let inner = littleEndian(packet, at: 4, count: 4)
       guard length >= 8, length <= packet.count else { return shortPacket(packet) }
-      let aligned = packet[start + 1] & 0x01 != 0
+      let aligned = packet[packet.startIndex + 1] & 0x01 != 0
       var header: AirPacketHeader?
       var offset = 8
       while offset + 4 <= length {
-        let type = UInt16(packet[start + offset]) | UInt16(packet[start + offset + 1]) << 8
-        let fieldLength = Int(packet[start + offset + 2]) | Int(packet[start + offset + 3]) << 8
-        let field = start + offset + 4
-        guard offset + 4 + fieldLength <= length else { break }
+        let type = littleEndian(packet, at: offset, count: 2)
+        let fieldLength = littleEndian(packet, at: offset + 2, count: 2)
+        let field = offset + 4
+        guard field + fieldLength <= length else { break }
         if type == ubertoothField, fieldLength >= 12 {
-          let megahertz = Int(packet[field + 1]) | Int(packet[field + 2]) << 8
+          let megahertz = littleEndian(packet, at: field + 1, count: 2)
           var found = AirPacketHeader()
           if megahertz >= 2402, megahertz <= 2480, megahertz % 2 == 0 { found.channel = channelIndex(rfChannel: UInt8((megahertz - 2402) / 2)) }
-          if packet[field + 11] > 0 { found.signal = Int8(clamping: Int(Int8(bitPattern: packet[field + 8])) + ubertoothRSSIOffset) }
+          if packet[packet.startIndex + field + 11] > 0 {
+            found.signal = Int8(clamping: Int(Int8(bitPattern: packet[packet.startIndex + field + 8])) + ubertoothRSSIOffset)
+          }
           header = found
         }
         offset += 4 + fieldLength
@@ -55,13 +56,13 @@ extension PcapLinkType {
       let megahertz = header.channel.flatMap { rfChannel(channelIndex: $0) }.map { 2402 + 2 * UInt16($0) } ?? 0
       let rssi = header.signal.map { UInt8(bitPattern: Int8(clamping: Int($0) - ubertoothRSSIOffset)) } ?? 0
       let count: UInt8 = header.signal == nil ? 0 : 1
-      let type = ubertoothField
+      let type = UInt16(ubertoothField)
       return [0, 0, 24, 0, 251, 0, 0, 0, UInt8(type & 0xFF), UInt8(type >> 8), 12, 0]
         + [0, UInt8(megahertz & 0xFF), UInt8(megahertz >> 8), 0, 0, 0, 0, 0, rssi, rssi, rssi, count] + packet
     })
 
   /// The PPI field type of Ubertooth's LE receiver data.
-  static let ubertoothField: UInt16 = 30006
+  static let ubertoothField = 30006
 
   /// The CC2400's RSSI register plus this is the signal in dBm.
   static let ubertoothRSSIOffset = -54
