@@ -19,6 +19,11 @@ enum AirPacket {
     let group = frame.fields.count
     frame.fields.beginObject("ll", "Link layer", inline: true)
     frame.fields.hex("access_address", "Access address", accessAddress, width: 8)
+    // On LE Coded, the coding indicator (S=8 or S=2) travels after the access address.
+    if header.phy == .leCoded {
+      let indicator = try reader.readUInt8() & 0x03
+      frame.fields.code("coding", "Coding", indicator, width: 1, name: indicator == 0 ? "S=8" : (indicator == 1 ? "S=2" : nil))
+    }
     // The PDU, and the CRC after it: the PDU's length says where one ends.
     var look = reader
     _ = try look.readUInt8()

@@ -76,7 +76,9 @@ extension Dissector {
       direction = fromCentral ? .hostToController : .controllerToHost
     } else {
       let last = airLinks.links[accessAddress]?.lastDirection
-      let opensEvent = lastTime.map { time.saturatingSubtract($0) > AirLinks.eventGap || time < $0 } ?? true
+      // LE Coded packets take up to eight times longer on the air.
+      let gap = frame.air?.header.phy == .leCoded ? AirLinks.eventGap * 8 : AirLinks.eventGap
+      let opensEvent = lastTime.map { time.saturatingSubtract($0) > gap || time < $0 } ?? true
       direction = opensEvent || last == .controllerToHost ? .hostToController : .controllerToHost
       frame.fields.addVerbose(
         "inferred_direction", "Direction (inferred)", .staticText(direction == .hostToController ? "central → peripheral" : "peripheral → central"))
