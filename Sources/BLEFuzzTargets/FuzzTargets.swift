@@ -212,8 +212,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// The `packets` input: records one after another, each a 4-byte header (Linux monitor
   /// opcode, flags, length little-endian), then 8 bytes of timestamp when flag bit 1 is set, then
   /// the packet; the last record takes what remains when its length runs past the end.
-  /// Flag bit 0 puts the record on controller 1 instead of 0. Without a timestamp of their own,
-  /// records are 1 ms apart.
+  /// Flag bit 0 puts the record on controller 1 instead of 0; flag bit 2 makes it an air packet
+  /// (`.airPacket`: `AirPacketHeader`, then a link-layer packet), whatever the opcode. Without a
+  /// timestamp of their own, records are 1 ms apart.
   public static func packets(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
     var outcome = Outcome()
     var session = Session(keepingJSON: keepingJSON)
@@ -234,7 +235,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         timestamp = timestamp &+ 1000
       }
       let count = min(length, bytes.count - at)
-      let (kind, direction) = MonitorOpcode.kind(opcode)
+      let (kind, direction) = flags & 4 != 0 ? (PacketKind.airPacket, nil) : MonitorOpcode.kind(opcode)
       let record = CaptureRecord(
         timestamp: timestamp, adapter: UInt16(flags & 1), direction: direction, kind: kind,
         bytes: Array(bytes[at..<(at + count)]))
