@@ -50,7 +50,7 @@ enum AirPacket {
 
   /// The `air` group: what the sniffer knew of how the packet travelled.
   static func describe(_ header: AirPacketHeader, _ fields: inout FieldList) {
-    if let channel = header.channel { fields.uint("channel", "RF channel", channel) }
+    if let channel = header.channel { fields.uint("channel", "Channel index", channel) }
     if let signal = header.signal { fields.measure("rssi", "RSSI", signal, scale: 1, unit: "dBm") }
     if let phy = header.phy { fields.code("phy", "PHY", phy.rawValue, width: 2, name: phyName(phy)) }
     if let fromCentral = header.fromCentral {
