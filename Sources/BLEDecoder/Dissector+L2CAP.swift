@@ -85,6 +85,8 @@ extension Dissector {
 
   /// A piece of an L2CAP PDU from either link: reassembled per connection and direction, then
   /// the PDU decoded when complete.
+  /// Inlined: HCI ACL data, nearly every frame of a capture, takes it.
+  @inline(__always)
   mutating func dissectLinkData(
     _ payload: ByteView, isStart: Bool, slot: Int, direction: Direction, origin: LinkDataOrigin, into frame: inout DissectedFrame
   ) throws(DecodeError) {
