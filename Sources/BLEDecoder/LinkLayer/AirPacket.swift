@@ -94,10 +94,60 @@ struct AirLinks: Sendable {
   var links = BoundedDictionary<UInt32, Link>(capacity: maximumLinks)
   var nextHandle: UInt16 = 1
 
-  func encrypted(_ accessAddress: UInt32) -> Bool { links[accessAddress]?.encrypted ?? false }
-
   mutating func setEncrypted(_ accessAddress: UInt32, _ value: Bool) {
     _ = links.modify(accessAddress) { $0.encrypted = value }
+  }
+
+  /// What a data PDU tells of its link, found in one lookup.
+  struct Seen {
+    var handle: UInt16
+    /// Whether the link was first seen with this packet (no CONNECT_IND before it).
+    var isNew: Bool
+    var direction: Direction
+    /// Whether the direction was worked out (the sniffer did not say).
+    var inferred: Bool
+    /// Whether the packet repeats its side's last one: a retransmission.
+    var repeated: Bool
+    var encrypted: Bool
+  }
+
+  /// Notes a data PDU on `accessAddress` sent at `time` with `sn` and `digest`
+  /// (`AirLinks.digest`): which side sent it — the sniffer's word (`fromCentral`), else the
+  /// connection event's rhythm (Core Vol 6 Part B §4.5.1: the central opens each event, then
+  /// the sides alternate; a packet more than `eventGap` after the last on its link opens an
+  /// event, eight times that on LE Coded, whose packets last eight times longer) — and whether
+  /// it repeats that side's last packet (same SN, same payload).
+  mutating func observe(_ accessAddress: UInt32, time: Int64, fromCentral: Bool?, coded: Bool, sn: UInt8, digest: UInt32) -> Seen {
+    let gap = coded ? Self.eventGap * 8 : Self.eventGap
+    func note(_ link: inout Link, isNew: Bool) -> Seen {
+      let direction: Direction
+      if let fromCentral {
+        direction = fromCentral ? .hostToController : .controllerToHost
+      } else {
+        let opensEvent = link.lastTime.map { time.saturatingSubtract($0) > gap || time < $0 } ?? true
+        direction = opensEvent || link.lastDirection == .controllerToHost ? .hostToController : .controllerToHost
+      }
+      link.lastTime = time
+      link.lastDirection = direction
+      let last = link.last[direction]
+      link.last[direction] = (sn, digest)
+      let repeated = last.map { $0.sn == sn && $0.digest == digest } ?? false
+      return Seen(handle: link.handle, isNew: isNew, direction: direction, inferred: fromCentral == nil, repeated: repeated, encrypted: link.encrypted)
+    }
+    if let seen = links.modify(accessAddress, { note(&$0, isNew: false) }) { return seen }
+    let (handle, _) = link(accessAddress, opening: true)
+    var fresh = Link(handle: handle)
+    let seen = note(&fresh, isNew: true)
+    links[accessAddress] = fresh
+    return seen
+  }
+
+  /// FNV-1a over a data PDU's LLID and payload: a retransmission carries the same.
+  static func digest(llid: UInt8, _ payload: ByteView) -> UInt32 {
+    var digest: UInt32 = 2_166_136_261
+    digest = (digest ^ UInt32(llid)) &* 16_777_619
+    for byte in payload { digest = (digest ^ UInt32(byte)) &* 16_777_619 }
+    return digest
   }
 
   /// The link on `accessAddress`: a new one for a CONNECT_IND (`opening`), else the one known,

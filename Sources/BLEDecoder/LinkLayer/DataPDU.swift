@@ -25,22 +25,29 @@ extension Dissector {
     guard length <= pdu.remaining else {
       throw DecodeError(.lengthMismatch(field: "PDU length", declared: length, actual: pdu.remaining), layer: .linkLayer, offset: pdu.offset - 1)
     }
-    let (handle, isNew) = airLinks.link(accessAddress, opening: false)
+    let payload = try pdu.readBytes(count: length)
+    // One lookup of the link tells who sent it, whether it repeats its side's last packet, and
+    // whether the link is encrypted.
+    let seen = airLinks.observe(
+      accessAddress, time: frame.record.timestamp, fromCentral: frame.air?.header.fromCentral,
+      coded: frame.air?.header.phy == .leCoded, sn: sn, digest: AirLinks.digest(llid: llid, payload))
+    let (handle, direction, repeated) = (seen.handle, seen.direction, seen.repeated)
     let slot = connections.slot(adapter: 0, handle: handle, isLE: true).slot
     frame.connection = connections.entries[slot].label
-    if isNew {
+    if seen.isNew {
       frame.diagnostics.append(Diagnostic(.note, .linkLayer, "access address \(Hex.prefixed(UInt64(accessAddress), width: 8)) first seen here without its CONNECT_IND (capture started mid-connection?)"))
     }
-    let direction = airDirection(accessAddress, &frame)
-    let payload = try pdu.readBytes(count: length)
-    let repeated = isRetransmission(accessAddress, direction: direction, sn: sn, llid: llid, payload: payload)
+    if seen.inferred {
+      frame.fields.addVerbose(
+        "inferred_direction", "Direction (inferred)", .staticText(direction == .hostToController ? "central → peripheral" : "peripheral → central"))
+    }
     if repeated { frame.fields.flag("retransmission", "Retransmission", true) }
     if repeated && llid != 3 {
       frame.fields.bytes("payload", "Payload", payload)
       frame.header = .dataPDU(llid: llid, length: length, encrypted: false, reassembly: .retransmission)
       return
     }
-    if length > 0 && airLinks.encrypted(accessAddress) && frame.air?.header.decryptedBySniffer != true {
+    if length > 0 && seen.encrypted && frame.air?.header.decryptedBySniffer != true {
       frame.header = .dataPDU(llid: llid, length: length, encrypted: true, reassembly: .none)
       frame.fields.flag("encrypted", "Encrypted", true)
       var sealed = ByteReader(payload, layer: .linkLayer)
@@ -61,42 +68,6 @@ extension Dissector {
     default:
       if length > 0 { frame.fields.bytes("payload", "Payload", payload) }
     }
-  }
-
-  /// Which side sent a data PDU: the sniffer's word, else by the connection event's rhythm
-  /// (Core Vol 6 Part B §4.5.1): the central opens each event, then the two alternate, 150 µs
-  /// apart plus the packet's air time; an event follows the last one at least 7.5 ms later. A
-  /// packet more than `eventGap` after the last one on its link opens an event.
-  mutating func airDirection(_ accessAddress: UInt32, _ frame: inout DissectedFrame) -> Direction {
-    let direction: Direction
-    let time = frame.record.timestamp
-    let lastTime = airLinks.links[accessAddress]?.lastTime
-    _ = airLinks.links.modify(accessAddress) { $0.lastTime = time }
-    if let fromCentral = frame.air?.header.fromCentral {
-      direction = fromCentral ? .hostToController : .controllerToHost
-    } else {
-      let last = airLinks.links[accessAddress]?.lastDirection
-      // LE Coded packets take up to eight times longer on the air.
-      let gap = frame.air?.header.phy == .leCoded ? AirLinks.eventGap * 8 : AirLinks.eventGap
-      let opensEvent = lastTime.map { time.saturatingSubtract($0) > gap || time < $0 } ?? true
-      direction = opensEvent || last == .controllerToHost ? .hostToController : .controllerToHost
-      frame.fields.addVerbose(
-        "inferred_direction", "Direction (inferred)", .staticText(direction == .hostToController ? "central → peripheral" : "peripheral → central"))
-    }
-    _ = airLinks.links.modify(accessAddress) { $0.lastDirection = direction }
-    return direction
-  }
-
-  /// Whether this packet repeats its side's last one (same SN, same payload), and notes it.
-  mutating func isRetransmission(_ accessAddress: UInt32, direction: Direction, sn: UInt8, llid: UInt8, payload: ByteView) -> Bool {
-    // FNV-1a over LLID and payload: a retransmission carries the same.
-    var digest: UInt32 = 2_166_136_261
-    digest = (digest ^ UInt32(llid)) &* 16_777_619
-    for byte in payload { digest = (digest ^ UInt32(byte)) &* 16_777_619 }
-    let last = airLinks.links[accessAddress]?.last[direction] ?? nil
-    _ = airLinks.links.modify(accessAddress) { $0.last[direction] = (sn, digest) }
-    guard let last else { return false }
-    return last.sn == sn && last.digest == digest
   }
 
   /// What an LL control PDU changes: encryption starts or pauses, the link ends.
