@@ -13,11 +13,15 @@ public struct FrameFilter: Sendable {
   public var uuids: [BluetoothUUID] = []
   /// Frames decoded at least as deep as one of these: `.hci`, `.l2cap`, `.att` or `.gatt`.
   public var layers: [ProtocolLayer] = []
+  /// Leaves out the empty data PDUs of air captures (a connection's keep-alive: most of its
+  /// packets).
+  public var hidesEmptyPDUs = false
 
   public init() {}
 
   public var isEmpty: Bool {
     adapters.isEmpty && connectionHandles.isEmpty && peers.isEmpty && attributeHandles.isEmpty && uuids.isEmpty && layers.isEmpty
+      && !hidesEmptyPDUs
   }
 
   static func rank(_ layer: ProtocolLayer) -> Int {
@@ -40,7 +44,14 @@ public struct FrameFilter: Sendable {
     return meaning.role == .descriptor && same(meaning.descriptor)
   }
 
+  /// Whether a frame is an empty data PDU sniffed over the air.
+  public static func isEmptyPDU(_ frame: borrowing DissectedFrame) -> Bool {
+    if case .dataPDU(1, 0, _, _) = frame.header { return true }
+    return false
+  }
+
   public func matches(_ frame: DissectedFrame) -> Bool {
+    if hidesEmptyPDUs && Self.isEmptyPDU(frame) { return false }
     if !adapters.isEmpty, !adapters.contains(frame.record.adapter) { return false }
     if !connectionHandles.isEmpty {
       guard let handle = frame.connection?.handle, connectionHandles.contains(handle) else { return false }

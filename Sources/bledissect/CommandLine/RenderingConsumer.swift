@@ -32,6 +32,7 @@ struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
 
   mutating func consume(_ frame: inout DissectedFrame) -> Bool {
     if filtering && !filter.matches(frame) {
+      if filter.hidesEmptyPDUs && FrameFilter.isEmptyPDU(frame) { emptyPDUsHidden += 1 }
       renderer.skip(&frame)
       return true
     }
@@ -59,5 +60,14 @@ struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
     if output.isClosed { _ = stillOpen() }
   }
 
-  mutating func finish(_ end: FrameStream.End) { renderer.finish(to: &output) }
+  mutating func finish(_ end: FrameStream.End) {
+    renderer.finish(to: &output)
+    if emptyPDUsHidden > 0 {
+      output.flush()
+      errors.append(string: "bledissect: \(label): \(emptyPDUsHidden) empty link-layer PDUs not shown (--empty shows them)\n")
+    }
+  }
+
+  /// Empty air data PDUs left out of one-line output.
+  var emptyPDUsHidden = 0
 }

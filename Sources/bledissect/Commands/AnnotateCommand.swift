@@ -34,6 +34,7 @@ enum AnnotateCommand: CLICommand {
     OptionSpec(name: "time", short: "t", kind: .value(valueName: "rel|abs|delta"), help: "Time column: seconds since the capture's first frame (default), UTC, or since the previous frame."),
     OptionSpec(name: "color", short: nil, kind: .value(valueName: "auto|always|never"), help: "Colour the text output (default auto: only on a terminal, never with NO_COLOR)."),
     OptionSpec(name: "oneline", short: "1", kind: .flag, help: "Text: only the header line of each frame."),
+    OptionSpec(name: "empty", kind: .flag, help: "With -1: show the empty link-layer PDUs of air captures too (left out and counted otherwise)."),
     OptionSpec(name: "verbose", short: "v", kind: .flag, help: "Text: also show lengths, opcode parts and other low-level fields."),
     OptionSpec(name: "count", short: "c", kind: .value(valueName: "n"), help: "Stop after n frames (counted before filtering)."),
     OptionSpec(name: "conn", short: nil, kind: .value(valueName: "handle"), help: "Only frames of this connection handle (decimal or 0x hex)."),
@@ -203,6 +204,7 @@ struct RenderSettings {
     }
     settings.verbose = arguments.has("verbose")
     settings.oneLine = arguments.has("oneline")
+    settings.filter.hidesEmptyPDUs = settings.oneLine && !settings.json && !arguments.has("empty")
     settings.damage = damagePolicy(arguments)
     return .success(settings)
   }
