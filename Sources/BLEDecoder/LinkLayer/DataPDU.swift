@@ -63,7 +63,7 @@ extension Dissector {
       frame.header = .linkControl(fact)
       // A repeated control PDU is shown again; what it changes happened once.
       if !repeated { noteLinkControl(fact, accessAddress: accessAddress, handle: handle, into: &frame) }
-    case 1, 2 where length > 0:
+    case 1 where length > 0, 2 where length > 0:
       try dissectLinkData(payload, isStart: llid == 2, slot: slot, direction: direction, origin: .air(llid: llid, length: length, group: group), into: &frame)
     default:
       if length > 0 { frame.fields.bytes("payload", "Payload", payload) }

@@ -74,6 +74,8 @@ import Testing
     #expect(frames[1].titleText == "LL Data" && frames[1].summaryText == "continuation, 6 bytes, encrypted")
     #expect(frames[1].fields.uint("ll.mic") == 0xEFBE_ADDE)
     #expect(frames[2].titleText == "Empty PDU" && frames[2].summaryText.isEmpty)
+    // An empty PDU is no L2CAP piece: nothing dropped, nothing said.
+    #expect(frames[2].diagnostics.isEmpty && frames[2].fields.lookup("ll.data") == nil)
   }
 
   @Test func l2capFragmentsReassembleIntoATTAndRetransmissionsAreNotDecodedTwice() throws {
