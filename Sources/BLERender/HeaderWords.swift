@@ -98,7 +98,7 @@ enum HeaderWords {
       guard let code = command.code else { return }
       line.append(.string(dropping(SecurityManager.name(code), from: securityManagerWords(command))))
     default:
-      line.append(.string(hciWords(frame.header)))
+      line.append(.string(textWords(frame.header)))
     }
   }
 
@@ -120,8 +120,8 @@ enum HeaderWords {
 
   // MARK: - HCI commands, events and notes
 
-  /// The words of the less frequent facts, as text.
-  static func hciWords(_ fact: HeaderFact) -> String {
+  /// The words of the less frequent facts (HCI parameters, notes, air packets), as text.
+  static func textWords(_ fact: HeaderFact) -> String {
     switch fact {
     case .handle(let handle): return "handle \(handle)"
     case .address(let address): return address.description

@@ -31,8 +31,8 @@ enum AirPacket {
     var pdu = try reader.readReader(count: min(reader.remaining, 2 + length))
     if accessAddress == AirFact.advertisingAccessAddress {
       try AdvertisingPDU.decode(&pdu, into: &frame, registry: dissector.registry)
-      if case let .connectIndication(initiator, advertiser, advertiserType, linkAddress, interval) = frame.header {
-        dissector.openAirLink(linkAddress, central: initiator, peripheral: advertiser, peripheralType: advertiserType, interval: interval, into: &frame)
+      if case let .connectIndication(_, advertiser, advertiserType, linkAddress, interval) = frame.header {
+        dissector.openAirLink(linkAddress, peripheral: advertiser, peripheralType: advertiserType, interval: interval, into: &frame)
       }
     } else {
       try dissector.dissectDataPDU(&pdu, accessAddress: accessAddress, group: group, into: &frame)
@@ -135,8 +135,7 @@ struct AirLinks: Sendable {
       return Seen(handle: link.handle, isNew: isNew, direction: direction, inferred: fromCentral == nil, repeated: repeated, encrypted: link.encrypted)
     }
     if let seen = links.modify(accessAddress, { note(&$0, isNew: false) }) { return seen }
-    let (handle, _) = link(accessAddress, opening: true)
-    var fresh = Link(handle: handle)
+    var fresh = Link(handle: takeHandle())
     let seen = note(&fresh, isNew: true)
     links[accessAddress] = fresh
     return seen
@@ -150,13 +149,19 @@ struct AirLinks: Sendable {
     return digest
   }
 
-  /// The link on `accessAddress`: a new one for a CONNECT_IND (`opening`), else the one known,
-  /// else a new one (the capture began mid-connection). Returns its handle and whether it is new.
-  mutating func link(_ accessAddress: UInt32, opening: Bool) -> (handle: UInt16, isNew: Bool) {
-    if !opening, let link = links[accessAddress] { return (link.handle, false) }
+  /// A new link on `accessAddress` (a CONNECT_IND opens one, also over an old one with that
+  /// address); returns its handle.
+  mutating func open(_ accessAddress: UInt32) -> UInt16 {
+    let handle = takeHandle()
+    links[accessAddress] = Link(handle: handle)
+    return handle
+  }
+
+  /// The next handle, from 1 to 0x0EFF (the range of HCI connection handles) and round again.
+  mutating func takeHandle() -> UInt16 {
     let handle = nextHandle
     nextHandle = nextHandle == 0x0EFF ? 1 : nextHandle + 1
-    links[accessAddress] = Link(handle: handle)
-    return (handle, true)
+    return handle
   }
+
 }

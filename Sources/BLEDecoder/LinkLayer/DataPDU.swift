@@ -89,16 +89,15 @@ extension Dissector {
   /// A CONNECT_IND opens a link on its access address: a connection whose local side is the
   /// central, as an HCI capture on the central's host would show it.
   mutating func openAirLink(
-    _ accessAddress: UInt32, central: BDAddr, peripheral: BDAddr, peripheralType: AddressType, interval: UInt16, into frame: inout DissectedFrame
+    _ accessAddress: UInt32, peripheral: BDAddr, peripheralType: AddressType, interval: UInt16, into frame: inout DissectedFrame
   ) {
-    let (handle, _) = airLinks.link(accessAddress, opening: true)
-    let peerType = peripheralType
+    let handle = airLinks.open(accessAddress)
     let connection = connections.opened(Connection(
-      adapter: 0, handle: handle, generation: 0, peer: peripheral, peerType: peerType, role: .central,
+      adapter: 0, handle: handle, generation: 0, peer: peripheral, peerType: peripheralType, role: .central,
       interval: interval, latency: nil, supervisionTimeout: nil, openedInFrame: frame.number, isLE: true))
     frame.connection = connection.label
-    frame.linkEvents.append(.connectRequested(peer: peripheral, peerType: peerType, isLE: true))
-    frame.linkEvents.append(.connected(status: 0, handle: handle, peer: peripheral, peerType: peerType, role: .central, parameters: nil))
+    frame.linkEvents.append(.connectRequested(peer: peripheral, peerType: peripheralType, isLE: true))
+    frame.linkEvents.append(.connected(status: 0, handle: handle, peer: peripheral, peerType: peripheralType, role: .central, parameters: nil))
   }
 }
 

@@ -14,7 +14,7 @@ private struct Decoded {
   var fields = FieldList()
   var header = HeaderFact.none
   /// The header line's words, as BLERender writes them.
-  var summary: String { HeaderWords.hciWords(header) }
+  var summary: String { HeaderWords.textWords(header) }
   var context = HCICommand.Context()
   var known = false
   var remaining = 0
