@@ -34,6 +34,9 @@ complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr 
 complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr diff convert live cache help' -l gatt -r -F -d 'GATT tables to use where the capture shows no discovery: a \'gatt --json\' map, a capture, or a BlueZ cache file (/var/lib/bluetooth/<adapter>/cache/<address>)'
 complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr diff convert live cache help' -l decode-as -x -d 'Decode the attribute at handle as this characteristic (0x0010=2a37), on every device or only on the one given'
 complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr diff convert live cache help' -l decoders -r -F -d 'Decoders of your own (docs/decoders.md); those in $XDG_CONFIG_HOME/bledissect/decoders/*.json are read too'
+complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr diff convert live cache help' -l ltk -x -d 'A long-term key (32 hex digits, most significant first) to decrypt links sniffed over the air; only on links of that device when an address is given'
+complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr diff convert live cache help' -l keys -r -F -d 'Long-term keys from a file: one a line, as --ltk takes them or \'key address\'; \'#\' starts a comment'
+complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr diff convert live cache help' -l keys-from -x -d 'Long-term keys from an HCI capture of the same session (its LE Enable Encryption and Long Term Key Request Reply commands), to decrypt an air capture'
 complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr diff convert live cache help' -l no-cache -d 'Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)'
 complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr diff convert live cache help' -s h -l help -d 'Show help for this command'
 
@@ -48,6 +51,9 @@ complete -c bledissect -n '__fish_seen_subcommand_from summary' -l stop-at-damag
 complete -c bledissect -n '__fish_seen_subcommand_from summary' -l gatt -r -F -d 'GATT tables to use where the capture shows no discovery: a \'gatt --json\' map, a capture, or a BlueZ cache file (/var/lib/bluetooth/<adapter>/cache/<address>)'
 complete -c bledissect -n '__fish_seen_subcommand_from summary' -l decode-as -x -d 'Decode the attribute at handle as this characteristic (0x0010=2a37), on every device or only on the one given'
 complete -c bledissect -n '__fish_seen_subcommand_from summary' -l decoders -r -F -d 'Decoders of your own (docs/decoders.md); those in $XDG_CONFIG_HOME/bledissect/decoders/*.json are read too'
+complete -c bledissect -n '__fish_seen_subcommand_from summary' -l ltk -x -d 'A long-term key (32 hex digits, most significant first) to decrypt links sniffed over the air; only on links of that device when an address is given'
+complete -c bledissect -n '__fish_seen_subcommand_from summary' -l keys -r -F -d 'Long-term keys from a file: one a line, as --ltk takes them or \'key address\'; \'#\' starts a comment'
+complete -c bledissect -n '__fish_seen_subcommand_from summary' -l keys-from -x -d 'Long-term keys from an HCI capture of the same session (its LE Enable Encryption and Long Term Key Request Reply commands), to decrypt an air capture'
 complete -c bledissect -n '__fish_seen_subcommand_from summary' -l no-cache -d 'Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)'
 complete -c bledissect -n '__fish_seen_subcommand_from summary' -s h -l help -d 'Show help for this command'
 
@@ -58,6 +64,9 @@ complete -c bledissect -n '__fish_seen_subcommand_from gatt' -l stop-at-damage -
 complete -c bledissect -n '__fish_seen_subcommand_from gatt' -l gatt -r -F -d 'GATT tables to use where the capture shows no discovery: a \'gatt --json\' map, a capture, or a BlueZ cache file (/var/lib/bluetooth/<adapter>/cache/<address>)'
 complete -c bledissect -n '__fish_seen_subcommand_from gatt' -l decode-as -x -d 'Decode the attribute at handle as this characteristic (0x0010=2a37), on every device or only on the one given'
 complete -c bledissect -n '__fish_seen_subcommand_from gatt' -l decoders -r -F -d 'Decoders of your own (docs/decoders.md); those in $XDG_CONFIG_HOME/bledissect/decoders/*.json are read too'
+complete -c bledissect -n '__fish_seen_subcommand_from gatt' -l ltk -x -d 'A long-term key (32 hex digits, most significant first) to decrypt links sniffed over the air; only on links of that device when an address is given'
+complete -c bledissect -n '__fish_seen_subcommand_from gatt' -l keys -r -F -d 'Long-term keys from a file: one a line, as --ltk takes them or \'key address\'; \'#\' starts a comment'
+complete -c bledissect -n '__fish_seen_subcommand_from gatt' -l keys-from -x -d 'Long-term keys from an HCI capture of the same session (its LE Enable Encryption and Long Term Key Request Reply commands), to decrypt an air capture'
 complete -c bledissect -n '__fish_seen_subcommand_from gatt' -l no-cache -d 'Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)'
 complete -c bledissect -n '__fish_seen_subcommand_from gatt' -s h -l help -d 'Show help for this command'
 
@@ -72,6 +81,9 @@ complete -c bledissect -n '__fish_seen_subcommand_from hr' -l stop-at-damage -d 
 complete -c bledissect -n '__fish_seen_subcommand_from hr' -l gatt -r -F -d 'GATT tables to use where the capture shows no discovery: a \'gatt --json\' map, a capture, or a BlueZ cache file (/var/lib/bluetooth/<adapter>/cache/<address>)'
 complete -c bledissect -n '__fish_seen_subcommand_from hr' -l decode-as -x -d 'Decode the attribute at handle as this characteristic (0x0010=2a37), on every device or only on the one given'
 complete -c bledissect -n '__fish_seen_subcommand_from hr' -l decoders -r -F -d 'Decoders of your own (docs/decoders.md); those in $XDG_CONFIG_HOME/bledissect/decoders/*.json are read too'
+complete -c bledissect -n '__fish_seen_subcommand_from hr' -l ltk -x -d 'A long-term key (32 hex digits, most significant first) to decrypt links sniffed over the air; only on links of that device when an address is given'
+complete -c bledissect -n '__fish_seen_subcommand_from hr' -l keys -r -F -d 'Long-term keys from a file: one a line, as --ltk takes them or \'key address\'; \'#\' starts a comment'
+complete -c bledissect -n '__fish_seen_subcommand_from hr' -l keys-from -x -d 'Long-term keys from an HCI capture of the same session (its LE Enable Encryption and Long Term Key Request Reply commands), to decrypt an air capture'
 complete -c bledissect -n '__fish_seen_subcommand_from hr' -l no-cache -d 'Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)'
 complete -c bledissect -n '__fish_seen_subcommand_from hr' -s h -l help -d 'Show help for this command'
 
@@ -84,6 +96,9 @@ complete -c bledissect -n '__fish_seen_subcommand_from diff' -l stop-at-damage -
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -l gatt -r -F -d 'GATT tables to use where the capture shows no discovery: a \'gatt --json\' map, a capture, or a BlueZ cache file (/var/lib/bluetooth/<adapter>/cache/<address>)'
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -l decode-as -x -d 'Decode the attribute at handle as this characteristic (0x0010=2a37), on every device or only on the one given'
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -l decoders -r -F -d 'Decoders of your own (docs/decoders.md); those in $XDG_CONFIG_HOME/bledissect/decoders/*.json are read too'
+complete -c bledissect -n '__fish_seen_subcommand_from diff' -l ltk -x -d 'A long-term key (32 hex digits, most significant first) to decrypt links sniffed over the air; only on links of that device when an address is given'
+complete -c bledissect -n '__fish_seen_subcommand_from diff' -l keys -r -F -d 'Long-term keys from a file: one a line, as --ltk takes them or \'key address\'; \'#\' starts a comment'
+complete -c bledissect -n '__fish_seen_subcommand_from diff' -l keys-from -x -d 'Long-term keys from an HCI capture of the same session (its LE Enable Encryption and Long Term Key Request Reply commands), to decrypt an air capture'
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -l no-cache -d 'Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)'
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -s h -l help -d 'Show help for this command'
 
@@ -115,6 +130,9 @@ complete -c bledissect -n '__fish_seen_subcommand_from live' -l stop-at-damage -
 complete -c bledissect -n '__fish_seen_subcommand_from live' -l gatt -r -F -d 'GATT tables to use where the capture shows no discovery: a \'gatt --json\' map, a capture, or a BlueZ cache file (/var/lib/bluetooth/<adapter>/cache/<address>)'
 complete -c bledissect -n '__fish_seen_subcommand_from live' -l decode-as -x -d 'Decode the attribute at handle as this characteristic (0x0010=2a37), on every device or only on the one given'
 complete -c bledissect -n '__fish_seen_subcommand_from live' -l decoders -r -F -d 'Decoders of your own (docs/decoders.md); those in $XDG_CONFIG_HOME/bledissect/decoders/*.json are read too'
+complete -c bledissect -n '__fish_seen_subcommand_from live' -l ltk -x -d 'A long-term key (32 hex digits, most significant first) to decrypt links sniffed over the air; only on links of that device when an address is given'
+complete -c bledissect -n '__fish_seen_subcommand_from live' -l keys -r -F -d 'Long-term keys from a file: one a line, as --ltk takes them or \'key address\'; \'#\' starts a comment'
+complete -c bledissect -n '__fish_seen_subcommand_from live' -l keys-from -x -d 'Long-term keys from an HCI capture of the same session (its LE Enable Encryption and Long Term Key Request Reply commands), to decrypt an air capture'
 complete -c bledissect -n '__fish_seen_subcommand_from live' -l no-cache -d 'Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)'
 complete -c bledissect -n '__fish_seen_subcommand_from live' -s h -l help -d 'Show help for this command'
 

@@ -140,7 +140,8 @@ extension Dissector {
     frame.fields.end()
     switch origin {
     case .acl: frame.fields.markVerbose(at: 0)
-    case .air(_, _, let group): frame.fields.markVerbose(at: group)
+    // A decrypted packet keeps its link-layer group in sight: it names the key.
+    case .air(_, _, let group): if frame.air?.keySource == nil { frame.fields.markVerbose(at: group) }
     }
   }
 

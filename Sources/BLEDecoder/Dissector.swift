@@ -42,10 +42,14 @@ public struct Dissector: Sendable {
   /// Earlier values that guesses made since the last `takeHindsight` explain.
   @usableFromInline var hindsight: [HindsightLabel] = []
 
-  public init(registry: DecoderRegistry = .standard, maps: GATTMapSet = GATTMapSet(), cache: (any GATTMapLookup)? = nil) {
+  /// Long-term keys given beforehand (`--ltk`, `--keys`, `--keys-from`), for sniffed links.
+  public let keys: LinkKeyRing
+
+  public init(registry: DecoderRegistry = .standard, maps: GATTMapSet = GATTMapSet(), cache: (any GATTMapLookup)? = nil, keys: LinkKeyRing = LinkKeyRing()) {
     self.registry = registry
     self.maps = maps
     self.cache = cache
+    self.keys = keys
   }
 
   /// Counts bytes an incomplete PDU now holds; every few MiB, measures all links, and when they

@@ -150,6 +150,10 @@ public enum HeaderFact: Sendable, Equatable {
   /// (continuation, or empty) or 2 (the start of an L2CAP PDU), its payload length, whether the
   /// payload is encrypted, what reassembly made of it.
   case dataPDU(llid: UInt8, length: Int, encrypted: Bool, reassembly: ACLReassemblyFact)
+  /// A packet the sniffer found with a wrong CRC (`length`: its PDU's payload octets): shown,
+  /// not decoded. Its receiver dropped it too, unacknowledged, so a good copy follows
+  /// (Core Vol 6 Part B §4.5.9).
+  case damagedAirPacket(advertising: Bool, length: Int)
   /// An LL control PDU (Core Vol 6 Part B §2.4.2).
   case linkControl(LinkControlFact)
 
@@ -224,6 +228,11 @@ public enum LinkControlFact: Sendable, Equatable {
   case phyUpdate(centralToPeripheral: UInt8, peripheralToCentral: UInt8, instant: UInt16)
   /// LL_FEATURE_REQ, _RSP, LL_PERIPHERAL_FEATURE_REQ: the features bit mask.
   case features(opcode: UInt8, mask: UInt64)
+  /// LL_ENC_REQ: the key's Rand and EDIV (0 for a key from LE Secure Connections or an STK),
+  /// the central's half of the session key diversifier and of the IV.
+  case encryptionRequest(random: UInt64, ediv: UInt16, skd: UInt64, iv: UInt32)
+  /// LL_ENC_RSP: the peripheral's halves.
+  case encryptionResponse(skd: UInt64, iv: UInt32)
 
   public var opcode: UInt8 {
     switch self {
@@ -237,6 +246,8 @@ public enum LinkControlFact: Sendable, Equatable {
     case .connectionParameters(let opcode, _, _, _, _), .length(let opcode, _, _), .phyPreferences(let opcode, _, _), .features(let opcode, _):
       return opcode
     case .phyUpdate: return 0x18
+    case .encryptionRequest: return 0x03
+    case .encryptionResponse: return 0x04
     }
   }
 }
@@ -245,6 +256,9 @@ public enum LinkControlFact: Sendable, Equatable {
 public struct AirFact: Sendable, Equatable {
   public var header: AirPacketHeader
   public var accessAddress: UInt32
+  /// Where the key that decrypted the packet came from (`LinkKeyRing.Key.source`); nil when it
+  /// was not encrypted, or not decrypted here.
+  public var keySource: String?
   /// Whether it went on the advertising access address.
   public var isAdvertising: Bool { accessAddress == AirFact.advertisingAccessAddress }
   /// Core Vol 6 Part B §2.1.2.

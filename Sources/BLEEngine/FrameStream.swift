@@ -69,6 +69,8 @@ public struct FrameStream {
     public var maps = GATTMapSet()
     /// Tables learned from earlier captures, asked by device identity (address, Database Hash).
     public var cache: (any GATTMapLookup)?
+    /// Long-term keys for links sniffed over the air (`--ltk`, `--keys`, `--keys-from`).
+    public var keys = LinkKeyRing()
     public var threading = Threading.two
     public var valueShare = ValueShare.adaptive
     /// Whether frames whose values wait for a guess are held back (a bounded number of them)
@@ -114,7 +116,7 @@ public struct FrameStream {
   }
 
   func runOnOneThread(_ consumer: inout some FrameConsumer) -> End {
-    var dissector = Dissector(registry: options.registry, maps: options.maps, cache: options.cache)
+    var dissector = Dissector(registry: options.registry, maps: options.maps, cache: options.cache, keys: options.keys)
     // How much of each frame's field list is kept: what the consumer shows. Decoders do not
     // know it; the list keeps what it is told to.
     let detail = consumer.fieldDetail
@@ -179,7 +181,7 @@ public struct FrameStream {
     thread.stackSize = 1 << 20
     thread.start()
 
-    var dissector = Dissector(registry: options.registry, maps: options.maps, cache: options.cache)
+    var dissector = Dissector(registry: options.registry, maps: options.maps, cache: options.cache, keys: options.keys)
     let detail = consumer.fieldDetail
     dissector.labelsInHindsight = options.labelsInHindsight
     var number = 0

@@ -19,6 +19,7 @@ enum HeaderWords {
     case .advertisingPDU(let type, _, _, _): return AdvertisingPDU.name(type)
     case .connectIndication: return "CONNECT_IND"
     case let .dataPDU(llid, length, _, _): return llid == 1 && length == 0 ? "Empty PDU" : "LL Data"
+    case .damagedAirPacket: return "CRC error"
     case .linkControl(let control): return LinkControl.name(control.opcode)
     default:
       break
@@ -241,6 +242,8 @@ enum HeaderWords {
       }
       return words
     case .linkControl(let control): return linkControlWords(control)
+    case let .damagedAirPacket(advertising, length):
+      return (advertising ? "advertising PDU, " : "data PDU, ") + "\(length) bytes, not decoded"
 
     case let .indexAdded(name, address): return "\(name) \(address)"
     case let .indexInfo(address, manufacturer):
@@ -283,6 +286,7 @@ enum HeaderWords {
     case let .phyUpdate(toPeripheral, toCentral, instant):
       return "to peripheral " + phys(toPeripheral) + ", to central " + phys(toCentral) + " at event \(instant)"
     case .features(_, let mask): return hex(mask, 16)
+    case .encryptionRequest, .encryptionResponse: return ""
     }
   }
 

@@ -89,13 +89,14 @@ public struct ACLReassembler: Sendable {
     return .complete(pdu, firstFrame: firstFrame, fragments: fragments)
   }
 
-  /// Forgets a PDU in progress (the link went away); returns a note when one was lost.
-  public mutating func reset() -> String? {
+  /// Forgets a PDU in progress (the link went away, or a piece of it was lost); returns a note,
+  /// ending with `why`, when one was lost.
+  public mutating func reset(_ why: String = "when the link closed") -> String? {
     guard isInProgress else { return nil }
     defer {
       buffer = []
       expected = nil
     }
-    return "an L2CAP PDU from #\(firstFrame) was incomplete (\(buffer.count) of \(expected.map(String.init) ?? "?") bytes) when the link closed"
+    return "an L2CAP PDU from #\(firstFrame) was incomplete (\(buffer.count) of \(expected.map(String.init) ?? "?") bytes) \(why)"
   }
 }

@@ -29,10 +29,15 @@ enum AirPacket {
     _ = try look.readUInt8()
     let length = Int(try look.readUInt8())
     var pdu = try reader.readReader(count: min(reader.remaining, 2 + length))
-    if accessAddress == AirFact.advertisingAccessAddress {
+    if header.crc == .invalid {
+      // Its receiver ignored it and a good copy follows: nothing in it is taken as said.
+      frame.header = .damagedAirPacket(advertising: accessAddress == AirFact.advertisingAccessAddress, length: length)
+      frame.fields.hex("header", "PDU header", try pdu.readUInt16LE(), width: 4)
+      frame.fields.bytes("payload", "Payload (not decoded)", pdu.readRemaining())
+    } else if accessAddress == AirFact.advertisingAccessAddress {
       try AdvertisingPDU.decode(&pdu, into: &frame, registry: dissector.registry)
-      if case let .connectIndication(_, advertiser, advertiserType, linkAddress, interval) = frame.header {
-        dissector.openAirLink(linkAddress, peripheral: advertiser, peripheralType: advertiserType, interval: interval, into: &frame)
+      if case let .connectIndication(initiator, advertiser, advertiserType, linkAddress, interval) = frame.header {
+        dissector.openAirLink(linkAddress, central: initiator, peripheral: advertiser, peripheralType: advertiserType, interval: interval, into: &frame)
       }
     } else {
       try dissector.dissectDataPDU(&pdu, accessAddress: accessAddress, group: group, into: &frame)
@@ -41,7 +46,7 @@ enum AirPacket {
       frame.fields.addVerbose("crc", "CRC", .unsigned(UInt64(try reader.readUInt24LE()), .hex(6)))
     }
     if header.crc == .invalid {
-      frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "the sniffer found the CRC wrong: the packet may be garbled"))
+      frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "the sniffer found the CRC wrong: the packet is not decoded"))
     }
     if !reader.isAtEnd {
       frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "\(reader.remaining) bytes after the CRC"))
@@ -79,7 +84,11 @@ enum AirPacket {
 struct AirLinks: Sendable {
   struct Link: Sendable {
     var handle: UInt16
+    /// The two devices, from the CONNECT_IND (nil when the capture began after it).
+    var central: BDAddr?
+    var peripheral: BDAddr?
     var encrypted = false
+    var encryption = LinkEncryption()
     /// Each side's last data packet: its SN and what it carried (a retransmission repeats both).
     var last = DirectionalPair<(sn: UInt8, digest: UInt32)?>(nil)
     /// Who sent the last data packet, and when, to tell who sent the next when the sniffer
@@ -96,6 +105,27 @@ struct AirLinks: Sendable {
 
   mutating func setEncrypted(_ accessAddress: UInt32, _ value: Bool) {
     _ = links.modify(accessAddress) { $0.encrypted = value }
+  }
+
+  /// LL_ENC_REQ and LL_ENC_RSP: the halves of the session key diversifier and IV.
+  mutating func noteEncryption(_ accessAddress: UInt32, _ fact: LinkControlFact) {
+    _ = links.modify(accessAddress) { link in
+      switch fact {
+      case let .encryptionRequest(random, ediv, skd, iv): link.encryption.requested(random: random, ediv: ediv, skd: skd, iv: iv)
+      case let .encryptionResponse(skd, iv): link.encryption.response = (skd, iv)
+      default: break
+      }
+    }
+  }
+
+  /// Opens an encrypted packet of the link with its key, chosen from `keys` on the first.
+  mutating func open(_ accessAddress: UInt32, header: UInt8, sealed: ByteView, direction: Direction, keys: LinkKeyRing) -> LinkEncryption.Opening {
+    links.modify(accessAddress) { link in
+      let (central, peripheral, random, ediv) = (link.central, link.peripheral, link.encryption.request?.random ?? 0, link.encryption.request?.ediv ?? 0)
+      return link.encryption.open(header: header, sealed: sealed, direction: direction) {
+        keys.candidates(central: central, peripheral: peripheral, random: random, ediv: ediv)
+      }
+    } ?? .sealed(.noKeyExchange)
   }
 
   /// What a data PDU tells of its link, found in one lookup.
@@ -151,9 +181,9 @@ struct AirLinks: Sendable {
 
   /// A new link on `accessAddress` (a CONNECT_IND opens one, also over an old one with that
   /// address); returns its handle.
-  mutating func open(_ accessAddress: UInt32) -> UInt16 {
+  mutating func open(_ accessAddress: UInt32, central: BDAddr, peripheral: BDAddr) -> UInt16 {
     let handle = takeHandle()
-    links[accessAddress] = Link(handle: handle)
+    links[accessAddress] = Link(handle: handle, central: central, peripheral: peripheral)
     return handle
   }
 

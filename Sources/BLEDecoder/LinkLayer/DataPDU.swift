@@ -42,19 +42,59 @@ extension Dissector {
         "inferred_direction", "Direction (inferred)", .staticText(direction == .hostToController ? "central → peripheral" : "peripheral → central"))
     }
     if repeated { frame.fields.flag("retransmission", "Retransmission", true) }
-    if repeated && llid != 3 {
-      frame.fields.bytes("payload", "Payload", payload)
-      frame.header = .dataPDU(llid: llid, length: length, encrypted: false, reassembly: .retransmission)
+    let encrypted = length > 0 && seen.encrypted && frame.air?.header.decryptedBySniffer != true
+    if repeated && (llid != 3 || encrypted) {
+      // Shown, not decoded again; an encrypted one keeps its counter, so it is not opened again.
+      if encrypted { frame.fields.flag("encrypted", "Encrypted", true) }
+      frame.fields.bytes("payload", encrypted ? "Encrypted payload" : "Payload", payload)
+      frame.header = .dataPDU(llid: llid, length: length, encrypted: encrypted, reassembly: .retransmission)
       return
     }
-    if length > 0 && seen.encrypted && frame.air?.header.decryptedBySniffer != true {
-      frame.header = .dataPDU(llid: llid, length: length, encrypted: true, reassembly: .none)
+    if encrypted {
       frame.fields.flag("encrypted", "Encrypted", true)
-      var sealed = ByteReader(payload, layer: .linkLayer)
-      frame.fields.bytes("payload", "Encrypted payload", try sealed.readBytes(count: max(length - 4, 0)))
-      if length >= 4 { frame.fields.hex("mic", "MIC", try sealed.readUInt32LE(), width: 8) }
+      switch airLinks.open(accessAddress, header: bits, sealed: payload, direction: direction, keys: keys) {
+      case let .opened(plain, counter, missed, keySource):
+        frame.fields.add("key", "Decrypted with", .text(keySource))
+        frame.air?.keySource = keySource
+        frame.fields.addVerbose("packet_counter", "Packet counter", .unsigned(counter, .decimal))
+        if missed > 0 { missedPackets(missed, encrypted: true, slot: slot, direction: direction, into: &frame) }
+        try ByteReader.reading(plain, layer: .linkLayer) { (open: inout ByteReader) throws(DecodeError) in
+          try dissectDataPayload(open.readRemaining(), llid: llid, length: plain.count, repeated: false, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group, into: &frame)
+        }
+        var sealed = ByteReader(payload, layer: .linkLayer)
+        _ = try sealed.readBytes(count: plain.count)
+        frame.fields.addVerbose("mic", "MIC", .unsigned(UInt64(try sealed.readUInt32LE()), .hex(8)))
+      case .sealed(let reason):
+        frame.header = .dataPDU(llid: llid, length: length, encrypted: true, reassembly: .none)
+        var sealed = ByteReader(payload, layer: .linkLayer)
+        frame.fields.bytes("payload", "Encrypted payload", try sealed.readBytes(count: max(length - 4, 0)))
+        if length >= 4 { frame.fields.hex("mic", "MIC", try sealed.readUInt32LE(), width: 8) }
+        if reason == .micFailed {
+          frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "the MIC does not verify with the link's key: damaged, or more than \(LinkEncryption.missedPacketWindow) packets missed"))
+        }
+      }
       return
     }
+    try dissectDataPayload(payload, llid: llid, length: length, repeated: repeated, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group, into: &frame)
+  }
+
+  /// Packets of one side the sniffer did not record (`count`, or at least one when nil): said,
+  /// and an L2CAP PDU that side had in progress is dropped, since a piece of it may be lost.
+  mutating func missedPackets(_ count: UInt64?, encrypted: Bool, slot: Int, direction: Direction, into frame: inout DissectedFrame) {
+    let side = direction == .hostToController ? "central" : "peripheral"
+    let what = count.map { "\($0) packet\($0 == 1 ? "" : "s")" } ?? "a packet or more"
+    let how = encrypted ? "the packet counter jumped" : "its SN repeats with other data"
+    frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "\(what) from the \(side) missed by the sniffer before this one (\(how))"))
+    if let lost = connections.entries[slot].link.reassemblers[direction].reset("and is dropped: a piece of it may be among them") {
+      frame.diagnostics.append(Diagnostic(.warning, .l2cap, lost))
+    }
+  }
+
+  /// A data PDU's payload in plain text: an LL control PDU, or a piece of an L2CAP PDU.
+  mutating func dissectDataPayload(
+    _ payload: ByteView, llid: UInt8, length: Int, repeated: Bool, accessAddress: UInt32, handle: UInt16, slot: Int, direction: Direction, group: Int,
+    into frame: inout DissectedFrame
+  ) throws(DecodeError) {
     switch llid {
     case 3:
       var control = ByteReader(payload, layer: .linkLayer)
@@ -77,6 +117,8 @@ extension Dissector {
       airLinks.setEncrypted(accessAddress, true)
     case .opcode(0x0B):  // LL_PAUSE_ENC_RSP: no longer
       airLinks.setEncrypted(accessAddress, false)
+    case .encryptionRequest, .encryptionResponse:
+      airLinks.noteEncryption(accessAddress, fact)
     case .terminate(let reason):
       frame.linkEvents.append(.disconnected(status: 0, handle: handle, reason: reason))
     case let .connectionUpdate(interval, latency, timeout, _):
@@ -89,9 +131,9 @@ extension Dissector {
   /// A CONNECT_IND opens a link on its access address: a connection whose local side is the
   /// central, as an HCI capture on the central's host would show it.
   mutating func openAirLink(
-    _ accessAddress: UInt32, peripheral: BDAddr, peripheralType: AddressType, interval: UInt16, into frame: inout DissectedFrame
+    _ accessAddress: UInt32, central: BDAddr, peripheral: BDAddr, peripheralType: AddressType, interval: UInt16, into frame: inout DissectedFrame
   ) {
-    let handle = airLinks.open(accessAddress)
+    let handle = airLinks.open(accessAddress, central: central, peripheral: peripheral)
     let connection = connections.opened(Connection(
       adapter: 0, handle: handle, generation: 0, peer: peripheral, peerType: peripheralType, role: .central,
       interval: interval, latency: nil, supervisionTimeout: nil, openedInFrame: frame.number, isLE: true))

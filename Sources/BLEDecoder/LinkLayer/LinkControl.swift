@@ -79,15 +79,26 @@ package enum LinkControl {
       fields.code("error", "Error", error, width: 2, name: AssignedNumbers.hciErrorName(error))
       fact = opcode == 0x02 ? .terminate(reason: error) : .reject(rejected: nil, error: error)
     case 0x03:
-      fields.hex("random_number", "Random number", try r.readUInt64LE(), width: 16)
-      fields.hex("ediv", "Encrypted diversifier", try r.readUInt16LE(), width: 4)
+      let random = try r.readUInt64LE()
+      fields.hex("random_number", "Random number", random, width: 16)
+      let ediv = try r.readUInt16LE()
+      fields.hex("ediv", "Encrypted diversifier", ediv, width: 4)
+      // Shown as they travel; kept as numbers (least significant octet first) for the key.
+      var look = r
+      let skd = try look.readUInt64LE()
       fields.bytes("skd_c", "Session key diversifier (central)", try r.readBytes(count: 8))
+      look = r
+      let iv = try look.readUInt32LE()
       fields.bytes("iv_c", "Initialization vector (central)", try r.readBytes(count: 4))
-      fact = .opcode(opcode)
+      fact = .encryptionRequest(random: random, ediv: ediv, skd: skd, iv: iv)
     case 0x04:
+      var look = r
+      let skd = try look.readUInt64LE()
       fields.bytes("skd_p", "Session key diversifier (peripheral)", try r.readBytes(count: 8))
+      look = r
+      let iv = try look.readUInt32LE()
       fields.bytes("iv_p", "Initialization vector (peripheral)", try r.readBytes(count: 4))
-      fact = .opcode(opcode)
+      fact = .encryptionResponse(skd: skd, iv: iv)
     case 0x07:
       let type = try r.readUInt8()
       fields.code("unknown_type", "Unknown type", type, width: 2, name: name(type))

@@ -1,3 +1,4 @@
+import BLECapture
 import BLECore
 import BLEDecoder
 import BLEEngine
@@ -16,6 +17,8 @@ struct DecodingOptions: Sendable {
   var cacheDirectory: String?
   /// The cache, read lazily by device identity while decoding.
   var cache: GATTCache?
+  /// Long-term keys for sniffed links: `--ltk`, `--keys`, `--keys-from`.
+  var keys = LinkKeyRing()
 
   static let specs: [OptionSpec] = [
     OptionSpec(
@@ -27,6 +30,15 @@ struct DecodingOptions: Sendable {
     OptionSpec(
       name: "decoders", short: nil, kind: .value(valueName: "file"),
       help: "Decoders of your own (docs/decoders.md); those in $XDG_CONFIG_HOME/bledissect/decoders/*.json are read too. Repeatable."),
+    OptionSpec(
+      name: "ltk", short: nil, kind: .value(valueName: "key[@address]"),
+      help: "A long-term key (32 hex digits, most significant first) to decrypt links sniffed over the air; only on links of that device when an address is given. Repeatable."),
+    OptionSpec(
+      name: "keys", short: nil, kind: .value(valueName: "file"),
+      help: "Long-term keys from a file: one a line, as --ltk takes them or 'key address'; '#' starts a comment. Repeatable."),
+    OptionSpec(
+      name: "keys-from", short: nil, kind: .value(valueName: "capture"),
+      help: "Long-term keys from an HCI capture of the same session (its LE Enable Encryption and Long Term Key Request Reply commands), to decrypt an air capture. Repeatable."),
     OptionSpec(
       name: "no-cache", short: nil, kind: .flag,
       help: "Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)."),
@@ -99,6 +111,7 @@ struct DecodingOptions: Sendable {
       options.cache = cache
       context.caches.append(cache)
     }
+    try loadKeys(arguments, into: &options.keys)
     for path in arguments.allValues("gatt").map({ Argument($0) }) {
       do {
         for map in try GATTMapImport.load(path, context: context) where !options.maps.add(map, source: .imported) {
@@ -113,6 +126,63 @@ struct DecodingOptions: Sendable {
       }
     }
     return options
+  }
+
+  /// Key files are small; larger ones are refused.
+  static let maximumKeyFileBytes = 1 << 20
+
+  /// `--ltk`, `--keys` and `--keys-from`, in that order (keys for a device first are tried first
+  /// anyway). A key that is not one, or a file that cannot be read, is a usage error.
+  static func loadKeys(_ arguments: ParsedArguments, into ring: inout LinkKeyRing) throws(UsageError) {
+    func add(_ key: LinkKeyRing.Key, from name: String) throws(UsageError) {
+      guard ring.add(key) else { throw UsageError(message: "\(name): more than \(LinkKeyRing.maximumKeys) keys in all") }
+    }
+    for text in arguments.allValues("ltk") {
+      guard let key = LinkKeyRing.parse(text, source: "--ltk") else {
+        throw UsageError(message: "--ltk needs 32 hex digits, optionally @address (--ltk 4C68384139F574D836BCF34E9DFB01BF@D0:B1:ED:00:48:52), not '\(text)'")
+      }
+      try add(key, from: "--ltk")
+    }
+    for path in arguments.allValues("keys") {
+      let name = Argument(path).display
+      let file: SideFile
+      do {
+        file = try SideFile(pathBytes: Array(path.utf8))
+        try file.read(upTo: maximumKeyFileBytes + 1)
+      } catch {
+        throw UsageError(message: "\(name): cannot read the keys file (\(error.reason))")
+      }
+      guard file.bytes.count <= maximumKeyFileBytes else {
+        throw UsageError(message: "\(name): keys file too large (more than \(maximumKeyFileBytes) bytes)")
+      }
+      switch LinkKeyRing.parseFile(String(decoding: file.bytes, as: UTF8.self), name: name) {
+      case .success(let keys): for key in keys { try add(key, from: name) }
+      case .failure(let failure): throw UsageError(message: failure.message)
+      }
+    }
+    for path in arguments.allValues("keys-from").map({ Argument($0) }) {
+      let reader: any CaptureReader
+      do {
+        reader = try CaptureFile.open(pathBytes: path.bytes, name: path.display, damage: .resynchronize)
+      } catch {
+        throw UsageError(message: "\(path.display): cannot read it as a capture for --keys-from (\(error.message))")
+      }
+      var harvest = HCIKeyHarvest()
+      var record = CaptureRecord(timestamp: 0, direction: nil, kind: .command, bytes: [])
+      var number = 0
+      do throws(CaptureError) {
+        while try reader.next(into: &record) {
+          number += 1
+          harvest.take(record, number: number, capture: path.display)
+        }
+      } catch {
+        throw UsageError(message: "\(path.display): the capture for --keys-from is damaged after frame \(number) (\(error.message))")
+      }
+      guard !harvest.ring.isEmpty else {
+        throw UsageError(message: "\(path.display): this capture shows no long-term key (no LE Enable Encryption or Long Term Key Request Reply) for --keys-from")
+      }
+      for key in harvest.ring.keys { try add(key, from: path.display) }
+    }
   }
 
   static func parseOverride(_ text: String) -> HandleOverride? {
@@ -132,6 +202,7 @@ struct DecodingOptions: Sendable {
   func apply(to options: inout FrameStream.Options) {
     options.maps = maps
     options.cache = cache
+    options.keys = keys
     for decoder in userDecoders { options.registry.register(decoder) }
     for override in overrides { options.registry.override(override) }
   }
