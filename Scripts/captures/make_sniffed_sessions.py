@@ -30,7 +30,8 @@ What is modelled (Core 5.4 Vol 6 Part B unless noted):
   * LL control PDUs: LL_VERSION_IND both ways in the first events; LE Connection Update
     (HCI command, also after the L2CAP-signalled request) -> LL_CONNECTION_UPDATE_IND with
     the parameters of the LE Connection Update Complete event, instant = 7 events after the
-    event it is first sent in, new interval from the instant (WinOffset 0, WinSize 1);
+    event it is first sent in, new interval from the instant (WinOffset 0, WinSize 1); what
+    the log has after the LE Connection Update Complete waits for the instant;
     LE Enable Encryption -> LL_ENC_REQ (Rand, EDIV from the command, SKDm, IVm) /
     LL_ENC_RSP (SKDs, IVs) / LL_START_ENC_REQ (plain) / LL_START_ENC_RSP (encrypted, central
     then peripheral), data paused meanwhile; after that every non-empty PDU is encrypted with
