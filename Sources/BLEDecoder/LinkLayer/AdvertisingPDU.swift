@@ -19,7 +19,9 @@ package enum AdvertisingPDU {
     }
   }
 
-  static func decode(_ pdu: inout ByteReader, into frame: inout DissectedFrame, registry: DecoderRegistry) throws(DecodeError) {
+  /// Returns the connection's parameters when the PDU is a CONNECT_IND.
+  @discardableResult
+  static func decode(_ pdu: inout ByteReader, into frame: inout DissectedFrame, registry: DecoderRegistry) throws(DecodeError) -> ConnectionParameters? {
     let bits = try pdu.readUInt8()
     let length = Int(try pdu.readUInt8())
     let type = bits & 0x0F
@@ -59,20 +61,23 @@ package enum AdvertisingPDU {
       let initiator = try address("init_address", "Initiator", tx)
       let advertiser = try address("adv_address", "Advertiser", rx)
       frame.header = .advertisingPDU(type: type, advertiser: advertiser, other: initiator, name: nil)
-      let (accessAddress, interval) = try connectionData(&pdu, &frame.fields)
-      frame.header = .connectIndication(initiator: initiator, advertiser: advertiser, advertiserType: rx, accessAddress: accessAddress, interval: interval)
+      let (accessAddress, parameters) = try connectionData(&pdu, &frame.fields)
+      frame.header = .connectIndication(initiator: initiator, advertiser: advertiser, advertiserType: rx, accessAddress: accessAddress, interval: parameters.interval)
+      if !pdu.isAtEnd { frame.fields.bytes("extra", "Unexpected bytes", pdu.readRemaining()) }
+      return parameters
     case 7, 8:  // ADV_EXT_IND / AUX_* and AUX_CONNECT_RSP: the common extended payload
       try extended(&pdu, type: type, tx: tx, rx: rx, into: &frame, registry: registry)
     default:
       if !pdu.isAtEnd { frame.fields.bytes("payload", "Payload", pdu.readRemaining()) }
     }
     if !pdu.isAtEnd { frame.fields.bytes("extra", "Unexpected bytes", pdu.readRemaining()) }
+    return nil
   }
 
   /// CONNECT_IND's LLData (22 bytes): access address(4) CRCInit(3) WinSize(1, ×1.25 ms)
   /// WinOffset(2, ×1.25 ms) Interval(2, ×1.25 ms) Latency(2) Timeout(2, ×10 ms) ChM(5)
-  /// Hop(5 bits) SCA(3 bits). Returns the access address and the interval.
-  static func connectionData(_ pdu: inout ByteReader, _ fields: inout FieldList) throws(DecodeError) -> (UInt32, UInt16) {
+  /// Hop(5 bits) SCA(3 bits). Returns the access address and the connection's parameters.
+  static func connectionData(_ pdu: inout ByteReader, _ fields: inout FieldList) throws(DecodeError) -> (UInt32, ConnectionParameters) {
     fields.beginObject("connection", "Connection")
     defer { fields.end() }
     let accessAddress = try pdu.readUInt32LE()
@@ -82,15 +87,17 @@ package enum AdvertisingPDU {
     fields.measure("window_offset", "Transmit window offset", try pdu.readUInt16LE(), scale: 1.25, unit: "ms")
     let interval = try pdu.readUInt16LE()
     fields.measure("interval", "Connection interval", interval, scale: 1.25, unit: "ms")
-    fields.uint("latency", "Peripheral latency", try pdu.readUInt16LE())
-    fields.measure("supervision_timeout", "Supervision timeout", try pdu.readUInt16LE(), scale: 10, unit: "ms")
+    let latency = try pdu.readUInt16LE()
+    fields.uint("latency", "Peripheral latency", latency)
+    let timeout = try pdu.readUInt16LE()
+    fields.measure("supervision_timeout", "Supervision timeout", timeout, scale: 10, unit: "ms")
     let map = try pdu.readBytes(count: 5)
     fields.bytes("channel_map", "Channel map", map)
     fields.uint("used_channels", "Channels used", map.reduce(0) { $0 + $1.nonzeroBitCount })
     let hop = try pdu.readUInt8()
     fields.uint("hop", "Hop increment", hop & 0x1F)
     fields.code("sca", "Sleep clock accuracy", hop >> 5, width: 1, name: sleepClockAccuracyName(hop >> 5))
-    return (accessAddress, interval)
+    return (accessAddress, ConnectionParameters(interval: interval, latency: latency, supervisionTimeout: timeout))
   }
 
   /// Worst-case sleep clock accuracy of the central (SCA, Core Vol 6 Part B §2.3.3.1).

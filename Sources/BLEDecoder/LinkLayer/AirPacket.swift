@@ -11,6 +11,7 @@ enum AirPacket {
   static func decode(_ reader: inout ByteReader, into frame: inout DissectedFrame, _ dissector: inout Dissector) throws(DecodeError) {
     reader.layer = .linkLayer
     frame.deepestLayer = .linkLayer
+    if frame.record.timestamp >= dissector.airLinks.nextTimeoutCheck { dissector.closeSilentAirLinks(into: &frame) }
     let header = try AirPacketHeader(parsing: &reader)
     describe(header, &frame.fields)
     frame.fields.end()  // air
@@ -35,9 +36,9 @@ enum AirPacket {
       frame.fields.hex("header", "PDU header", try pdu.readUInt16LE(), width: 4)
       frame.fields.bytes("payload", "Payload (not decoded)", pdu.readRemaining())
     } else if accessAddress == AirFact.advertisingAccessAddress {
-      try AdvertisingPDU.decode(&pdu, into: &frame, registry: dissector.registry)
-      if case let .connectIndication(initiator, advertiser, advertiserType, linkAddress, interval) = frame.header {
-        dissector.openAirLink(linkAddress, central: initiator, peripheral: advertiser, peripheralType: advertiserType, interval: interval, into: &frame)
+      let parameters = try AdvertisingPDU.decode(&pdu, into: &frame, registry: dissector.registry)
+      if case let .connectIndication(initiator, advertiser, advertiserType, linkAddress, _) = frame.header, let parameters {
+        dissector.openAirLink(linkAddress, central: initiator, peripheral: advertiser, peripheralType: advertiserType, parameters: parameters, into: &frame)
       }
     } else {
       try dissector.dissectDataPDU(&pdu, accessAddress: accessAddress, group: group, into: &frame)
@@ -89,6 +90,13 @@ struct AirLinks: Sendable {
     var peripheral: BDAddr?
     var encrypted = false
     var encryption = LinkEncryption()
+    /// The supervision timeout in microseconds (CONNECT_IND, LL_CONNECTION_UPDATE_IND).
+    var supervisionTimeout: Int64?
+    /// When the link was last heard from, and in which frame (its CONNECT_IND to begin with).
+    var lastHeard: Int64?
+    var lastFrame = 0
+    /// Whether the link ended: LL_TERMINATE_IND, or silence past its supervision timeout.
+    var ended = false
     /// Each side's last data packet: its SN and what it carried (a retransmission repeats both).
     var last = DirectionalPair<(sn: UInt8, digest: UInt32)?>(nil)
     /// Who sent the last data packet, and when, to tell who sent the next when the sniffer
@@ -102,6 +110,41 @@ struct AirLinks: Sendable {
   static let maximumLinks = 1024
   var links = BoundedDictionary<UInt32, Link>(capacity: maximumLinks)
   var nextHandle: UInt16 = 1
+  /// When (capture time) to look next for links silent past their supervision timeout.
+  var nextTimeoutCheck = Int64.max
+  /// How often (capture time, µs) links are checked for silence: timeouts are 100 ms or more.
+  static let timeoutCheckInterval: Int64 = 50_000
+
+  /// Links silent for longer than their supervision timeout at `time`: the devices have
+  /// dropped them (Core Vol 6 Part B §4.5.2). Each is marked ended; returns its handle, its last
+  /// frame and its timeout. Scans at most every `timeoutCheckInterval`.
+  mutating func takeSilentLinks(at time: Int64) -> [(handle: UInt16, lastFrame: Int, timeout: Int64)] {
+    nextTimeoutCheck = time.saturatingAdd(Self.timeoutCheckInterval)
+    var silent: [(UInt32, UInt16, Int, Int64)] = []
+    var anyOpen = false
+    for (accessAddress, link) in links.storage where !link.ended {
+      guard let timeout = link.supervisionTimeout, let last = link.lastHeard else { continue }
+      if time.saturatingSubtract(last) > timeout {
+        silent.append((accessAddress, link.handle, link.lastFrame, timeout))
+      } else {
+        anyOpen = true
+      }
+    }
+    for (accessAddress, _, _, _) in silent { _ = links.modify(accessAddress) { $0.ended = true } }
+    if !anyOpen { nextTimeoutCheck = .max }
+    return silent.sorted { $0.2 < $1.2 }.map { ($0.1, $0.2, $0.3) }
+  }
+
+  /// Marks the link ended (LL_TERMINATE_IND); its last packets (the acknowledgement) still
+  /// come on its access address.
+  mutating func end(_ accessAddress: UInt32) {
+    _ = links.modify(accessAddress) { $0.ended = true }
+  }
+
+  /// LL_CONNECTION_UPDATE_IND: the new supervision timeout (10 ms units).
+  mutating func setSupervisionTimeout(_ accessAddress: UInt32, _ timeout: UInt16) {
+    _ = links.modify(accessAddress) { $0.supervisionTimeout = Int64(timeout) * 10_000 }
+  }
 
   mutating func setEncrypted(_ accessAddress: UInt32, _ value: Bool) {
     _ = links.modify(accessAddress) { $0.encrypted = value }
@@ -138,7 +181,12 @@ struct AirLinks: Sendable {
     var inferred: Bool
     /// Whether the packet repeats its side's last one: a retransmission.
     var repeated: Bool
+    /// Whether it has its side's last SN with other data: a packet or more of that side (an
+    /// odd number) went by unrecorded, since a new packet flips the SN (Core Vol 6 Part B §4.5.9).
+    var missedBefore: Bool
     var encrypted: Bool
+    /// Whether the link had ended before it (the acknowledgement of LL_TERMINATE_IND).
+    var ended: Bool
   }
 
   /// Notes a data PDU on `accessAddress` sent at `time` with `sn` and `digest`
@@ -147,7 +195,7 @@ struct AirLinks: Sendable {
   /// the sides alternate; a packet more than `eventGap` after the last on its link opens an
   /// event, eight times that on LE Coded, whose packets last eight times longer) — and whether
   /// it repeats that side's last packet (same SN, same payload).
-  mutating func observe(_ accessAddress: UInt32, time: Int64, fromCentral: Bool?, coded: Bool, sn: UInt8, digest: UInt32) -> Seen {
+  mutating func observe(_ accessAddress: UInt32, frame: Int, time: Int64, fromCentral: Bool?, coded: Bool, sn: UInt8, digest: UInt32) -> Seen {
     let gap = coded ? Self.eventGap * 8 : Self.eventGap
     func note(_ link: inout Link, isNew: Bool) -> Seen {
       let direction: Direction
@@ -158,11 +206,16 @@ struct AirLinks: Sendable {
         direction = opensEvent || link.lastDirection == .controllerToHost ? .hostToController : .controllerToHost
       }
       link.lastTime = time
+      link.lastHeard = time
+      link.lastFrame = frame
       link.lastDirection = direction
       let last = link.last[direction]
       link.last[direction] = (sn, digest)
       let repeated = last.map { $0.sn == sn && $0.digest == digest } ?? false
-      return Seen(handle: link.handle, isNew: isNew, direction: direction, inferred: fromCentral == nil, repeated: repeated, encrypted: link.encrypted)
+      let missedBefore = last.map { $0.sn == sn && $0.digest != digest } ?? false
+      return Seen(
+        handle: link.handle, isNew: isNew, direction: direction, inferred: fromCentral == nil, repeated: repeated, missedBefore: missedBefore,
+        encrypted: link.encrypted, ended: link.ended)
     }
     if let seen = links.modify(accessAddress, { note(&$0, isNew: false) }) { return seen }
     var fresh = Link(handle: takeHandle())
@@ -181,9 +234,14 @@ struct AirLinks: Sendable {
 
   /// A new link on `accessAddress` (a CONNECT_IND opens one, also over an old one with that
   /// address); returns its handle.
-  mutating func open(_ accessAddress: UInt32, central: BDAddr, peripheral: BDAddr) -> UInt16 {
+  mutating func open(_ accessAddress: UInt32, central: BDAddr, peripheral: BDAddr, supervisionTimeout: UInt16, time: Int64, frame: Int) -> UInt16 {
     let handle = takeHandle()
-    links[accessAddress] = Link(handle: handle, central: central, peripheral: peripheral)
+    var link = Link(handle: handle, central: central, peripheral: peripheral)
+    link.supervisionTimeout = Int64(supervisionTimeout) * 10_000
+    link.lastHeard = time
+    link.lastFrame = frame
+    links[accessAddress] = link
+    nextTimeoutCheck = min(nextTimeoutCheck, time.saturatingAdd(Self.timeoutCheckInterval))
     return handle
   }
 

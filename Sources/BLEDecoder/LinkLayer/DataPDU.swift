@@ -29,9 +29,15 @@ extension Dissector {
     // One lookup of the link tells who sent it, whether it repeats its side's last packet, and
     // whether the link is encrypted.
     let seen = airLinks.observe(
-      accessAddress, time: frame.record.timestamp, fromCentral: frame.air?.header.fromCentral,
+      accessAddress, frame: frame.number, time: frame.record.timestamp, fromCentral: frame.air?.header.fromCentral,
       coded: frame.air?.header.phy == .leCoded, sn: sn, digest: AirLinks.digest(llid: llid, payload))
     let (handle, direction, repeated) = (seen.handle, seen.direction, seen.repeated)
+    if seen.ended {
+      // The acknowledgement of LL_TERMINATE_IND, or a late packet: the link is gone.
+      if length > 0 { frame.fields.bytes("payload", "Payload", payload) }
+      if length > 0 { frame.diagnostics.append(Diagnostic(.note, .linkLayer, "after the link ended: not decoded")) }
+      return
+    }
     let slot = connections.slot(adapter: 0, handle: handle, isLE: true).slot
     frame.connection = connections.entries[slot].label
     if seen.isNew {
@@ -42,6 +48,7 @@ extension Dissector {
         "inferred_direction", "Direction (inferred)", .staticText(direction == .hostToController ? "central → peripheral" : "peripheral → central"))
     }
     if repeated { frame.fields.flag("retransmission", "Retransmission", true) }
+    if seen.missedBefore { missedPackets(nil, encrypted: false, slot: slot, direction: direction, into: &frame) }
     let encrypted = length > 0 && seen.encrypted && frame.air?.header.decryptedBySniffer != true
     if repeated && (llid != 3 || encrypted) {
       // Shown, not decoded again; an encrypted one keeps its counter, so it is not opened again.
@@ -102,7 +109,7 @@ extension Dissector {
       let fact = try LinkControl.decode(&control, into: &frame.fields)
       frame.header = .linkControl(fact)
       // A repeated control PDU is shown again; what it changes happened once.
-      if !repeated { noteLinkControl(fact, accessAddress: accessAddress, handle: handle, into: &frame) }
+      if !repeated { noteLinkControl(fact, accessAddress: accessAddress, handle: handle, direction: direction, into: &frame) }
     case 1 where length > 0, 2 where length > 0:
       try dissectLinkData(payload, isStart: llid == 2, slot: slot, direction: direction, origin: .air(llid: llid, length: length, group: group), into: &frame)
     default:
@@ -111,7 +118,7 @@ extension Dissector {
   }
 
   /// What an LL control PDU changes: encryption starts or pauses, the link ends.
-  mutating func noteLinkControl(_ fact: LinkControlFact, accessAddress: UInt32, handle: UInt16, into frame: inout DissectedFrame) {
+  mutating func noteLinkControl(_ fact: LinkControlFact, accessAddress: UInt32, handle: UInt16, direction: Direction, into frame: inout DissectedFrame) {
     switch fact {
     case .opcode(0x05):  // LL_START_ENC_REQ: what follows on this link is encrypted
       airLinks.setEncrypted(accessAddress, true)
@@ -120,26 +127,66 @@ extension Dissector {
     case .encryptionRequest, .encryptionResponse:
       airLinks.noteEncryption(accessAddress, fact)
     case .terminate(let reason):
-      frame.linkEvents.append(.disconnected(status: 0, handle: handle, reason: reason))
+      // The central is the capture's local side: its LL_TERMINATE_IND is the host's Disconnect.
+      if direction == .hostToController { frame.linkEvents.append(.disconnectRequested(handle: handle, reason: reason)) }
+      closeAirLink(accessAddress, handle: handle, reason: reason, into: &frame)
     case let .connectionUpdate(interval, latency, timeout, _):
+      airLinks.setSupervisionTimeout(accessAddress, timeout)
       frame.linkEvents.append(.parametersUpdated(status: 0, handle: handle, parameters: ConnectionParameters(interval: interval, latency: latency, supervisionTimeout: timeout)))
     default:
       break
     }
   }
 
+  /// The link on `accessAddress` ended: its connection closes, an L2CAP PDU left incomplete is
+  /// said.
+  mutating func closeAirLink(_ accessAddress: UInt32, handle: UInt16, reason: UInt8, into frame: inout DissectedFrame) {
+    airLinks.end(accessAddress)
+    frame.linkEvents.append(.disconnected(status: 0, handle: handle, reason: reason))
+    let key = ConnectionTable.Key(adapter: 0, handle: handle)
+    for direction in [Direction.hostToController, .controllerToHost] {
+      if let slot = connections.slot(key), let lost = connections.entries[slot].link.reassemblers[direction].reset() {
+        frame.diagnostics.append(Diagnostic(.warning, .l2cap, lost))
+      }
+    }
+    frame.connection = connections.close(adapter: 0, handle: handle).label
+  }
+
+  /// Links silent past their supervision timeout are gone (Core Vol 6 Part B §4.5.2): each is
+  /// closed on this frame with reason Connection Timeout, and a note says it was inferred.
+  mutating func closeSilentAirLinks(into frame: inout DissectedFrame) {
+    for lost in airLinks.takeSilentLinks(at: frame.record.timestamp) {
+      let label = frame.connection
+      frame.diagnostics.append(Diagnostic(
+        .note, .linkLayer,
+        "conn \(lost.handle): nothing heard since #\(lost.lastFrame) for longer than its supervision timeout (\(lost.timeout / 1000) ms): taken as lost (Connection Timeout), unless the sniffer stopped following it"))
+      frame.linkEvents.append(.disconnected(status: 0, handle: lost.handle, reason: 0x08))
+      let key = ConnectionTable.Key(adapter: 0, handle: lost.handle)
+      for direction in [Direction.hostToController, .controllerToHost] {
+        if let slot = connections.slot(key), let incomplete = connections.entries[slot].link.reassemblers[direction].reset() {
+          frame.diagnostics.append(Diagnostic(.warning, .l2cap, incomplete))
+        }
+      }
+      _ = connections.close(adapter: 0, handle: lost.handle)
+      frame.connection = label
+    }
+  }
+
   /// A CONNECT_IND opens a link on its access address: a connection whose local side is the
   /// central, as an HCI capture on the central's host would show it.
   mutating func openAirLink(
-    _ accessAddress: UInt32, central: BDAddr, peripheral: BDAddr, peripheralType: AddressType, interval: UInt16, into frame: inout DissectedFrame
+    _ accessAddress: UInt32, central: BDAddr, peripheral: BDAddr, peripheralType: AddressType, parameters: ConnectionParameters,
+    into frame: inout DissectedFrame
   ) {
-    let handle = airLinks.open(accessAddress, central: central, peripheral: peripheral)
+    let handle = airLinks.open(
+      accessAddress, central: central, peripheral: peripheral, supervisionTimeout: parameters.supervisionTimeout, time: frame.record.timestamp,
+      frame: frame.number)
     let connection = connections.opened(Connection(
       adapter: 0, handle: handle, generation: 0, peer: peripheral, peerType: peripheralType, role: .central,
-      interval: interval, latency: nil, supervisionTimeout: nil, openedInFrame: frame.number, isLE: true))
+      interval: parameters.interval, latency: parameters.latency, supervisionTimeout: parameters.supervisionTimeout, openedInFrame: frame.number, isLE: true))
     frame.connection = connection.label
     frame.linkEvents.append(.connectRequested(peer: peripheral, peerType: peripheralType, isLE: true))
-    frame.linkEvents.append(.connected(status: 0, handle: handle, peer: peripheral, peerType: peripheralType, role: .central, parameters: nil))
+    frame.linkEvents.append(.connected(status: 0, handle: handle, peer: peripheral, peerType: peripheralType, role: .central, parameters: parameters))
   }
 }
 
