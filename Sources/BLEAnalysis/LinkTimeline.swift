@@ -285,7 +285,7 @@ public struct LinkTimeline: Sendable {
     }
     if att.opcode == 0x0B || att.opcode == 0x09 || att.opcode == 0x0D {
       // A GAP Device Name read: the server's name, the peer's when it came from the controller.
-      let fromHost = frame.record.direction == .hostToController
+      let fromHost = frame.direction == .hostToController
       frame.forEachValue(as: DeviceName.self) { operation, name in
         guard operation == .read, !name.text.isEmpty else { return }
         if fromHost {

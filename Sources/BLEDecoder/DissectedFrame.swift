@@ -240,6 +240,11 @@ public struct DissectedFrame: Sendable {
   /// 1-based, the same numbering as Wireshark.
   public var number = 0
   public var record = CaptureRecord(timestamp: 0, direction: nil, kind: .other(0), bytes: [])
+  /// Which way the packet went, host to controller being the local side's: the record's, or
+  /// as the decoder worked it out when the capture does not say (a data PDU sniffed over the
+  /// air: central to peripheral is host to controller; ACL data in pcap link type 187).
+  /// Analyses read this; renderers show the record's.
+  public internal(set) var direction: Direction?
   /// The deepest layer this frame's bytes were decoded to (for `--layer`).
   public var deepestLayer: ProtocolLayer = .hci
   /// Typed facts (FrameFacts.swift): what the HCI packet is, what happened to links, the ATT

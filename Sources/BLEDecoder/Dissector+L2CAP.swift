@@ -63,6 +63,7 @@ extension Dissector {
       direction = known
     } else {
       direction = inferDirection(packetBoundary: header.packetBoundary, payload: payload, slot: slot)
+      frame.direction = direction
       frame.fields.addVerbose("inferred_direction", "Direction (inferred)", .staticText(direction == .hostToController ? "tx" : "rx"))
     }
     if header.packetBoundary != 1 { connections.entries[slot].link.lastStartDirection = direction }

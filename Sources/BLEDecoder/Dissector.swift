@@ -44,6 +44,12 @@ public struct Dissector: Sendable {
 
   /// Long-term keys given beforehand (`--ltk`, `--keys`, `--keys-from`), for sniffed links.
   public let keys: LinkKeyRing
+  /// Keys the capture gave away: STKs worked out from sniffed legacy pairings, LTKs
+  /// distributed on links it decrypted.
+  public internal(set) var learnedKeys = LinkKeyRing()
+  /// Passkey searches done (each up to a million c1 runs), and how many a capture may ask for.
+  var passkeySearches = 0
+  static let maximumPasskeySearches = 2
 
   public init(registry: DecoderRegistry = .standard, maps: GATTMapSet = GATTMapSet(), cache: (any GATTMapLookup)? = nil, keys: LinkKeyRing = LinkKeyRing()) {
     self.registry = registry
@@ -86,6 +92,7 @@ public struct Dissector: Sendable {
   /// only after that stage.
   package mutating func decodeLayers(number: Int, into frame: inout DissectedFrame) {
     frame.reset(number: number)
+    frame.direction = frame.record.direction
     // The record's bytes are moved out (the frame is modified meanwhile) and pinned while its
     // layers are decoded: readers and views point into them. Then they go back, buffer intact.
     var bytes: [UInt8] = []

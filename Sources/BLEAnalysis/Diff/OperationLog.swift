@@ -117,7 +117,7 @@ public struct OperationLog: Sendable {
       answer(open, att, frame: &frame, place: place)
     }
     guard att.kind == .request || att.kind == .command, let kind = Self.kind(att.opcode, att.operation) else { return }
-    let localIsClient = att.serverIsLocal(frame.record.direction).map { !$0 } ?? true
+    let localIsClient = att.serverIsLocal(frame.direction).map { !$0 } ?? true
     let connectionKey = Key(adapter: label.adapter, handle: label.handle, generation: label.generation, localIsClient: localIsClient)
     let connection: Int
     if let known = index[connectionKey] {

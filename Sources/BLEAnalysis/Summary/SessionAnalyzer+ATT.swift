@@ -47,7 +47,7 @@ extension SessionAnalyzer {
     let kind = att.kind
     // What a server says of itself (its name, appearance, maker) describes the peer only when
     // the peer is the server: a peripheral's capture answers the phone's reads itself.
-    let peerIsServer = att.serverIsLocal(frame.record.direction) != true
+    let peerIsServer = att.serverIsLocal(frame.direction) != true
     for position in frame.attributes.indices {
       attribute(position, opcode: att.opcode, kind: kind, operation: att.operation, peerIsServer: peerIsServer, frame: &frame, index: index, time: time)
     }

@@ -293,7 +293,7 @@ public struct SessionAnalyzer: Sendable {
       guard let label = frame.connection else { return }
       let index = link(label, frame: frame.number, time: time)
       guard index >= 0 else { return }
-      security(code: code, reason: reason, fromLocalHost: frame.record.direction == .hostToController, index: index, frame: frame.number, time: time)
+      security(code: code, reason: reason, fromLocalHost: frame.direction == .hostToController, index: index, frame: frame.number, time: time)
     case .pairingFeatures(let code, let io, let oob, let auth):
       guard let label = frame.connection else { return }
       let index = link(label, frame: frame.number, time: time)
@@ -309,7 +309,7 @@ public struct SessionAnalyzer: Sendable {
       break
     case .identityAddress(let address, let type):
       // Only the peer's own identity (received) names the device; ours goes the other way.
-      guard frame.record.direction == .controllerToHost, let label = frame.connection, let peer = label.peer,
+      guard frame.direction == .controllerToHost, let label = frame.connection, let peer = label.peer,
         let slot = deviceIndex[peer]
       else { return }
       summary.devices[slot].identity = address

@@ -8,6 +8,14 @@ enum SMPChannel: L2CAPFixedChannel {
   static func decode(
     _ payload: inout ByteReader, on link: L2CAPLink, _ dissector: inout Dissector, into frame: inout DissectedFrame
   ) throws(DecodeError) {
+    // Over the air, the pairing is kept: a legacy one gives its keys away.
+    if let accessAddress = frame.air?.accessAddress {
+      var look = payload
+      let command = Array(look.readRemaining())
+      if let key = dissector.airLinks.notePairing(accessAddress, command, direction: link.direction, frame: frame.number) {
+        dissector.learnedKeys.add(key)
+      }
+    }
     try Dissector.dissectSMP(&payload, into: &frame)
   }
 }

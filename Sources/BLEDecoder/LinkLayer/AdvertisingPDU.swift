@@ -19,9 +19,12 @@ package enum AdvertisingPDU {
     }
   }
 
-  /// Returns the connection's parameters when the PDU is a CONNECT_IND.
+  /// Returns the connection's parameters and the initiator's address type when the PDU is a
+  /// CONNECT_IND.
   @discardableResult
-  static func decode(_ pdu: inout ByteReader, into frame: inout DissectedFrame, registry: DecoderRegistry) throws(DecodeError) -> ConnectionParameters? {
+  static func decode(
+    _ pdu: inout ByteReader, into frame: inout DissectedFrame, registry: DecoderRegistry
+  ) throws(DecodeError) -> (parameters: ConnectionParameters, initiatorType: AddressType)? {
     let bits = try pdu.readUInt8()
     let length = Int(try pdu.readUInt8())
     let type = bits & 0x0F
@@ -64,7 +67,7 @@ package enum AdvertisingPDU {
       let (accessAddress, parameters) = try connectionData(&pdu, &frame.fields)
       frame.header = .connectIndication(initiator: initiator, advertiser: advertiser, advertiserType: rx, accessAddress: accessAddress, interval: parameters.interval)
       if !pdu.isAtEnd { frame.fields.bytes("extra", "Unexpected bytes", pdu.readRemaining()) }
-      return parameters
+      return (parameters, tx)
     case 7, 8:  // ADV_EXT_IND / AUX_* and AUX_CONNECT_RSP: the common extended payload
       try extended(&pdu, type: type, tx: tx, rx: rx, into: &frame, registry: registry)
     default:

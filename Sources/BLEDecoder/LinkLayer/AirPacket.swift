@@ -36,9 +36,10 @@ enum AirPacket {
       frame.fields.hex("header", "PDU header", try pdu.readUInt16LE(), width: 4)
       frame.fields.bytes("payload", "Payload (not decoded)", pdu.readRemaining())
     } else if accessAddress == AirFact.advertisingAccessAddress {
-      let parameters = try AdvertisingPDU.decode(&pdu, into: &frame, registry: dissector.registry)
-      if case let .connectIndication(initiator, advertiser, advertiserType, linkAddress, _) = frame.header, let parameters {
-        dissector.openAirLink(linkAddress, central: initiator, peripheral: advertiser, peripheralType: advertiserType, parameters: parameters, into: &frame)
+      let request = try AdvertisingPDU.decode(&pdu, into: &frame, registry: dissector.registry)
+      if case let .connectIndication(initiator, advertiser, advertiserType, linkAddress, _) = frame.header, let request {
+        dissector.openAirLink(
+          linkAddress, central: (initiator, request.initiatorType), peripheral: (advertiser, advertiserType), parameters: request.parameters, into: &frame)
       }
     } else {
       try dissector.dissectDataPDU(&pdu, accessAddress: accessAddress, group: group, into: &frame)
@@ -88,15 +89,25 @@ struct AirLinks: Sendable {
     /// The two devices, from the CONNECT_IND (nil when the capture began after it).
     var central: BDAddr?
     var peripheral: BDAddr?
+    /// Whether each address is random (CONNECT_IND's TxAdd and RxAdd): legacy pairing's c1 uses it.
+    var centralIsRandom = false
+    var peripheralIsRandom = false
     var encrypted = false
     var encryption = LinkEncryption()
+    /// The link's legacy pairing as sniffed, to work out its keys.
+    var pairing = PairingTranscript()
     /// The supervision timeout in microseconds (CONNECT_IND, LL_CONNECTION_UPDATE_IND).
     var supervisionTimeout: Int64?
+    /// Until its first data packet, a link is lost after six connection intervals, not the
+    /// supervision timeout (Core Vol 6 Part B §4.5.2: it failed to be established).
+    var establishmentTimeout: Int64?
+    var established = false
     /// When the link was last heard from, and in which frame (its CONNECT_IND to begin with).
     var lastHeard: Int64?
     var lastFrame = 0
     /// Whether the link ended: LL_TERMINATE_IND, or silence past its supervision timeout.
     var ended = false
+    var endedBySilence = false
     /// Each side's last data packet: its SN and what it carried (a retransmission repeats both).
     var last = DirectionalPair<(sn: UInt8, digest: UInt32)?>(nil)
     /// Who sent the last data packet, and when, to tell who sent the next when the sniffer
@@ -118,21 +129,37 @@ struct AirLinks: Sendable {
   /// Links silent for longer than their supervision timeout at `time`: the devices have
   /// dropped them (Core Vol 6 Part B §4.5.2). Each is marked ended; returns its handle, its last
   /// frame and its timeout. Scans at most every `timeoutCheckInterval`.
-  mutating func takeSilentLinks(at time: Int64) -> [(handle: UInt16, lastFrame: Int, timeout: Int64)] {
+  mutating func takeSilentLinks(at time: Int64) -> [SilentLink] {
     nextTimeoutCheck = time.saturatingAdd(Self.timeoutCheckInterval)
-    var silent: [(UInt32, UInt16, Int, Int64)] = []
+    var silent: [(accessAddress: UInt32, link: SilentLink)] = []
     var anyOpen = false
     for (accessAddress, link) in links.storage where !link.ended {
-      guard let timeout = link.supervisionTimeout, let last = link.lastHeard else { continue }
-      if time.saturatingSubtract(last) > timeout {
-        silent.append((accessAddress, link.handle, link.lastFrame, timeout))
+      let limit = link.established ? link.supervisionTimeout : link.establishmentTimeout ?? link.supervisionTimeout
+      guard let limit, let last = link.lastHeard else { continue }
+      if time.saturatingSubtract(last) > limit {
+        silent.append((accessAddress, SilentLink(handle: link.handle, lastFrame: link.lastFrame, limit: limit, established: link.established)))
       } else {
         anyOpen = true
       }
     }
-    for (accessAddress, _, _, _) in silent { _ = links.modify(accessAddress) { $0.ended = true } }
+    for (accessAddress, _) in silent {
+      _ = links.modify(accessAddress) {
+        $0.ended = true
+        $0.endedBySilence = true
+      }
+    }
     if !anyOpen { nextTimeoutCheck = .max }
-    return silent.sorted { $0.2 < $1.2 }.map { ($0.1, $0.2, $0.3) }
+    return silent.map(\.link).sorted { $0.lastFrame < $1.lastFrame }
+  }
+
+  struct SilentLink {
+    var handle: UInt16
+    /// The last frame heard on it.
+    var lastFrame: Int
+    /// How long it may be silent, in microseconds.
+    var limit: Int64
+    /// Whether it had carried a data packet (else it failed to be established).
+    var established: Bool
   }
 
   /// Marks the link ended (LL_TERMINATE_IND); its last packets (the acknowledgement) still
@@ -161,14 +188,43 @@ struct AirLinks: Sendable {
     }
   }
 
-  /// Opens an encrypted packet of the link with its key, chosen from `keys` on the first.
-  mutating func open(_ accessAddress: UInt32, header: UInt8, sealed: ByteView, direction: Direction, keys: LinkKeyRing) -> LinkEncryption.Opening {
+  /// Opens an encrypted packet of the link with its key, chosen on the first from the keys the
+  /// capture itself gave away (`learned`), then those given (`keys`).
+  mutating func open(
+    _ accessAddress: UInt32, header: UInt8, sealed: ByteView, direction: Direction, keys: LinkKeyRing, learned: LinkKeyRing
+  ) -> LinkEncryption.Opening {
     links.modify(accessAddress) { link in
       let (central, peripheral, random, ediv) = (link.central, link.peripheral, link.encryption.request?.random ?? 0, link.encryption.request?.ediv ?? 0)
       return link.encryption.open(header: header, sealed: sealed, direction: direction) {
-        keys.candidates(central: central, peripheral: peripheral, random: random, ediv: ediv)
+        learned.candidates(central: central, peripheral: peripheral, random: random, ediv: ediv)
+          + keys.candidates(central: central, peripheral: peripheral, random: random, ediv: ediv)
       }
     } ?? .sealed(.noKeyExchange)
+  }
+
+  /// Notes an SMP command on the link; returns an LTK it distributes, for the link's devices.
+  mutating func notePairing(_ accessAddress: UInt32, _ command: [UInt8], direction: Direction, frame: Int) -> LinkKeyRing.Key? {
+    links.modify(accessAddress) { link in
+      guard let key = link.pairing.note(command, direction: direction, frame: frame) else { return nil }
+      return LinkKeyRing.Key(key: key, address: link.peripheral, source: "the LTK distributed at #\(frame) (Encryption Information)")
+    } ?? nil
+  }
+
+  /// The short-term key of the link's legacy pairing, worked out from the sniffed pairing with
+  /// TKs `passkeys` (once per link); nil when the pairing was not seen whole, or no TK fits.
+  mutating func shortTermKey(_ accessAddress: UInt32, passkeys: ClosedRange<UInt32>) -> LinkKeyRing.Key? {
+    links.modify(accessAddress) { link in
+      guard !link.pairing.tried, let central = link.central, let peripheral = link.peripheral else { return nil }
+      link.pairing.tried = true
+      guard let found = link.pairing.shortTermKey(central: (central, link.centralIsRandom), peripheral: (peripheral, link.peripheralIsRandom), passkeys: passkeys) else {
+        return nil
+      }
+      let digits = String(found.tk)
+      let how = found.tk == 0 ? "TK 0, as Just Works uses" : "passkey " + String(repeating: "0", count: max(0, 6 - digits.count)) + digits
+      return LinkKeyRing.Key(
+        key: (0..<16).map { found.stk[$0] }, address: peripheral, random: 0, ediv: 0,
+        source: "the STK worked out from the pairing at #\(link.pairing.firstFrame)–#\(link.pairing.lastFrame) (\(how))")
+    } ?? nil
   }
 
   /// What a data PDU tells of its link, found in one lookup.
@@ -207,6 +263,7 @@ struct AirLinks: Sendable {
       }
       link.lastTime = time
       link.lastHeard = time
+      link.established = true
       link.lastFrame = frame
       link.lastDirection = direction
       let last = link.last[direction]
@@ -217,7 +274,13 @@ struct AirLinks: Sendable {
         handle: link.handle, isNew: isNew, direction: direction, inferred: fromCentral == nil, repeated: repeated, missedBefore: missedBefore,
         encrypted: link.encrypted, ended: link.ended)
     }
-    if let seen = links.modify(accessAddress, { note(&$0, isNew: false) }) { return seen }
+    // A packet on the access address of a link that ended by silence, or long after its
+    // LL_TERMINATE_IND, belongs to a new connection whose CONNECT_IND went unseen (tools that
+    // reuse access addresses do this).
+    let reused = links.modify(accessAddress) { link in
+      link.ended && (link.endedBySilence || time.saturatingSubtract(link.lastHeard ?? time) > (link.supervisionTimeout ?? 0))
+    }
+    if reused != true, let seen = links.modify(accessAddress, { note(&$0, isNew: false) }) { return seen }
     var fresh = Link(handle: takeHandle())
     let seen = note(&fresh, isNew: true)
     links[accessAddress] = fresh
@@ -234,10 +297,16 @@ struct AirLinks: Sendable {
 
   /// A new link on `accessAddress` (a CONNECT_IND opens one, also over an old one with that
   /// address); returns its handle.
-  mutating func open(_ accessAddress: UInt32, central: BDAddr, peripheral: BDAddr, supervisionTimeout: UInt16, time: Int64, frame: Int) -> UInt16 {
+  mutating func open(
+    _ accessAddress: UInt32, central: (BDAddr, AddressType), peripheral: (BDAddr, AddressType), interval: UInt16, supervisionTimeout: UInt16,
+    time: Int64, frame: Int
+  ) -> UInt16 {
     let handle = takeHandle()
-    var link = Link(handle: handle, central: central, peripheral: peripheral)
+    var link = Link(handle: handle, central: central.0, peripheral: peripheral.0)
+    link.centralIsRandom = central.1 == .randomDevice
+    link.peripheralIsRandom = peripheral.1 == .randomDevice
     link.supervisionTimeout = Int64(supervisionTimeout) * 10_000
+    link.establishmentTimeout = Int64(interval) * 1_250 * 6
     link.lastHeard = time
     link.lastFrame = frame
     links[accessAddress] = link

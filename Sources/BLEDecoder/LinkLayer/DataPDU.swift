@@ -32,6 +32,7 @@ extension Dissector {
       accessAddress, frame: frame.number, time: frame.record.timestamp, fromCentral: frame.air?.header.fromCentral,
       coded: frame.air?.header.phy == .leCoded, sn: sn, digest: AirLinks.digest(llid: llid, payload))
     let (handle, direction, repeated) = (seen.handle, seen.direction, seen.repeated)
+    frame.direction = direction
     if seen.ended {
       // The acknowledgement of LL_TERMINATE_IND, or a late packet: the link is gone.
       if length > 0 { frame.fields.bytes("payload", "Payload", payload) }
@@ -59,7 +60,7 @@ extension Dissector {
     }
     if encrypted {
       frame.fields.flag("encrypted", "Encrypted", true)
-      switch airLinks.open(accessAddress, header: bits, sealed: payload, direction: direction, keys: keys) {
+      switch airLinks.open(accessAddress, header: bits, sealed: payload, direction: direction, keys: keys, learned: learnedKeys) {
       case let .opened(plain, counter, missed, keySource):
         frame.fields.add("key", "Decrypted with", .text(keySource))
         frame.air?.keySource = keySource
@@ -124,7 +125,11 @@ extension Dissector {
       airLinks.setEncrypted(accessAddress, true)
     case .opcode(0x0B):  // LL_PAUSE_ENC_RSP: no longer
       airLinks.setEncrypted(accessAddress, false)
-    case .encryptionRequest, .encryptionResponse:
+    case .encryptionRequest(let random, let ediv, _, _):
+      airLinks.noteEncryption(accessAddress, fact)
+      // Rand and EDIV 0 with a legacy pairing just seen: the STK, which the pairing gives away.
+      if random == 0 && ediv == 0 { learnShortTermKey(accessAddress, into: &frame) }
+    case .encryptionResponse:
       airLinks.noteEncryption(accessAddress, fact)
     case .terminate(let reason):
       // The central is the capture's local side: its LL_TERMINATE_IND is the host's Disconnect.
@@ -136,6 +141,17 @@ extension Dissector {
     default:
       break
     }
+  }
+
+  /// Works out the STK of a sniffed legacy pairing: TK 0 (Just Works) always, every passkey for
+  /// the first `maximumPasskeySearches` links (a million tries each).
+  mutating func learnShortTermKey(_ accessAddress: UInt32, into frame: inout DissectedFrame) {
+    let searchesPasskeys = passkeySearches < Self.maximumPasskeySearches
+    let passkeys: ClosedRange<UInt32> = searchesPasskeys ? 0...999_999 : 0...0
+    guard let key = airLinks.shortTermKey(accessAddress, passkeys: passkeys) else { return }
+    if searchesPasskeys && key.source.contains("passkey") { passkeySearches += 1 }
+    learnedKeys.add(key)
+    frame.diagnostics.append(Diagnostic(.note, .linkLayer, "key: " + key.source))
   }
 
   /// The link on `accessAddress` ended: its connection closes, an L2CAP PDU left incomplete is
@@ -159,8 +175,9 @@ extension Dissector {
       let label = frame.connection
       frame.diagnostics.append(Diagnostic(
         .note, .linkLayer,
-        "conn \(lost.handle): nothing heard since #\(lost.lastFrame) for longer than its supervision timeout (\(lost.timeout / 1000) ms): taken as lost (Connection Timeout), unless the sniffer stopped following it"))
-      frame.linkEvents.append(.disconnected(status: 0, handle: lost.handle, reason: 0x08))
+        "conn \(lost.handle): nothing heard since #\(lost.lastFrame) for longer than it may be silent (\(lost.limit / 1000) ms): taken as lost, unless the sniffer stopped following it"))
+      // Connection Timeout, or Connection Failed to be Established before any packet.
+      frame.linkEvents.append(.disconnected(status: 0, handle: lost.handle, reason: lost.established ? 0x08 : 0x3E))
       let key = ConnectionTable.Key(adapter: 0, handle: lost.handle)
       for direction in [Direction.hostToController, .controllerToHost] {
         if let slot = connections.slot(key), let incomplete = connections.entries[slot].link.reassemblers[direction].reset() {
@@ -175,12 +192,14 @@ extension Dissector {
   /// A CONNECT_IND opens a link on its access address: a connection whose local side is the
   /// central, as an HCI capture on the central's host would show it.
   mutating func openAirLink(
-    _ accessAddress: UInt32, central: BDAddr, peripheral: BDAddr, peripheralType: AddressType, parameters: ConnectionParameters,
+    _ accessAddress: UInt32, central: (BDAddr, AddressType), peripheral: (BDAddr, AddressType), parameters: ConnectionParameters,
     into frame: inout DissectedFrame
   ) {
+    let (peripheral, peripheralType) = peripheral
     let handle = airLinks.open(
-      accessAddress, central: central, peripheral: peripheral, supervisionTimeout: parameters.supervisionTimeout, time: frame.record.timestamp,
-      frame: frame.number)
+      accessAddress, central: central, peripheral: (peripheral, peripheralType), interval: parameters.interval,
+      supervisionTimeout: parameters.supervisionTimeout,
+      time: frame.record.timestamp, frame: frame.number)
     let connection = connections.opened(Connection(
       adapter: 0, handle: handle, generation: 0, peer: peripheral, peerType: peripheralType, role: .central,
       interval: parameters.interval, latency: parameters.latency, supervisionTimeout: parameters.supervisionTimeout, openedInFrame: frame.number, isLE: true))

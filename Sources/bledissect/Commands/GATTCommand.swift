@@ -110,7 +110,7 @@ final class GATTConsumer: FrameConsumer {
     }
     // By type, not by dynamic casts (`as?` searches the conformances on every attribute). The
     // closures capture no part of the frame: that would copy it whole.
-    let direction = frame.record.direction
+    let direction = frame.direction
     let opcode = frame.attOpcode
     frame.forEachValue(as: DatabaseHash.self) { _, hash in
       let server = Self.server(direction: direction, attOpcode: opcode, connection)

@@ -198,7 +198,7 @@ struct HeartRateRows: FrameConsumer {
     guard !frame.attributes.isEmpty else { return true }
     if rowCount == 0 { absence.observe(frame) }
     let connection = frame.connection
-    let sentByHost = frame.record.direction == .hostToController
+    let sentByHost = frame.direction == .hostToController
     let (number, adapter) = (frame.number, frame.record.adapter)
     // A Reset Energy Expended written to a Heart Rate Control Point: the device's energy may
     // start again (asked of writes only).

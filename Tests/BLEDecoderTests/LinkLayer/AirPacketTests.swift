@@ -68,7 +68,8 @@ import Testing
     let startRequest = Self.record(Self.sniffed, accessAddress: link, [0x03, 0x01, 0x05])
     // Looks like LL_TERMINATE_IND, but it comes after encryption started: 1 + 1 bytes and a MIC.
     let encrypted = Self.record(Self.sniffed, accessAddress: link, [0x03, 0x06, 0x02, 0x13, 0xDE, 0xAD, 0xBE, 0xEF])
-    let empty = Self.record(Self.sniffed, accessAddress: link, [0x01, 0x00])
+    // The central's next packet: a new one, so its SN flips.
+    let empty = Self.record(Self.sniffed, accessAddress: link, [0x09, 0x00])
     let frames = dissect([startRequest, encrypted, empty])
     #expect(frames[0].titleText == "LL_START_ENC_REQ")
     #expect(frames[1].titleText == "LL Data" && frames[1].summaryText == "continuation, 6 bytes, encrypted")

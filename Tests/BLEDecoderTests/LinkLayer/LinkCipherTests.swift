@@ -1,3 +1,4 @@
+import BLECore
 import Testing
 
 @testable import BLEDecoder
@@ -79,5 +80,55 @@ import Testing
     // Nothing but a MIC, or less, is no packet.
     #expect(Self.cipher.open(header: 0x0F, sealed: [1, 2, 3, 4], counter: 0, fromCentral: true) == nil)
     #expect(Self.cipher.open(header: 0x0F, sealed: [1, 2], counter: 0, fromCentral: true) == nil)
+  }
+}
+
+/// The legacy pairing functions against Core Vol 3 Part H §2.2.3 (c1) and §2.2.4 (s1).
+@Suite struct LegacyPairingTests {
+  @Test func c1MatchesTheSpecification() {
+    // k 0, r 0x5783D52156AD6F0E6388274EC6702EE0, preq 0x07071000000101, pres 0x05000800000302,
+    // iat 1, rat 0, ia A1:A2:A3:A4:A5:A6, ra B1:B2:B3:B4:B5:B6.
+    let r = LinkCipherTests.block("5783D52156AD6F0E6388274EC6702EE0")
+    let preq: [UInt8] = [0x01, 0x01, 0x00, 0x00, 0x10, 0x07, 0x07]
+    let pres: [UInt8] = [0x02, 0x03, 0x00, 0x00, 0x08, 0x00, 0x05]
+    let p1 = PairingTranscript.block(reversing: [1, 0] + preq + pres)
+    #expect(p1 == LinkCipherTests.block("05000800000302070710000001010001"))
+    let ia = BDAddr("A1:A2:A3:A4:A5:A6")!
+    let ra = BDAddr("B1:B2:B3:B4:B5:B6")!
+    let p2 = PairingTranscript.block(reversing: PairingTranscript.bytes(of: ra) + PairingTranscript.bytes(of: ia) + [0, 0, 0, 0])
+    #expect(p2 == LinkCipherTests.block("00000000A1A2A3A4A5A6B1B2B3B4B5B6"))
+    let aes = AES128(key: PairingTranscript.temporaryKey(0))
+    #expect(PairingTranscript.c1(aes, r: r, p1: p1, p2: p2) == LinkCipherTests.block("1E1E3FEF878988EAD2A74DC5BEF13B86"))
+  }
+
+  @Test func s1MatchesTheSpecification() {
+    let aes = AES128(key: PairingTranscript.temporaryKey(0))
+    let stk = PairingTranscript.s1(
+      aes, r1: LinkCipherTests.block("000F0E0D0C0B0A091122334455667788"), r2: LinkCipherTests.block("010203040506070899AABBCCDDEEFF00"))
+    #expect(stk == LinkCipherTests.block("9A1FE1F0E8B0F49B5B4216AE796DA062"))
+  }
+
+  @Test func aPasskeyIsFoundFromTheSniffedConfirm() throws {
+    // A pairing built with passkey 123456: the central's confirm from c1, as a sniffer sees it.
+    let ia = BDAddr("C0:B1:ED:00:50:48")!
+    let ra = BDAddr("D0:B1:ED:00:48:52")!
+    let preq: [UInt8] = [0x01, 0x02, 0x00, 0x05, 0x10, 0x07, 0x07]
+    let pres: [UInt8] = [0x02, 0x00, 0x00, 0x05, 0x10, 0x07, 0x07]
+    let mrand: [UInt8] = (0..<16).map { UInt8($0 * 7 + 1) }
+    let srand: [UInt8] = (0..<16).map { UInt8(0xF0 - $0 * 3) }
+    let aes = AES128(key: PairingTranscript.temporaryKey(123_456))
+    let p1 = PairingTranscript.block(reversing: [1, 1] + preq + pres)
+    let p2 = PairingTranscript.block(reversing: PairingTranscript.bytes(of: ra) + PairingTranscript.bytes(of: ia) + [0, 0, 0, 0])
+    let confirm = PairingTranscript.c1(aes, r: PairingTranscript.block(reversing: mrand), p1: p1, p2: p2)
+    var transcript = PairingTranscript()
+    _ = transcript.note(preq, direction: .hostToController, frame: 1)
+    _ = transcript.note(pres, direction: .controllerToHost, frame: 2)
+    _ = transcript.note([0x03] + (0..<16).map { confirm[15 - $0] }, direction: .hostToController, frame: 3)
+    _ = transcript.note([0x04] + mrand, direction: .hostToController, frame: 5)
+    _ = transcript.note([0x04] + srand, direction: .controllerToHost, frame: 6)
+    #expect(transcript.shortTermKey(central: (ia, true), peripheral: (ra, true), passkeys: 0...0) == nil)
+    let found = try #require(transcript.shortTermKey(central: (ia, true), peripheral: (ra, true), passkeys: 123_000...124_000))
+    #expect(found.tk == 123_456)
+    #expect(found.stk == PairingTranscript.s1(aes, r1: PairingTranscript.block(reversing: srand), r2: PairingTranscript.block(reversing: mrand)))
   }
 }

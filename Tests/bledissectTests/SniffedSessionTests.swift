@@ -1,0 +1,213 @@
+import Foundation
+import Testing
+
+@testable import BLECapture
+@testable import BLECore
+@testable import BLEDecoder
+@testable import bledissect
+
+/// The sniffed sessions in captures/air: link-layer captures made by
+/// Scripts/captures/make_sniffed_sessions.py from Bumble HCI captures of the same sessions, with
+/// a truth file of what was sent. What `hr`, `summary` and `diff` say of a sniffed capture must
+/// be what they say of the HCI capture, but for what only the air shows (timing on connection
+/// events, advertising) or only HCI shows (frames, commands).
+@Suite struct SniffedSessionTests {
+  /// `hr --csv` rows without their frame and time columns (the frames differ; the air's times
+  /// are those of connection events).
+  static func heartRateRows(_ arguments: [String]) -> [String] {
+    let result = runCLI(["hr", "--csv", "--no-cache"] + arguments)
+    #expect(result.status == 0, "\(arguments): \(result.stderr)")
+    return result.stdout.split(separator: "\n").dropFirst().map { $0.split(separator: ",", maxSplits: 2, omittingEmptySubsequences: false).last.map(String.init) ?? "" }
+  }
+
+  static let keysFromTheHCICapture = ["--keys-from", capturePath("encrypted_hr_session.btsnoop")]
+
+  @Test(arguments: [
+    ("air/hr_strap_session_sniffed.pcap", "hr_strap_session.btsnoop", [String]()),
+    ("air/hr_strap_session_sniffed_ll.pcap", "hr_strap_session.btsnoop", []),
+    ("air/hr_strap_session_sniffed_impaired.pcap", "hr_strap_session.btsnoop", []),
+    ("air/encrypted_hr_session_sniffed.pcap", "encrypted_hr_session.btsnoop", keysFromTheHCICapture),
+    // No key given: the STK comes out of the sniffed Just Works pairing.
+    ("air/encrypted_hr_session_sniffed.pcap", "encrypted_hr_session.btsnoop", []),
+  ])
+  func heartRateSeriesIsTheHCICaptures(sniffed: String, hci: String, options: [String]) {
+    let expected = Self.heartRateRows([capturePath(hci)])
+    #expect(expected.count >= 6)
+    #expect(Self.heartRateRows([capturePath(sniffed)] + options) == expected)
+  }
+
+  /// `summary` lines that do not depend on timing (the air's requests are answered a connection
+  /// event later, so times, rates and latencies differ) or on the capture's kind.
+  static func summaryFacts(_ path: String, _ options: [String] = []) -> [String] {
+    let result = runCLI(["summary", "--no-cache", path] + options)
+    #expect(result.status == 0)
+    var facts: [String] = []
+    for line in result.stdout.split(separator: "\n").dropFirst(2) {
+      if line.hasPrefix("ATT latency") { break }
+      if line.contains("seen  ") || line.contains("  time  ") { continue }
+      let masked = String(line)
+        .replacingOccurrences(of: #"[0-9]+\.[0-9]+ s\b"#, with: "T", options: .regularExpression)
+        .replacingOccurrences(of: #"[0-9.]+ /s"#, with: "R", options: .regularExpression)
+        .replacingOccurrences(of: " +", with: " ", options: .regularExpression)
+      facts.append(masked)
+    }
+    return facts
+  }
+
+  @Test func summaryStatesWhatTheHCICaptureDoes() {
+    let expected = Self.summaryFacts(capturePath("hr_strap_session.btsnoop"))
+    #expect(expected.contains(" heart rate 72 / 113.0 / 184 bpm (min / mean / max), 21 measurements"))
+    #expect(expected.contains(" ended by the local host: Remote User Terminated Connection (0x13)"))
+    #expect(Self.summaryFacts(capturePath("air/hr_strap_session_sniffed.pcap")) == expected)
+    #expect(Self.summaryFacts(capturePath("air/hr_strap_session_sniffed_ll.pcap")) == expected)
+  }
+
+  /// A diff's difference lines without where they show (frames and times differ).
+  static func differences(_ a: String, _ b: String) -> [String] {
+    let result = runCLI(["diff", "--no-cache", capturePath(a), capturePath(b)])
+    return result.stdout.split(separator: "\n").dropFirst(3).map { line in
+      String(line.split(separator: "  (A #", maxSplits: 1).first ?? line).replacingOccurrences(of: #"  \(B #.*$"#, with: "", options: .regularExpression)
+    }.sorted()
+  }
+
+  @Test func diffOfTheSniffedPairIsTheHCIPairs() {
+    let expected = Self.differences("diff/healthy_a.btsnoop", "diff/broken_b.btsnoop")
+    #expect(expected.count == 7)
+    #expect(Self.differences("air/diff_healthy_a_sniffed.pcap.gz", "air/diff_broken_b_sniffed.pcap.gz") == expected)
+  }
+
+  @Test func sniffedAndHCICapturesOfOneSessionDifferOnlyInAirTiming() {
+    // Bumble's in-process link answers at once; over the air a response waits for a
+    // connection event (15 ms here, 50 ms once the interval grows).
+    let lines = Self.differences("hr_strap_session.btsnoop", "air/hr_strap_session_sniffed.pcap")
+    #expect(!lines.isEmpty)
+    for line in lines { #expect(line.contains(" answered in "), "\(line)") }
+  }
+
+  // MARK: The frames against the truth
+
+  struct Truth: Decodable {
+    struct Packet: Decodable {
+      var index: Int
+      var direction: String
+      var kind: String
+      var llid: Int?
+      var sn: Int?
+      var nesn: Int?
+      var retransmission_of: Int?
+      var crc_ok: Bool?
+      var payload_hex: String?
+    }
+    struct PDU: Decodable {
+      var n: Int
+      var direction: String
+      var cid: Int
+      var frames: [[Int]]
+      var pdu_hex: String
+      var dropped_fragments: [Int]?
+    }
+    var packets: [Packet]
+    var l2cap_pdus: [PDU]
+    var dropped: [[String: JSONValue]]
+  }
+
+  /// Any JSON value (the dropped packets' descriptions are only counted).
+  enum JSONValue: Decodable {
+    case value
+    init(from decoder: any Decoder) throws { self = .value }
+  }
+
+  static func truth(_ name: String) throws -> Truth {
+    let data = try Data(contentsOf: URL(fileURLWithPath: capturePath("air/" + name + ".truth.json")))
+    return try JSONDecoder().decode(Truth.self, from: data)
+  }
+
+  static func frames(_ name: String, keys: LinkKeyRing = LinkKeyRing()) throws -> [DissectedFrame] {
+    let reader = try CaptureFile.open(path: capturePath("air/" + name))
+    var dissector = Dissector(keys: keys)
+    var frames: [DissectedFrame] = []
+    var number = 0
+    while let record = try reader.next() {
+      number += 1
+      var frame = DissectedFrame()
+      dissector.dissect(record, number: number, into: &frame)
+      frames.append(frame)
+    }
+    return frames
+  }
+
+  @Test(arguments: [
+    ("hr_strap_session_sniffed.pcap", "hr_strap_session_sniffed"),
+    ("hr_strap_session_sniffed_ll.pcap", "hr_strap_session_sniffed_ll"),
+    ("hr_strap_session_sniffed_impaired.pcap", "hr_strap_session_sniffed_impaired"),
+    ("encrypted_hr_session_sniffed.pcap", "encrypted_hr_session_sniffed"),
+  ])
+  func framesAreWhatWasSent(file: String, truthName: String) throws {
+    let truth = try Self.truth(truthName)
+    let frames = try Self.frames(file)
+    for packet in truth.packets {
+      let frame = frames[packet.index - 1]
+      #expect(frame.malformed == nil, "#\(packet.index)")
+      if packet.crc_ok == false {
+        // Not decoded: its receiver dropped it too.
+        guard case .damagedAirPacket = frame.header else {
+          Issue.record("#\(packet.index): a damaged packet decoded")
+          continue
+        }
+        continue
+      }
+      if let llid = packet.llid {
+        #expect(frame.fields.number("ll.llid") == UInt64(llid), "#\(packet.index)")
+        #expect(frame.fields.number("ll.sn") == packet.sn.map(UInt64.init), "#\(packet.index)")
+        // Who sent it: the sniffer's word on 256, the connection event's rhythm on 251.
+        #expect(frame.direction == (packet.direction == "central" ? .hostToController : .controllerToHost), "#\(packet.index) direction")
+        let ours = frame.fields.lookup("ll.retransmission") != nil
+        // An empty PDU repeating the last empty one looks like its retransmission: that is not
+        // told apart, and nothing is lost either way.
+        if packet.kind != "empty" || packet.retransmission_of != nil {
+          #expect(ours == (packet.retransmission_of != nil), "#\(packet.index) retransmission")
+        }
+      }
+    }
+    // Every L2CAP PDU none of whose pieces was dropped is decoded in the frame of its last
+    // piece, its ATT opcode as sent.
+    var checked = 0
+    for pdu in truth.l2cap_pdus where pdu.dropped_fragments == nil && pdu.cid == 4 {
+      guard let last = pdu.frames.last?.first else { continue }
+      let frame = frames[last - 1]
+      let opcode = UInt64(pdu.pdu_hex.dropFirst(8).prefix(2), radix: 16)
+      #expect(frame.attOpcode.map(UInt64.init) == opcode, "PDU \(pdu.n) at #\(last)")
+      checked += 1
+    }
+    #expect(checked >= 40)
+    // A dropped piece is said where the sniffer noticed it.
+    if !truth.dropped.isEmpty {
+      #expect(frames.contains { $0.diagnostics.contains { $0.message.contains("missed by the sniffer") } })
+    }
+  }
+
+  @Test func theEncryptedSessionOpensWithTheKeyFromTheHCICaptureOrFromItsPairing() throws {
+    var harvest = HCIKeyHarvest()
+    let reader = try CaptureFile.open(path: capturePath("encrypted_hr_session.btsnoop"))
+    var number = 0
+    while let record = try reader.next() {
+      number += 1
+      harvest.take(record, number: number, capture: "phone")
+    }
+    // LE Enable Encryption #41 carries the STK of the Just Works pairing (captures/README.md).
+    #expect(harvest.ring.keys.map(\.hex) == ["CE6093D700DA36128D5F4441D115D03D"])
+    #expect(harvest.ring.keys.first?.source == "phone frame 41 (LE Enable Encryption)")
+    let given = try Self.frames("encrypted_hr_session_sniffed.pcap", keys: harvest.ring)
+    let worked = try Self.frames("encrypted_hr_session_sniffed.pcap")
+    let decrypted = given.filter { $0.air?.keySource != nil }
+    #expect(decrypted.count >= 50)
+    #expect(decrypted.allSatisfy { $0.air?.keySource == "phone frame 41 (LE Enable Encryption)" })
+    let recovered = worked.filter { $0.air?.keySource != nil }
+    #expect(recovered.map(\.number) == decrypted.map(\.number))
+    #expect(recovered.allSatisfy { $0.air?.keySource?.hasPrefix("the STK worked out from the pairing at #11–#22 (TK 0") == true })
+    // Nothing encrypted is left unopened but retransmissions, which keep their packet's counter.
+    let sealed = given.filter { $0.fields.lookup("ll.encrypted") != nil && $0.air?.keySource == nil }
+    #expect(sealed.allSatisfy { $0.fields.lookup("ll.retransmission") != nil })
+    #expect(given.map(\.attOpcode) == worked.map(\.attOpcode))
+  }
+}
