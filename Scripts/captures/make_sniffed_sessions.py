@@ -40,8 +40,10 @@ What is modelled (Core 5.4 Vol 6 Part B unless noted):
     counter per direction, a retransmission reuses its counter and bytes); HCI Disconnect ->
     LL_TERMINATE_IND with the reason (the link ends when it is acknowledged); a Disconnection
     Complete 0x08 (supervision timeout) without HCI Disconnect -> the peripheral goes silent
-    one supervision timeout before it and the central keeps sending; any other remote
-    disconnect -> LL_TERMINATE_IND from the peripheral;
+    one supervision timeout before it and the central keeps sending; the sniffer records on:
+    200 ms after the last packet + the supervision timeout the strap advertises again (three
+    advertising events of ADV_IND on 37/38/39, 100 ms apart); any other remote disconnect ->
+    LL_TERMINATE_IND from the peripheral;
   * the sniffer: de-whitened packets, CRC checked, signal valid, reference AA valid for data
     packets, PDU type 2/3 (central/peripheral) for data, 0 for advertising, 'decrypted' never
     set (it did not decrypt).  Signal: -50 dBm (central) / -62 dBm (peripheral) / -58 dBm
@@ -694,8 +696,11 @@ def sniff(path: str, linktype: int = 256, seed: int = 1, retransmit: int = 0, dr
     leftovers = central.queue + peripheral.queue
     assert not [it for it in leftovers if it is not (end[1] if end and end[0] == "terminate" else None)], leftovers[:3]
 
+    # A link lost without LL_TERMINATE_IND: the sniffer goes on recording after the central's
+    # last retransmission, and the strap, its link gone, advertises again (below).
+    lost_timeout_us = timeline[-1]["timeout"] * 10_000 if end and end[0] == "timeout" else None
     return frame_and_truth(session, packets, pdus, linktype, aa, crc_init, hop, sca, win_size, win_offset,
-                           timeline, encryption, source_name or path, seed, retransmit, drop)
+                           timeline, encryption, source_name or path, seed, retransmit, drop, lost_timeout_us)
 
 
 def encryption_ts(session: HciSession) -> int:
@@ -709,7 +714,7 @@ def encryption_ts(session: HciSession) -> int:
 # Framing and truth
 # --------------------------------------------------------------------------------------------
 def frame_and_truth(session, packets, pdus, linktype, aa, crc_init, hop, sca, win_size, win_offset,
-                    timeline, encryption, source_name, seed, retransmit, drop):
+                    timeline, encryption, source_name, seed, retransmit, drop, lost_timeout_us=None):
     records = []  # (time µs, frame bytes)
     rows = []
     empty_runs = []
@@ -823,6 +828,33 @@ def frame_and_truth(session, packets, pdus, linktype, aa, crc_init, hop, sca, wi
         run["headers"] = "".join(nibbles)
         empty_runs.append(run)
 
+    # Link lost (Disconnection Complete 0x08, no LL_TERMINATE_IND): a real sniffer does not stop
+    # at the central's last retransmission. It keeps recording, and the strap, whose link is gone
+    # (its own supervision timer ran out, Vol 6 Part B 4.5.2), advertises again as it did before
+    # the connection. Without these frames the capture would end with the link and nothing would
+    # show that the link outlived its supervision timeout in silence; with them, a reader sees
+    # the link silent for longer than its timeout while the capture goes on, which is what tells
+    # a link loss on air. First ADV_IND 200 ms after last packet + supervision timeout, then
+    # three advertising events on 37/38/39, 100 ms apart (as before the connection).
+    readvertising = None
+    if lost_timeout_us is not None:
+        last_time = records[-1][0]
+        start = last_time + lost_timeout_us + 200_000
+        first_idx = None
+        for ev in range(3):
+            for k, ch in enumerate((37, 38, 39)):
+                t = start + ev * 100_000 + k * 400
+                idx = add(t, ch, -58, adv_packet, True, False, False)
+                first_idx = first_idx or idx
+                rows.append({"index": idx, "time_us": t, "channel": ch, "direction": "peripheral", "kind": "ADV_IND",
+                             "crc_ok": True, "pdu_hex": adv_pdu.hex(), "after_link_loss": True})
+        readvertising = {"note": ("link lost without LL_TERMINATE_IND (HCI Disconnection Complete 0x08): the "
+                                  "sniffer keeps recording and the strap advertises again; first ADV_IND 200 ms "
+                                  "after the last data packet + the supervision timeout"),
+                         "last_data_frame": first_idx - 1, "last_data_time_us": last_time,
+                         "supervision_timeout_us": lost_timeout_us, "first_frame": first_idx,
+                         "first_time_us": start, "frames": len(records) - first_idx + 1}
+
     # sanity: frames are in time order
     times = [t for t, _ in records]
     assert times == sorted(times), "frames out of time order"
@@ -905,6 +937,8 @@ def frame_and_truth(session, packets, pdus, linktype, aa, crc_init, hop, sca, wi
         "dropped": dropped,
         "l2cap_pdus": l2cap_rows,
     }
+    if readvertising is not None:
+        truth["advertising_after_link_loss"] = readvertising
     return content, truth
 
 
