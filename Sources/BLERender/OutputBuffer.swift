@@ -178,8 +178,16 @@ public struct OutputBuffer {
 
   public mutating func spaces(_ number: Int) {
     guard number > 0 else { return }
-    reserve(number)
-    (base + count).update(repeating: 0x20, count: number)
+    if number <= 16 {
+      // Indents and column padding: two word stores (room for 16 reserved), no call to memset.
+      reserve(16)
+      let target = UnsafeMutableRawPointer(base + count)
+      target.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, as: UInt64.self)
+      (target + 8).storeBytes(of: 0x2020_2020_2020_2020 as UInt64, as: UInt64.self)
+    } else {
+      reserve(number)
+      (base + count).update(repeating: 0x20, count: number)
+    }
     count += number
   }
 
