@@ -218,7 +218,7 @@ public struct TextRenderer: FrameRenderer {
       if depth > skipDeeperThan { continue }
       skipDeeperThan = Int.max
       // Groups at this depth or deeper have ended.
-      let below: UInt64 = depth == 0 ? 0 : (UInt64.max >> UInt64(64 - depth))
+      let below: UInt64 = depth == 0 ? 0 : (UInt64.max &>> UInt64(64 - depth))
       if hiddenBits & ~below != 0 {
         hiddenBits &= below
         hiddenCount = hiddenBits.nonzeroBitCount
@@ -228,7 +228,7 @@ public struct TextRenderer: FrameRenderer {
         skipDeeperThan = depth
         continue
       }
-      let isElement = depth > 0 && arrayBits & (1 << UInt64(depth - 1)) != 0
+      let isElement = depth > 0 && arrayBits & (1 &<< UInt64(depth - 1)) != 0
       var isGroup = false
       var isArray = false
       switch entry.pointee.value {
@@ -248,7 +248,7 @@ public struct TextRenderer: FrameRenderer {
           continue
         }
         if entry.pointee.isInline {
-          hiddenBits |= 1 << UInt64(depth)
+          hiddenBits |= 1 &<< UInt64(depth)
           hiddenCount += 1
           continue
         }
@@ -272,7 +272,7 @@ public struct TextRenderer: FrameRenderer {
             skipDeeperThan = depth
             continue
           }
-          arrayBits |= 1 << UInt64(depth)
+          arrayBits |= 1 &<< UInt64(depth)
         }
       }
       var shown = depth - hiddenCount
