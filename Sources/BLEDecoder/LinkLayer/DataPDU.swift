@@ -32,7 +32,8 @@ extension Dissector {
       accessAddress, time: frame.record.timestamp, fromCentral: frame.air?.header.fromCentral,
       coded: frame.air?.header.phy == .leCoded, sn: sn, digest: AirLinks.digest(llid: llid, payload))
     let (handle, direction, repeated) = (seen.handle, seen.direction, seen.repeated)
-    let slot = connections.slot(adapter: 0, handle: handle, isLE: true).slot
+    // As HCI data finds its connection (`label`): the last link's slot is cached.
+    let slot = connections.slot(ConnectionTable.Key(adapter: 0, handle: handle)) ?? connections.slot(adapter: 0, handle: handle, isLE: true).slot
     frame.connection = connections.entries[slot].label
     if seen.isNew {
       frame.diagnostics.append(Diagnostic(.note, .linkLayer, "access address \(Hex.prefixed(UInt64(accessAddress), width: 8)) first seen here without its CONNECT_IND (capture started mid-connection?)"))
