@@ -176,18 +176,18 @@ public struct OutputBuffer {
     copy.withUTF8 { raw($0.baseAddress!, $0.count) }
   }
 
+  static let sixteenSpaces: StaticString = "                "
+
   public mutating func spaces(_ number: Int) {
     guard number > 0 else { return }
     if number <= 16 {
-      // Indents and column padding: two word stores (room for 16 reserved), no call to memset.
-      reserve(16)
-      let target = UnsafeMutableRawPointer(base + count)
-      target.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, as: UInt64.self)
-      (target + 8).storeBytes(of: 0x2020_2020_2020_2020 as UInt64, as: UInt64.self)
-    } else {
-      reserve(number)
-      (base + count).update(repeating: 0x20, count: number)
+      // Indents and column padding: copied from a literal as any short text is (word moves),
+      // not filled by a call to memset.
+      raw(Self.sixteenSpaces.utf8Start, number)
+      return
     }
+    reserve(number)
+    (base + count).update(repeating: 0x20, count: number)
     count += number
   }
 
