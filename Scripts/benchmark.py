@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 """Speed and memory of bledissect against btmon and tshark on one capture.
 
-Usage: Scripts/benchmark.py [CAPTURE] [--runs N]
+Usage: Scripts/benchmark.py [CAPTURE] [--runs N] [--air-only | --no-air]
 
 CAPTURE defaults to bench/hr_1_5M.btsnoop, made on first use with
 Scripts/captures/make_bench_capture.py (a real Bumble heart-rate session, 1.5 M records).
+The air figure (issue 20: link-layer packets sniffed over the air to text, `-1` and JSON) is
+measured on /tmp/air_bench_1M.pcap, made on first use with Scripts/captures/make_air_bench.py
+(1 M packets of a sniffed session, link type 256; a few seconds), in the same rounds.
 Each tool reads the same file with its output sent to /dev/null, the tools taking turns round
 after round; the best of --runs wall times is reported (the machine is shared), with the peak
 resident set size of that run (GNU time).
@@ -70,12 +73,50 @@ def btmon_safe_copy(capture):
     return safe
 
 
+def air_table(binary, capture, runs):
+    """Issue 20's figure: air packets (link-layer, sniffed) per second, text, `-1` and JSON Lines,
+    the three taking turns round after round; best and median of `runs` wall times."""
+    packets = frame_count(binary, capture)
+    size = os.path.getsize(capture) / (1024 * 1024)
+    modes = [("text", []), ("-1", ["-1"]), ("--json", ["--json"])]
+    times = {name: [] for name, _ in modes}
+    rss = {}
+    for _ in range(runs):
+        for name, extra in modes:
+            seconds, peak, code = measure([binary] + extra + [capture])
+            if code != 0:
+                raise SystemExit(f"benchmark: bledissect {' '.join(extra)} {capture} exited with {code}")
+            times[name].append(seconds)
+            rss[name] = max(rss.get(name, 0), peak)
+    print(f"air capture: {os.path.basename(capture)}, {packets} packets, {size:.1f} MiB; {runs} runs each, taking turns")
+    print()
+    print("| bledissect (air) | best s | median s | packets/s (median) | peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|")
+    for name, _ in modes:
+        ordered = sorted(times[name])
+        median = ordered[len(ordered) // 2]
+        print(f"| {name} | {ordered[0]:.3f} | {median:.3f} | {packets / median:,.0f} | {rss[name]:.1f} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("capture", nargs="?", default=os.path.join(ROOT, "bench", "hr_1_5M.btsnoop"))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--skip-tshark", action="store_true", help="tshark takes minutes on 1.5 M packets")
+    parser.add_argument("--air", default="/tmp/air_bench_1M.pcap", help="the air capture (made if missing)")
+    parser.add_argument("--no-air", action="store_true", help="leave out the air capture")
+    parser.add_argument("--air-only", action="store_true", help="time the air capture only")
     args = parser.parse_args()
+
+    if not args.no_air and not os.path.exists(args.air):
+        print(f"benchmark: making {args.air}", file=sys.stderr)
+        subprocess.run([sys.executable, os.path.join(ROOT, "Scripts/captures/make_air_bench.py"), args.air], check=True,
+                       stdout=subprocess.DEVNULL)
+    if args.air_only:
+        subprocess.run(["swift", "build", "-c", "release", "--product", "bledissect"], cwd=ROOT, check=True,
+                       stdout=subprocess.DEVNULL)
+        air_table(os.path.join(ROOT, ".build", "release", "bledissect"), args.air, args.runs)
+        return
 
     if not os.path.exists(args.capture):
         os.makedirs(os.path.dirname(args.capture), exist_ok=True)
@@ -131,6 +172,9 @@ def main():
             note = f"exit status {code}"
         results[name] = seconds
         print(f"| {name} | {seconds:.2f} | {frames / seconds:,.0f} | {rss:.1f} | {code} | {note} |")
+    if not args.no_air:
+        print()
+        air_table(binary, args.air, args.runs)
     if safe:
         print()
         print(f"btmon-safe copy: {os.path.basename(safe)}, {frame_count(binary, safe)} frames "

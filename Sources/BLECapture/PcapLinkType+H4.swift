@@ -13,7 +13,7 @@ extension PcapLinkType {
     value: 201, name: "H4 with direction",
     record: { packet, originalLength in
       guard packet.count >= 4 else {
-        return CaptureRecord(timestamp: 0, direction: nil, kind: .other(0xFFFF), bytes: bytes(packet, from: 0))
+        return LinkHeader(kind: .other(0xFFFF), offset: 0)
       }
       let start = packet.startIndex
       let value = UInt32(packet[start]) << 24 | UInt32(packet[start + 1]) << 16 | UInt32(packet[start + 2]) << 8 | UInt32(packet[start + 3])
@@ -25,9 +25,9 @@ extension PcapLinkType {
     })
 
   /// The H4 packet at offset `at` of `packet`: the indicator names the kind and is dropped.
-  static func h4Record(_ packet: ByteView, after at: Int, direction: Direction?, originalLength: Int) -> CaptureRecord {
+  static func h4Record(_ packet: ByteView, after at: Int, direction: Direction?, originalLength: Int) -> LinkHeader {
     guard packet.count > at else {
-      return CaptureRecord(timestamp: 0, direction: direction, kind: .other(0xFFFF), bytes: [])
+      return LinkHeader(kind: .other(0xFFFF), direction: direction, offset: packet.count)
     }
     let kind = PacketKind(h4Indicator: packet[packet.startIndex + at])
     var direction = direction
@@ -36,8 +36,6 @@ extension PcapLinkType {
       if kind == .command { direction = .hostToController } else if kind == .event { direction = .controllerToHost }
     }
     let skip = kind.isHCIPacket ? at + 1 : at
-    return CaptureRecord(
-      timestamp: 0, direction: direction, kind: kind, bytes: bytes(packet, from: skip),
-      originalLength: max(originalLength - skip, 0))
+    return LinkHeader(kind: kind, direction: direction, offset: skip, originalLength: max(originalLength - skip, 0))
   }
 }

@@ -62,14 +62,8 @@ extension PcapLinkType {
 
   /// The record of an air packet: `header`, then the bytes of `packet` after its link type's
   /// own `after` bytes (the link-layer packet from its access address).
-  static func airRecord(_ header: AirPacketHeader, _ packet: ByteView, after offset: Int, originalLength: Int) -> CaptureRecord {
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(AirPacketHeader.size + max(packet.count - offset, 0))
-    header.append(to: &bytes)
-    bytes.append(contentsOf: packet[(packet.startIndex + min(offset, packet.count))..<packet.endIndex].buffer)
-    return CaptureRecord(
-      timestamp: 0, direction: nil, kind: .airPacket, bytes: bytes,
-      originalLength: max(originalLength - offset, 0) + AirPacketHeader.size)
+  static func airRecord(_ header: AirPacketHeader, _ packet: ByteView, after offset: Int, originalLength: Int) -> LinkHeader {
+    LinkHeader(kind: .airPacket, air: header, offset: offset, originalLength: max(originalLength - offset, 0) + AirPacketHeader.size)
   }
 
   /// The little-endian number in `count` bytes (at most 4) of `packet`, from `offset` on.
@@ -78,8 +72,8 @@ extension PcapLinkType {
   }
 
   /// A packet too short for its link type's header: a record of its own (the recipe's kind).
-  static func shortPacket(_ packet: ByteView) -> CaptureRecord {
-    CaptureRecord(timestamp: 0, direction: nil, kind: .other(0xFFFF), bytes: bytes(packet, from: 0))
+  static func shortPacket(_ packet: ByteView) -> LinkHeader {
+    LinkHeader(kind: .other(0xFFFF), offset: 0)
   }
 
   /// The header and the link-layer packet of an `.airPacket` record; nil for other kinds, and

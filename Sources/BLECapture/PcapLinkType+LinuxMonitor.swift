@@ -7,15 +7,13 @@ extension PcapLinkType {
     value: 254, name: "Linux monitor",
     record: { packet, originalLength in
       guard packet.count >= 4 else {
-        return CaptureRecord(timestamp: 0, direction: nil, kind: .other(0xFFFF), bytes: bytes(packet, from: 0))
+        return LinkHeader(kind: .other(0xFFFF), offset: 0)
       }
       let start = packet.startIndex
       let adapter = UInt16(packet[start]) << 8 | UInt16(packet[start + 1])
       let opcode = UInt16(packet[start + 2]) << 8 | UInt16(packet[start + 3])
       let (kind, direction) = MonitorOpcode.kind(opcode)
-      return CaptureRecord(
-        timestamp: 0, adapter: adapter, direction: direction, kind: kind, bytes: bytes(packet, from: 4),
-        originalLength: max(originalLength - 4, 0))
+      return LinkHeader(kind: kind, direction: direction, adapter: adapter, offset: 4, originalLength: max(originalLength - 4, 0))
     },
     packet: { record in
       guard let opcode = MonitorOpcode.opcode(for: record.kind, direction: record.direction) else { return nil }

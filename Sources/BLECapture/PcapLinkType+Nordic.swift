@@ -48,13 +48,13 @@ extension PcapLinkType {
   /// the event header's length byte says 10. Other packets are records of kind `.other(id)`,
   /// packets of an unknown version (past 3, or 0 without the legacy marker) of kind
   /// `.other(0xFFFF)`, both holding the whole packet.
-  static func nordicRecord(_ packet: ByteView, originalLength: Int) -> CaptureRecord {
+  static func nordicRecord(_ packet: ByteView, originalLength: Int) -> LinkHeader {
     guard packet.count >= nordicHeaderSize else { return shortPacket(packet) }
     let start = packet.startIndex
     let legacy = packet[start] == 0xBE && packet[start + 1] == 0xEF
     let version = legacy ? 0 : packet[start + 3]
     guard version <= 3, legacy || version != 0 else {
-      return CaptureRecord(timestamp: 0, direction: nil, kind: .other(0xFFFF), bytes: bytes(packet, from: 0), originalLength: originalLength)
+      return LinkHeader(kind: .other(0xFFFF), offset: 0, originalLength: originalLength)
     }
     let id = packet[start + (legacy ? 2 : 6)]
     let isEvent: Bool
@@ -64,8 +64,7 @@ extension PcapLinkType {
     default: isEvent = id == 0x02 || id == 0x06
     }
     guard isEvent else {
-      return CaptureRecord(
-        timestamp: 0, direction: nil, kind: .other(UInt16(id)), bytes: bytes(packet, from: 0), originalLength: originalLength)
+      return LinkHeader(kind: .other(UInt16(id)), offset: 0, originalLength: originalLength)
     }
     let flags = packet[start + 8]
     let isAdvertising =

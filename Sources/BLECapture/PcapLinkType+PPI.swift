@@ -45,9 +45,7 @@ extension PcapLinkType {
         if aligned { offset = (offset + 3) & ~3 }
       }
       guard inner == 251 || (inner == 147 && header != nil) else {
-        return CaptureRecord(
-          timestamp: 0, direction: nil, kind: .other(UInt16(truncatingIfNeeded: inner)), bytes: bytes(packet, from: 0),
-          originalLength: originalLength)
+        return LinkHeader(kind: .other(UInt16(truncatingIfNeeded: inner)), offset: 0, originalLength: originalLength)
       }
       return airRecord(header ?? AirPacketHeader(), packet, after: length, originalLength: originalLength)
     },

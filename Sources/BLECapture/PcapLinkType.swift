@@ -10,13 +10,14 @@ public struct PcapLinkType: Sendable, Hashable {
   public let value: Int32
   /// What `info` shows after the number: "link type 201 (H4 with direction)".
   public let name: String
-  /// Makes the record of one packet: `packet` as the capture holds it (a view valid for the
-  /// call only), `originalLength` as it was on the link (the header's, untrusted). The reader
-  /// sets the timestamp and the file offset. A packet too short for the link type's header
-  /// becomes a record of kind `.other(0xFFFF)`.
-  typealias MakeRecord = @Sendable (_ packet: ByteView, _ originalLength: Int) -> CaptureRecord
+  /// Reads the link type's header of one packet: `packet` as the capture holds it (a view valid
+  /// for the call only), `originalLength` as it was on the link (the header's, untrusted). What
+  /// it says makes the record (`read(_:_:into:)`, which copies the bytes); the reader sets the
+  /// timestamp and the file offset. A packet too short for the link type's header becomes a
+  /// record of kind `.other(0xFFFF)`.
+  typealias ReadHeader = @Sendable (_ packet: ByteView, _ originalLength: Int) -> LinkHeader
 
-  let record: MakeRecord
+  let readHeader: ReadHeader
 
   /// The packet that carries `record` (the link type's header, then the record's bytes); nil
   /// when the link type cannot carry the record's kind.
@@ -24,11 +25,45 @@ public struct PcapLinkType: Sendable, Hashable {
 
   let packet: MakePacket
 
-  init(value: Int32, name: String, record: @escaping MakeRecord, packet: @escaping MakePacket) {
+  init(value: Int32, name: String, record: @escaping ReadHeader, packet: @escaping MakePacket) {
     self.value = value
     self.name = name
-    self.record = record
+    self.readHeader = record
     self.packet = packet
+  }
+
+  /// What a packet's link-type header says its record is: kind, direction, controller, the air
+  /// header its bytes start with (air sniffers), where its bytes start in the packet, and its
+  /// length on the link (nil: what the record holds).
+  struct LinkHeader {
+    var kind: PacketKind
+    var direction: Direction? = nil
+    var adapter: UInt16 = 0
+    var air: AirPacketHeader? = nil
+    /// The record's bytes are the packet's from here on (none past its end).
+    var offset: Int
+    var originalLength: Int? = nil
+  }
+
+  /// Makes `record` the record of one packet, reusing its byte buffer: reading a packet costs
+  /// no allocation. The reader sets the timestamp and the file offset.
+  func read(_ packet: ByteView, _ originalLength: Int, into record: inout CaptureRecord) {
+    let header = readHeader(packet, originalLength)
+    record.kind = header.kind
+    record.direction = header.direction
+    record.adapter = header.adapter
+    record.followsDamage = false
+    record.bytes.removeAll(keepingCapacity: true)
+    header.air?.append(to: &record.bytes)
+    record.bytes.append(contentsOf: packet[(packet.startIndex + min(max(header.offset, 0), packet.count))..<packet.endIndex].buffer)
+    record.originalLength = header.originalLength ?? record.bytes.count
+  }
+
+  /// The record of one packet, afresh (tests).
+  func record(_ packet: ByteView, _ originalLength: Int) -> CaptureRecord {
+    var record = CaptureRecord(timestamp: 0, direction: nil, kind: .other(0xFFFF), bytes: [])
+    read(packet, originalLength, into: &record)
+    return record
   }
 
   /// One entry per number: `readable` lists each link type once.
@@ -52,11 +87,6 @@ public struct PcapLinkType: Sendable, Hashable {
     if let known = unreadable.first(where: { $0.value == value }) { return known.name }
     if let name = pcap_datalink_val_to_name(value) { return String(cString: name) }
     return "unknown"
-  }
-
-  /// The bytes of `packet` from `offset` on (at most its count), copied in one go.
-  static func bytes(_ packet: ByteView, from offset: Int) -> [UInt8] {
-    Array(packet[(packet.startIndex + min(offset, packet.count))..<packet.endIndex].buffer)
   }
 
   /// The readable link types for messages: "157, 187, 192, 201, 251, 254, 256 and 272".

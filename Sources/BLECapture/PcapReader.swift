@@ -60,13 +60,19 @@ public final class PcapReader: CaptureReader {
   public func nextIsReady() -> Bool { input.canFillWithoutWaiting(1) }
 
   public func next() throws(CaptureError) -> CaptureRecord? {
+    var record = CaptureRecord(timestamp: 0, direction: nil, kind: .other(0xFFFF), bytes: [])
+    return try next(into: &record) ? record : nil
+  }
+
+  /// Reads the next packet into `record`, reusing its byte buffer.
+  public func next(into record: inout CaptureRecord) throws(CaptureError) -> Bool {
     while true {
       var headerPointer: UnsafeMutablePointer<pcap_pkthdr>?
       var dataPointer: UnsafePointer<UInt8>?
       let recordOffset = isPcapNG ? currentFileOffset() : nextOffset
       let status = pcap_next_ex(handle, &headerPointer, &dataPointer)
       let frame = frames + 1
-      if status == PCAP_ERROR_BREAK || status == -2 { return nil }
+      if status == PCAP_ERROR_BREAK || status == -2 { return false }
       guard status == 1, let header = headerPointer?.pointee, let data = dataPointer else {
         // A failure below libpcap (corrupt gzip) says more than libpcap's "Input/output error".
         if case .readFailed(let why)? = input.readThroughFailure { throw .damaged(frame: frame, offset: recordOffset, reason: why) }
@@ -79,10 +85,10 @@ public final class PcapReader: CaptureReader {
       nextOffset = nextOffset.saturatingAdd(16 + Int64(captured))
       // pcapng carries 64-bit timestamps in any unit: seconds far out of range must clamp, not trap.
       let timestamp = Timestamp.microseconds(seconds: Int64(header.ts.tv_sec), micros: Int64(header.ts.tv_usec))
-      var record = linkType.record(ByteView.pinned(UnsafeBufferPointer(start: data, count: captured), count: captured), Int(header.len))
+      linkType.read(ByteView.pinned(UnsafeBufferPointer(start: data, count: captured), count: captured), Int(header.len), into: &record)
       record.timestamp = timestamp
       record.fileOffset = recordOffset
-      return record
+      return true
     }
   }
 

@@ -91,6 +91,22 @@ public enum TextFormat {
     return digits
   }
 
+  /// `AA:BB:CC:DD:EE:FF`, uppercase, most significant byte first: 17 bytes.
+  @inlinable package static func address(_ address: BDAddr, to target: UnsafeMutablePointer<UInt8>) -> Int {
+    var index = 0
+    for position in stride(from: 5, through: 0, by: -1) {
+      let value = UInt8(truncatingIfNeeded: address.rawValue >> (8 &* UInt64(position)))
+      target[index] = hexDigit(value >> 4, upper: true)
+      target[index &+ 1] = hexDigit(value & 0x0F, upper: true)
+      index &+= 2
+      if position > 0 {
+        target[index] = UInt8(ascii: ":")
+        index &+= 1
+      }
+    }
+    return index
+  }
+
   /// `0x` and `width` lowercase hex digits.
   @inlinable package static func hexPrefixed(_ value: UInt64, width: Int, to target: UnsafeMutablePointer<UInt8>) -> Int {
     target[0] = UInt8(ascii: "0")
@@ -195,6 +211,12 @@ public struct TextComposer {
     } else {
       string(value.description)  // inf, nan, 1e+20: at most 24 bytes
     }
+  }
+
+  /// A device address, `AA:BB:CC:DD:EE:FF` (most significant byte first).
+  @inlinable public mutating func address(_ address: BDAddr) {
+    guard written &+ 17 <= limit else { return }
+    written &+= TextFormat.address(address, to: target + written)
   }
 
   /// Microseconds as seconds with six decimals (`12.000250`, `-0.500000`).

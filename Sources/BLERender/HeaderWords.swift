@@ -98,8 +98,69 @@ enum HeaderWords {
     case .securityManager(let command):
       guard let code = command.code else { return }
       line.append(.string(dropping(SecurityManager.name(code), from: securityManagerWords(command))))
+    case let .advertisingPDU(type, advertiser, other, name):
+      advertisingWords(type, advertiser, other, name, into: &line)
+    case let .dataPDU(llid, length, encrypted, reassembly):
+      dataPDUWords(llid, length, encrypted, reassembly, into: &line)
     default:
       line.append(.string(textWords(frame.header)))
+    }
+  }
+
+  // MARK: - Air packets (most of an air capture: written as parts, no String built)
+
+  /// "D0:B1:ED:00:48:52 \"name\"", "C0:B1:ED:00:50:48 → D0:B1:ED:00:48:52" (SCAN_REQ: the
+  /// scanner first), "A → B" (ADV_DIRECT_IND: the advertiser first).
+  static func advertisingWords(_ type: UInt8, _ advertiser: BDAddr?, _ other: BDAddr?, _ name: String?, into line: inout SummaryLine) {
+    guard let advertiser else { return }
+    // Two addresses, an arrow and quotes: 48 bytes, and the name's.
+    line.compose(maximumBytes: 48 &+ (name?.utf8.count ?? 0)) { words in
+      func address(_ address: BDAddr?) {
+        if let address { words.address(address) } else { words.byte(UInt8(ascii: "?")) }
+      }
+      switch type {
+      case 1:
+        words.address(advertiser)
+        words.text(" → ")
+        address(other)
+      case 3:
+        address(other)
+        words.text(" → ")
+        words.address(advertiser)
+      default:
+        words.address(advertiser)
+        if let other {
+          words.text(" → ")
+          words.address(other)
+        }
+        if let name {
+          words.text(" \"")
+          words.string(name)
+          words.byte(UInt8(ascii: "\""))
+        }
+      }
+    }
+  }
+
+  /// "start, 27 bytes (L2CAP fragment: 27 of 29 bytes)", "continuation, 6 bytes, encrypted";
+  /// nothing for an empty PDU (its title says it).
+  static func dataPDUWords(_ llid: UInt8, _ length: Int, _ encrypted: Bool, _ reassembly: ACLReassemblyFact, into line: inout SummaryLine) {
+    if length == 0 { return }
+    line.append(.text(llid == 2 ? "start, " : "continuation, "))
+    line.append(.number(length))
+    line.append(.text(encrypted ? " bytes, encrypted" : " bytes"))
+    switch reassembly {
+    case .none: break
+    case .dropped: line.append(.text(", not part of any PDU"))
+    case let .fragment(have, expected):
+      line.append(.text(" (L2CAP fragment: "))
+      line.append(.number(have))
+      if let expected {
+        line.append(.text(" of "))
+        line.append(.number(expected))
+      }
+      line.append(.text(" bytes)"))
+    case .retransmission: line.append(.text(", retransmission"))
     }
   }
 
@@ -222,25 +283,8 @@ enum HeaderWords {
     case let .synchronousConnectionComplete(address, linkType, status):
       return address.description + (ClassicHCI.linkTypeName(linkType).map { " " + $0.description } ?? "") + " " + errorText(status)
 
-    case let .advertisingPDU(type, advertiser, other, name):
-      guard let advertiser else { return "" }
-      switch type {
-      case 1: return "\(advertiser) → " + (other?.description ?? "?")
-      case 3: return (other?.description ?? "?") + " → \(advertiser)"
-      default: return advertiser.description + (other.map { " → \($0)" } ?? "") + (name.map { " \"" + $0 + "\"" } ?? "")
-      }
     case let .connectIndication(initiator, advertiser, _, accessAddress, interval):
       return "\(initiator) → \(advertiser), access address " + hex(accessAddress, 8) + ", interval " + hundredths(interval, 125) + " ms"
-    case let .dataPDU(llid, length, encrypted, reassembly):
-      if length == 0 { return "" }
-      var words = (llid == 2 ? "start, " : "continuation, ") + "\(length) bytes" + (encrypted ? ", encrypted" : "")
-      switch reassembly {
-      case .none: break
-      case .dropped: words += ", not part of any PDU"
-      case let .fragment(have, expected): words += " (L2CAP fragment: \(have)" + (expected.map { " of \($0)" } ?? "") + " bytes)"
-      case .retransmission: words += ", retransmission"
-      }
-      return words
     case .linkControl(let control): return linkControlWords(control)
     case let .damagedAirPacket(advertising, length):
       return (advertising ? "advertising PDU, " : "data PDU, ") + "\(length) bytes, not decoded"
@@ -250,7 +294,8 @@ enum HeaderWords {
       return "\(address) " + (AssignedNumbers.companyName(manufacturer)?.description ?? "")
     case let .note(from, text): return (from.map { $0 + ": " } ?? "") + text
 
-    case .none, .aclData, .completedPackets, .channelData, .psmData, .kFrame, .unplacedKFrame, .sdu, .signaling, .securityManager:
+    case .none, .aclData, .completedPackets, .channelData, .psmData, .kFrame, .unplacedKFrame, .sdu, .signaling, .securityManager,
+      .advertisingPDU, .dataPDU:
       return ""  // written as parts by `write`
     }
   }

@@ -176,8 +176,16 @@ public struct OutputBuffer {
     copy.withUTF8 { raw($0.baseAddress!, $0.count) }
   }
 
+  static let sixteenSpaces: StaticString = "                "
+
   public mutating func spaces(_ number: Int) {
     guard number > 0 else { return }
+    if number <= 16 {
+      // Indents and column padding: copied from a literal as any short text is (word moves),
+      // not filled by a call to memset.
+      raw(Self.sixteenSpaces.utf8Start, number)
+      return
+    }
     reserve(number)
     (base + count).update(repeating: 0x20, count: number)
     count += number

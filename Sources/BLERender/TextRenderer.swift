@@ -197,30 +197,41 @@ public struct TextRenderer: FrameRenderer {
   func renderFields(_ fields: FieldList, _ out: inout OutputBuffer) {
     // Groups without values show nothing: frames whose fields are all hidden cost no walk.
     if fields.leafCount == 0 || (!verbose && fields.plainLeafCount == 0) { return }
+    // The stored fields are read where they lie (a field is 96 bytes: copying each one out, and
+    // its value into a `FieldValue`, cost more than writing its line).
+    fields.withStoredFields { entries in renderFields(entries, fields, &out) }
+  }
+
+  func renderFields(_ entries: UnsafeBufferPointer<FieldList.Stored>, _ fields: FieldList, _ out: inout OutputBuffer) {
     // Open groups by depth, as bits: groups whose title line is not printed (inline groups,
     // array elements), and open arrays (to recognise their elements). No allocation per frame;
     // decoders nest far less than 64 levels.
     var hiddenBits: UInt64 = 0
+    /// How many bits `hiddenBits` has (counting them on every line costs more than the line).
+    var hiddenCount = 0
     var arrayBits: UInt64 = 0
     var skipDeeperThan = Int.max
     var dashNext = false
-    for index in 0..<fields.count {
-      let entry = fields.entry(at: index)
-      let depth = Int(entry.depth) & 63
+    for index in 0..<entries.count {
+      let entry = entries.baseAddress! + index
+      let depth = Int(entry.pointee.depth) & 63
       if depth > skipDeeperThan { continue }
       skipDeeperThan = Int.max
       // Groups at this depth or deeper have ended.
-      let below: UInt64 = depth == 0 ? 0 : (UInt64.max >> UInt64(64 - depth))
-      hiddenBits &= below
+      let below: UInt64 = depth == 0 ? 0 : (UInt64.max &>> UInt64(64 - depth))
+      if hiddenBits & ~below != 0 {
+        hiddenBits &= below
+        hiddenCount = hiddenBits.nonzeroBitCount
+      }
       arrayBits &= below
-      if entry.isVerbose && !verbose {
+      if entry.pointee.isVerbose && !verbose {
         skipDeeperThan = depth
         continue
       }
-      let isElement = depth > 0 && arrayBits & (1 << UInt64(depth - 1)) != 0
+      let isElement = depth > 0 && arrayBits & (1 &<< UInt64(depth - 1)) != 0
       var isGroup = false
       var isArray = false
-      switch entry.value {
+      switch entry.pointee.value {
       case .object: isGroup = true
       case .array:
         isGroup = true
@@ -229,41 +240,42 @@ public struct TextRenderer: FrameRenderer {
       }
       if isGroup {
         // An empty group shows nothing.
-        let hasMembers = index + 1 < fields.count && fields.depth(at: index + 1) > depth
+        let hasMembers = index + 1 < entries.count && Int(entries[index + 1].depth) > depth
         if !hasMembers { continue }
         if !isArray && isElement {
           // An array element: no title; its first member follows a "- " at the element's level.
           dashNext = true
           continue
         }
-        if entry.isInline {
-          hiddenBits |= 1 << UInt64(depth)
+        if entry.pointee.isInline {
+          hiddenBits |= 1 &<< UInt64(depth)
+          hiddenCount += 1
           continue
         }
         if isArray {
           // An array of plain values reads best on one line: "RR intervals: 812.5 ms, 820.3 ms".
           var end = index + 1
           var scalars = true
-          while end < fields.count, fields.depth(at: end) > depth {
-            if fields.isGroup(at: end) { scalars = false }
+          while end < entries.count, Int(entries[end].depth) > depth {
+            if Self.isGroup(entries[end].value) { scalars = false }
             end += 1
           }
           if scalars {
-            out.spaces(4 + 2 * (depth - hiddenBits.nonzeroBitCount))
-            out.append(entry.label)
+            out.spaces(4 + 2 * (depth - hiddenCount))
+            out.append(entry.pointee.label)
             out.append(": ")
             for element in (index + 1)..<end {
               if element > index + 1 { out.append(", ") }
-              Self.writeValue(fields.value(fields.entry(at: element).value), &out)
+              Self.writeValue(entries.baseAddress! + element, fields, &out)
             }
             out.byte(0x0A)
             skipDeeperThan = depth
             continue
           }
-          arrayBits |= 1 << UInt64(depth)
+          arrayBits |= 1 &<< UInt64(depth)
         }
       }
-      var shown = depth - hiddenBits.nonzeroBitCount
+      var shown = depth - hiddenCount
       if dashNext {
         // Print "- " in place of the last two spaces of the member's indent.
         out.spaces(4 + 2 * (shown - 1))
@@ -274,91 +286,141 @@ public struct TextRenderer: FrameRenderer {
         // A scalar array element: a dash and the value, no label.
         out.spaces(4 + 2 * shown)
         out.append("- ")
-        Self.writeValue(fields.value(entry.value), &out)
+        Self.writeValue(entry, fields, &out)
         out.byte(0x0A)
         continue
       }
       if shown >= 0 { out.spaces(4 + 2 * shown) }
-      out.append(entry.label)
+      out.append(entry.pointee.label)
       if isGroup {
         out.append(":\n")
         continue
       }
       out.append(": ")
-      Self.writeValue(fields.value(entry.value), &out)
+      Self.writeValue(entry, fields, &out)
       out.byte(0x0A)
+    }
+  }
+
+  static func isGroup(_ value: FieldList.StoredValue) -> Bool {
+    switch value {
+    case .object, .array: return true
+    default: return false
+    }
+  }
+
+  /// The text form of a stored field's value, read in place (strings and bytes by their slot).
+  static func writeValue(_ field: UnsafePointer<FieldList.Stored>, _ fields: FieldList, _ out: inout OutputBuffer) {
+    switch field.pointee.value {
+    case let .unsigned(number, style): writeUnsigned(number, style, &out)
+    case .signed(let number): out.decimal(number)
+    case .bool(let flag): out.append(flag ? "yes" : "no")
+    case let .code(number, width, name): writeCode(number, width: width, name: name, &out)
+    case let .codeText(number, width, slot): writeCode(number, width: width, text: fields.string(slot: slot), &out)
+    case .text(let slot): writeText(fields.string(slot: slot), &out)
+    case .staticText(let text): out.append(text)
+    case .bytes(let slot): fields.withBytes(slot: slot) { writeBytes($0, &out) }
+    case let .address(address, type): writeAddress(address, type, &out)
+    case let .uuid(uuid, name): writeUUID(uuid, name, &out)
+    case let .measure(raw, scale, unit): writeMeasure(raw, scale: scale, unit: unit, &out)
+    case let .real(number, places, unit): writeReal(number, places: places, unit: unit, &out)
+    case .null: out.append("none")
+    case .object, .array: break
     }
   }
 
   /// The text form of a value (shared with summaries and tests).
   public static func writeValue(_ value: FieldValue, _ out: inout OutputBuffer) {
     switch value {
-    case let .unsigned(number, style):
-      switch style {
-      case .decimal: out.decimal(number)
-      case .hex(let width): out.hexPrefixed(number, width: Int(width))
-      }
+    case let .unsigned(number, style): writeUnsigned(number, style, &out)
     case .signed(let number): out.decimal(number)
     case .bool(let flag): out.append(flag ? "yes" : "no")
-    case let .code(number, width, name):
-      if let name {
-        out.append(name)
-        out.append(" (")
-        out.hexPrefixed(number, width: Int(width))
-        out.byte(UInt8(ascii: ")"))
-      } else {
-        out.append("Unknown (")
-        out.hexPrefixed(number, width: Int(width))
-        out.byte(UInt8(ascii: ")"))
-      }
-    case let .codeText(number, width, name):
-      out.append(string: name)
-      out.append(" (")
-      out.hexPrefixed(number, width: Int(width))
-      out.byte(UInt8(ascii: ")"))
-    case .text(let text):
-      // Control characters (a newline in a device name, a UART line) would break the layout.
-      if text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) { out.append(string: escapingControlCharacters(text)) } else { out.append(string: text) }
+    case let .code(number, width, name): writeCode(number, width: width, name: name, &out)
+    case let .codeText(number, width, name): writeCode(number, width: width, text: name, &out)
+    case .text(let text): writeText(text, &out)
     case .staticText(let text): out.append(text)
-    case .bytes(let data):
-      if data.isEmpty { out.append("(empty)") } else { out.hexBytes(data, separator: 0x20) }
-    case let .address(address, type):
-      out.address(address)
-      if let type {
-        out.append(" (")
-        out.append(type.name)
-        out.byte(UInt8(ascii: ")"))
-      }
-    case let .uuid(uuid, name):
-      if let name {
-        out.append(name)
-        out.append(" (")
-        out.uuid(uuid)
-        out.byte(UInt8(ascii: ")"))
-      } else {
-        out.uuid(uuid)
-      }
-    case let .measure(raw, scale, unit):
-      if scale == 1 {
-        out.decimal(raw)
-        out.byte(0x20)
-        out.append(unit)
-      } else {
-        out.fixed2(Double(raw) * scale)
-        out.byte(0x20)
-        out.append(unit)
-        out.append(" (")
-        out.decimal(raw)
-        out.byte(UInt8(ascii: ")"))
-      }
-    case let .real(number, places, unit):
-      out.real(number, places: places)
-      if !unit.isEmpty {
-        out.byte(0x20)
-        out.append(unit)
-      }
+    case .bytes(let data): data.withUnsafeBufferPointer { writeBytes($0, &out) }
+    case let .address(address, type): writeAddress(address, type, &out)
+    case let .uuid(uuid, name): writeUUID(uuid, name, &out)
+    case let .measure(raw, scale, unit): writeMeasure(raw, scale: scale, unit: unit, &out)
+    case let .real(number, places, unit): writeReal(number, places: places, unit: unit, &out)
     case .null: out.append("none")
     case .object, .array: break
+    }
+  }
+
+  @inline(__always) static func writeUnsigned(_ number: UInt64, _ style: NumberStyle, _ out: inout OutputBuffer) {
+    switch style {
+    case .decimal: out.decimal(number)
+    case .hex(let width): out.hexPrefixed(number, width: Int(width))
+    }
+  }
+
+  /// `Name (0x13)`, or `Unknown (0x13)`.
+  static func writeCode(_ number: UInt64, width: UInt8, name: Name?, _ out: inout OutputBuffer) {
+    out.append(name ?? "Unknown")
+    out.append(" (")
+    out.hexPrefixed(number, width: Int(width))
+    out.byte(UInt8(ascii: ")"))
+  }
+
+  static func writeCode(_ number: UInt64, width: UInt8, text: String, _ out: inout OutputBuffer) {
+    out.append(string: text)
+    out.append(" (")
+    out.hexPrefixed(number, width: Int(width))
+    out.byte(UInt8(ascii: ")"))
+  }
+
+  static func writeText(_ text: String, _ out: inout OutputBuffer) {
+    // Control characters (a newline in a device name, a UART line) would break the layout.
+    if text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) { out.append(string: escapingControlCharacters(text)) } else { out.append(string: text) }
+  }
+
+  static func writeBytes(_ data: UnsafeBufferPointer<UInt8>, _ out: inout OutputBuffer) {
+    if data.isEmpty { out.append("(empty)") } else { out.hexBytes(data, separator: 0x20) }
+  }
+
+  static func writeAddress(_ address: BDAddr, _ type: AddressType?, _ out: inout OutputBuffer) {
+    out.address(address)
+    if let type {
+      out.append(" (")
+      out.append(type.name)
+      out.byte(UInt8(ascii: ")"))
+    }
+  }
+
+  static func writeUUID(_ uuid: BluetoothUUID, _ name: Name?, _ out: inout OutputBuffer) {
+    if let name {
+      out.append(name)
+      out.append(" (")
+      out.uuid(uuid)
+      out.byte(UInt8(ascii: ")"))
+    } else {
+      out.uuid(uuid)
+    }
+  }
+
+  /// `-52 dBm`, or `30.00 ms (24)` for a count in units of `scale`.
+  static func writeMeasure(_ raw: Int64, scale: Double, unit: Name, _ out: inout OutputBuffer) {
+    if scale == 1 {
+      out.decimal(raw)
+      out.byte(0x20)
+      out.append(unit)
+    } else {
+      out.fixed2(Double(raw) * scale)
+      out.byte(0x20)
+      out.append(unit)
+      out.append(" (")
+      out.decimal(raw)
+      out.byte(UInt8(ascii: ")"))
+    }
+  }
+
+  static func writeReal(_ number: Double, places: UInt8, unit: Name, _ out: inout OutputBuffer) {
+    out.real(number, places: places)
+    if !unit.isEmpty {
+      out.byte(0x20)
+      out.append(unit)
     }
   }
 

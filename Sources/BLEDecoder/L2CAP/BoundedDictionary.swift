@@ -31,8 +31,9 @@ struct BoundedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
   /// Runs `body` on the value at `key` in place (nothing is copied); nil when there is none.
   mutating func modify<Result>(_ key: Key, _ body: (inout Value) -> Result) -> Result? {
-    guard storage[key] != nil else { return nil }
-    return body(&storage[key]!)
+    // One lookup: the value is modified where it lies.
+    guard let index = storage.index(forKey: key) else { return nil }
+    return body(&storage.values[index])
   }
 
   /// Stores `value`; returns the key forgotten to make room, if any.

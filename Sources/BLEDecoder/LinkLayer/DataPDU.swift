@@ -39,7 +39,8 @@ extension Dissector {
       if length > 0 { frame.diagnostics.append(Diagnostic(.note, .linkLayer, "after the link ended: not decoded")) }
       return
     }
-    let slot = connections.slot(adapter: 0, handle: handle, isLE: true).slot
+    // As HCI data finds its connection (`label`): the last link's slot is cached.
+    let slot = connections.slot(ConnectionTable.Key(adapter: 0, handle: handle)) ?? connections.slot(adapter: 0, handle: handle, isLE: true).slot
     frame.connection = connections.entries[slot].label
     if seen.isNew {
       frame.diagnostics.append(Diagnostic(.note, .linkLayer, "access address \(Hex.prefixed(UInt64(accessAddress), width: 8)) first seen here without its CONNECT_IND (capture started mid-connection?)"))
