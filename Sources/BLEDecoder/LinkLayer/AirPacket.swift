@@ -188,16 +188,16 @@ struct AirLinks: Sendable {
     }
   }
 
-  /// Opens an encrypted packet of the link with its key, chosen on the first from the keys the
-  /// capture itself gave away (`learned`), then those given (`keys`).
+  /// Opens an encrypted packet of the link with its key, chosen on the first from the keys
+  /// given (`keys`), then those the capture itself gave away (`learned`).
   mutating func open(
     _ accessAddress: UInt32, header: UInt8, sealed: ByteView, direction: Direction, keys: LinkKeyRing, learned: LinkKeyRing
   ) -> LinkEncryption.Opening {
     links.modify(accessAddress) { link in
       let (central, peripheral, random, ediv) = (link.central, link.peripheral, link.encryption.request?.random ?? 0, link.encryption.request?.ediv ?? 0)
       return link.encryption.open(header: header, sealed: sealed, direction: direction) {
-        learned.candidates(central: central, peripheral: peripheral, random: random, ediv: ediv)
-          + keys.candidates(central: central, peripheral: peripheral, random: random, ediv: ediv)
+        keys.candidates(central: central, peripheral: peripheral, random: random, ediv: ediv)
+          + learned.candidates(central: central, peripheral: peripheral, random: random, ediv: ediv)
       }
     } ?? .sealed(.noKeyExchange)
   }
