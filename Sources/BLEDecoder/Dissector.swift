@@ -50,6 +50,9 @@ public struct Dissector: Sendable {
   /// Passkey searches done (each up to a million c1 runs), and how many a capture may ask for.
   var passkeySearches = 0
   static let maximumPasskeySearches = 2
+  /// Key tries (a key at a packet counter) a capture may spend choosing its links' keys.
+  static let maximumKeyTrials = 1 << 18
+  var keyTrialsLeft = maximumKeyTrials
 
   public init(registry: DecoderRegistry = .standard, maps: GATTMapSet = GATTMapSet(), cache: (any GATTMapLookup)? = nil, keys: LinkKeyRing = LinkKeyRing()) {
     self.registry = registry

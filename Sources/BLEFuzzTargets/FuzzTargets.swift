@@ -51,6 +51,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// A decoder file (`--decoders`), optionally followed by a NUL byte and values:
   /// `DecoderFile.parse`, then every decoder over the values (see `FuzzTarget.decoders`).
   case decoders
+  /// A keys file (`--keys`), optionally followed by a NUL byte and HCI packets for
+  /// `--keys-from`: `LinkKeyRing.parseFile` and `HCIKeyHarvest`, then the keys over an
+  /// encrypted sniffed link (see `FuzzTarget.keys`).
+  case keys
   /// Any bytes as a capture read for `diff` (`DiffConsumer`), then compared with itself (must
   /// be equivalent) and with an empty side (see `FuzzTarget.diff`).
   case diff
@@ -125,6 +129,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
       return Self.blueZ(bytes, keepingJSON: keepingJSON)
     case .decoders:
       return Self.decoders(bytes, keepingJSON: keepingJSON)
+    case .keys:
+      return Self.keys(bytes, keepingJSON: keepingJSON)
     case .diff:
       return Self.diff(bytes)
     }

@@ -195,3 +195,95 @@ extension FuzzTarget {
     return records
   }
 }
+
+extension FuzzTarget {
+  static let keysName = "fuzz.keys"
+
+  /// The `keys` input: a keys file (`--keys`), then optionally a NUL byte and HCI packets for
+  /// `--keys-from` (each a kind byte — 1 command, 4 event — a length byte and that many bytes,
+  /// the last taking what remains), read by `HCIKeyHarvest`. A keys file that parses gives its
+  /// keys, and the harvest's, to the dissector over a sniffed link whose encryption starts: the
+  /// first key seals its packets, so the key search, the packet counters and the decrypted
+  /// payloads are worked through; the other keys are tried first where they rank higher.
+  public static func keys(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
+    let split = bytes.firstIndex(of: 0) ?? bytes.count
+    let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[..<split]), as: UTF8.self)
+    var ring = LinkKeyRing()
+    switch LinkKeyRing.parseFile(text, name: keysName) {
+    case .failure(let failure): return refused(failure.message, name: keysName)
+    case .success(let keys):
+      precondition(keys.count <= LinkKeyRing.maximumKeys, "\(keys.count) keys from one file")
+      for key in keys {
+        precondition(key.key.count == 16 && key.source.hasPrefix(keysName + " line "), "a key is 16 octets named by its line")
+        ring.add(key)
+      }
+    }
+    var harvest = HCIKeyHarvest()
+    var at = split + 1
+    var number = 0
+    while at + 1 < bytes.count, number < 256 {
+      let kind: PacketKind = bytes[at] == 1 ? .command : .event
+      let length = min(Int(bytes[at + 1]), bytes.count - at - 2)
+      number += 1
+      harvest.take(CaptureRecord(timestamp: 0, direction: nil, kind: kind, bytes: Array(bytes[(at + 2)..<(at + 2 + length)])), number: number, capture: "fuzz.btsnoop")
+      at += 2 + length
+    }
+    for key in harvest.ring.keys { ring.add(key) }
+    var outcome = Outcome()
+    outcome.parsed = ring.keys.count
+    var session = Session(keepingJSON: keepingJSON, dissector: Dissector(keys: ring))
+    for record in encryptedAirConversation(sealedWith: ring.keys.first?.key) {
+      outcome.records += 1
+      session.show(record, number: outcome.records)
+    }
+    session.finish(into: &outcome)
+    return outcome
+  }
+
+  /// A sniffed connection (sniffer header 256-like: the direction said) whose encryption starts
+  /// (LL_ENC_REQ / RSP, LL_START_ENC_REQ), then encrypted LL_START_ENC_RSPs and ATT
+  /// notifications sealed with `key` (most significant octet first), or with a key of zeros.
+  static func encryptedAirConversation(sealedWith key: [UInt8]?) -> [CaptureRecord] {
+    let accessAddress: UInt32 = 0x5065_7A3C
+    let (skdC, ivC, skdP, ivP): (UInt64, UInt32, UInt64, UInt32) = (0x1122_3344_5566_7788, 0x0A0B_0C0D, 0x99AA_BBCC_DDEE_FF00, 0x0102_0304)
+    let cipher = LinkCipher(
+      longTermKey: AES128.block(key ?? [UInt8](repeating: 0, count: 16)) ?? AES128.Block(), skdCentral: skdC, skdPeripheral: skdP,
+      ivCentral: ivC, ivPeripheral: ivP)
+    var records: [CaptureRecord] = []
+    var time: Int64 = 1_000_000
+    func record(_ fromCentral: Bool?, _ address: UInt32, _ pdu: [UInt8]) {
+      var bytes: [UInt8] = []
+      AirPacketHeader(channel: fromCentral == nil ? 37 : 5, signal: -50, phy: .le1M, crc: .valid, fromCentral: fromCentral).append(to: &bytes)
+      for shift in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: address >> UInt32(shift))) }
+      bytes += pdu + [0, 0, 0]
+      records.append(CaptureRecord(timestamp: time, direction: nil, kind: .airPacket, bytes: bytes))
+      time += 7_500
+    }
+    func le(_ value: UInt64, _ count: Int) -> [UInt8] { (0..<count).map { UInt8(truncatingIfNeeded: value >> UInt64(8 * $0)) } }
+    // CONNECT_IND: initiator C0:…, advertiser D0:B1:ED:00:48:52, interval 6, timeout 100.
+    let connectData = le(UInt64(accessAddress), 4) + [0x9A, 0x1B, 0x2C, 2] + le(0, 2) + le(6, 2) + le(0, 2) + le(100, 2) + [0xFF, 0xFF, 0xFF, 0xFF, 0x1F, 0xA7]
+    record(nil, AirFact.advertisingAccessAddress, [0xC5, 34] + le(0xC0B1_ED00_5048, 6) + le(0xD0B1_ED00_4852, 6) + connectData)
+    var sn = DirectionalPair<UInt8>(0)
+    func data(_ fromCentral: Bool, llid: UInt8, _ payload: [UInt8], counter: UInt64?) {
+      let direction: Direction = fromCentral ? .hostToController : .controllerToHost
+      let header = llid | sn[direction] << 3 | (1 - sn[direction == .hostToController ? .controllerToHost : .hostToController]) << 2
+      sn[direction] ^= 1
+      let body = counter.map { cipher.seal(header: header, plain: payload, counter: $0, fromCentral: fromCentral) } ?? payload
+      record(fromCentral, accessAddress, [header, UInt8(truncatingIfNeeded: body.count)] + body)
+    }
+    data(true, llid: 3, [0x03] + le(0, 8) + le(0, 2) + le(skdC, 8) + le(UInt64(ivC), 4), counter: nil)
+    data(false, llid: 3, [0x04] + le(skdP, 8) + le(UInt64(ivP), 4), counter: nil)
+    data(true, llid: 1, [], counter: nil)
+    data(false, llid: 3, [0x05], counter: nil)
+    data(true, llid: 3, [0x06], counter: 0)
+    data(false, llid: 3, [0x06], counter: 0)
+    // Notifications of 4 and 30 bytes (the second in two pieces), and one after a missed packet.
+    data(false, llid: 2, [0x07, 0x00, 0x04, 0x00, 0x1B, 0x10, 0x00, 0x06, 0x48], counter: 1)
+    let long: [UInt8] = [0x22, 0x00, 0x04, 0x00, 0x1B, 0x12, 0x00] + (0..<27).map { UInt8($0) }
+    data(false, llid: 2, Array(long.prefix(27)), counter: 2)
+    data(false, llid: 1, Array(long.dropFirst(27)), counter: 3)
+    data(false, llid: 2, [0x05, 0x00, 0x04, 0x00, 0x1B, 0x10, 0x00, 0x06, 0x49], counter: 6)
+    data(true, llid: 3, [0x02, 0x13], counter: 1)
+    return records
+  }
+}

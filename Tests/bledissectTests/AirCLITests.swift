@@ -26,3 +26,52 @@ import Testing
     #expect(runCLI(["--json", path]).stdout.split(separator: "\n").count == 16)
   }
 }
+
+/// Keys on the command line: `--ltk`, `--keys`, `--keys-from`, and what a bad one says.
+@Suite struct AirKeyOptionTests {
+  static let sniffed = capturePath("air/encrypted_hr_session_sniffed.pcap")
+  /// The STK of the session's Just Works pairing (LE Enable Encryption #41 of the HCI capture).
+  static let key = "CE6093D700DA36128D5F4441D115D03D"
+
+  @Test func aKeyGivenDecryptsAndEachPacketNamesIt() {
+    let result = runCLI(["--json", Self.sniffed, "--ltk", Self.key + "@D0:B1:ED:00:48:52"])
+    #expect(result.status == 0)
+    let decrypted = result.stdout.split(separator: "\n").filter { $0.contains(#""key":"--ltk""#) }
+    #expect(decrypted.count >= 50)
+    // A key for another device is not tried: the pairing's own STK opens the link instead.
+    let other = runCLI(["--json", Self.sniffed, "--ltk", Self.key + "@11:22:33:44:55:66"])
+    #expect(!other.stdout.contains(#""key":"--ltk""#) && other.stdout.contains(#""key":"the STK worked out from the pairing"#))
+  }
+
+  @Test func keysFileAndHCICapture() throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bledissect-keys-\(getpid())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = directory.appendingPathComponent("keys.txt")
+    try "# the strap\n\(Self.key.lowercased()) D0:B1:ED:00:48:52\n".write(to: file, atomically: true, encoding: .utf8)
+    let fromFile = runCLI(["-1", Self.sniffed, "--keys", file.path])
+    #expect(fromFile.status == 0 && fromFile.stdout.contains("Read Response 0x0018 Battery Level"))
+    let full = runCLI([Self.sniffed, "--keys", file.path])
+    #expect(full.stdout.contains("Decrypted with: \(file.path) line 2"))
+    let fromCapture = runCLI([Self.sniffed, "--keys-from", capturePath("encrypted_hr_session.btsnoop")])
+    #expect(fromCapture.stdout.contains("Decrypted with: \(capturePath("encrypted_hr_session.btsnoop")) frame 41 (LE Enable Encryption)"))
+  }
+
+  @Test func badKeysAreOneLineErrors() throws {
+    let short = runCLI([Self.sniffed, "--ltk", "1234"])
+    // A usage error: one line saying what is wrong, then where the help is.
+    #expect(short.status == 64 && short.stderr.split(separator: "\n").first?.contains("--ltk needs 32 hex digits") == true)
+    let missing = runCLI([Self.sniffed, "--keys", "/nonexistent/keys.txt"])
+    #expect(missing.status == 64 && missing.stderr.contains("cannot read the keys file"))
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bledissect-badkeys-\(getpid())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let file = directory.appendingPathComponent("keys.txt")
+    try "\(Self.key)\nnot a key\n".write(to: file, atomically: true, encoding: .utf8)
+    let bad = runCLI([Self.sniffed, "--keys", file.path])
+    #expect(bad.status == 64 && bad.stderr.contains("line 2: not a key"))
+    // A capture with no key in it.
+    let none = runCLI([Self.sniffed, "--keys-from", capturePath("hr_strap_session.btsnoop")])
+    #expect(none.status == 64 && none.stderr.contains("shows no long-term key"))
+  }
+}

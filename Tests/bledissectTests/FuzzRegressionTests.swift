@@ -170,7 +170,7 @@ import BLETestSupport
   static func checkConsistent(_ outcome: FuzzTarget.Outcome, target: FuzzTarget, bytes: [UInt8], name: String) throws {
     if let error = outcome.error { #expect(!error.message.isEmpty, "\(name)") }
     switch target {
-    case .pipeline, .packets, .monitor, .gattmap, .bluez, .decoders:
+    case .pipeline, .packets, .monitor, .gattmap, .bluez, .decoders, .keys:
       #expect(outcome.frames == outcome.records, "\(name)")
       #expect(outcome.textHeaders == outcome.frames && outcome.jsonLines == outcome.frames, "\(name)")
       #expect(outcome.openConnections <= outcome.frames, "\(name)")
@@ -191,7 +191,7 @@ import BLETestSupport
     case .pcap, .packetlogger, .zip: file = outcome.skipped ? nil : bytes
     case .gzip: file = [0x1F, 0x8B] + bytes
     case .bugreport: file = FuzzTarget.bugreportText(bytes)
-    case .btsnoop, .packets, .monitor, .gattmap, .bluez, .decoders: file = nil
+    case .btsnoop, .packets, .monitor, .gattmap, .bluez, .decoders, .keys: file = nil
     }
     if let file {
       let fromFile = try readThroughFile(file, damage: target == .roundtrip ? .stop : .resynchronize)

@@ -191,15 +191,23 @@ struct AirLinks: Sendable {
   /// Opens an encrypted packet of the link with its key, chosen on the first from the keys
   /// given (`keys`), then those the capture itself gave away (`learned`).
   mutating func open(
-    _ accessAddress: UInt32, header: UInt8, sealed: ByteView, direction: Direction, keys: LinkKeyRing, learned: LinkKeyRing
+    _ accessAddress: UInt32, header: UInt8, sealed: ByteView, direction: Direction, keys: LinkKeyRing, learned: LinkKeyRing, trials: inout Int
   ) -> LinkEncryption.Opening {
     links.modify(accessAddress) { link in
       let (central, peripheral, random, ediv) = (link.central, link.peripheral, link.encryption.request?.random ?? 0, link.encryption.request?.ediv ?? 0)
-      return link.encryption.open(header: header, sealed: sealed, direction: direction) {
+      return link.encryption.open(header: header, sealed: sealed, direction: direction, trials: &trials) {
         keys.candidates(central: central, peripheral: peripheral, random: random, ediv: ediv)
           + learned.candidates(central: central, peripheral: peripheral, random: random, ediv: ediv)
       }
     } ?? .sealed(.noKeyExchange)
+  }
+
+  /// Whether "no key fits" was said of the link already; from now on it has been.
+  mutating func saidNoKeyFits(_ accessAddress: UInt32) -> Bool {
+    links.modify(accessAddress) { link in
+      defer { link.encryption.saidNoKeyFits = true }
+      return link.encryption.saidNoKeyFits
+    } ?? true
   }
 
   /// Notes an SMP command on the link; returns an LTK it distributes, for the link's devices.

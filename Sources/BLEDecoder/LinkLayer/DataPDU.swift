@@ -61,7 +61,7 @@ extension Dissector {
     }
     if encrypted {
       frame.fields.flag("encrypted", "Encrypted", true)
-      switch airLinks.open(accessAddress, header: bits, sealed: payload, direction: direction, keys: keys, learned: learnedKeys) {
+      switch airLinks.open(accessAddress, header: bits, sealed: payload, direction: direction, keys: keys, learned: learnedKeys, trials: &keyTrialsLeft) {
       case let .opened(plain, counter, missed, keySource):
         frame.fields.add("key", "Decrypted with", .text(keySource))
         frame.air?.keySource = keySource
@@ -78,8 +78,18 @@ extension Dissector {
         var sealed = ByteReader(payload, layer: .linkLayer)
         frame.fields.bytes("payload", "Encrypted payload", try sealed.readBytes(count: max(length - 4, 0)))
         if length >= 4 { frame.fields.hex("mic", "MIC", try sealed.readUInt32LE(), width: 8) }
-        if reason == .micFailed {
+        switch reason {
+        case .micFailed:
           frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "the MIC does not verify with the link's key: damaged, or more than \(LinkEncryption.missedPacketWindow) packets missed"))
+        case .noTrialsLeft:
+          frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "not decrypted: this capture used up the \(Self.maximumKeyTrials) key tries it may spend"))
+        case .noKeyFits where !keys.isEmpty || !learnedKeys.isEmpty:
+          // Said once, on the packet the keys were tried on.
+          if !airLinks.saidNoKeyFits(accessAddress) {
+            frame.diagnostics.append(Diagnostic(.note, .linkLayer, "no key given opens this link's packets"))
+          }
+        default:
+          break
         }
       }
       return

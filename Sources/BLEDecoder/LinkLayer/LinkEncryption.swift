@@ -16,6 +16,7 @@ struct LinkEncryption: Sendable {
   var counters = DirectionalPair<UInt64>(0)
   /// Whether every key was tried on the link's first encrypted packet and none opened it.
   var noKeyFits = false
+  var saidNoKeyFits = false
 
   /// Packets one direction may have lost before the one being opened.
   static let missedPacketWindow: UInt64 = 16
@@ -39,6 +40,8 @@ struct LinkEncryption: Sendable {
     case noKeyExchange
     /// No key given opens this link's packets.
     case noKeyFits
+    /// The capture used up the key tries it may spend (`Dissector.maximumKeyTrials`).
+    case noTrialsLeft
     /// The key opened earlier packets, but not this one: damaged, or more packets lost than
     /// `missedPacketWindow`.
     case micFailed
@@ -46,7 +49,9 @@ struct LinkEncryption: Sendable {
 
   /// Opens a packet (`header`: the PDU header's first octet; `sealed`: payload then MIC),
   /// choosing the key on the link's first encrypted packet from `candidates`.
-  mutating func open(header: UInt8, sealed: ByteView, direction: Direction, candidates: () -> [LinkKeyRing.Key]) -> Opening {
+  /// `trials`: the (key, counter) tries the capture may still spend choosing keys, so that a
+  /// hostile one with many links and a large key file stays bounded; each costs a few AES runs.
+  mutating func open(header: UInt8, sealed: ByteView, direction: Direction, trials: inout Int, candidates: () -> [LinkKeyRing.Key]) -> Opening {
     let fromCentral = direction == .hostToController
     if cipher == nil {
       if noKeyFits { return .sealed(.noKeyFits) }
@@ -55,6 +60,11 @@ struct LinkEncryption: Sendable {
       if keys.isEmpty { return .sealed(.noKeys) }
       for key in keys {
         guard let longTermKey = AES128.block(key.key) else { continue }
+        guard trials > 0 else {
+          noKeyFits = true
+          return .sealed(.noTrialsLeft)
+        }
+        trials = trials.saturatingSubtract(Int(Self.missedPacketWindow) + 1)
         let trial = LinkCipher(longTermKey: longTermKey, skdCentral: request.skd, skdPeripheral: response.skd, ivCentral: request.iv, ivPeripheral: response.iv)
         if let opening = Self.open(trial, header: header, sealed: sealed, from: counters[direction], fromCentral: fromCentral) {
           cipher = trial
