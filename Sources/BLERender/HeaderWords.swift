@@ -18,7 +18,7 @@ enum HeaderWords {
       if let code = command.code { return SecurityManager.name(code) }
     case .advertisingPDU(let type, _, _, _): return AdvertisingPDU.name(type)
     case .connectIndication: return "CONNECT_IND"
-    case let .dataPDU(llid, length, _, _): return llid == 1 && length == 0 ? "Empty PDU" : "LL Data"
+    case let .dataPDU(llid, length, _, _): return llid == 1 && length == 0 ? "Empty PDU" : (llid == 3 ? "LL Control" : "LL Data")
     case .damagedAirPacket: return "CRC error"
     case .linkControl(let control): return LinkControl.name(control.opcode)
     default:
@@ -146,7 +146,8 @@ enum HeaderWords {
   /// nothing for an empty PDU (its title says it).
   static func dataPDUWords(_ llid: UInt8, _ length: Int, _ encrypted: Bool, _ reassembly: ACLReassemblyFact, into line: inout SummaryLine) {
     if length == 0 { return }
-    line.append(.text(llid == 2 ? "start, " : "continuation, "))
+    // An LL control PDU is titled so only when encrypted (else its opcode is the title).
+    if llid != 3 { line.append(.text(llid == 2 ? "start, " : "continuation, ")) }
     line.append(.number(length))
     line.append(.text(encrypted ? " bytes, encrypted" : " bytes"))
     switch reassembly {

@@ -62,6 +62,17 @@ import Testing
     #expect(Self.summaryFacts(capturePath("air/hr_strap_session_sniffed_ll.pcap")) == expected)
   }
 
+  @Test func gattTableIsTheHCICaptures() {
+    // The same table, each entry learned in another frame.
+    func table(_ path: String) -> String {
+      runCLI(["gatt", "--no-cache", capturePath(path)]).stdout.replacingOccurrences(of: #" +#[0-9]+"#, with: "", options: .regularExpression)
+    }
+    let expected = table("hr_strap_session.btsnoop")
+    #expect(expected.contains("0x0010 Heart Rate Measurement (2a37): notify"))
+    #expect(table("air/hr_strap_session_sniffed.pcap") == expected)
+    #expect(table("air/hr_strap_session_sniffed_ll.pcap") == expected)
+  }
+
   /// A diff's difference lines without where they show (frames and times differ: a sniffed
   /// capture starts with the advertising before the connection).
   static func differences(_ a: String, _ b: String) -> [String] {

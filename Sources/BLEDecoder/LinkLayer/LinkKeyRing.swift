@@ -53,8 +53,8 @@ public struct LinkKeyRing: Sendable {
   /// "HEX" or "HEX@ADDRESS" (`--ltk`): 32 hex digits, most significant first, with or without
   /// 0x and colons or spaces between octets.
   public static func parse(_ text: String, source: String) -> Key? {
-    let parts = text.split(separator: "@", maxSplits: 1).map(String.init)
-    guard let key = parseKey(parts[0]) else { return nil }
+    let parts = text.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+    guard let first = parts.first, let key = parseKey(first) else { return nil }
     var address: BDAddr?
     if parts.count == 2 {
       guard let parsed = BDAddr(parts[1].trimmingWhitespace) else { return nil }
@@ -84,13 +84,16 @@ public struct LinkKeyRing: Sendable {
   /// neither is an error naming it.
   public static func parseFile(_ text: String, name: String) -> Result<[Key], KeyFileError> {
     var keys: [Key] = []
-    for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+    // Lines end in LF or CR LF ("\r\n" is one Character, a newline too).
+    for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
       let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)?.trimmingWhitespace ?? ""
       if line.isEmpty { continue }
       let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
       let text = words.count == 2 && !words[0].contains("@") ? words[0] + "@" + words[1] : line
       guard let key = parse(text, source: "\(name) line \(index + 1)") else {
-        return .failure(KeyFileError(message: "\(name) line \(index + 1): not a key (32 hex digits, optionally @address): '\(line.prefix(80))'"))
+        // The line as it was, but one line of printable text (a hostile file holds anything).
+        let shown = String(String.UnicodeScalarView(line.unicodeScalars.prefix(80).map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
+        return .failure(KeyFileError(message: "\(name) line \(index + 1): not a key (32 hex digits, optionally @address): '\(shown)'"))
       }
       keys.append(key)
       if keys.count > maximumKeys {

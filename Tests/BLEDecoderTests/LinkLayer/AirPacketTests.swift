@@ -72,7 +72,7 @@ import Testing
     let empty = Self.record(Self.sniffed, accessAddress: link, [0x09, 0x00])
     let frames = dissect([startRequest, encrypted, empty])
     #expect(frames[0].titleText == "LL_START_ENC_REQ")
-    #expect(frames[1].titleText == "LL Data" && frames[1].summaryText == "continuation, 6 bytes, encrypted")
+    #expect(frames[1].titleText == "LL Control" && frames[1].summaryText == "6 bytes, encrypted")
     #expect(frames[1].fields.uint("ll.mic") == 0xEFBE_ADDE)
     #expect(frames[2].titleText == "Empty PDU" && frames[2].summaryText.isEmpty)
     // An empty PDU is no L2CAP piece: nothing dropped, nothing said.
