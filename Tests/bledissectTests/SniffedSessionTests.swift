@@ -60,6 +60,10 @@ import Testing
     #expect(expected.contains(" ended by the local host: Remote User Terminated Connection (0x13)"))
     #expect(Self.summaryFacts(capturePath("air/hr_strap_session_sniffed.pcap")) == expected)
     #expect(Self.summaryFacts(capturePath("air/hr_strap_session_sniffed_ll.pcap")) == expected)
+    // Paired (Just Works) and encrypted, as the HCI capture's Encryption Change says.
+    let encrypted = Self.summaryFacts(capturePath("encrypted_hr_session.btsnoop"))
+    #expect(encrypted.contains(" security paired at T, legacy pairing, Just Works, keys distributed; encrypted from T"))
+    #expect(Self.summaryFacts(capturePath("air/encrypted_hr_session_sniffed.pcap")) == encrypted)
   }
 
   @Test func gattTableIsTheHCICaptures() {
@@ -204,6 +208,47 @@ import Testing
     // A dropped piece is said where the sniffer noticed it.
     if !truth.dropped.isEmpty {
       #expect(frames.contains { $0.diagnostics.contains { $0.message.contains("missed by the sniffer") } })
+    }
+  }
+
+  /// Connection updates take effect at their instant: the events counted from the packets'
+  /// times (link type 251 and 256 give no count) reach the instant the generator used.
+  @Test(arguments: ["hr_strap_session_sniffed.pcap", "hr_strap_session_sniffed_ll.pcap"])
+  func connectionUpdatesTakeEffectAtTheirInstant(file: String) throws {
+    struct Events: Decodable {
+      struct Packet: Decodable {
+        var index: Int
+        var event: Int?
+      }
+      struct Connection: Decodable {
+        struct Parameters: Decodable {
+          var interval: Int
+          var instant: Int?
+        }
+        var parameters: [Parameters]
+      }
+      var packets: [Packet]
+      var connection: Connection
+    }
+    let data = try Data(contentsOf: URL(fileURLWithPath: capturePath("air/" + file.replacingOccurrences(of: ".pcap", with: ".truth.json"))))
+    let truth = try JSONDecoder().decode(Events.self, from: data)
+    let instants = truth.connection.parameters.compactMap(\.instant)
+    #expect(instants == [56, 452])
+    let frames = try Self.frames(file)
+    var applied: [(frame: Int, event: Int)] = []
+    for frame in frames {
+      for diagnostic in frame.diagnostics {
+        guard let match = diagnostic.message.firstMatch(of: /take effect \(event ([0-9]+)\)/) else { continue }
+        applied.append((frame.number, Int(match.1)!))
+        #expect(frame.linkEvents.contains { if case .parametersUpdated = $0 { true } else { false } })
+      }
+    }
+    #expect(applied.map(\.event) == instants)
+    // Each is said on the first packet of the instant's event.
+    for (frame, event) in applied {
+      let packet = truth.packets.first { $0.index == frame }
+      #expect(packet?.event == event, "#\(frame)")
+      #expect(!truth.packets.contains { $0.index < frame && ($0.event ?? -1) >= event })
     }
   }
 

@@ -102,6 +102,16 @@ struct AirLinks: Sendable {
     /// supervision timeout (Core Vol 6 Part B §4.5.2: it failed to be established).
     var establishmentTimeout: Int64?
     var established = false
+    /// The connection event the link is in (connEventCounter, Core Vol 6 Part B §4.5.1), from
+    /// 0 at its first packet: a packet that opens an event moves it on by the intervals since
+    /// the last event's anchor (the sniffer's own count wins when it gives one). Counted only
+    /// when the interval is known (from the CONNECT_IND).
+    var event: UInt16 = 0
+    var anchor: Int64?
+    /// The interval in microseconds.
+    var interval: Int64?
+    /// An LL_CONNECTION_UPDATE_IND waiting for its instant, and its frame.
+    var pendingUpdate: (parameters: ConnectionParameters, instant: UInt16, frame: Int)?
     /// When the link was last heard from, and in which frame (its CONNECT_IND to begin with).
     var lastHeard: Int64?
     var lastFrame = 0
@@ -168,10 +178,6 @@ struct AirLinks: Sendable {
     _ = links.modify(accessAddress) { $0.ended = true }
   }
 
-  /// LL_CONNECTION_UPDATE_IND: the new supervision timeout (10 ms units).
-  mutating func setSupervisionTimeout(_ accessAddress: UInt32, _ timeout: UInt16) {
-    _ = links.modify(accessAddress) { $0.supervisionTimeout = Int64(timeout) * 10_000 }
-  }
 
   mutating func setEncrypted(_ accessAddress: UInt32, _ value: Bool) {
     _ = links.modify(accessAddress) { $0.encrypted = value }
@@ -251,6 +257,11 @@ struct AirLinks: Sendable {
     var encrypted: Bool
     /// Whether the link had ended before it (the acknowledgement of LL_TERMINATE_IND).
     var ended: Bool
+    /// The connection event it is in, when counted.
+    var event: UInt16?
+    /// An update whose instant this packet's event reached: the parameters now in force, and
+    /// the frame of its LL_CONNECTION_UPDATE_IND.
+    var update: (parameters: ConnectionParameters, frame: Int)?
   }
 
   /// Notes a data PDU on `accessAddress` sent at `time` with `sn` and `digest`
@@ -259,16 +270,19 @@ struct AirLinks: Sendable {
   /// the sides alternate; a packet more than `eventGap` after the last on its link opens an
   /// event, eight times that on LE Coded, whose packets last eight times longer) — and whether
   /// it repeats that side's last packet (same SN, same payload).
-  mutating func observe(_ accessAddress: UInt32, frame: Int, time: Int64, fromCentral: Bool?, coded: Bool, sn: UInt8, digest: UInt32) -> Seen {
+  mutating func observe(
+    _ accessAddress: UInt32, frame: Int, time: Int64, fromCentral: Bool?, eventCounter: UInt16?, coded: Bool, sn: UInt8, digest: UInt32
+  ) -> Seen {
     let gap = coded ? Self.eventGap * 8 : Self.eventGap
     func note(_ link: inout Link, isNew: Bool) -> Seen {
       let direction: Direction
+      let opensEvent = link.lastTime.map { time.saturatingSubtract($0) > gap || time < $0 } ?? true
       if let fromCentral {
         direction = fromCentral ? .hostToController : .controllerToHost
       } else {
-        let opensEvent = link.lastTime.map { time.saturatingSubtract($0) > gap || time < $0 } ?? true
         direction = opensEvent || link.lastDirection == .controllerToHost ? .hostToController : .controllerToHost
       }
+      let update = Self.countEvent(&link, time: time, opens: opensEvent && direction == .hostToController, sniffersCount: eventCounter)
       link.lastTime = time
       link.lastHeard = time
       link.established = true
@@ -280,7 +294,7 @@ struct AirLinks: Sendable {
       let missedBefore = last.map { $0.sn == sn && $0.digest != digest } ?? false
       return Seen(
         handle: link.handle, isNew: isNew, direction: direction, inferred: fromCentral == nil, repeated: repeated, missedBefore: missedBefore,
-        encrypted: link.encrypted, ended: link.ended)
+        encrypted: link.encrypted, ended: link.ended, event: link.interval == nil && eventCounter == nil ? nil : link.event, update: update)
     }
     // A packet on the access address of a link that ended by silence, or long after its
     // LL_TERMINATE_IND, belongs to a new connection whose CONNECT_IND went unseen (tools that
@@ -293,6 +307,44 @@ struct AirLinks: Sendable {
     let seen = note(&fresh, isNew: true)
     links[accessAddress] = fresh
     return seen
+  }
+
+  /// Moves the link's event count on when a packet opens an event (by the intervals since the
+  /// last anchor, at least one), and applies a pending update whose instant is reached (the
+  /// count wraps at 16 bits; an instant is at most 32 767 events ahead, §5.5.1).
+  static func countEvent(_ link: inout Link, time: Int64, opens: Bool, sniffersCount: UInt16?) -> (parameters: ConnectionParameters, frame: Int)? {
+    if let sniffersCount {
+      link.event = sniffersCount
+      link.anchor = time
+    } else if opens, let interval = link.interval, interval > 0 {
+      if let anchor = link.anchor {
+        let elapsed = time.saturatingSubtract(anchor)
+        let intervals = max(1, elapsed.saturatingAdd(interval / 2) / interval)
+        link.event &+= UInt16(truncatingIfNeeded: intervals)
+      } else {
+        link.event = 0
+      }
+      link.anchor = time
+    }
+    guard let pending = link.pendingUpdate, Int16(bitPattern: link.event &- pending.instant) >= 0 else { return nil }
+    link.pendingUpdate = nil
+    link.interval = Int64(pending.parameters.interval) * 1_250
+    link.supervisionTimeout = Int64(pending.parameters.supervisionTimeout) * 10_000
+    return (pending.parameters, pending.frame)
+  }
+
+  /// LL_CONNECTION_UPDATE_IND: the parameters take effect at `instant`; false when the link's
+  /// events are not counted (its CONNECT_IND was not seen, and the sniffer gives no count), so
+  /// the caller applies them at once.
+  mutating func scheduleUpdate(_ accessAddress: UInt32, _ parameters: ConnectionParameters, instant: UInt16, frame: Int, sniffersCount: Bool) -> Bool {
+    links.modify(accessAddress) { link in
+      guard link.interval != nil || sniffersCount else {
+        link.supervisionTimeout = Int64(parameters.supervisionTimeout) * 10_000
+        return false
+      }
+      link.pendingUpdate = (parameters, instant, frame)
+      return true
+    } ?? false
   }
 
   /// FNV-1a over a data PDU's LLID and payload: a retransmission carries the same.
@@ -315,6 +367,7 @@ struct AirLinks: Sendable {
     link.peripheralIsRandom = peripheral.1 == .randomDevice
     link.supervisionTimeout = Int64(supervisionTimeout) * 10_000
     link.establishmentTimeout = Int64(interval) * 1_250 * 6
+    link.interval = Int64(interval) * 1_250
     link.lastHeard = time
     link.lastFrame = frame
     links[accessAddress] = link

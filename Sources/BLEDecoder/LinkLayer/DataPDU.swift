@@ -30,6 +30,7 @@ extension Dissector {
     // whether the link is encrypted.
     let seen = airLinks.observe(
       accessAddress, frame: frame.number, time: frame.record.timestamp, fromCentral: frame.air?.header.fromCentral,
+      eventCounter: frame.air?.header.eventCounter,
       coded: frame.air?.header.phy == .leCoded, sn: sn, digest: AirLinks.digest(llid: llid, payload))
     let (handle, direction, repeated) = (seen.handle, seen.direction, seen.repeated)
     frame.direction = direction
@@ -51,6 +52,11 @@ extension Dissector {
     }
     if repeated { frame.fields.flag("retransmission", "Retransmission", true) }
     if seen.missedBefore { missedPackets(nil, encrypted: false, slot: slot, direction: direction, into: &frame) }
+    if let (parameters, updateFrame) = seen.update {
+      // What HCI's LE Connection Update Complete says, at the instant.
+      frame.linkEvents.append(.parametersUpdated(status: 0, handle: handle, parameters: parameters))
+      frame.diagnostics.append(Diagnostic(.note, .linkLayer, "the connection parameters of #\(updateFrame) take effect (event \(seen.event ?? 0))"))
+    }
     let encrypted = length > 0 && seen.encrypted && frame.air?.header.decryptedBySniffer != true
     if repeated && (llid != 3 || encrypted) {
       // Shown, not decoded again; an encrypted one keeps its counter, so it is not opened again.
@@ -134,8 +140,12 @@ extension Dissector {
     switch fact {
     case .opcode(0x05):  // LL_START_ENC_REQ: what follows on this link is encrypted
       airLinks.setEncrypted(accessAddress, true)
+    case .opcode(0x06) where direction == .controllerToHost:
+      // The peripheral's LL_START_ENC_RSP ends the procedure: what HCI's Encryption Change says.
+      frame.linkEvents.append(.encryptionChanged(status: 0, handle: handle, enabled: true))
     case .opcode(0x0B):  // LL_PAUSE_ENC_RSP: no longer
       airLinks.setEncrypted(accessAddress, false)
+      frame.linkEvents.append(.encryptionChanged(status: 0, handle: handle, enabled: false))
     case .encryptionRequest(let random, let ediv, _, _):
       airLinks.noteEncryption(accessAddress, fact)
       // Rand and EDIV 0 with a legacy pairing just seen: the STK, which the pairing gives away.
@@ -146,9 +156,11 @@ extension Dissector {
       // The central is the capture's local side: its LL_TERMINATE_IND is the host's Disconnect.
       if direction == .hostToController { frame.linkEvents.append(.disconnectRequested(handle: handle, reason: reason)) }
       closeAirLink(accessAddress, handle: handle, reason: reason, into: &frame)
-    case let .connectionUpdate(interval, latency, timeout, _):
-      airLinks.setSupervisionTimeout(accessAddress, timeout)
-      frame.linkEvents.append(.parametersUpdated(status: 0, handle: handle, parameters: ConnectionParameters(interval: interval, latency: latency, supervisionTimeout: timeout)))
+    case let .connectionUpdate(interval, latency, timeout, instant):
+      let parameters = ConnectionParameters(interval: interval, latency: latency, supervisionTimeout: timeout)
+      let scheduled = airLinks.scheduleUpdate(
+        accessAddress, parameters, instant: instant, frame: frame.number, sniffersCount: frame.air?.header.eventCounter != nil)
+      if !scheduled { frame.linkEvents.append(.parametersUpdated(status: 0, handle: handle, parameters: parameters)) }
     default:
       break
     }
