@@ -50,6 +50,9 @@ public struct Dissector: Sendable {
   /// Passkey searches done (each up to a million c1 runs), and how many a capture may ask for.
   var passkeySearches = 0
   static let maximumPasskeySearches = 2
+  /// Packets decrypted, by where their key came from (`LinkKeyRing.Key.source`; as many sources
+  /// as keys, which are bounded).
+  public internal(set) var decryptedBySource: [String: Int] = [:]
   /// Key tries (a key at a packet counter) a capture may spend choosing its links' keys.
   static let maximumKeyTrials = 1 << 18
   var keyTrialsLeft = maximumKeyTrials

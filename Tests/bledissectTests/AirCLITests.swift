@@ -38,6 +38,10 @@ import Testing
     #expect(result.status == 0)
     let decrypted = result.stdout.split(separator: "\n").filter { $0.contains(#""key":"--ltk""#) }
     #expect(decrypted.count >= 50)
+    // Outputs that do not show frames name the key on stderr.
+    let rows = runCLI(["hr", "--no-cache", Self.sniffed, "--ltk", Self.key])
+    #expect(rows.status == 0 && rows.stdout.split(separator: "\n").count == 7)
+    #expect(rows.stderr.contains(": 59 packets decrypted with --ltk"))
     // A key for another device is not tried: the pairing's own STK opens the link instead.
     let other = runCLI(["--json", Self.sniffed, "--ltk", Self.key + "@11:22:33:44:55:66"])
     #expect(!other.stdout.contains(#""key":"--ltk""#) && other.stdout.contains(#""key":"the STK worked out from the pairing"#))

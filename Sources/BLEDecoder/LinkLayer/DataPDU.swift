@@ -71,6 +71,7 @@ extension Dissector {
       case let .opened(plain, counter, missed, keySource):
         frame.fields.add("key", "Decrypted with", .text(keySource))
         frame.air?.keySource = keySource
+        decryptedBySource[keySource, default: 0] += 1
         frame.fields.addVerbose("packet_counter", "Packet counter", .unsigned(counter, .decimal))
         if missed > 0 { missedPackets(missed, encrypted: true, slot: slot, direction: direction, into: &frame) }
         try ByteReader.reading(plain, layer: .linkLayer) { (open: inout ByteReader) throws(DecodeError) in

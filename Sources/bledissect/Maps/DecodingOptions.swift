@@ -212,6 +212,11 @@ struct DecodingOptions: Sendable {
   /// `devices`: the tables as a command already listed them (`gatt`, with the names and hashes
   /// its consumer read), else worked out here.
   func finish(_ end: FrameStream.End, capture: String, _ context: CLIContext, devices: [GATTDevice]? = nil) {
+    // Keys are named on every output: where frames do not show them (one line each, hr,
+    // summary, diff), this is the only place.
+    for (source, count) in end.dissector.decryptedBySource.sorted(by: { $0.key < $1.key }) {
+      context.error("\(capture): \(count) packet\(count == 1 ? "" : "s") decrypted with \(source)")
+    }
     guard let cache else { return }
     for problem in cache.takeProblems() { context.error(problem) }
     cache.keep(devices ?? GATTConsumer().devices(end.dissector.databases), capture: capture)
