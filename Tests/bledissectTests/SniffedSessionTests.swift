@@ -252,6 +252,13 @@ import Testing
     }
   }
 
+  @Test func aPasskeyPairingGivesItsKeyAway() {
+    let result = runCLI(["-1", "--no-cache", capturePath("air/passkey_pairing_sniffed.pcap")])
+    #expect(result.status == 0)
+    #expect(result.stdout.contains("Read Response 0x0018 Battery Level: 87 %") || result.stdout.contains("Read Response 0x0018: 57"))
+    #expect(result.stderr.contains(": 5 packets decrypted with the STK worked out from the pairing at #2–#7 (passkey 000123)"))
+  }
+
   @Test func theEncryptedSessionOpensWithTheKeyFromTheHCICaptureOrFromItsPairing() throws {
     var harvest = HCIKeyHarvest()
     let reader = try CaptureFile.open(path: capturePath("encrypted_hr_session.btsnoop"))
