@@ -32,12 +32,13 @@ struct PairingTranscript: Sendable {
   mutating func note(_ command: [UInt8], direction: Direction, frame: Int) -> [UInt8]? {
     guard let code = command.first else { return nil }
     let body = Array(command.dropFirst())
+    // Only commands of their own length are kept (a hostile one could be an L2CAP PDU long).
     switch code {
-    case 0x01:
+    case 0x01 where command.count == 7:
       self = PairingTranscript()
       request = command
       firstFrame = frame
-    case 0x02: response = command
+    case 0x02 where command.count == 7: response = command
     case 0x03 where body.count == 16: confirm[direction] = body
     case 0x04 where body.count == 16:
       random[direction] = body
