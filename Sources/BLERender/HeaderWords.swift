@@ -53,19 +53,7 @@ enum HeaderWords {
       line.append(.text(continuation ? "continuation, " : "start, "))
       line.append(.number(length))
       line.append(.text(" bytes"))
-      switch reassembly {
-      case .none: break
-      case .dropped: line.append(.text(", not part of any PDU"))
-      case .retransmission: line.append(.text(", retransmission"))
-      case let .fragment(have, expected):
-        line.append(.text(" (L2CAP fragment: "))
-        line.append(.number(have))
-        if let expected {
-          line.append(.text(" of "))
-          line.append(.number(expected))
-        }
-        line.append(.text(" bytes)"))
-      }
+      reassemblyWords(reassembly, into: &line)
     case let .completedPackets(packets, handles):
       line.append(.number(packets))
       line.append(.text(packets == 1 ? " packet" : " packets"))
@@ -150,9 +138,16 @@ enum HeaderWords {
     if llid != 3 { line.append(.text(llid == 2 ? "start, " : "continuation, ")) }
     line.append(.number(length))
     line.append(.text(encrypted ? " bytes, encrypted" : " bytes"))
+    reassemblyWords(reassembly, into: &line)
+  }
+
+  /// What reassembly made of ACL data or an LL data PDU: ", retransmission",
+  /// " (L2CAP fragment: 27 of 29 bytes)".
+  static func reassemblyWords(_ reassembly: ACLReassemblyFact, into line: inout SummaryLine) {
     switch reassembly {
     case .none: break
     case .dropped: line.append(.text(", not part of any PDU"))
+    case .retransmission: line.append(.text(", retransmission"))
     case let .fragment(have, expected):
       line.append(.text(" (L2CAP fragment: "))
       line.append(.number(have))
@@ -161,7 +156,6 @@ enum HeaderWords {
         line.append(.number(expected))
       }
       line.append(.text(" bytes)"))
-    case .retransmission: line.append(.text(", retransmission"))
     }
   }
 

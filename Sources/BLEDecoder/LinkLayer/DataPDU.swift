@@ -178,10 +178,27 @@ extension Dissector {
     frame.diagnostics.append(Diagnostic(.note, .linkLayer, "key: " + key.source))
   }
 
-  /// The link on `accessAddress` ended: its connection closes, an L2CAP PDU left incomplete is
-  /// said.
+  /// The link on `accessAddress` ended (LL_TERMINATE_IND).
   mutating func closeAirLink(_ accessAddress: UInt32, handle: UInt16, reason: UInt8, into frame: inout DissectedFrame) {
     airLinks.end(accessAddress)
+    frame.connection = closeAirConnection(handle, reason: reason, into: &frame)
+  }
+
+  /// Links silent past their supervision timeout are gone (Core Vol 6 Part B §4.5.2): each is
+  /// closed on this frame, and a note says it was inferred.
+  mutating func closeSilentAirLinks(into frame: inout DissectedFrame) {
+    for lost in airLinks.takeSilentLinks(at: frame.record.timestamp) {
+      frame.diagnostics.append(Diagnostic(
+        .note, .linkLayer,
+        "conn \(lost.handle): nothing heard since #\(lost.lastFrame) for longer than it may be silent (\(lost.limit / 1000) ms): taken as lost, unless the sniffer stopped following it"))
+      // Connection Timeout, or Connection Failed to be Established before any packet.
+      _ = closeAirConnection(lost.handle, reason: lost.established ? 0x08 : 0x3E, into: &frame)
+    }
+  }
+
+  /// Closes the connection of an air link: its disconnect as a link event, an L2CAP PDU left
+  /// incomplete said; returns its label.
+  mutating func closeAirConnection(_ handle: UInt16, reason: UInt8, into frame: inout DissectedFrame) -> ConnectionLabel? {
     frame.linkEvents.append(.disconnected(status: 0, handle: handle, reason: reason))
     let key = ConnectionTable.Key(adapter: 0, handle: handle)
     for direction in [Direction.hostToController, .controllerToHost] {
@@ -189,28 +206,7 @@ extension Dissector {
         frame.diagnostics.append(Diagnostic(.warning, .l2cap, lost))
       }
     }
-    frame.connection = connections.close(adapter: 0, handle: handle).label
-  }
-
-  /// Links silent past their supervision timeout are gone (Core Vol 6 Part B §4.5.2): each is
-  /// closed on this frame with reason Connection Timeout, and a note says it was inferred.
-  mutating func closeSilentAirLinks(into frame: inout DissectedFrame) {
-    for lost in airLinks.takeSilentLinks(at: frame.record.timestamp) {
-      let label = frame.connection
-      frame.diagnostics.append(Diagnostic(
-        .note, .linkLayer,
-        "conn \(lost.handle): nothing heard since #\(lost.lastFrame) for longer than it may be silent (\(lost.limit / 1000) ms): taken as lost, unless the sniffer stopped following it"))
-      // Connection Timeout, or Connection Failed to be Established before any packet.
-      frame.linkEvents.append(.disconnected(status: 0, handle: lost.handle, reason: lost.established ? 0x08 : 0x3E))
-      let key = ConnectionTable.Key(adapter: 0, handle: lost.handle)
-      for direction in [Direction.hostToController, .controllerToHost] {
-        if let slot = connections.slot(key), let incomplete = connections.entries[slot].link.reassemblers[direction].reset() {
-          frame.diagnostics.append(Diagnostic(.warning, .l2cap, incomplete))
-        }
-      }
-      _ = connections.close(adapter: 0, handle: lost.handle)
-      frame.connection = label
-    }
+    return connections.close(adapter: 0, handle: handle).label
   }
 
   /// A CONNECT_IND opens a link on its access address: a connection whose local side is the
