@@ -30,6 +30,10 @@ enum AirPacket {
     _ = try look.readUInt8()
     let length = Int(try look.readUInt8())
     var pdu = try reader.readReader(count: min(reader.remaining, 2 + length))
+    // The CRC is the link layer's, shown in its group, before the layers above close it.
+    if reader.remaining >= 3 {
+      frame.fields.addVerbose("crc", "CRC", .unsigned(UInt64(try reader.readUInt24LE()), .hex(6)))
+    }
     if header.crc == .invalid {
       // Its receiver ignored it and a good copy follows: nothing in it is taken as said.
       frame.header = .damagedAirPacket(advertising: accessAddress == AirFact.advertisingAccessAddress, length: length)
@@ -43,9 +47,6 @@ enum AirPacket {
       }
     } else {
       try dissector.dissectDataPDU(&pdu, accessAddress: accessAddress, group: group, into: &frame)
-    }
-    if reader.remaining >= 3 {
-      frame.fields.addVerbose("crc", "CRC", .unsigned(UInt64(try reader.readUInt24LE()), .hex(6)))
     }
     if header.crc == .invalid {
       frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "the sniffer found the CRC wrong: the packet is not decoded"))

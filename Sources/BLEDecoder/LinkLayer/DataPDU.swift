@@ -73,13 +73,13 @@ extension Dissector {
         frame.air?.keySource = keySource
         decryptedBySource[keySource, default: 0] += 1
         frame.fields.addVerbose("packet_counter", "Packet counter", .unsigned(counter, .decimal))
+        var sealed = ByteReader(payload, layer: .linkLayer)
+        _ = try sealed.readBytes(count: plain.count)
+        frame.fields.addVerbose("mic", "MIC", .unsigned(UInt64(try sealed.readUInt32LE()), .hex(8)))
         if missed > 0 { missedPackets(missed, encrypted: true, slot: slot, direction: direction, into: &frame) }
         try ByteReader.reading(plain, layer: .linkLayer) { (open: inout ByteReader) throws(DecodeError) in
           try dissectDataPayload(open.readRemaining(), llid: llid, length: plain.count, repeated: false, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group, into: &frame)
         }
-        var sealed = ByteReader(payload, layer: .linkLayer)
-        _ = try sealed.readBytes(count: plain.count)
-        frame.fields.addVerbose("mic", "MIC", .unsigned(UInt64(try sealed.readUInt32LE()), .hex(8)))
       case .sealed(let reason):
         frame.header = .dataPDU(llid: llid, length: length, encrypted: true, reassembly: .none)
         var sealed = ByteReader(payload, layer: .linkLayer)
