@@ -259,6 +259,11 @@ public struct AirFact: Sendable, Equatable {
   /// Where the key that decrypted the packet came from (`LinkKeyRing.Key.source`); nil when it
   /// was not encrypted, or not decrypted here.
   public var keySource: String?
+  /// Whether it repeats its side's last packet (a retransmission: shown, not decoded again).
+  public var isRetransmission = false
+  /// Packets of its side the sniffer missed just before it: a packet counter's jump, or 1 when
+  /// its SN shows at least one went by.
+  public var missedBefore = 0
   /// Whether it went on the advertising access address.
   public var isAdvertising: Bool { accessAddress == AirFact.advertisingAccessAddress }
   /// Core Vol 6 Part B §2.1.2.

@@ -44,7 +44,8 @@ import Testing
     var facts: [String] = []
     for line in result.stdout.split(separator: "\n").dropFirst(2) {
       if line.hasPrefix("ATT latency") { break }
-      if line.contains("seen  ") || line.contains("  time  ") { continue }
+      // What only one kind of capture shows: when seen, the span, what the air carried.
+      if line.contains("seen  ") || line.contains("  time  ") || line.hasPrefix("  air  ") { continue }
       let masked = String(line)
         .replacingOccurrences(of: #"[0-9]+\.[0-9]+ s\b"#, with: "T", options: .regularExpression)
         .replacingOccurrences(of: #"[0-9.]+ /s"#, with: "R", options: .regularExpression)
@@ -250,6 +251,31 @@ import Testing
       #expect(packet?.event == event, "#\(frame)")
       #expect(!truth.packets.contains { $0.index < frame && ($0.event ?? -1) >= event })
     }
+  }
+
+  /// `summary`'s air line counts what the generator did to the link.
+  @Test func summaryCountsTheLinksPackets() throws {
+    func air(_ file: String) throws -> [String: Any] {
+      let result = runCLI(["summary", "--json", "--no-cache", capturePath("air/" + file)])
+      let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+      let connections = try #require(object["connections"] as? [[String: Any]])
+      #expect(connections.count == 1)
+      return try #require(connections.first?["air"] as? [String: Any])
+    }
+    let truth = try Self.truth("hr_strap_session_sniffed_impaired")
+    let damaged = Set(truth.packets.filter { $0.crc_ok == false }.map(\.index))
+    let impaired = try air("hr_strap_session_sniffed_impaired.pcap")
+    #expect(impaired["damaged"] as? Int == damaged.count)
+    #expect(damaged.count == 3)
+    // A copy of a damaged packet is the first good one, not a retransmission.
+    let retransmissions = truth.packets.filter { packet in packet.retransmission_of.map { !damaged.contains($0) } ?? false && packet.crc_ok != false }
+    // Two packets dropped: the one between a side's data packets shows as missed; the one
+    // between its empty PDUs cannot, and the empty PDU after it looks like a retransmission.
+    #expect(truth.dropped.count == 2 && impaired["missed"] as? Int == 1)
+    #expect(impaired["retransmissions"] as? Int == retransmissions.count + 1)
+    let encrypted = try air("encrypted_hr_session_sniffed.pcap")
+    #expect(encrypted["decrypted"] as? Int == 59 && encrypted["sealed"] as? Int == 0)
+    #expect((encrypted["central_rssi"] as? [String: Any])?["mean"] as? Double == -50)
   }
 
   @Test func aPasskeyPairingGivesItsKeyAway() {

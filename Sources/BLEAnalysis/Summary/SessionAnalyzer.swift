@@ -75,6 +75,8 @@ public struct SessionAnalyzer: Sendable {
     if summary.firstTimestamp == nil { summary.firstTimestamp = time }
     summary.lastTimestamp = time
     if case .command = frame.hci { summary.sawCommands = true }
+    // Before the link events: the packet that ends a link (LL_TERMINATE_IND) is still its own.
+    if let air = frame.air, !air.isAdvertising, let label = frame.connection { airPacket(air, frame: frame, label: label, time: time) }
     if !frame.linkEvents.isEmpty {
       for event in frame.linkEvents { linkEvent(event, frame: frame, time: time) }
     }
@@ -82,6 +84,28 @@ public struct SessionAnalyzer: Sendable {
     let index = link(label, frame: frame.number, time: time)
     guard index >= 0 else { return }
     attFrame(att, frame: &frame, index: index, time: time)
+  }
+
+  /// A data PDU sniffed on a link: counted with what became of it, its signal by side.
+  mutating func airPacket(_ air: AirFact, frame: DissectedFrame, label: ConnectionLabel, time: Int64) {
+    let index = link(label, frame: frame.number, time: time)
+    guard index >= 0 else { return }
+    var counts = summary.connections[index].air ?? AirLinkSummary()
+    counts.packets += 1
+    counts.missed = counts.missed.saturatingAdd(air.missedBefore)
+    if air.isRetransmission { counts.retransmissions += 1 }
+    if air.keySource != nil { counts.decrypted += 1 }
+    switch frame.header {
+    case .damagedAirPacket: counts.damaged += 1
+    case let .dataPDU(llid, length, encrypted, reassembly):
+      if llid == 1 && length == 0 { counts.empty += 1 }
+      if encrypted && reassembly != .retransmission { counts.sealed += 1 }
+    default: break
+    }
+    if let signal = air.header.signal, let direction = frame.direction {
+      counts.signal[direction == .hostToController ? 0 : 1].add(signal)
+    }
+    summary.connections[index].air = counts
   }
 
   /// Ends the analysis: open links and attempts are settled, services taken from `databases`.

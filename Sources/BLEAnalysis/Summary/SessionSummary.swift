@@ -255,9 +255,50 @@ public struct ConnectionSummary: Sendable {
   public var subscriptionsNotListed = 0
   public var heartRate: HeartRateSummary?
   public var battery: BatteryTrend?
+  /// What a sniffer saw of the link's packets (captures sniffed over the air only).
+  public var air: AirLinkSummary?
 
   /// Microseconds from the start to the end (or to the last frame seen).
   public var duration: Int64 { Timestamp.elapsed(from: start, to: end ?? lastActivity) }
+}
+
+/// A sniffed link's packets: how many, what became of them, and how strong each side was
+/// heard — what tells a flaky radio link from a flaky device.
+public struct AirLinkSummary: Sendable, Equatable {
+  /// Data PDUs on the link, damaged ones included.
+  public var packets = 0
+  public var empty = 0
+  public var retransmissions = 0
+  /// Packets the sniffer found with a wrong CRC.
+  public var damaged = 0
+  /// Packets the sniffer missed, as far as their neighbours tell.
+  public var missed = 0
+  public var decrypted = 0
+  /// Encrypted packets not opened (no key, or a wrong MIC).
+  public var sealed = 0
+  /// Each side's signal: central (host to controller), then peripheral.
+  public var signal = [SignalStatistics(), SignalStatistics()]
+
+  public init() {}
+}
+
+/// Signal strengths heard (dBm): how many, the weakest, the strongest and their mean.
+public struct SignalStatistics: Sendable, Equatable {
+  public var count = 0
+  public var weakest: Int8 = .max
+  public var strongest: Int8 = .min
+  var sum = 0
+
+  public init() {}
+
+  public var mean: Double? { count == 0 ? nil : Double(sum) / Double(count) }
+
+  mutating func add(_ signal: Int8) {
+    count += 1
+    sum += Int(signal)
+    weakest = min(weakest, signal)
+    strongest = max(strongest, signal)
+  }
 }
 
 /// How often one kind of error happened.

@@ -37,6 +37,10 @@ enum AirPacket {
     if header.crc == .invalid {
       // Its receiver ignored it and a good copy follows: nothing in it is taken as said.
       frame.header = .damagedAirPacket(advertising: accessAddress == AirFact.advertisingAccessAddress, length: length)
+      // Named by its link when it has one (summaries count a link's damaged packets).
+      if let handle = dissector.airLinks.links[accessAddress]?.handle, let connection = dissector.connections.connection(adapter: 0, handle: handle) {
+        frame.connection = connection.label
+      }
       frame.fields.hex("header", "PDU header", try pdu.readUInt16LE(), width: 4)
       frame.fields.bytes("payload", "Payload (not decoded)", pdu.readRemaining())
     } else if accessAddress == AirFact.advertisingAccessAddress {

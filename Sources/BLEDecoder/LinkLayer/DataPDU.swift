@@ -50,7 +50,10 @@ extension Dissector {
       frame.fields.addVerbose(
         "inferred_direction", "Direction (inferred)", .staticText(direction == .hostToController ? "central → peripheral" : "peripheral → central"))
     }
-    if repeated { frame.fields.flag("retransmission", "Retransmission", true) }
+    if repeated {
+      frame.fields.flag("retransmission", "Retransmission", true)
+      frame.air?.isRetransmission = true
+    }
     if seen.missedBefore { missedPackets(nil, encrypted: false, slot: slot, direction: direction, into: &frame) }
     if let (parameters, updateFrame) = seen.update {
       // What HCI's LE Connection Update Complete says, at the instant.
@@ -107,6 +110,7 @@ extension Dissector {
   /// Packets of one side the sniffer did not record (`count`, or at least one when nil): said,
   /// and an L2CAP PDU that side had in progress is dropped, since a piece of it may be lost.
   mutating func missedPackets(_ count: UInt64?, encrypted: Bool, slot: Int, direction: Direction, into frame: inout DissectedFrame) {
+    frame.air?.missedBefore = Int(clamping: count ?? 1)
     let side = direction == .hostToController ? "central" : "peripheral"
     let what = count.map { "\($0) packet\($0 == 1 ? "" : "s")" } ?? "a packet or more"
     let how = encrypted ? "the packet counter jumped" : "its SN repeats with other data"

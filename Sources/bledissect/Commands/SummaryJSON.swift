@@ -189,6 +189,7 @@ enum SummaryJSON {
       json.int("remote_manufacturer", Int(manufacturer))
       if let name = AssignedNumbers.companyName(manufacturer) { json.string("remote_manufacturer_name", "\(name)") }
     }
+    if let air = connection.air { self.air(air, &json) }
     security(connection.security, summary, &json)
     json.int("att_pdus", connection.attPDUs)
     errors("errors", connection.errors, &json)
@@ -227,6 +228,27 @@ enum SummaryJSON {
         json.int("frame", reading.frame)
         json.close()
       }
+      json.close()
+    }
+    json.close()
+  }
+
+  static func air(_ air: AirLinkSummary, _ json: inout JSONWriter) {
+    json.open("air")
+    json.int("packets", air.packets)
+    json.int("empty", air.empty)
+    json.int("retransmissions", air.retransmissions)
+    json.int("damaged", air.damaged)
+    json.int("missed", air.missed)
+    json.int("decrypted", air.decrypted)
+    json.int("sealed", air.sealed)
+    for (key, statistics) in zip(["central_rssi", "peripheral_rssi"], air.signal) {
+      guard let mean = statistics.mean else { continue }
+      json.open(key)
+      json.int("count", statistics.count)
+      json.int("min", Int(statistics.weakest))
+      json.int("max", Int(statistics.strongest))
+      json.number("mean", (mean * 10).rounded() / 10)
       json.close()
     }
     json.close()

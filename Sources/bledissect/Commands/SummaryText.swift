@@ -160,6 +160,7 @@ enum SummaryText {
       if more > 0 { rows.add(["", "… \(count(more, "more update"))"]) }
     }
     rows.add(["  link", linkText(connection)])
+    if let air = connection.air { rows.add(["  air", airText(air)]) }
     rows.add(["  security", securityText(connection, summary)])
     text.table(rows)
     subscriptions(connection, summary, &text)
@@ -334,6 +335,27 @@ enum SummaryText {
   }
 
   // MARK: - Words
+
+  /// "930 packets (832 empty), 6 retransmissions, 3 with a bad CRC, 2 missed by the sniffer;
+  /// central -50 dBm (-58 to -44), peripheral -61 dBm".
+  static func airText(_ air: AirLinkSummary) -> String {
+    var parts = ["\(count(air.packets, "packet")) (\(air.empty) empty)"]
+    if air.retransmissions > 0 { parts.append(count(air.retransmissions, "retransmission")) }
+    if air.damaged > 0 { parts.append("\(air.damaged) with a bad CRC") }
+    if air.missed > 0 { parts.append("\(air.missed) missed by the sniffer") }
+    if air.decrypted > 0 { parts.append("\(air.decrypted) decrypted") }
+    if air.sealed > 0 { parts.append("\(air.sealed) left encrypted") }
+    var text = parts.joined(separator: ", ")
+    var signals: [String] = []
+    for (side, statistics) in zip(["central", "peripheral"], air.signal) {
+      guard let mean = statistics.mean else { continue }
+      var words = "\(side) \(Int(mean.rounded())) dBm"
+      if statistics.weakest != statistics.strongest { words += " (\(statistics.weakest) to \(statistics.strongest))" }
+      signals.append(words)
+    }
+    if !signals.isEmpty { text += "; " + signals.joined(separator: ", ") }
+    return text
+  }
 
   static func linkText(_ connection: ConnectionSummary) -> String {
     var parts: [String] = []
