@@ -81,14 +81,21 @@ public enum TextFormat {
 
   /// The low `count` hex digits of `value`, lowercase, no prefix.
   @inlinable package static func hexDigits(_ value: UInt64, count digits: Int, to target: UnsafeMutablePointer<UInt8>) -> Int {
+    let characters = lowercaseHexDigits
     var shift = (digits &- 1) &* 4
     var index = 0
     while shift >= 0 {
-      target[index] = hexDigit(UInt8(truncatingIfNeeded: (value >> UInt64(shift)) & 0xF))
+      target[index] = characters[Int(truncatingIfNeeded: (value >> UInt64(shift)) & 0xF)]
       shift &-= 4
       index &+= 1
     }
     return digits
+  }
+
+  /// "0123456789abcdef": a digit by its nibble, read from a literal (no lazy initialization).
+  @inlinable @inline(__always) static var lowercaseHexDigits: UnsafePointer<UInt8> {
+    let digits: StaticString = "0123456789abcdef"
+    return digits.utf8Start
   }
 
   /// `AA:BB:CC:DD:EE:FF`, uppercase, most significant byte first: 17 bytes.

@@ -171,6 +171,45 @@ public struct OutputBuffer {
     count &+= length
   }
 
+  // MARK: Detail lines
+
+  /// Starts a detail line: `indent` spaces, `label` and ": ", then makes room for `room` more
+  /// bytes and the newline, so the value and the line's end can be written unchecked. A literal
+  /// label with an indent of at most 16 (nearly every line) costs one check for room.
+  @inline(__always) public mutating func lineStart(indent: Int, label: Name, room: Int) {
+    guard let text = label.staticString, indent >= 0, indent <= 16 else {
+      spaces(indent)
+      append(label)
+      append(": ")
+      reserve(room &+ 1)
+      return
+    }
+    let length = text.utf8CodeUnitCount
+    reserve(16 &+ length &+ 2 &+ room &+ 1)
+    // Sixteen spaces stored as two words, of which the indent is kept.
+    let target = UnsafeMutableRawPointer(base + count)
+    target.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, as: UInt64.self)
+    (target + 8).storeBytes(of: 0x2020_2020_2020_2020 as UInt64, as: UInt64.self)
+    count &+= indent
+    uncheckedRaw(text.utf8Start, length)
+    UnsafeMutableRawPointer(base + count).storeBytes(of: UInt16(0x203A).littleEndian, as: UInt16.self)  // ": "
+    count &+= 2
+  }
+
+  /// A decimal into room the caller made (`lineStart`, `TextFormat.maximumDecimal` bytes).
+  @inline(__always) public mutating func uncheckedDecimal(_ value: UInt64) {
+    count &+= TextFormat.decimal(value, to: base + count)
+  }
+
+  @inline(__always) public mutating func uncheckedDecimal(_ value: Int64) {
+    count &+= TextFormat.decimal(value, to: base + count)
+  }
+
+  /// `0x` and `width` hex digits into room the caller made (`width + 2` bytes).
+  @inline(__always) public mutating func uncheckedHexPrefixed(_ value: UInt64, width: Int) {
+    count &+= TextFormat.hexPrefixed(value, width: width, to: base + count)
+  }
+
   public mutating func append(string text: String) {
     var copy = text
     copy.withUTF8 { raw($0.baseAddress!, $0.count) }

@@ -290,16 +290,64 @@ public struct TextRenderer: FrameRenderer {
         out.byte(0x0A)
         continue
       }
-      if shown >= 0 { out.spaces(4 + 2 * shown) }
-      out.append(entry.pointee.label)
       if isGroup {
+        if shown >= 0 { out.spaces(4 + 2 * shown) }
+        out.append(entry.pointee.label)
         out.append(":\n")
         continue
       }
-      out.append(": ")
-      Self.writeValue(entry, fields, &out)
-      out.byte(0x0A)
+      Self.writeLine(entry, indent: shown >= 0 ? 4 + 2 * shown : 0, fields, &out)
     }
+  }
+
+  /// A value's line, `label: value` and the newline. The values most lines hold (numbers,
+  /// flags, codes and measures with literal names) are written into room made once for the
+  /// whole line; the rest as `writeValue` writes them.
+  static func writeLine(_ field: UnsafePointer<FieldList.Stored>, indent: Int, _ fields: FieldList, _ out: inout OutputBuffer) {
+    let label = field.pointee.label
+    switch field.pointee.value {
+    case let .unsigned(number, .decimal):
+      out.lineStart(indent: indent, label: label, room: TextFormat.maximumDecimal)
+      out.uncheckedDecimal(number)
+    case let .unsigned(number, .hex(width)):
+      out.lineStart(indent: indent, label: label, room: 2 + Int(width))
+      out.uncheckedHexPrefixed(number, width: Int(width))
+    case .signed(let number):
+      out.lineStart(indent: indent, label: label, room: TextFormat.maximumDecimal)
+      out.uncheckedDecimal(number)
+    case .bool(let flag):
+      out.lineStart(indent: indent, label: label, room: 3)
+      out.uncheckedAppend(literal: flag ? "yes" : "no")
+    case let .code(number, width, name):
+      // `Name (0x13)`
+      guard let text = (name ?? "Unknown").staticString else { return writeLineChecked(field, indent: indent, fields, &out) }
+      out.lineStart(indent: indent, label: label, room: text.utf8CodeUnitCount + 5 + Int(width))
+      out.uncheckedAppend(literal: text)
+      out.uncheckedAppend(literal: " (")
+      out.uncheckedHexPrefixed(number, width: Int(width))
+      out.uncheckedByte(UInt8(ascii: ")"))
+    case let .measure(raw, scale, unit) where scale == 1:
+      // `-52 dBm`
+      guard let text = unit.staticString else { return writeLineChecked(field, indent: indent, fields, &out) }
+      out.lineStart(indent: indent, label: label, room: TextFormat.maximumDecimal + 1 + text.utf8CodeUnitCount)
+      out.uncheckedDecimal(raw)
+      out.uncheckedByte(0x20)
+      out.uncheckedAppend(literal: text)
+    case .staticText(let name):
+      guard let text = name.staticString else { return writeLineChecked(field, indent: indent, fields, &out) }
+      out.lineStart(indent: indent, label: label, room: text.utf8CodeUnitCount)
+      out.uncheckedAppend(literal: text)
+    default:
+      return writeLineChecked(field, indent: indent, fields, &out)
+    }
+    out.uncheckedByte(0x0A)
+  }
+
+  /// A value's line, each part with its own check for room (text, bytes, addresses...).
+  static func writeLineChecked(_ field: UnsafePointer<FieldList.Stored>, indent: Int, _ fields: FieldList, _ out: inout OutputBuffer) {
+    out.lineStart(indent: indent, label: field.pointee.label, room: 0)
+    writeValue(field, fields, &out)
+    out.byte(0x0A)
   }
 
   static func isGroup(_ value: FieldList.StoredValue) -> Bool {
