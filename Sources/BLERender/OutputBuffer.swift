@@ -177,13 +177,7 @@ public struct OutputBuffer {
   /// bytes and the newline, so the value and the line's end can be written unchecked. A literal
   /// label with an indent of at most 16 (nearly every line) costs one check for room.
   @inline(__always) public mutating func lineStart(indent: Int, label: Name, room: Int) {
-    guard let text = label.staticString, indent >= 0, indent <= 16 else {
-      spaces(indent)
-      append(label)
-      append(": ")
-      reserve(room &+ 1)
-      return
-    }
+    guard let text = label.staticString, indent >= 0, indent <= 16 else { return lineStartOutOfLine(indent: indent, label: label, room: room) }
     let length = text.utf8CodeUnitCount
     reserve(16 &+ length &+ 2 &+ room &+ 1)
     // Sixteen spaces stored as two words, of which the indent is kept.
@@ -194,6 +188,14 @@ public struct OutputBuffer {
     uncheckedRaw(text.utf8Start, length)
     UnsafeMutableRawPointer(base + count).storeBytes(of: UInt16(0x203A).littleEndian, as: UInt16.self)  // ": "
     count &+= 2
+  }
+
+  /// `lineStart` for an interned label or a deep indent, part by part.
+  @inline(never) mutating func lineStartOutOfLine(indent: Int, label: Name, room: Int) {
+    spaces(indent)
+    append(label)
+    append(": ")
+    reserve(room &+ 1)
   }
 
   /// A decimal into room the caller made (`lineStart`, `TextFormat.maximumDecimal` bytes).
