@@ -74,6 +74,13 @@ extension OutputBuffer {
     zeroPadded(magnitude % 1_000_000, width: 6)
   }
 
+  /// `seconds(micros)` right-aligned in `width` columns: the spaces first, so nothing is moved.
+  public mutating func seconds(_ micros: Int64, rightAlignedIn width: Int) {
+    let length = (micros < 0 ? 1 : 0) + TextFormat.digitCount(micros.magnitude / 1_000_000) + 7
+    spaces(width - length)
+    seconds(micros)
+  }
+
   public mutating func utcDateTime(_ micros: Int64) {
     var seconds = micros / 1_000_000
     var fraction = micros % 1_000_000

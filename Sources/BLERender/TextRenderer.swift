@@ -109,11 +109,9 @@ public struct TextRenderer: FrameRenderer {
     if firstTimestamp == nil { firstTimestamp = timestamp }
     switch time {
     case .relative:
-      out.seconds(Timestamp.elapsed(from: firstTimestamp!, to: timestamp))
-      out.alignRight(from: timeStart, width: Self.secondsWidth)
+      out.seconds(Timestamp.elapsed(from: firstTimestamp!, to: timestamp), rightAlignedIn: Self.secondsWidth)
     case .delta:
-      out.seconds(Timestamp.elapsed(from: previousTimestamp ?? timestamp, to: timestamp))
-      out.alignRight(from: timeStart, width: Self.secondsWidth)
+      out.seconds(Timestamp.elapsed(from: previousTimestamp ?? timestamp, to: timestamp), rightAlignedIn: Self.secondsWidth)
     case .absolute:
       out.utcDateTime(timestamp)
       out.alignRight(from: timeStart, width: Self.dateTimeWidth)
@@ -217,18 +215,18 @@ public struct TextRenderer: FrameRenderer {
       let depth = Int(entry.pointee.depth) & 63
       if depth > skipDeeperThan { continue }
       skipDeeperThan = Int.max
-      // Groups at this depth or deeper have ended.
-      let below: UInt64 = depth == 0 ? 0 : (UInt64.max &>> UInt64(64 - depth))
-      if hiddenBits & ~below != 0 {
+      // Groups at this depth or deeper have ended (most lines find none open).
+      if (hiddenBits | arrayBits) &>> UInt64(depth) != 0 {
+        let below: UInt64 = (1 &<< UInt64(depth)) &- 1
         hiddenBits &= below
         hiddenCount = hiddenBits.nonzeroBitCount
+        arrayBits &= below
       }
-      arrayBits &= below
       if entry.pointee.isVerbose && !verbose {
         skipDeeperThan = depth
         continue
       }
-      let isElement = depth > 0 && arrayBits & (1 &<< UInt64(depth - 1)) != 0
+      let isElement = depth > 0 && (arrayBits &>> UInt64(depth &- 1)) & 1 != 0
       var isGroup = false
       var isArray = false
       switch entry.pointee.value {
