@@ -180,11 +180,7 @@ public struct OutputBuffer {
     guard let text = label.staticString, indent >= 0, indent <= 16 else { return lineStartOutOfLine(indent: indent, label: label, room: room) }
     let length = text.utf8CodeUnitCount
     reserve(16 &+ length &+ 2 &+ room &+ 1)
-    // Sixteen spaces stored as two words, of which the indent is kept.
-    let target = UnsafeMutableRawPointer(base + count)
-    target.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, as: UInt64.self)
-    (target + 8).storeBytes(of: 0x2020_2020_2020_2020 as UInt64, as: UInt64.self)
-    count &+= indent
+    uncheckedSpaces(indent)
     uncheckedRaw(text.utf8Start, length)
     UnsafeMutableRawPointer(base + count).storeBytes(of: UInt16(0x203A).littleEndian, as: UInt16.self)  // ": "
     count &+= 2
@@ -219,14 +215,27 @@ public struct OutputBuffer {
 
   static let sixteenSpaces: StaticString = "                "
 
-  public mutating func spaces(_ number: Int) {
+  @inline(__always) public mutating func spaces(_ number: Int) {
     guard number > 0 else { return }
     if number <= 16 {
-      // Indents and column padding: copied from a literal as any short text is (word moves),
-      // not filled by a call to memset.
-      raw(Self.sixteenSpaces.utf8Start, number)
+      // Indents and column padding: two word stores, not a call to memset.
+      reserve(16)
+      uncheckedSpaces(number)
       return
     }
+    manySpaces(number)
+  }
+
+  /// Up to 16 spaces into room the caller made for 16: sixteen are stored as two words, of
+  /// which `number` are kept.
+  @inline(__always) mutating func uncheckedSpaces(_ number: Int) {
+    let target = UnsafeMutableRawPointer(base + count)
+    target.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, as: UInt64.self)
+    (target + 8).storeBytes(of: 0x2020_2020_2020_2020 as UInt64, as: UInt64.self)
+    count &+= number
+  }
+
+  @inline(never) mutating func manySpaces(_ number: Int) {
     reserve(number)
     (base + count).update(repeating: 0x20, count: number)
     count += number
@@ -292,6 +301,11 @@ public struct OutputBuffer {
   /// Exactly `width` digits, zero-padded (fractions of seconds).
   public mutating func zeroPadded(_ value: UInt64, width: Int) {
     reserve(width)
+    count &+= TextFormat.zeroPadded(value, width: width, to: base + count)
+  }
+
+  /// `zeroPadded` into room the caller made.
+  @inline(__always) mutating func uncheckedZeroPadded(_ value: UInt64, width: Int) {
     count &+= TextFormat.zeroPadded(value, width: width, to: base + count)
   }
 
