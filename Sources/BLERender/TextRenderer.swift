@@ -226,6 +226,11 @@ public struct TextRenderer: FrameRenderer {
         skipDeeperThan = depth
         continue
       }
+      // Most lines: a value outside any array, after no element's dash.
+      if arrayBits == 0 && !dashNext && !Self.isGroup(entry.pointee.value) {
+        Self.writeLine(entry, indent: 4 + 2 * (depth - hiddenCount), fields, &out)
+        continue
+      }
       let isElement = depth > 0 && (arrayBits &>> UInt64(depth &- 1)) & 1 != 0
       var isGroup = false
       var isArray = false
@@ -419,7 +424,9 @@ public struct TextRenderer: FrameRenderer {
 
   static func writeText(_ text: String, _ out: inout OutputBuffer) {
     // Control characters (a newline in a device name, a UART line) would break the layout.
-    if text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) { out.append(string: escapingControlCharacters(text)) } else { out.append(string: text) }
+    var text = text
+    let plain = text.withUTF8 { bytes in !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) }
+    if plain { out.append(string: text) } else { out.append(string: escapingControlCharacters(text)) }
   }
 
   static func writeBytes(_ data: UnsafeBufferPointer<UInt8>, _ out: inout OutputBuffer) {
