@@ -58,12 +58,12 @@ public struct TextRenderer: FrameRenderer {
 
   /// One-line output (`-1`) names the PDUs that fill most captures briefly, so the common
   /// notification line fits 100 columns.
-  static func shortTitle(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> Name {
+  static func shortTitle(_ frame: inout DissectedFrame, attOpcode: UInt8?) -> Name {
     switch attOpcode {
     case 0x1B?: return "Notify"
     case 0x1D?: return "Indicate"
     case 0x1E?: return "Confirm"
-    default: return FrameDescription.title(frame, attOpcode: attOpcode)
+    default: return FrameDescription.title(&frame, attOpcode: attOpcode)
     }
   }
 
@@ -155,7 +155,7 @@ public struct TextRenderer: FrameRenderer {
       out.byte(0x20)
     }
     style(Style.bold, &out)
-    out.append(details ? FrameDescription.title(frame, attOpcode: attOpcode) : Self.shortTitle(frame, attOpcode: attOpcode))
+    out.append(details ? FrameDescription.title(&frame, attOpcode: attOpcode) : Self.shortTitle(&frame, attOpcode: attOpcode))
     style(Style.reset, &out)
     let separator = FrameDescription.summary(&frame, into: &derivedSummary)
     if !derivedSummary.isEmpty {
@@ -171,7 +171,7 @@ public struct TextRenderer: FrameRenderer {
     }
     out.byte(0x0A)
     if details {
-      renderFields(frame.fields, &out)
+      Self.renderFields(frame.fields, verbose: verbose, &out)
       if let error = frame.malformed {
         style(Style.red, &out)
         out.append("    malformed: ")
@@ -192,15 +192,16 @@ public struct TextRenderer: FrameRenderer {
     out.flushIfFull()
   }
 
-  func renderFields(_ fields: FieldList, _ out: inout OutputBuffer) {
+  // Static: a method would be handed a copy of the renderer (136 bytes) on every frame.
+  static func renderFields(_ fields: FieldList, verbose: Bool, _ out: inout OutputBuffer) {
     // Groups without values show nothing: frames whose fields are all hidden cost no walk.
     if fields.leafCount == 0 || (!verbose && fields.plainLeafCount == 0) { return }
     // The stored fields are read where they lie (a field is 96 bytes: copying each one out, and
     // its value into a `FieldValue`, cost more than writing its line).
-    fields.withStoredFields { entries in renderFields(entries, fields, &out) }
+    fields.withStoredFields { entries in renderFields(entries, fields, verbose: verbose, &out) }
   }
 
-  func renderFields(_ entries: UnsafeBufferPointer<FieldList.Stored>, _ fields: FieldList, _ out: inout OutputBuffer) {
+  static func renderFields(_ entries: UnsafeBufferPointer<FieldList.Stored>, _ fields: FieldList, verbose: Bool, _ out: inout OutputBuffer) {
     // Open groups by depth, as bits: groups whose title line is not printed (inline groups,
     // array elements), and open arrays (to recognise their elements). No allocation per frame;
     // decoders nest far less than 64 levels.
