@@ -28,7 +28,7 @@ extension PcapLinkType {
     record: { packet, originalLength in
       guard packet.count >= 10 else { return shortPacket(packet) }
       let start = packet.startIndex
-      let flags = UInt16(littleEndian(packet, at: 8, count: 2))
+      let flags = UInt16(packet[start + 8]) | UInt16(packet[start + 9]) << 8
       var header = AirPacketHeader()
       header.channel = channelIndex(rfChannel: packet[start])
       if flags & 0x0002 != 0 { header.signal = Int8(bitPattern: packet[start + 1]) }

@@ -117,7 +117,10 @@ public final class PcapReader: CaptureReader {
       Unmanaged<InputSource>.fromOpaque(cookie!).release()
       return 0
     }
-    return bledissect_fopencookie(cookie, "r", functions)
+    let file = bledissect_fopencookie(cookie, "r", functions)
+    // Only the reading thread uses the stream: two freads a packet need not lock it.
+    if let file { _ = __fsetlocking(file, Int32(FSETLOCKING_BYCALLER)) }
+    return file
     #else
     return funopen(
       cookie,

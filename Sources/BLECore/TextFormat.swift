@@ -26,11 +26,23 @@ public enum TextFormat {
     return count
   }
 
-  @inlinable package static func decimal(_ value: UInt64, to target: UnsafeMutablePointer<UInt8>) -> Int {
+  /// Numbers under 100 (most of what detail lines show: sequence bits, channels, signals) are
+  /// written where they are asked for; longer ones by a call.
+  @inlinable @inline(__always) package static func decimal(_ value: UInt64, to target: UnsafeMutablePointer<UInt8>) -> Int {
     if value < 10 {
       target[0] = 0x30 &+ UInt8(truncatingIfNeeded: value)
       return 1
     }
+    if value < 100 {
+      let pair = Int(truncatingIfNeeded: value) &* 2
+      target[0] = digitPairs[pair]
+      target[1] = digitPairs[pair &+ 1]
+      return 2
+    }
+    return longDecimal(value, to: target)
+  }
+
+  @inlinable @inline(never) package static func longDecimal(_ value: UInt64, to target: UnsafeMutablePointer<UInt8>) -> Int {
     let digits = digitCount(value)
     let pairs = digitPairs
     var rest = value
@@ -52,7 +64,7 @@ public enum TextFormat {
     return digits
   }
 
-  @inlinable package static func decimal(_ value: Int64, to target: UnsafeMutablePointer<UInt8>) -> Int {
+  @inlinable @inline(__always) package static func decimal(_ value: Int64, to target: UnsafeMutablePointer<UInt8>) -> Int {
     guard value < 0 else { return decimal(UInt64(value), to: target) }
     target[0] = UInt8(ascii: "-")
     return 1 &+ decimal(value.magnitude, to: target + 1)
@@ -81,14 +93,21 @@ public enum TextFormat {
 
   /// The low `count` hex digits of `value`, lowercase, no prefix.
   @inlinable package static func hexDigits(_ value: UInt64, count digits: Int, to target: UnsafeMutablePointer<UInt8>) -> Int {
+    let characters = lowercaseHexDigits
     var shift = (digits &- 1) &* 4
     var index = 0
     while shift >= 0 {
-      target[index] = hexDigit(UInt8(truncatingIfNeeded: (value >> UInt64(shift)) & 0xF))
+      target[index] = characters[Int(truncatingIfNeeded: (value >> UInt64(shift)) & 0xF)]
       shift &-= 4
       index &+= 1
     }
     return digits
+  }
+
+  /// "0123456789abcdef": a digit by its nibble, read from a literal (no lazy initialization).
+  @inlinable @inline(__always) static var lowercaseHexDigits: UnsafePointer<UInt8> {
+    let digits: StaticString = "0123456789abcdef"
+    return digits.utf8Start
   }
 
   /// `AA:BB:CC:DD:EE:FF`, uppercase, most significant byte first: 17 bytes.

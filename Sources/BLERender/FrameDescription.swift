@@ -16,6 +16,13 @@ public enum FrameDescription {
     return HeaderWords.title(frame)
   }
 
+  /// The title, for renderers, which hold frames `inout`: handed on from there to a borrowing
+  /// parameter, the whole frame (600 bytes) is copied for the call.
+  static func title(_ frame: inout DissectedFrame, attOpcode: UInt8?) -> Name {
+    if let attOpcode { return AssignedNumbers.attOpcodeName(attOpcode) ?? "Unknown PDU" }
+    return HeaderWords.title(frame)
+  }
+
   /// The layer above HCI the title belongs to ("ATT", "SMP", "L2CAP"), or empty.
   public static func layerLabel(_ frame: borrowing DissectedFrame) -> Name {
     layerLabel(frame, attOpcode: frame.attOpcode)

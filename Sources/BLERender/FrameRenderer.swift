@@ -74,6 +74,26 @@ extension OutputBuffer {
     zeroPadded(magnitude % 1_000_000, width: 6)
   }
 
+  /// `seconds(micros)` right-aligned in `width` columns: the spaces first, so nothing is moved.
+  /// (The header line's time column: its parts written into room made once.)
+  public mutating func seconds(_ micros: Int64, rightAlignedIn width: Int) {
+    let magnitude = micros.magnitude
+    let whole = magnitude / 1_000_000
+    let length = (micros < 0 ? 1 : 0) + TextFormat.digitCount(whole) + 7
+    let pad = width - length
+    guard pad <= 16 else {
+      spaces(pad)
+      seconds(micros)
+      return
+    }
+    reserve(16 + length)
+    uncheckedSpaces(max(pad, 0))
+    if micros < 0 { uncheckedByte(UInt8(ascii: "-")) }
+    uncheckedDecimal(whole)
+    uncheckedByte(UInt8(ascii: "."))
+    uncheckedZeroPadded(magnitude % 1_000_000, width: 6)
+  }
+
   public mutating func utcDateTime(_ micros: Int64) {
     var seconds = micros / 1_000_000
     var fraction = micros % 1_000_000

@@ -7,7 +7,8 @@ import BLEDecoder
 enum HeaderWords {
   /// The title a frame's facts give it: an L2CAP frame's kind, a signaling or SMP command's
   /// name, else the HCI packet's (a command's or event's name), else the record's.
-  static func title(_ frame: borrowing DissectedFrame) -> Name {
+  // Inlined where renderers call it: a call would copy the whole frame (600 bytes) for it.
+  @inline(__always) static func title(_ frame: borrowing DissectedFrame) -> Name {
     switch frame.header {
     case .channelData, .psmData: return "Data"
     case .kFrame, .unplacedKFrame: return "K-frame"
@@ -45,7 +46,8 @@ enum HeaderWords {
 
   /// Writes what follows the title. Frequent facts (ACL data, completed packets) are written
   /// as parts, without building a string.
-  static func write(_ frame: borrowing DissectedFrame, into line: inout SummaryLine) {
+  // Inlined where renderers call it: a call would copy the whole frame (600 bytes) for it.
+  @inline(__always) static func write(_ frame: borrowing DissectedFrame, into line: inout SummaryLine) {
     switch frame.header {
     case .none, .unplacedKFrame:
       return

@@ -171,6 +171,43 @@ public struct OutputBuffer {
     count &+= length
   }
 
+  // MARK: Detail lines
+
+  /// Starts a detail line: `indent` spaces, `label` and ": ", then makes room for `room` more
+  /// bytes and the newline, so the value and the line's end can be written unchecked. A literal
+  /// label with an indent of at most 16 (nearly every line) costs one check for room.
+  @inline(__always) public mutating func lineStart(indent: Int, label: Name, room: Int) {
+    guard let text = label.staticString, indent >= 0, indent <= 16 else { return lineStartOutOfLine(indent: indent, label: label, room: room) }
+    let length = text.utf8CodeUnitCount
+    reserve(16 &+ length &+ 2 &+ room &+ 1)
+    uncheckedSpaces(indent)
+    uncheckedRaw(text.utf8Start, length)
+    UnsafeMutableRawPointer(base + count).storeBytes(of: UInt16(0x203A).littleEndian, as: UInt16.self)  // ": "
+    count &+= 2
+  }
+
+  /// `lineStart` for an interned label or a deep indent, part by part.
+  @inline(never) mutating func lineStartOutOfLine(indent: Int, label: Name, room: Int) {
+    spaces(indent)
+    append(label)
+    append(": ")
+    reserve(room &+ 1)
+  }
+
+  /// A decimal into room the caller made (`lineStart`, `TextFormat.maximumDecimal` bytes).
+  @inline(__always) public mutating func uncheckedDecimal(_ value: UInt64) {
+    count &+= TextFormat.decimal(value, to: base + count)
+  }
+
+  @inline(__always) public mutating func uncheckedDecimal(_ value: Int64) {
+    count &+= TextFormat.decimal(value, to: base + count)
+  }
+
+  /// `0x` and `width` hex digits into room the caller made (`width + 2` bytes).
+  @inline(__always) public mutating func uncheckedHexPrefixed(_ value: UInt64, width: Int) {
+    count &+= TextFormat.hexPrefixed(value, width: width, to: base + count)
+  }
+
   public mutating func append(string text: String) {
     var copy = text
     copy.withUTF8 { raw($0.baseAddress!, $0.count) }
@@ -178,14 +215,27 @@ public struct OutputBuffer {
 
   static let sixteenSpaces: StaticString = "                "
 
-  public mutating func spaces(_ number: Int) {
+  @inline(__always) public mutating func spaces(_ number: Int) {
     guard number > 0 else { return }
     if number <= 16 {
-      // Indents and column padding: copied from a literal as any short text is (word moves),
-      // not filled by a call to memset.
-      raw(Self.sixteenSpaces.utf8Start, number)
+      // Indents and column padding: two word stores, not a call to memset.
+      reserve(16)
+      uncheckedSpaces(number)
       return
     }
+    manySpaces(number)
+  }
+
+  /// Up to 16 spaces into room the caller made for 16: sixteen are stored as two words, of
+  /// which `number` are kept.
+  @inline(__always) mutating func uncheckedSpaces(_ number: Int) {
+    let target = UnsafeMutableRawPointer(base + count)
+    target.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, as: UInt64.self)
+    (target + 8).storeBytes(of: 0x2020_2020_2020_2020 as UInt64, as: UInt64.self)
+    count &+= number
+  }
+
+  @inline(never) mutating func manySpaces(_ number: Int) {
     reserve(number)
     (base + count).update(repeating: 0x20, count: number)
     count += number
@@ -251,6 +301,11 @@ public struct OutputBuffer {
   /// Exactly `width` digits, zero-padded (fractions of seconds).
   public mutating func zeroPadded(_ value: UInt64, width: Int) {
     reserve(width)
+    count &+= TextFormat.zeroPadded(value, width: width, to: base + count)
+  }
+
+  /// `zeroPadded` into room the caller made.
+  @inline(__always) mutating func uncheckedZeroPadded(_ value: UInt64, width: Int) {
     count &+= TextFormat.zeroPadded(value, width: width, to: base + count)
   }
 

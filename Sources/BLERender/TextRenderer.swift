@@ -58,12 +58,12 @@ public struct TextRenderer: FrameRenderer {
 
   /// One-line output (`-1`) names the PDUs that fill most captures briefly, so the common
   /// notification line fits 100 columns.
-  static func shortTitle(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> Name {
+  static func shortTitle(_ frame: inout DissectedFrame, attOpcode: UInt8?) -> Name {
     switch attOpcode {
     case 0x1B?: return "Notify"
     case 0x1D?: return "Indicate"
     case 0x1E?: return "Confirm"
-    default: return FrameDescription.title(frame, attOpcode: attOpcode)
+    default: return FrameDescription.title(&frame, attOpcode: attOpcode)
     }
   }
 
@@ -109,11 +109,9 @@ public struct TextRenderer: FrameRenderer {
     if firstTimestamp == nil { firstTimestamp = timestamp }
     switch time {
     case .relative:
-      out.seconds(Timestamp.elapsed(from: firstTimestamp!, to: timestamp))
-      out.alignRight(from: timeStart, width: Self.secondsWidth)
+      out.seconds(Timestamp.elapsed(from: firstTimestamp!, to: timestamp), rightAlignedIn: Self.secondsWidth)
     case .delta:
-      out.seconds(Timestamp.elapsed(from: previousTimestamp ?? timestamp, to: timestamp))
-      out.alignRight(from: timeStart, width: Self.secondsWidth)
+      out.seconds(Timestamp.elapsed(from: previousTimestamp ?? timestamp, to: timestamp), rightAlignedIn: Self.secondsWidth)
     case .absolute:
       out.utcDateTime(timestamp)
       out.alignRight(from: timeStart, width: Self.dateTimeWidth)
@@ -157,7 +155,7 @@ public struct TextRenderer: FrameRenderer {
       out.byte(0x20)
     }
     style(Style.bold, &out)
-    out.append(details ? FrameDescription.title(frame, attOpcode: attOpcode) : Self.shortTitle(frame, attOpcode: attOpcode))
+    out.append(details ? FrameDescription.title(&frame, attOpcode: attOpcode) : Self.shortTitle(&frame, attOpcode: attOpcode))
     style(Style.reset, &out)
     let separator = FrameDescription.summary(&frame, into: &derivedSummary)
     if !derivedSummary.isEmpty {
@@ -173,7 +171,7 @@ public struct TextRenderer: FrameRenderer {
     }
     out.byte(0x0A)
     if details {
-      renderFields(frame.fields, &out)
+      Self.renderFields(frame.fields, verbose: verbose, &out)
       if let error = frame.malformed {
         style(Style.red, &out)
         out.append("    malformed: ")
@@ -194,15 +192,16 @@ public struct TextRenderer: FrameRenderer {
     out.flushIfFull()
   }
 
-  func renderFields(_ fields: FieldList, _ out: inout OutputBuffer) {
+  // Static: a method would be handed a copy of the renderer (136 bytes) on every frame.
+  static func renderFields(_ fields: FieldList, verbose: Bool, _ out: inout OutputBuffer) {
     // Groups without values show nothing: frames whose fields are all hidden cost no walk.
     if fields.leafCount == 0 || (!verbose && fields.plainLeafCount == 0) { return }
     // The stored fields are read where they lie (a field is 96 bytes: copying each one out, and
     // its value into a `FieldValue`, cost more than writing its line).
-    fields.withStoredFields { entries in renderFields(entries, fields, &out) }
+    fields.withStoredFields { entries in renderFields(entries, fields, verbose: verbose, &out) }
   }
 
-  func renderFields(_ entries: UnsafeBufferPointer<FieldList.Stored>, _ fields: FieldList, _ out: inout OutputBuffer) {
+  static func renderFields(_ entries: UnsafeBufferPointer<FieldList.Stored>, _ fields: FieldList, verbose: Bool, _ out: inout OutputBuffer) {
     // Open groups by depth, as bits: groups whose title line is not printed (inline groups,
     // array elements), and open arrays (to recognise their elements). No allocation per frame;
     // decoders nest far less than 64 levels.
@@ -217,18 +216,23 @@ public struct TextRenderer: FrameRenderer {
       let depth = Int(entry.pointee.depth) & 63
       if depth > skipDeeperThan { continue }
       skipDeeperThan = Int.max
-      // Groups at this depth or deeper have ended.
-      let below: UInt64 = depth == 0 ? 0 : (UInt64.max &>> UInt64(64 - depth))
-      if hiddenBits & ~below != 0 {
+      // Groups at this depth or deeper have ended (most lines find none open).
+      if (hiddenBits | arrayBits) &>> UInt64(depth) != 0 {
+        let below: UInt64 = (1 &<< UInt64(depth)) &- 1
         hiddenBits &= below
         hiddenCount = hiddenBits.nonzeroBitCount
+        arrayBits &= below
       }
-      arrayBits &= below
       if entry.pointee.isVerbose && !verbose {
         skipDeeperThan = depth
         continue
       }
-      let isElement = depth > 0 && arrayBits & (1 &<< UInt64(depth - 1)) != 0
+      // Most lines: a value outside any array, after no element's dash.
+      if arrayBits == 0 && !dashNext && !Self.isGroup(entry.pointee.value) {
+        Self.writeLine(entry, indent: 4 + 2 * (depth - hiddenCount), fields, &out)
+        continue
+      }
+      let isElement = depth > 0 && (arrayBits &>> UInt64(depth &- 1)) & 1 != 0
       var isGroup = false
       var isArray = false
       switch entry.pointee.value {
@@ -290,16 +294,64 @@ public struct TextRenderer: FrameRenderer {
         out.byte(0x0A)
         continue
       }
-      if shown >= 0 { out.spaces(4 + 2 * shown) }
-      out.append(entry.pointee.label)
       if isGroup {
+        if shown >= 0 { out.spaces(4 + 2 * shown) }
+        out.append(entry.pointee.label)
         out.append(":\n")
         continue
       }
-      out.append(": ")
-      Self.writeValue(entry, fields, &out)
-      out.byte(0x0A)
+      Self.writeLine(entry, indent: shown >= 0 ? 4 + 2 * shown : 0, fields, &out)
     }
+  }
+
+  /// A value's line, `label: value` and the newline. The values most lines hold (numbers,
+  /// flags, codes and measures with literal names) are written into room made once for the
+  /// whole line; the rest as `writeValue` writes them.
+  static func writeLine(_ field: UnsafePointer<FieldList.Stored>, indent: Int, _ fields: FieldList, _ out: inout OutputBuffer) {
+    let label = field.pointee.label
+    switch field.pointee.value {
+    case let .unsigned(number, .decimal):
+      out.lineStart(indent: indent, label: label, room: TextFormat.maximumDecimal)
+      out.uncheckedDecimal(number)
+    case let .unsigned(number, .hex(width)):
+      out.lineStart(indent: indent, label: label, room: 2 + Int(width))
+      out.uncheckedHexPrefixed(number, width: Int(width))
+    case .signed(let number):
+      out.lineStart(indent: indent, label: label, room: TextFormat.maximumDecimal)
+      out.uncheckedDecimal(number)
+    case .bool(let flag):
+      out.lineStart(indent: indent, label: label, room: 3)
+      out.uncheckedAppend(literal: flag ? "yes" : "no")
+    case let .code(number, width, name):
+      // `Name (0x13)`
+      guard let text = (name ?? "Unknown").staticString else { return writeLineChecked(field, indent: indent, fields, &out) }
+      out.lineStart(indent: indent, label: label, room: text.utf8CodeUnitCount + 5 + Int(width))
+      out.uncheckedAppend(literal: text)
+      out.uncheckedAppend(literal: " (")
+      out.uncheckedHexPrefixed(number, width: Int(width))
+      out.uncheckedByte(UInt8(ascii: ")"))
+    case let .measure(raw, scale, unit) where scale == 1:
+      // `-52 dBm`
+      guard let text = unit.staticString else { return writeLineChecked(field, indent: indent, fields, &out) }
+      out.lineStart(indent: indent, label: label, room: TextFormat.maximumDecimal + 1 + text.utf8CodeUnitCount)
+      out.uncheckedDecimal(raw)
+      out.uncheckedByte(0x20)
+      out.uncheckedAppend(literal: text)
+    case .staticText(let name):
+      guard let text = name.staticString else { return writeLineChecked(field, indent: indent, fields, &out) }
+      out.lineStart(indent: indent, label: label, room: text.utf8CodeUnitCount)
+      out.uncheckedAppend(literal: text)
+    default:
+      return writeLineChecked(field, indent: indent, fields, &out)
+    }
+    out.uncheckedByte(0x0A)
+  }
+
+  /// A value's line, each part with its own check for room (text, bytes, addresses...).
+  static func writeLineChecked(_ field: UnsafePointer<FieldList.Stored>, indent: Int, _ fields: FieldList, _ out: inout OutputBuffer) {
+    out.lineStart(indent: indent, label: field.pointee.label, room: 0)
+    writeValue(field, fields, &out)
+    out.byte(0x0A)
   }
 
   static func isGroup(_ value: FieldList.StoredValue) -> Bool {
@@ -373,7 +425,9 @@ public struct TextRenderer: FrameRenderer {
 
   static func writeText(_ text: String, _ out: inout OutputBuffer) {
     // Control characters (a newline in a device name, a UART line) would break the layout.
-    if text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) { out.append(string: escapingControlCharacters(text)) } else { out.append(string: text) }
+    var text = text
+    let plain = text.withUTF8 { bytes in !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) }
+    if plain { out.append(string: text) } else { out.append(string: escapingControlCharacters(text)) }
   }
 
   static func writeBytes(_ data: UnsafeBufferPointer<UInt8>, _ out: inout OutputBuffer) {

@@ -20,5 +20,7 @@ typedef struct {
 } bledissect_cookie_functions;
 extern FILE *bledissect_fopencookie(void *cookie, const char *mode, bledissect_cookie_functions functions)
     __asm__("fopencookie");
+/* The stream's lock: its one reader is the reading thread, so libpcap's freads need not take it. */
+#include <stdio_ext.h>
 #endif
 #endif

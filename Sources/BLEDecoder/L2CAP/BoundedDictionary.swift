@@ -6,6 +6,10 @@ struct BoundedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
   private(set) var storage: [Key: Value] = [:]
   /// Keys in insertion order. Capacities are small, so removal by search is cheap.
   private var order: [Key] = []
+  /// Where the key `modify` found last lies: a link's packets come in runs, so most lookups
+  /// are of that key again and cost no hashing. Forgotten on every insertion and removal
+  /// (they may move entries, and an index from before would not be valid).
+  private var last: (key: Key, index: Dictionary<Key, Value>.Index)?
 
   init(capacity: Int) { self.capacity = capacity }
 
@@ -25,20 +29,29 @@ struct BoundedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     get { storage[key] ?? defaultValue() }
     _modify {
       if storage[key] == nil { insert(defaultValue(), for: key) }
+      last = nil
       yield &storage[key]!
     }
   }
 
   /// Runs `body` on the value at `key` in place (nothing is copied); nil when there is none.
   mutating func modify<Result>(_ key: Key, _ body: (inout Value) -> Result) -> Result? {
-    // One lookup: the value is modified where it lies.
-    guard let index = storage.index(forKey: key) else { return nil }
+    // One lookup at most: the value is modified where it lies.
+    let index: Dictionary<Key, Value>.Index
+    if let last, last.key == key {
+      index = last.index
+    } else {
+      guard let found = storage.index(forKey: key) else { return nil }
+      index = found
+      last = (key, found)
+    }
     return body(&storage.values[index])
   }
 
   /// Stores `value`; returns the key forgotten to make room, if any.
   @discardableResult
   mutating func insert(_ value: Value, for key: Key) -> Key? {
+    last = nil
     if storage.updateValue(value, forKey: key) != nil { return nil }
     order.append(key)
     guard storage.count > capacity else { return nil }
@@ -48,6 +61,7 @@ struct BoundedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
   }
 
   mutating func removeValue(forKey key: Key) -> Value? {
+    last = nil
     guard let value = storage.removeValue(forKey: key) else { return nil }
     if let index = order.firstIndex(of: key) { order.remove(at: index) }
     return value

@@ -304,10 +304,11 @@ struct AirLinks: Sendable {
     // A packet on the access address of a link that ended by silence, or long after its
     // LL_TERMINATE_IND, belongs to a new connection whose CONNECT_IND went unseen (tools that
     // reuse access addresses do this).
-    let reused = links.modify(accessAddress) { link in
-      link.ended && (link.endedBySilence || time.saturatingSubtract(link.lastHeard ?? time) > (link.supervisionTimeout ?? 0))
+    let known = links.modify(accessAddress) { link -> Seen? in
+      let reused = link.ended && (link.endedBySilence || time.saturatingSubtract(link.lastHeard ?? time) > (link.supervisionTimeout ?? 0))
+      return reused ? nil : note(&link, isNew: false)
     }
-    if reused != true, let seen = links.modify(accessAddress, { note(&$0, isNew: false) }) { return seen }
+    if let known, let seen = known { return seen }
     var fresh = Link(handle: takeHandle())
     let seen = note(&fresh, isNew: true)
     links[accessAddress] = fresh
