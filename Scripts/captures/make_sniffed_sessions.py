@@ -1028,6 +1028,8 @@ DEFAULT_FILES = [
     ("hr_strap_session_sniffed.pcap", "captures/hr_strap_session.btsnoop", 256, 0, False),
     ("hr_strap_session_sniffed_impaired.pcap", "captures/hr_strap_session.btsnoop", 256, 3, True),
     ("hr_strap_session_sniffed_ll.pcap", "captures/hr_strap_session.btsnoop", 251, 0, False),
+    # A noisy link: 60 damaged replies (diff's air comparison).
+    ("hr_strap_session_sniffed_noisy.pcap", "captures/hr_strap_session.btsnoop", 256, 60, False),
     ("encrypted_hr_session_sniffed.pcap", "captures/encrypted_hr_session.btsnoop", 256, 2, False),
     # A sniffer records every connection event: 60 s at 15 ms is 8000 packets, mostly empty,
     # so these two are kept gzipped (bledissect and tshark read them as they are).
