@@ -69,42 +69,53 @@ extension Dissector {
       return
     }
     if encrypted {
-      frame.fields.flag("encrypted", "Encrypted", true)
-      switch airLinks.open(accessAddress, header: bits, sealed: payload, direction: direction, keys: keys, learned: learnedKeys, trials: &keyTrialsLeft) {
-      case let .opened(plain, counter, missed, keySource):
-        frame.fields.add("key", "Decrypted with", .text(keySource))
-        frame.air?.keySource = keySource
-        decryptedBySource[keySource, default: 0] += 1
-        frame.fields.addVerbose("packet_counter", "Packet counter", .unsigned(counter, .decimal))
-        var sealed = ByteReader(payload, layer: .linkLayer)
-        _ = try sealed.readBytes(count: plain.count)
-        frame.fields.addVerbose("mic", "MIC", .unsigned(UInt64(try sealed.readUInt32LE()), .hex(8)))
-        if missed > 0 { missedPackets(missed, encrypted: true, slot: slot, direction: direction, into: &frame) }
-        try ByteReader.reading(plain, layer: .linkLayer) { (open: inout ByteReader) throws(DecodeError) in
-          try dissectDataPayload(open.readRemaining(), llid: llid, length: plain.count, repeated: false, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group, into: &frame)
-        }
-      case .sealed(let reason):
-        frame.header = .dataPDU(llid: llid, length: length, encrypted: true, reassembly: .none)
-        var sealed = ByteReader(payload, layer: .linkLayer)
-        frame.fields.bytes("payload", "Encrypted payload", try sealed.readBytes(count: max(length - 4, 0)))
-        if length >= 4 { frame.fields.hex("mic", "MIC", try sealed.readUInt32LE(), width: 8) }
-        switch reason {
-        case .micFailed:
-          frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "the MIC does not verify with the link's key: damaged, or more than \(LinkEncryption.missedPacketWindow) packets missed"))
-        case .noTrialsLeft:
-          frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "not decrypted: this capture used up the \(Self.maximumKeyTrials) key tries it may spend"))
-        case .noKeyFits where !keys.isEmpty || !learnedKeys.isEmpty:
-          // Said once, on the packet the keys were tried on.
-          if !airLinks.saidNoKeyFits(accessAddress) {
-            frame.diagnostics.append(Diagnostic(.note, .linkLayer, "no key given opens this link's packets"))
-          }
-        default:
-          break
-        }
-      }
+      try dissectEncryptedPayload(
+        payload, header: bits, llid: llid, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group, into: &frame)
       return
     }
     try dissectDataPayload(payload, llid: llid, length: length, repeated: repeated, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group, into: &frame)
+  }
+
+  /// An encrypted payload (then its MIC): opened with the link's key and decoded as plain
+  /// text, or shown encrypted with why it was not opened.
+  mutating func dissectEncryptedPayload(
+    _ payload: ByteView, header bits: UInt8, llid: UInt8, accessAddress: UInt32, handle: UInt16, slot: Int, direction: Direction, group: Int,
+    into frame: inout DissectedFrame
+  ) throws(DecodeError) {
+    let length = payload.count
+    frame.fields.flag("encrypted", "Encrypted", true)
+    switch airLinks.open(accessAddress, header: bits, sealed: payload, direction: direction, keys: keys, learned: learnedKeys, trials: &keyTrialsLeft) {
+    case let .opened(plain, counter, missed, keySource):
+      frame.fields.add("key", "Decrypted with", .text(keySource))
+      frame.air?.keySource = keySource
+      decryptedBySource[keySource, default: 0] += 1
+      frame.fields.addVerbose("packet_counter", "Packet counter", .unsigned(counter, .decimal))
+      var sealed = ByteReader(payload, layer: .linkLayer)
+      _ = try sealed.readBytes(count: plain.count)
+      frame.fields.addVerbose("mic", "MIC", .unsigned(UInt64(try sealed.readUInt32LE()), .hex(8)))
+      if missed > 0 { missedPackets(missed, encrypted: true, slot: slot, direction: direction, into: &frame) }
+      try ByteReader.reading(plain, layer: .linkLayer) { (open: inout ByteReader) throws(DecodeError) in
+        try dissectDataPayload(open.readRemaining(), llid: llid, length: plain.count, repeated: false, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group, into: &frame)
+      }
+    case .sealed(let reason):
+      frame.header = .dataPDU(llid: llid, length: length, encrypted: true, reassembly: .none)
+      var sealed = ByteReader(payload, layer: .linkLayer)
+      frame.fields.bytes("payload", "Encrypted payload", try sealed.readBytes(count: max(length - 4, 0)))
+      if length >= 4 { frame.fields.hex("mic", "MIC", try sealed.readUInt32LE(), width: 8) }
+      switch reason {
+      case .micFailed:
+        frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "the MIC does not verify with the link's key: damaged, or more than \(LinkEncryption.missedPacketWindow) packets missed"))
+      case .noTrialsLeft:
+        frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "not decrypted: this capture used up the \(Self.maximumKeyTrials) key tries it may spend"))
+      case .noKeyFits where !keys.isEmpty || !learnedKeys.isEmpty:
+        // Said once, on the packet the keys were tried on.
+        if !airLinks.saidNoKeyFits(accessAddress) {
+          frame.diagnostics.append(Diagnostic(.note, .linkLayer, "no key given opens this link's packets"))
+        }
+      default:
+        break
+      }
+    }
   }
 
   /// Packets of one side the sniffer did not record (`count`, or at least one when nil): said,
