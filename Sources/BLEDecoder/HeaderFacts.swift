@@ -221,7 +221,7 @@ public enum LinkControlFact: Sendable, Equatable {
   /// LL_CONNECTION_PARAM_REQ and _RSP: the interval range, latency and timeout asked for.
   case connectionParameters(opcode: UInt8, minimum: UInt16, maximum: UInt16, latency: UInt16, timeout: UInt16)
   /// LL_LENGTH_REQ and _RSP: the most octets each way (receive, transmit).
-  case length(opcode: UInt8, maxReceiveOctets: UInt16, maxTransmitOctets: UInt16)
+  case length(opcode: UInt8, maxReceiveOctets: UInt16, maxReceiveTime: UInt16, maxTransmitOctets: UInt16, maxTransmitTime: UInt16)
   /// LL_PHY_REQ and _RSP: the PHYs preferred each way (bit 0 LE 1M, 1 LE 2M, 2 LE Coded).
   case phyPreferences(opcode: UInt8, transmit: UInt8, receive: UInt8)
   /// LL_PHY_UPDATE_IND: the PHY each way from the instant (0: unchanged).
@@ -243,7 +243,7 @@ public enum LinkControlFact: Sendable, Equatable {
     case .version: return 0x0C
     case .reject(let rejected, _): return rejected == nil ? 0x0D : 0x11
     case .unknownResponse: return 0x07
-    case .connectionParameters(let opcode, _, _, _, _), .length(let opcode, _, _), .phyPreferences(let opcode, _, _), .features(let opcode, _):
+    case .connectionParameters(let opcode, _, _, _, _), .length(let opcode, _, _, _, _), .phyPreferences(let opcode, _, _), .features(let opcode, _):
       return opcode
     case .phyUpdate: return 0x18
     case .encryptionRequest: return 0x03

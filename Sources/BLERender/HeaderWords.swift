@@ -322,7 +322,7 @@ enum HeaderWords {
     case .unknownResponse(let type): return LinkControl.name(type).description
     case let .connectionParameters(_, minimum, maximum, latency, timeout):
       return "interval " + hundredths(minimum, 125) + "–" + hundredths(maximum, 125) + " ms, latency \(latency), timeout " + hundredths(timeout, 1000) + " ms"
-    case let .length(_, receive, transmit): return "RX \(receive), TX \(transmit) octets"
+    case let .length(_, receive, _, transmit, _): return "RX \(receive), TX \(transmit) octets"
     case let .phyPreferences(_, transmit, receive):
       return "TX " + phys(transmit) + "; RX " + phys(receive)
     case let .phyUpdate(toPeripheral, toCentral, instant):

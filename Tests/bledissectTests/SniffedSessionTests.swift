@@ -50,6 +50,8 @@ import Testing
         .replacingOccurrences(of: #"[0-9]+\.[0-9]+ s\b"#, with: "T", options: .regularExpression)
         .replacingOccurrences(of: #"[0-9.]+ /s"#, with: "R", options: .regularExpression)
         .replacingOccurrences(of: " +", with: " ", options: .regularExpression)
+        // The air shows the peripheral's LL_VERSION_IND; the central's host never asked.
+        .replacingOccurrences(of: #"; peer controller .*$"#, with: "", options: .regularExpression)
       facts.append(masked)
     }
     return facts

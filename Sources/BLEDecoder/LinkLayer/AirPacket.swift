@@ -117,6 +117,12 @@ struct AirLinks: Sendable {
     var interval: Int64?
     /// An LL_CONNECTION_UPDATE_IND waiting for its instant, and its frame.
     var pendingUpdate: (parameters: ConnectionParameters, instant: UInt16, frame: Int)?
+    /// The PHY each way (HCI's numbering: 1 LE 1M, 2 LE 2M, 3 LE Coded), and an
+    /// LL_PHY_UPDATE_IND waiting for its instant.
+    var phy: (toPeripheral: UInt8, toCentral: UInt8) = (1, 1)
+    var pendingPHY: (toPeripheral: UInt8, toCentral: UInt8, instant: UInt16)?
+    /// Each side's last LL_LENGTH_REQ or _RSP: what it may send and receive (octets, µs).
+    var lengths = DirectionalPair<(receive: UInt16, receiveTime: UInt16, transmit: UInt16, transmitTime: UInt16)?>(nil)
     /// When the link was last heard from, and in which frame (its CONNECT_IND to begin with).
     var lastHeard: Int64?
     var lastFrame = 0
@@ -267,6 +273,8 @@ struct AirLinks: Sendable {
     /// An update whose instant this packet's event reached: the parameters now in force, and
     /// the frame of its LL_CONNECTION_UPDATE_IND.
     var update: (parameters: ConnectionParameters, frame: Int)?
+    /// A PHY update whose instant it reached: the PHY each way now (HCI's numbering).
+    var phyUpdate: (toPeripheral: UInt8, toCentral: UInt8)?
   }
 
   /// Notes a data PDU on `accessAddress` sent at `time` with `sn` and `digest`
@@ -288,6 +296,7 @@ struct AirLinks: Sendable {
         direction = opensEvent || link.lastDirection == .controllerToHost ? .hostToController : .controllerToHost
       }
       let update = Self.countEvent(&link, time: time, opens: opensEvent && direction == .hostToController, sniffersCount: eventCounter)
+      let phyUpdate = Self.applyPHY(&link)
       link.lastTime = time
       link.lastHeard = time
       link.established = true
@@ -299,7 +308,8 @@ struct AirLinks: Sendable {
       let missedBefore = last.map { $0.sn == sn && $0.digest != digest } ?? false
       return Seen(
         handle: link.handle, isNew: isNew, direction: direction, inferred: fromCentral == nil, repeated: repeated, missedBefore: missedBefore,
-        encrypted: link.encrypted, ended: link.ended, event: link.interval == nil && eventCounter == nil ? nil : link.event, update: update)
+        encrypted: link.encrypted, ended: link.ended, event: link.interval == nil && eventCounter == nil ? nil : link.event, update: update,
+        phyUpdate: phyUpdate)
     }
     // A packet on the access address of a link that ended by silence, or long after its
     // LL_TERMINATE_IND, belongs to a new connection whose CONNECT_IND went unseen (tools that
@@ -337,6 +347,46 @@ struct AirLinks: Sendable {
     link.interval = Int64(pending.parameters.interval) * 1_250
     link.supervisionTimeout = Int64(pending.parameters.supervisionTimeout) * 10_000
     return (pending.parameters, pending.frame)
+  }
+
+  /// A PHY update whose instant the link's event count reached, now in force.
+  static func applyPHY(_ link: inout Link) -> (toPeripheral: UInt8, toCentral: UInt8)? {
+    guard let pending = link.pendingPHY, Int16(bitPattern: link.event &- pending.instant) >= 0 else { return nil }
+    link.pendingPHY = nil
+    link.phy = (pending.toPeripheral, pending.toCentral)
+    return link.phy
+  }
+
+  /// LL_PHY_UPDATE_IND (PHY bits each way, 0 unchanged): in force at `instant`, or at once when
+  /// the link's events are not counted; returns the PHYs when at once.
+  mutating func schedulePHY(_ accessAddress: UInt32, toPeripheral: UInt8, toCentral: UInt8, instant: UInt16, sniffersCount: Bool) -> (UInt8, UInt8)? {
+    links.modify(accessAddress) { link in
+      // Bit 0 LE 1M, 1 LE 2M, 2 LE Coded → HCI's 1, 2, 3; none: as it was.
+      func number(_ bits: UInt8, _ current: UInt8) -> UInt8 { bits & 0x01 != 0 ? 1 : bits & 0x02 != 0 ? 2 : bits & 0x04 != 0 ? 3 : current }
+      let next = (number(toPeripheral, link.phy.toPeripheral), number(toCentral, link.phy.toCentral))
+      guard link.interval != nil || sniffersCount else {
+        link.phy = next
+        return next
+      }
+      link.pendingPHY = (next.0, next.1, instant)
+      return nil
+    } ?? nil
+  }
+
+  /// LL_LENGTH_REQ or _RSP sent by `direction`'s side; once both sides said theirs, what the
+  /// central may send and receive (HCI's LE Data Length Change, on the central's host): each
+  /// way the smaller of the sender's transmit and the receiver's receive limits.
+  mutating func noteLength(
+    _ accessAddress: UInt32, from direction: Direction, receive: UInt16, receiveTime: UInt16, transmit: UInt16, transmitTime: UInt16
+  ) -> (transmit: UInt16, transmitTime: UInt16, receive: UInt16, receiveTime: UInt16)? {
+    links.modify(accessAddress) { link in
+      link.lengths[direction] = (receive, receiveTime, transmit, transmitTime)
+      guard let central = link.lengths.hostToController, let peripheral = link.lengths.controllerToHost else { return nil }
+      return (
+        min(central.transmit, peripheral.receive), min(central.transmitTime, peripheral.receiveTime),
+        min(peripheral.transmit, central.receive), min(peripheral.transmitTime, central.receiveTime)
+      )
+    } ?? nil
   }
 
   /// LL_CONNECTION_UPDATE_IND: the parameters take effect at `instant`; false when the link's

@@ -60,6 +60,10 @@ extension Dissector {
       frame.linkEvents.append(.parametersUpdated(status: 0, handle: handle, parameters: parameters))
       frame.diagnostics.append(Diagnostic(.note, .linkLayer, "the connection parameters of #\(updateFrame) take effect (event \(seen.event ?? 0))"))
     }
+    if let (toPeripheral, toCentral) = seen.phyUpdate {
+      // The central's transmit is toward the peripheral (HCI's LE PHY Update Complete).
+      frame.linkEvents.append(.phyUpdated(status: 0, handle: handle, transmit: toPeripheral, receive: toCentral))
+    }
     let encrypted = length > 0 && seen.encrypted && frame.air?.header.decryptedBySniffer != true
     if repeated && (llid != 3 || encrypted) {
       // Shown, not decoded again; an encrypted one keeps its counter, so it is not opened again.
@@ -162,6 +166,23 @@ extension Dissector {
     case .opcode(0x0B):  // LL_PAUSE_ENC_RSP: no longer
       airLinks.setEncrypted(accessAddress, false)
       frame.linkEvents.append(.encryptionChanged(status: 0, handle: handle, enabled: false))
+    case let .version(version, company, subversion) where direction == .controllerToHost:
+      // The peripheral's: what HCI's Read Remote Version Information Complete gives the central.
+      frame.linkEvents.append(.remoteVersion(status: 0, handle: handle, version: version, manufacturer: company, subversion: subversion))
+    case let .phyUpdate(toPeripheral, toCentral, instant):
+      if let (transmit, receive) = airLinks.schedulePHY(
+        accessAddress, toPeripheral: toPeripheral, toCentral: toCentral, instant: instant, sniffersCount: frame.air?.header.eventCounter != nil)
+      {
+        frame.linkEvents.append(.phyUpdated(status: 0, handle: handle, transmit: transmit, receive: receive))
+      }
+    case let .length(_, receive, receiveTime, transmit, transmitTime):
+      if let effective = airLinks.noteLength(
+        accessAddress, from: direction, receive: receive, receiveTime: receiveTime, transmit: transmit, transmitTime: transmitTime)
+      {
+        frame.linkEvents.append(.dataLengthChanged(
+          handle: handle, maxTransmitOctets: effective.transmit, maxTransmitTime: effective.transmitTime, maxReceiveOctets: effective.receive,
+          maxReceiveTime: effective.receiveTime))
+      }
     case .encryptionRequest(let random, let ediv, _, _):
       airLinks.noteEncryption(accessAddress, fact)
       // Rand and EDIV 0 with a legacy pairing just seen: the STK, which the pairing gives away.

@@ -139,11 +139,13 @@ package enum LinkControl {
     case 0x14, 0x15:
       let receive = try r.readUInt16LE()
       fields.uint("max_rx_octets", "Max RX octets", receive)
-      fields.measure("max_rx_time", "Max RX time", try r.readUInt16LE(), scale: 1, unit: "us")
+      let receiveTime = try r.readUInt16LE()
+      fields.measure("max_rx_time", "Max RX time", receiveTime, scale: 1, unit: "us")
       let transmit = try r.readUInt16LE()
       fields.uint("max_tx_octets", "Max TX octets", transmit)
-      fields.measure("max_tx_time", "Max TX time", try r.readUInt16LE(), scale: 1, unit: "us")
-      fact = .length(opcode: opcode, maxReceiveOctets: receive, maxTransmitOctets: transmit)
+      let transmitTime = try r.readUInt16LE()
+      fields.measure("max_tx_time", "Max TX time", transmitTime, scale: 1, unit: "us")
+      fact = .length(opcode: opcode, maxReceiveOctets: receive, maxReceiveTime: receiveTime, maxTransmitOctets: transmit, maxTransmitTime: transmitTime)
     case 0x16, 0x17:
       let transmit = try r.readUInt8()
       fields.add("tx_phys", "TX PHYs", .codeText(UInt64(transmit), width: 2, name: HCICommand.bitText(UInt64(transmit), phyBits)))

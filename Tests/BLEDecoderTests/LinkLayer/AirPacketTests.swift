@@ -99,6 +99,42 @@ import Testing
     #expect(frames[3].att == nil && frames[3].summaryText == "continuation, 4 bytes, retransmission")
   }
 
+  /// The link's story as HCI would tell it to the central's host: the peripheral's version,
+  /// the data length both sides allow, a PHY update at its instant (events counted from the
+  /// packets' times: interval 24 = 30 ms).
+  @Test func linkControlGivesTheLinkEventsHCIWould() throws {
+    let link: UInt32 = 0x5065_4C8B
+    let llData: [UInt8] = [0x8B, 0x4C, 0x65, 0x50, 0xAA, 0xBB, 0xCC, 0x02, 0x00, 0x00, 0x18, 0x00, 0x00, 0x00, 0x48, 0x00, 0xFF, 0xFF, 0xFF, 0xFF, 0x1F, 0xA7]
+    var records = [Self.record(Self.sniffed, accessAddress: Self.advertising, [0x85, 34, 1, 2, 3, 4, 5, 6, 0x55, 0x44, 0x33, 0x22, 0x11, 0xC0] + llData)]
+    var sn = [0, 0]
+    /// A packet of connection event `event` (the central's opens it, the peripheral's 150 µs on).
+    func packet(_ fromCentral: Bool, event: Int64, llid: UInt8, _ payload: [UInt8]) {
+      let side = fromCentral ? 0 : 1
+      let header = llid | UInt8(sn[side] << 3) | UInt8((1 - sn[1 - side]) << 2)
+      sn[side] ^= 1
+      var record = Self.record(AirPacketHeader(channel: 3, fromCentral: fromCentral), accessAddress: link, [header, UInt8(payload.count)] + payload)
+      record.timestamp = 1_250 + event * 30_000 + (fromCentral ? 0 : 150)
+      records.append(record)
+    }
+    // Event 0: LL_LENGTH_REQ (RX 251 / 2120 µs, TX 251 / 2120 µs); LL_LENGTH_RSP (RX 100 / 900, TX 200 / 1700).
+    packet(true, event: 0, llid: 3, [0x14, 0xFB, 0x00, 0x48, 0x08, 0xFB, 0x00, 0x48, 0x08])
+    packet(false, event: 0, llid: 3, [0x15, 0x64, 0x00, 0x84, 0x03, 0xC8, 0x00, 0xA4, 0x06])
+    // Event 1: LL_PHY_UPDATE_IND to 2M both ways at instant 4; the peripheral's LL_VERSION_IND.
+    packet(true, event: 1, llid: 3, [0x18, 0x02, 0x02, 0x04, 0x00])
+    packet(false, event: 1, llid: 3, [0x0C, 0x0B, 0x59, 0x00, 0x01, 0x00])
+    for event in Int64(2)...5 {
+      packet(true, event: event, llid: 1, [])
+      packet(false, event: event, llid: 1, [])
+    }
+    let frames = dissect(records)
+    #expect(Array(frames[2].linkEvents) == [LinkEvent.dataLengthChanged(handle: 1, maxTransmitOctets: 100, maxTransmitTime: 900, maxReceiveOctets: 200, maxReceiveTime: 1700)])
+    #expect(frames[3].linkEvents.isEmpty)
+    #expect(Array(frames[4].linkEvents) == [LinkEvent.remoteVersion(status: 0, handle: 1, version: 0x0B, manufacturer: 0x0059, subversion: 1)])
+    // Events 2 and 3 under the old PHY; event 4's first packet brings the new one.
+    let updated = frames.indices.filter { frames[$0].linkEvents.contains(.phyUpdated(status: 0, handle: 1, transmit: 2, receive: 2)) }
+    #expect(updated == [9])
+  }
+
   @Test func everyPrefixIsAValueNotATrap() {
     let pdu: [UInt8] = [0x40, 16, 0x55, 0x44, 0x33, 0x22, 0x11, 0xC0, 0x02, 0x01, 0x06, 0x06, 0x09] + Array("Strap".utf8)
     let whole = Self.record(Self.sniffed, accessAddress: Self.advertising, pdu).bytes
