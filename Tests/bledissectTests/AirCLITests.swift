@@ -79,3 +79,29 @@ import Testing
     #expect(none.status == 64 && none.stderr.contains("shows no long-term key"))
   }
 }
+
+/// A sniffer's pcap stream piped into `live -`: decoded as it comes, decrypted with the key its
+/// own pairing gives away.
+@Suite struct AirLiveTests {
+  @Test func aSniffersStreamOnStandardInput() throws {
+    let binary = try #require(binaryPath())
+    let process = Process()
+    process.environment = hermeticEnvironment
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = ["live", "-1", "--no-cache", "-"]
+    let (input, output, errors) = (Pipe(), Pipe(), Pipe())
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    input.fileHandleForWriting.write(try Data(contentsOf: URL(fileURLWithPath: capturePath("air/encrypted_hr_session_sniffed.pcap"))))
+    try input.fileHandleForWriting.close()
+    let shown = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    #expect(shown.contains("Notify 0x0010 Heart Rate Measurement"))
+    #expect(said.contains("59 packets decrypted with the STK worked out from the pairing"), "\(said)")
+    #expect(said.contains("live: 878 frames"), "\(said)")
+  }
+}

@@ -25,7 +25,8 @@ enum LiveCommand: CLICommand {
       comes to name another file (rotation) is opened again, each said on stderr. A file not
       created yet is waited for (its directory must exist); a file replaced with something
       that is not a capture is waited on until it holds a capture header. '-' (or a FIFO) is
-      read as bytes arrive, until its writer closes it.
+      read as bytes arrive, until its writer closes it: any capture format, so a sniffer's
+      pcap stream (nRF Sniffer, Sniffle: link types 256, 272) is decoded as it comes.
       --android connects to Android's btsnoop feed (default 127.0.0.1:8872, reached with
       'adb forward tcp:8872 tcp:8872'); when the connection is refused or drops, it says so
       on stderr and tries again every second.
