@@ -261,6 +261,9 @@ public struct AirFact: Sendable, Equatable {
   public var keySource: String?
   /// Whether it repeats its side's last packet (a retransmission: shown, not decoded again).
   public var isRetransmission = false
+  /// The connection event it was sent in, as counted (nil when not counted: a link first seen
+  /// mid-connection whose sniffer gives no count).
+  public var event: UInt16?
   /// Packets of its side the sniffer missed just before it: a packet counter's jump, or 1 when
   /// its SN shows at least one went by.
   public var missedBefore = 0

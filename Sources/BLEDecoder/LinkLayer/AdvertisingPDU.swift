@@ -24,7 +24,7 @@ package enum AdvertisingPDU {
   @discardableResult
   static func decode(
     _ pdu: inout ByteReader, into frame: inout DissectedFrame, registry: DecoderRegistry
-  ) throws(DecodeError) -> (parameters: ConnectionParameters, initiatorType: AddressType)? {
+  ) throws(DecodeError) -> (parameters: ConnectionParameters, initiatorType: AddressType, window: (size: UInt8, offset: UInt16))? {
     let bits = try pdu.readUInt8()
     let length = Int(try pdu.readUInt8())
     let type = bits & 0x0F
@@ -64,10 +64,10 @@ package enum AdvertisingPDU {
       let initiator = try address("init_address", "Initiator", tx)
       let advertiser = try address("adv_address", "Advertiser", rx)
       frame.header = .advertisingPDU(type: type, advertiser: advertiser, other: initiator, name: nil)
-      let (accessAddress, parameters) = try connectionData(&pdu, &frame.fields)
+      let (accessAddress, parameters, window) = try connectionData(&pdu, &frame.fields)
       frame.header = .connectIndication(initiator: initiator, advertiser: advertiser, advertiserType: rx, accessAddress: accessAddress, interval: parameters.interval)
       if !pdu.isAtEnd { frame.fields.bytes("extra", "Unexpected bytes", pdu.readRemaining()) }
-      return (parameters, tx)
+      return (parameters, tx, window)
     case 7, 8:  // ADV_EXT_IND / AUX_* and AUX_CONNECT_RSP: the common extended payload
       try extended(&pdu, type: type, tx: tx, rx: rx, into: &frame, registry: registry)
     default:
@@ -80,14 +80,18 @@ package enum AdvertisingPDU {
   /// CONNECT_IND's LLData (22 bytes): access address(4) CRCInit(3) WinSize(1, ×1.25 ms)
   /// WinOffset(2, ×1.25 ms) Interval(2, ×1.25 ms) Latency(2) Timeout(2, ×10 ms) ChM(5)
   /// Hop(5 bits) SCA(3 bits). Returns the access address and the connection's parameters.
-  static func connectionData(_ pdu: inout ByteReader, _ fields: inout FieldList) throws(DecodeError) -> (UInt32, ConnectionParameters) {
+  static func connectionData(
+    _ pdu: inout ByteReader, _ fields: inout FieldList
+  ) throws(DecodeError) -> (UInt32, ConnectionParameters, window: (size: UInt8, offset: UInt16)) {
     fields.beginObject("connection", "Connection")
     defer { fields.end() }
     let accessAddress = try pdu.readUInt32LE()
     fields.hex("access_address", "Access address", accessAddress, width: 8)
     fields.hex("crc_init", "CRC init", try pdu.readUInt24LE(), width: 6)
-    fields.measure("window_size", "Transmit window size", try pdu.readUInt8(), scale: 1.25, unit: "ms")
-    fields.measure("window_offset", "Transmit window offset", try pdu.readUInt16LE(), scale: 1.25, unit: "ms")
+    let windowSize = try pdu.readUInt8()
+    fields.measure("window_size", "Transmit window size", windowSize, scale: 1.25, unit: "ms")
+    let windowOffset = try pdu.readUInt16LE()
+    fields.measure("window_offset", "Transmit window offset", windowOffset, scale: 1.25, unit: "ms")
     let interval = try pdu.readUInt16LE()
     fields.measure("interval", "Connection interval", interval, scale: 1.25, unit: "ms")
     let latency = try pdu.readUInt16LE()
@@ -100,7 +104,7 @@ package enum AdvertisingPDU {
     let hop = try pdu.readUInt8()
     fields.uint("hop", "Hop increment", hop & 0x1F)
     fields.code("sca", "Sleep clock accuracy", hop >> 5, width: 1, name: sleepClockAccuracyName(hop >> 5))
-    return (accessAddress, ConnectionParameters(interval: interval, latency: latency, supervisionTimeout: timeout))
+    return (accessAddress, ConnectionParameters(interval: interval, latency: latency, supervisionTimeout: timeout), (windowSize, windowOffset))
   }
 
   /// Worst-case sleep clock accuracy of the central (SCA, Core Vol 6 Part B §2.3.3.1).

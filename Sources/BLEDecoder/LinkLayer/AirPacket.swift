@@ -47,7 +47,8 @@ enum AirPacket {
       let request = try AdvertisingPDU.decode(&pdu, into: &frame, registry: dissector.registry)
       if case let .connectIndication(initiator, advertiser, advertiserType, linkAddress, _) = frame.header, let request {
         dissector.openAirLink(
-          linkAddress, central: (initiator, request.initiatorType), peripheral: (advertiser, advertiserType), parameters: request.parameters, into: &frame)
+          linkAddress, central: (initiator, request.initiatorType), peripheral: (advertiser, advertiserType), parameters: request.parameters,
+          window: request.window, into: &frame)
       }
     } else {
       try dissector.dissectDataPDU(&pdu, accessAddress: accessAddress, group: group, into: &frame)
@@ -113,6 +114,9 @@ struct AirLinks: Sendable {
     /// when the interval is known (from the CONNECT_IND).
     var event: UInt16 = 0
     var anchor: Int64?
+    /// Whether `anchor` is the middle of the CONNECT_IND's transmit window (event 0 expected
+    /// there), not a packet's time.
+    var anchorIsWindow = false
     /// The interval in microseconds.
     var interval: Int64?
     /// An LL_CONNECTION_UPDATE_IND waiting for its instant, and its frame.
@@ -295,7 +299,8 @@ struct AirLinks: Sendable {
       } else {
         direction = opensEvent || link.lastDirection == .controllerToHost ? .hostToController : .controllerToHost
       }
-      let update = Self.countEvent(&link, time: time, opens: opensEvent && direction == .hostToController, sniffersCount: eventCounter)
+      // Any packet after a gap opens an event: the central's may have gone unheard.
+      let update = Self.countEvent(&link, time: time, opens: opensEvent, sniffersCount: eventCounter)
       let phyUpdate = Self.applyPHY(&link)
       link.lastTime = time
       link.lastHeard = time
@@ -329,18 +334,23 @@ struct AirLinks: Sendable {
   /// last anchor, at least one), and applies a pending update whose instant is reached (the
   /// count wraps at 16 bits; an instant is at most 32 767 events ahead, §5.5.1).
   static func countEvent(_ link: inout Link, time: Int64, opens: Bool, sniffersCount: UInt16?) -> (parameters: ConnectionParameters, frame: Int)? {
-    if let sniffersCount {
-      link.event = sniffersCount
-      link.anchor = time
-    } else if opens, let interval = link.interval, interval > 0 {
+    // Counted from the times when the interval is known: a sniffer's own count was found wrong
+    // (bsniffhub's nRF file gives the peripheral's packets 0, the central's one ahead, where
+    // the channels heard follow the times). The sniffer's count serves links first seen
+    // mid-connection.
+    if opens, let interval = link.interval, interval > 0 {
       if let anchor = link.anchor {
         let elapsed = time.saturatingSubtract(anchor)
-        let intervals = max(1, elapsed.saturatingAdd(interval / 2) / interval)
+        // From the CONNECT_IND's transmit window, the first event may be event 0 itself.
+        let intervals = max(link.anchorIsWindow ? 0 : 1, elapsed.saturatingAdd(interval / 2) / interval)
         link.event &+= UInt16(truncatingIfNeeded: intervals)
       } else {
         link.event = 0
       }
       link.anchor = time
+      link.anchorIsWindow = false
+    } else if link.interval == nil, let sniffersCount {
+      link.event = sniffersCount
     }
     guard let pending = link.pendingUpdate, Int16(bitPattern: link.event &- pending.instant) >= 0 else { return nil }
     link.pendingUpdate = nil
@@ -415,7 +425,7 @@ struct AirLinks: Sendable {
   /// address); returns its handle.
   mutating func open(
     _ accessAddress: UInt32, central: (BDAddr, AddressType), peripheral: (BDAddr, AddressType), interval: UInt16, supervisionTimeout: UInt16,
-    time: Int64, frame: Int
+    window: (size: UInt8, offset: UInt16), time: Int64, frame: Int
   ) -> UInt16 {
     let handle = takeHandle()
     var link = Link(handle: handle, central: central.0, peripheral: peripheral.0)
@@ -424,6 +434,10 @@ struct AirLinks: Sendable {
     link.supervisionTimeout = Int64(supervisionTimeout) * 10_000
     link.establishmentTimeout = Int64(interval) * 1_250 * 6
     link.interval = Int64(interval) * 1_250
+    // The first event's anchor: in the transmit window, 1.25 ms plus the offset after the
+    // CONNECT_IND (Core Vol 6 Part B §4.5.3); its middle, since the packet's time is not exact.
+    link.anchor = time.saturatingAdd(1_250 + Int64(window.offset) * 1_250 + Int64(window.size) * 625)
+    link.anchorIsWindow = true
     link.lastHeard = time
     link.lastFrame = frame
     links[accessAddress] = link

@@ -34,6 +34,7 @@ extension Dissector {
       coded: frame.air?.header.phy == .leCoded, sn: sn, digest: AirLinks.digest(llid: llid, payload))
     let (handle, direction, repeated) = (seen.handle, seen.direction, seen.repeated)
     frame.direction = direction
+    frame.air?.event = seen.event
     if seen.ended {
       // The acknowledgement of LL_TERMINATE_IND, or a late packet: the link is gone.
       if length > 0 { frame.fields.bytes("payload", "Payload", payload) }
@@ -249,12 +250,12 @@ extension Dissector {
   /// central, as an HCI capture on the central's host would show it.
   mutating func openAirLink(
     _ accessAddress: UInt32, central: (BDAddr, AddressType), peripheral: (BDAddr, AddressType), parameters: ConnectionParameters,
-    into frame: inout DissectedFrame
+    window: (size: UInt8, offset: UInt16), into frame: inout DissectedFrame
   ) {
     let (peripheral, peripheralType) = peripheral
     let handle = airLinks.open(
       accessAddress, central: central, peripheral: (peripheral, peripheralType), interval: parameters.interval,
-      supervisionTimeout: parameters.supervisionTimeout,
+      supervisionTimeout: parameters.supervisionTimeout, window: window,
       time: frame.record.timestamp, frame: frame.number)
     let connection = connections.opened(Connection(
       adapter: 0, handle: handle, generation: 0, peer: peripheral, peerType: peripheralType, role: .central,
