@@ -119,7 +119,9 @@ public struct LinkKeyRing: Sendable {
       }
       return key.address == nil ? 2 : 1
     }
-    return keys.compactMap { key in rank(key).map { (key, $0) } }.sorted { $0.1 < $1.1 }.map(\.0)
+    // By rank, then in the order given.
+    return keys.enumerated().compactMap { index, key in rank(key).map { (key, $0, index) } }
+      .sorted { ($0.1, $0.2) < ($1.1, $1.2) }.map(\.0)
   }
 }
 

@@ -132,3 +132,36 @@ import Testing
     #expect(found.stk == PairingTranscript.s1(aes, r1: PairingTranscript.block(reversing: srand), r2: PairingTranscript.block(reversing: mrand)))
   }
 }
+
+/// Which keys a link tries, in which order.
+@Suite struct LinkKeyRingTests {
+  static func key(_ byte: UInt8, address: String? = nil, random: UInt64? = nil, ediv: UInt16? = nil) -> LinkKeyRing.Key {
+    LinkKeyRing.Key(key: [UInt8](repeating: byte, count: 16), address: address.flatMap(BDAddr.init), random: random, ediv: ediv, source: "key \(byte)")
+  }
+
+  @Test func keysForTheLinkComeFirstAndOthersAreNotTried() {
+    var ring = LinkKeyRing()
+    ring.add(Self.key(1))
+    ring.add(Self.key(2, address: "11:22:33:44:55:66"))
+    ring.add(Self.key(3, address: "D0:B1:ED:00:48:52"))
+    ring.add(Self.key(4, random: 0x1234, ediv: 0x99))
+    ring.add(Self.key(5, random: 0x5555, ediv: 0x99))
+    ring.add(Self.key(6))
+    let tried = ring.candidates(central: BDAddr("C0:B1:ED:00:50:48"), peripheral: BDAddr("D0:B1:ED:00:48:52"), random: 0x1234, ediv: 0x99)
+    // Rand and EDIV first; then the link's device; then keys for no device, in the order given.
+    #expect(tried.map(\.source) == ["key 4", "key 3", "key 1", "key 6"])
+  }
+
+  @Test func keysParseAsTheyAreWritten() {
+    #expect(LinkKeyRing.parse("0x4C68384139F574D836BCF34E9DFB01BF", source: "t")?.key.first == 0x4C)
+    #expect(LinkKeyRing.parse("4c:68:38:41:39:f5:74:d8:36:bc:f3:4e:9d:fb:01:bf@D0:B1:ED:00:48:52", source: "t")?.address == BDAddr("D0:B1:ED:00:48:52"))
+    #expect(LinkKeyRing.parse("4C68384139F574D836BCF34E9DFB01", source: "t") == nil)
+    #expect(LinkKeyRing.parse("@", source: "t") == nil)
+    #expect(LinkKeyRing.parse("4C68384139F574D836BCF34E9DFB01BF@nowhere", source: "t") == nil)
+    guard case .success(let keys) = LinkKeyRing.parseFile("# keys\r\n4C68384139F574D836BCF34E9DFB01BF D0:B1:ED:00:48:52\r\n\r\n", name: "f") else {
+      Issue.record("a CR LF file")
+      return
+    }
+    #expect(keys.map(\.source) == ["f line 2"] && keys.first?.address == BDAddr("D0:B1:ED:00:48:52"))
+  }
+}
