@@ -37,6 +37,8 @@ complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr 
 complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr diff convert live cache help' -l ltk -x -d 'A long-term key (32 hex digits, most significant first) to decrypt links sniffed over the air; only on links of that device when an address is given'
 complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr diff convert live cache help' -l keys -r -F -d 'Long-term keys from a file: one a line, as --ltk takes them or \'key address\'; \'#\' starts a comment'
 complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr diff convert live cache help' -l keys-from -x -d 'Long-term keys from an HCI capture of the same session (its LE Enable Encryption and Long Term Key Request Reply commands), to decrypt an air capture'
+complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr diff convert live cache help' -l passkey -x -d 'The passkey (000000–999999) of a sniffed LE legacy pairing: its keys are worked out from the pairing, as for Just Works (TK 0, always tried)'
+complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr diff convert live cache help' -l find-passkey -d 'Try every passkey on a sniffed LE legacy pairing whose TK is not known (a million tries, about 1.5 s a link; at most two links a capture)'
 complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr diff convert live cache help' -l no-cache -d 'Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)'
 complete -c bledissect -n 'not __fish_seen_subcommand_from info summary gatt hr diff convert live cache help' -s h -l help -d 'Show help for this command'
 
@@ -54,6 +56,8 @@ complete -c bledissect -n '__fish_seen_subcommand_from summary' -l decoders -r -
 complete -c bledissect -n '__fish_seen_subcommand_from summary' -l ltk -x -d 'A long-term key (32 hex digits, most significant first) to decrypt links sniffed over the air; only on links of that device when an address is given'
 complete -c bledissect -n '__fish_seen_subcommand_from summary' -l keys -r -F -d 'Long-term keys from a file: one a line, as --ltk takes them or \'key address\'; \'#\' starts a comment'
 complete -c bledissect -n '__fish_seen_subcommand_from summary' -l keys-from -x -d 'Long-term keys from an HCI capture of the same session (its LE Enable Encryption and Long Term Key Request Reply commands), to decrypt an air capture'
+complete -c bledissect -n '__fish_seen_subcommand_from summary' -l passkey -x -d 'The passkey (000000–999999) of a sniffed LE legacy pairing: its keys are worked out from the pairing, as for Just Works (TK 0, always tried)'
+complete -c bledissect -n '__fish_seen_subcommand_from summary' -l find-passkey -d 'Try every passkey on a sniffed LE legacy pairing whose TK is not known (a million tries, about 1.5 s a link; at most two links a capture)'
 complete -c bledissect -n '__fish_seen_subcommand_from summary' -l no-cache -d 'Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)'
 complete -c bledissect -n '__fish_seen_subcommand_from summary' -s h -l help -d 'Show help for this command'
 
@@ -67,6 +71,8 @@ complete -c bledissect -n '__fish_seen_subcommand_from gatt' -l decoders -r -F -
 complete -c bledissect -n '__fish_seen_subcommand_from gatt' -l ltk -x -d 'A long-term key (32 hex digits, most significant first) to decrypt links sniffed over the air; only on links of that device when an address is given'
 complete -c bledissect -n '__fish_seen_subcommand_from gatt' -l keys -r -F -d 'Long-term keys from a file: one a line, as --ltk takes them or \'key address\'; \'#\' starts a comment'
 complete -c bledissect -n '__fish_seen_subcommand_from gatt' -l keys-from -x -d 'Long-term keys from an HCI capture of the same session (its LE Enable Encryption and Long Term Key Request Reply commands), to decrypt an air capture'
+complete -c bledissect -n '__fish_seen_subcommand_from gatt' -l passkey -x -d 'The passkey (000000–999999) of a sniffed LE legacy pairing: its keys are worked out from the pairing, as for Just Works (TK 0, always tried)'
+complete -c bledissect -n '__fish_seen_subcommand_from gatt' -l find-passkey -d 'Try every passkey on a sniffed LE legacy pairing whose TK is not known (a million tries, about 1.5 s a link; at most two links a capture)'
 complete -c bledissect -n '__fish_seen_subcommand_from gatt' -l no-cache -d 'Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)'
 complete -c bledissect -n '__fish_seen_subcommand_from gatt' -s h -l help -d 'Show help for this command'
 
@@ -84,6 +90,8 @@ complete -c bledissect -n '__fish_seen_subcommand_from hr' -l decoders -r -F -d 
 complete -c bledissect -n '__fish_seen_subcommand_from hr' -l ltk -x -d 'A long-term key (32 hex digits, most significant first) to decrypt links sniffed over the air; only on links of that device when an address is given'
 complete -c bledissect -n '__fish_seen_subcommand_from hr' -l keys -r -F -d 'Long-term keys from a file: one a line, as --ltk takes them or \'key address\'; \'#\' starts a comment'
 complete -c bledissect -n '__fish_seen_subcommand_from hr' -l keys-from -x -d 'Long-term keys from an HCI capture of the same session (its LE Enable Encryption and Long Term Key Request Reply commands), to decrypt an air capture'
+complete -c bledissect -n '__fish_seen_subcommand_from hr' -l passkey -x -d 'The passkey (000000–999999) of a sniffed LE legacy pairing: its keys are worked out from the pairing, as for Just Works (TK 0, always tried)'
+complete -c bledissect -n '__fish_seen_subcommand_from hr' -l find-passkey -d 'Try every passkey on a sniffed LE legacy pairing whose TK is not known (a million tries, about 1.5 s a link; at most two links a capture)'
 complete -c bledissect -n '__fish_seen_subcommand_from hr' -l no-cache -d 'Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)'
 complete -c bledissect -n '__fish_seen_subcommand_from hr' -s h -l help -d 'Show help for this command'
 
@@ -99,6 +107,8 @@ complete -c bledissect -n '__fish_seen_subcommand_from diff' -l decoders -r -F -
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -l ltk -x -d 'A long-term key (32 hex digits, most significant first) to decrypt links sniffed over the air; only on links of that device when an address is given'
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -l keys -r -F -d 'Long-term keys from a file: one a line, as --ltk takes them or \'key address\'; \'#\' starts a comment'
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -l keys-from -x -d 'Long-term keys from an HCI capture of the same session (its LE Enable Encryption and Long Term Key Request Reply commands), to decrypt an air capture'
+complete -c bledissect -n '__fish_seen_subcommand_from diff' -l passkey -x -d 'The passkey (000000–999999) of a sniffed LE legacy pairing: its keys are worked out from the pairing, as for Just Works (TK 0, always tried)'
+complete -c bledissect -n '__fish_seen_subcommand_from diff' -l find-passkey -d 'Try every passkey on a sniffed LE legacy pairing whose TK is not known (a million tries, about 1.5 s a link; at most two links a capture)'
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -l no-cache -d 'Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)'
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -s h -l help -d 'Show help for this command'
 
@@ -133,6 +143,8 @@ complete -c bledissect -n '__fish_seen_subcommand_from live' -l decoders -r -F -
 complete -c bledissect -n '__fish_seen_subcommand_from live' -l ltk -x -d 'A long-term key (32 hex digits, most significant first) to decrypt links sniffed over the air; only on links of that device when an address is given'
 complete -c bledissect -n '__fish_seen_subcommand_from live' -l keys -r -F -d 'Long-term keys from a file: one a line, as --ltk takes them or \'key address\'; \'#\' starts a comment'
 complete -c bledissect -n '__fish_seen_subcommand_from live' -l keys-from -x -d 'Long-term keys from an HCI capture of the same session (its LE Enable Encryption and Long Term Key Request Reply commands), to decrypt an air capture'
+complete -c bledissect -n '__fish_seen_subcommand_from live' -l passkey -x -d 'The passkey (000000–999999) of a sniffed LE legacy pairing: its keys are worked out from the pairing, as for Just Works (TK 0, always tried)'
+complete -c bledissect -n '__fish_seen_subcommand_from live' -l find-passkey -d 'Try every passkey on a sniffed LE legacy pairing whose TK is not known (a million tries, about 1.5 s a link; at most two links a capture)'
 complete -c bledissect -n '__fish_seen_subcommand_from live' -l no-cache -d 'Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)'
 complete -c bledissect -n '__fish_seen_subcommand_from live' -s h -l help -d 'Show help for this command'
 

@@ -294,11 +294,19 @@ import Testing
     #expect((encrypted["central_rssi"] as? [String: Any])?["mean"] as? Double == -50)
   }
 
-  @Test func aPasskeyPairingGivesItsKeyAway() {
-    let result = runCLI(["-1", "--no-cache", capturePath("air/passkey_pairing_sniffed.pcap")])
-    #expect(result.status == 0)
-    #expect(result.stdout.contains("Read Response 0x0018 Battery Level: 87 %") || result.stdout.contains("Read Response 0x0018: 57"))
-    #expect(result.stderr.contains(": 5 packets decrypted with the STK worked out from the pairing at #2–#7 (passkey 000123)"))
+  @Test func aPasskeyPairingGivesItsKeyAwayWhenAsked() {
+    let path = capturePath("air/passkey_pairing_sniffed.pcap")
+    for options in [["--passkey", "123"], ["--find-passkey"]] {
+      let result = runCLI(["-1", "--no-cache", path] + options)
+      #expect(result.status == 0)
+      #expect(result.stdout.contains("Read Response 0x0018: 57"), "\(options)")
+      #expect(result.stderr.contains(": 5 packets decrypted with the STK worked out from the pairing at #2–#7 (passkey 000123)"), "\(options)")
+    }
+    // Not asked: only TK 0 is tried (a search costs seconds), and the note says what to do.
+    let unasked = runCLI(["--no-cache", path])
+    #expect(!unasked.stdout.contains("Read Response"))
+    #expect(unasked.stdout.contains("--passkey N if you know it, --find-passkey to try them all"))
+    #expect(runCLI(["--no-cache", path, "--passkey", "1000000"]).status == 64)
   }
 
   @Test func theEncryptedSessionOpensWithTheKeyFromTheHCICaptureOrFromItsPairing() throws {

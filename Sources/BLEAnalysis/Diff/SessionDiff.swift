@@ -251,7 +251,7 @@ public struct SessionDiff: Sendable {
     if a.security.encrypted != b.security.encrypted || a.security.failureReason != b.security.failureReason {
       add(.security, "link \(security(a)) in A, \(security(b)) in B", security(a), security(b), pairingA, pairingB)
     }
-    if let airA = a.air, let airB = b.air { differences += compareAir(airA, airB, subject: subject, startA, startB) }
+    if let airA = a.air, let airB = b.air { differences += compareAir(airA, airB, subject: subject, sideA, sideB, startA, startB) }
     // Roles name the ends only when both captures know them.
     let byRole = a.role != nil && b.role != nil
     let (endA, endB) = (ending(a, byRole: byRole), ending(b, byRole: byRole))
@@ -265,20 +265,30 @@ public struct SessionDiff: Sendable {
   /// Two sniffed links' air: the share of packets sent again or damaged, when one is at least
   /// twice the other and 2 points apart (a noisy link, not noise); each side's mean signal, when
   /// 10 dB apart (the sniffer may have moved, but a strap worn loose shows so too).
-  func compareAir(_ a: AirLinkSummary, _ b: AirLinkSummary, subject: String, _ startA: DifferencePlace?, _ startB: DifferencePlace?) -> [SessionDifference] {
+  /// A share of packets differs where the first of them shows; the signal, from the start.
+  func compareAir(
+    _ a: AirLinkSummary, _ b: AirLinkSummary, subject: String, _ sideA: DiffSide, _ sideB: DiffSide, _ startA: DifferencePlace?,
+    _ startB: DifferencePlace?
+  ) -> [SessionDifference] {
     var differences: [SessionDifference] = []
-    func add(_ text: String, _ valueA: String, _ valueB: String) {
-      differences.append(SessionDifference(kind: .air, subject: subject, text: text, inA: startA, inB: startB, a: valueA, b: valueB))
+    func add(_ text: String, _ valueA: String, _ valueB: String, _ firstA: (frame: Int, time: Int64)? = nil, _ firstB: (frame: Int, time: Int64)? = nil) {
+      let inA = firstA.map { sideA.place(frame: $0.frame, time: $0.time) } ?? startA
+      let inB = firstB.map { sideB.place(frame: $0.frame, time: $0.time) } ?? startB
+      differences.append(SessionDifference(kind: .air, subject: subject, text: text, inA: inA, inB: inB, a: valueA, b: valueB))
     }
     func share(_ count: Int, _ of: Int) -> Double { of == 0 ? 0 : Double(count) / Double(of) * 100 }
     func percent(_ value: Double) -> String {
       let tenths = Int((value * 10).rounded())
       return value < 10 ? "\(tenths / 10).\(tenths % 10) %" : "\(Int(value.rounded())) %"
     }
-    for (what, countA, countB) in [("retransmissions", a.retransmissions, b.retransmissions), ("packets with a bad CRC", a.damaged, b.damaged)] {
+    let shares = [
+      ("retransmissions", a.retransmissions, b.retransmissions, a.firstRetransmission, b.firstRetransmission),
+      ("packets with a bad CRC", a.damaged, b.damaged, a.firstDamaged, b.firstDamaged),
+    ]
+    for (what, countA, countB, firstA, firstB) in shares {
       let (shareA, shareB) = (share(countA, a.packets), share(countB, b.packets))
       guard abs(shareA - shareB) >= 2, max(shareA, shareB) >= 2 * min(shareA, shareB) else { continue }
-      add("\(what) \(percent(shareA)) of the link's packets in A, \(percent(shareB)) in B", percent(shareA), percent(shareB))
+      add("\(what) \(percent(shareA)) of the link's packets in A, \(percent(shareB)) in B", percent(shareA), percent(shareB), firstA, firstB)
     }
     for (index, side) in ["central", "peripheral"].enumerated() {
       guard let meanA = a.signal[index].mean, let meanB = b.signal[index].mean, abs(meanA - meanB) >= 10 else { continue }

@@ -93,10 +93,15 @@ public struct SessionAnalyzer: Sendable {
     var counts = summary.connections[index].air ?? AirLinkSummary()
     counts.packets += 1
     counts.missed = counts.missed.saturatingAdd(air.missedBefore)
-    if air.isRetransmission { counts.retransmissions += 1 }
+    if air.isRetransmission {
+      counts.retransmissions += 1
+      if counts.firstRetransmission == nil { counts.firstRetransmission = (frame.number, time) }
+    }
     if air.keySource != nil { counts.decrypted += 1 }
     switch frame.header {
-    case .damagedAirPacket: counts.damaged += 1
+    case .damagedAirPacket:
+      counts.damaged += 1
+      if counts.firstDamaged == nil { counts.firstDamaged = (frame.number, time) }
     case let .dataPDU(llid, length, encrypted, reassembly):
       if llid == 1 && length == 0 { counts.empty += 1 }
       if encrypted && reassembly != .retransmission { counts.sealed += 1 }

@@ -264,7 +264,7 @@ public struct ConnectionSummary: Sendable {
 
 /// A sniffed link's packets: how many, what became of them, and how strong each side was
 /// heard — what tells a flaky radio link from a flaky device.
-public struct AirLinkSummary: Sendable, Equatable {
+public struct AirLinkSummary: Sendable {
   /// Data PDUs on the link, damaged ones included.
   public var packets = 0
   public var empty = 0
@@ -278,6 +278,9 @@ public struct AirLinkSummary: Sendable, Equatable {
   public var sealed = 0
   /// Each side's signal: central (host to controller), then peripheral.
   public var signal = [SignalStatistics(), SignalStatistics()]
+  /// The first retransmission and the first damaged packet: frame and time.
+  public var firstRetransmission: (frame: Int, time: Int64)?
+  public var firstDamaged: (frame: Int, time: Int64)?
 
   public init() {}
 }

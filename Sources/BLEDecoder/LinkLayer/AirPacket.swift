@@ -239,9 +239,18 @@ struct AirLinks: Sendable {
     } ?? nil
   }
 
+  /// Whether the link's legacy pairing was sniffed whole (both confirms and randoms), so a TK
+  /// would give its key.
+  mutating func pairingWasSeen(_ accessAddress: UInt32) -> Bool {
+    links.modify(accessAddress) { link in
+      link.pairing.isLegacy && link.pairing.confirm.hostToController != nil && link.pairing.random.hostToController != nil
+        && link.pairing.random.controllerToHost != nil
+    } ?? false
+  }
+
   /// The short-term key of the link's legacy pairing, worked out from the sniffed pairing with
   /// TKs `passkeys` (once per link); nil when the pairing was not seen whole, or no TK fits.
-  mutating func shortTermKey(_ accessAddress: UInt32, passkeys: ClosedRange<UInt32>) -> LinkKeyRing.Key? {
+  mutating func shortTermKey(_ accessAddress: UInt32, passkeys: some Sequence<UInt32>) -> LinkKeyRing.Key? {
     links.modify(accessAddress) { link in
       guard !link.pairing.tried, let central = link.central, let peripheral = link.peripheral else { return nil }
       link.pairing.tried = true

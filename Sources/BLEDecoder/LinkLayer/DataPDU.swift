@@ -204,13 +204,25 @@ extension Dissector {
     }
   }
 
-  /// Works out the STK of a sniffed legacy pairing: TK 0 (Just Works) always, every passkey for
-  /// the first `maximumPasskeySearches` links (a million tries each).
+  /// Works out the STK of a sniffed legacy pairing: TK 0 (Just Works) and the passkeys given
+  /// (`--passkey`) always; every passkey (`--find-passkey`: a million tries) for the first
+  /// `maximumPasskeySearches` links. A search is opt-in: a capture alone must not cost seconds.
   mutating func learnShortTermKey(_ accessAddress: UInt32, into frame: inout DissectedFrame) {
-    let searchesPasskeys = passkeySearches < Self.maximumPasskeySearches
-    let passkeys: ClosedRange<UInt32> = searchesPasskeys ? 0...999_999 : 0...0
-    guard let key = airLinks.shortTermKey(accessAddress, passkeys: passkeys) else { return }
-    if searchesPasskeys && key.source.contains("passkey") { passkeySearches += 1 }
+    let searches = keys.searchesPasskeys && passkeySearches < Self.maximumPasskeySearches
+    let found: LinkKeyRing.Key?
+    if searches {
+      passkeySearches += 1
+      found = airLinks.shortTermKey(accessAddress, passkeys: 0...999_999)
+    } else {
+      found = airLinks.shortTermKey(accessAddress, passkeys: [0] + keys.passkeys)
+    }
+    guard let key = found else {
+      if airLinks.pairingWasSeen(accessAddress) && !searches {
+        frame.diagnostics.append(Diagnostic(
+          .note, .linkLayer, "a legacy pairing whose TK is not 0 (nor a passkey given): --passkey N if you know it, --find-passkey to try them all"))
+      }
+      return
+    }
     learnedKeys.add(key)
     frame.diagnostics.append(Diagnostic(.note, .linkLayer, "key: " + key.source))
   }

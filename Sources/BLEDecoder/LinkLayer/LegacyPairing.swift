@@ -49,10 +49,10 @@ struct PairingTranscript: Sendable {
     return nil
   }
 
-  /// The TK and the STK (most significant octet first) when a TK up to `passkeys` makes the
+  /// The TK and the STK (most significant octet first) when a TK of `passkeys` makes the
   /// central's confirm come out; nil otherwise. `central`, `peripheral`: the addresses and
   /// whether each is random (c1's ia, iat, ra, rat).
-  func shortTermKey(central: (BDAddr, random: Bool), peripheral: (BDAddr, random: Bool), passkeys: ClosedRange<UInt32>) -> (tk: UInt32, stk: AES128.Block)? {
+  func shortTermKey(central: (BDAddr, random: Bool), peripheral: (BDAddr, random: Bool), passkeys: some Sequence<UInt32>) -> (tk: UInt32, stk: AES128.Block)? {
     guard isLegacy, let request, let response, request.count == 7, response.count == 7,
       let centralConfirm = confirm.hostToController, let centralRandom = random.hostToController,
       let peripheralRandom = random.controllerToHost

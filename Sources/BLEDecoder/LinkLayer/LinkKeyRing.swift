@@ -36,6 +36,12 @@ public struct LinkKeyRing: Sendable {
 
   public static let maximumKeys = 4096
   public private(set) var keys: [Key] = []
+  /// Passkeys known for sniffed legacy pairings (`--passkey`), tried as their TK with 0.
+  public var passkeys: [UInt32] = []
+  /// Whether every passkey is tried on a sniffed legacy pairing whose TK is not known
+  /// (`--find-passkey`: a million tries, about 1.5 s a link).
+  public var searchesPasskeys = false
+  public static let maximumPasskeys = 64
 
   public init() {}
 

@@ -40,6 +40,12 @@ struct DecodingOptions: Sendable {
       name: "keys-from", short: nil, kind: .value(valueName: "capture"),
       help: "Long-term keys from an HCI capture of the same session (its LE Enable Encryption and Long Term Key Request Reply commands), to decrypt an air capture. Repeatable."),
     OptionSpec(
+      name: "passkey", short: nil, kind: .value(valueName: "number"),
+      help: "The passkey (000000–999999) of a sniffed LE legacy pairing: its keys are worked out from the pairing, as for Just Works (TK 0, always tried). Repeatable."),
+    OptionSpec(
+      name: "find-passkey", short: nil, kind: .flag,
+      help: "Try every passkey on a sniffed LE legacy pairing whose TK is not known (a million tries, about 1.5 s a link; at most two links a capture)."),
+    OptionSpec(
       name: "no-cache", short: nil, kind: .flag,
       help: "Neither use nor save the GATT tables cached from earlier captures (in $XDG_CACHE_HOME/bledissect/gatt)."),
   ]
@@ -131,12 +137,22 @@ struct DecodingOptions: Sendable {
   /// Key files are small; larger ones are refused.
   static let maximumKeyFileBytes = 1 << 20
 
-  /// `--ltk`, `--keys` and `--keys-from`, in that order (keys for a device first are tried first
+  /// `--passkey`, `--find-passkey`, `--ltk`, `--keys` and `--keys-from`, in that order (keys for a device first are tried first
   /// anyway). A key that is not one, or a file that cannot be read, is a usage error.
   static func loadKeys(_ arguments: ParsedArguments, into ring: inout LinkKeyRing) throws(UsageError) {
     func add(_ key: LinkKeyRing.Key, from name: String) throws(UsageError) {
       guard ring.add(key) else { throw UsageError(message: "\(name): more than \(LinkKeyRing.maximumKeys) keys in all") }
     }
+    for text in arguments.allValues("passkey") {
+      guard let passkey = UInt32(text.trimmingCharacters(in: .whitespaces)), passkey <= 999_999 else {
+        throw UsageError(message: "--passkey needs a number from 000000 to 999999, not '\(text)'")
+      }
+      guard ring.passkeys.count < LinkKeyRing.maximumPasskeys else {
+        throw UsageError(message: "--passkey: more than \(LinkKeyRing.maximumPasskeys) passkeys")
+      }
+      ring.passkeys.append(passkey)
+    }
+    ring.searchesPasskeys = arguments.has("find-passkey")
     for text in arguments.allValues("ltk") {
       guard let key = LinkKeyRing.parse(text, source: "--ltk") else {
         throw UsageError(message: "--ltk needs 32 hex digits, optionally @address (--ltk 4C68384139F574D836BCF34E9DFB01BF@D0:B1:ED:00:48:52), not '\(text)'")
