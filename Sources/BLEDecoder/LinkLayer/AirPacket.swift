@@ -36,6 +36,7 @@ enum AirPacket {
     }
     if header.crc == .invalid {
       // Its receiver ignored it and a good copy follows: nothing in it is taken as said.
+      frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "the sniffer found the CRC wrong: the packet is not decoded"))
       frame.header = .damagedAirPacket(advertising: accessAddress == AirFact.advertisingAccessAddress, length: length)
       // Named by its link when it has one (summaries count a link's damaged packets).
       if let handle = dissector.airLinks.links[accessAddress]?.handle, let connection = dissector.connections.connection(adapter: 0, handle: handle) {
@@ -52,9 +53,6 @@ enum AirPacket {
       }
     } else {
       try dissector.dissectDataPDU(&pdu, accessAddress: accessAddress, group: group, into: &frame)
-    }
-    if header.crc == .invalid {
-      frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "the sniffer found the CRC wrong: the packet is not decoded"))
     }
     if !reader.isAtEnd {
       frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "\(reader.remaining) bytes after the CRC"))
@@ -107,7 +105,8 @@ struct AirLinks: Sendable {
     /// Until its first data packet, a link is lost after six connection intervals, not the
     /// supervision timeout (Core Vol 6 Part B §4.5.2: it failed to be established).
     var establishmentTimeout: Int64?
-    var established = false
+    /// Whether it carried a data packet yet.
+    var established: Bool { lastTime != nil }
     /// The connection event the link is in (connEventCounter, Core Vol 6 Part B §4.5.1), from
     /// 0 at its first packet: a packet that opens an event moves it on by the intervals since
     /// the last event's anchor (the sniffer's own count wins when it gives one). Counted only
@@ -239,13 +238,9 @@ struct AirLinks: Sendable {
     } ?? nil
   }
 
-  /// Whether the link's legacy pairing was sniffed whole (both confirms and randoms), so a TK
-  /// would give its key.
-  mutating func pairingWasSeen(_ accessAddress: UInt32) -> Bool {
-    links.modify(accessAddress) { link in
-      link.pairing.isLegacy && link.pairing.confirm.hostToController != nil && link.pairing.random.hostToController != nil
-        && link.pairing.random.controllerToHost != nil
-    } ?? false
+  /// Whether the link's legacy pairing was sniffed whole, so a TK would give its key.
+  func pairingWasSeen(_ accessAddress: UInt32) -> Bool {
+    links[accessAddress]?.pairing.isWhole ?? false
   }
 
   /// The short-term key of the link's legacy pairing, worked out from the sniffed pairing with
@@ -313,7 +308,6 @@ struct AirLinks: Sendable {
       let phyUpdate = Self.applyPHY(&link)
       link.lastTime = time
       link.lastHeard = time
-      link.established = true
       link.lastFrame = frame
       link.lastDirection = direction
       let last = link.last[direction]

@@ -19,6 +19,13 @@ struct PairingTranscript: Sendable {
   /// Whether the keys were already looked for.
   var tried = false
 
+  /// Whether a legacy pairing was seen whole: both pairing features, the central's confirm and
+  /// both randoms (what c1 and s1 need).
+  var isWhole: Bool {
+    isLegacy && request?.count == 7 && response?.count == 7 && confirm.hostToController != nil && random.hostToController != nil
+      && random.controllerToHost != nil
+  }
+
   /// Whether both pairing features say legacy pairing (the SC bit, 0x08 of AuthReq, not set
   /// on both).
   var isLegacy: Bool {
@@ -53,8 +60,7 @@ struct PairingTranscript: Sendable {
   /// central's confirm come out; nil otherwise. `central`, `peripheral`: the addresses and
   /// whether each is random (c1's ia, iat, ra, rat).
   func shortTermKey(central: (BDAddr, random: Bool), peripheral: (BDAddr, random: Bool), passkeys: some Sequence<UInt32>) -> (tk: UInt32, stk: AES128.Block)? {
-    guard isLegacy, let request, let response, request.count == 7, response.count == 7,
-      let centralConfirm = confirm.hostToController, let centralRandom = random.hostToController,
+    guard isWhole, let request, let response, let centralConfirm = confirm.hostToController, let centralRandom = random.hostToController,
       let peripheralRandom = random.controllerToHost
     else { return nil }
     let r = Self.block(reversing: centralRandom)

@@ -54,6 +54,13 @@ package enum LinkControl {
   /// PHY bits (LL_PHY_REQ/RSP, LL_PHY_UPDATE_IND): bit 0 LE 1M, 1 LE 2M, 2 LE Coded.
   package static let phyBits: [(bit: UInt64, name: Name)] = [(0x01, "LE 1M"), (0x02, "LE 2M"), (0x04, "LE Coded")]
 
+  /// A session key diversifier or IV: shown as it travels, kept as a number (least
+  /// significant octet first) for the session key.
+  static func littleEndian(_ octets: ByteView, into fields: inout FieldList, _ key: Name, _ label: Name) -> UInt64 {
+    fields.bytes(key, label, octets)
+    return octets.reversed().reduce(0) { $0 << 8 | UInt64($1) }
+  }
+
   static func decode(_ r: inout ByteReader, into fields: inout FieldList) throws(DecodeError) -> LinkControlFact {
     let opcode = try r.readUInt8()
     fields.code("control_opcode", "Control opcode", opcode, width: 2, name: name(opcode))
@@ -83,22 +90,13 @@ package enum LinkControl {
       fields.hex("random_number", "Random number", random, width: 16)
       let ediv = try r.readUInt16LE()
       fields.hex("ediv", "Encrypted diversifier", ediv, width: 4)
-      // Shown as they travel; kept as numbers (least significant octet first) for the key.
-      var look = r
-      let skd = try look.readUInt64LE()
-      fields.bytes("skd_c", "Session key diversifier (central)", try r.readBytes(count: 8))
-      look = r
-      let iv = try look.readUInt32LE()
-      fields.bytes("iv_c", "Initialization vector (central)", try r.readBytes(count: 4))
-      fact = .encryptionRequest(random: random, ediv: ediv, skd: skd, iv: iv)
+      let skd = littleEndian(try r.readBytes(count: 8), into: &fields, "skd_c", "Session key diversifier (central)")
+      let iv = littleEndian(try r.readBytes(count: 4), into: &fields, "iv_c", "Initialization vector (central)")
+      fact = .encryptionRequest(random: random, ediv: ediv, skd: skd, iv: UInt32(truncatingIfNeeded: iv))
     case 0x04:
-      var look = r
-      let skd = try look.readUInt64LE()
-      fields.bytes("skd_p", "Session key diversifier (peripheral)", try r.readBytes(count: 8))
-      look = r
-      let iv = try look.readUInt32LE()
-      fields.bytes("iv_p", "Initialization vector (peripheral)", try r.readBytes(count: 4))
-      fact = .encryptionResponse(skd: skd, iv: iv)
+      let skd = littleEndian(try r.readBytes(count: 8), into: &fields, "skd_p", "Session key diversifier (peripheral)")
+      let iv = littleEndian(try r.readBytes(count: 4), into: &fields, "iv_p", "Initialization vector (peripheral)")
+      fact = .encryptionResponse(skd: skd, iv: UInt32(truncatingIfNeeded: iv))
     case 0x07:
       let type = try r.readUInt8()
       fields.code("unknown_type", "Unknown type", type, width: 2, name: name(type))
