@@ -294,6 +294,21 @@ import Testing
     #expect((encrypted["central_rssi"] as? [String: Any])?["mean"] as? Double == -50)
   }
 
+  /// Keys a capture gives away stay with it: decoded after the encrypted session (whose Just
+  /// Works pairing opens its link), the passkey pairing is not opened, and each file's summary
+  /// is what it is alone.
+  @Test func learnedKeysDoNotCarryToTheNextCapture() {
+    let encrypted = capturePath("air/encrypted_hr_session_sniffed.pcap")
+    let passkey = capturePath("air/passkey_pairing_sniffed.pcap")
+    func lines(_ files: [String]) -> [Substring] {
+      runCLI(["summary", "--json", "--no-cache", "-j", "1"] + files).stdout.split(separator: "\n")
+    }
+    let together = lines([encrypted, passkey, encrypted])
+    #expect(together.count == 3)
+    #expect(together == lines([encrypted]) + lines([passkey]) + lines([encrypted]))
+    #expect(together[0].contains(#""decrypted":59"#) && together[1].contains(#""decrypted":0"#))
+  }
+
   @Test func aPasskeyPairingGivesItsKeyAwayWhenAsked() {
     let path = capturePath("air/passkey_pairing_sniffed.pcap")
     for options in [["--passkey", "123"], ["--find-passkey"]] {
