@@ -53,6 +53,25 @@ What is modelled (Core 5.4 Vol 6 Part B unless noted):
     flag clear), so the sender sends the PDU again with the same SN (and packet counter);
     `--drop`: the sniffer misses a continuation fragment of a multi-fragment L2CAP PDU and a
     whole one-fragment L2CAP PDU (both omitted from the file; the link itself got them).
+  * variants (class Variant; off by default, then the bytes are as without them), for sample
+    captures of cases readers get wrong; the truth gets 'variant' and 'scenario' (the facts a
+    test asserts: connection updates with instant and the time they take effect, heart-rate
+    notifications with frame and bpm, silences on the link, the sniffer's gap, wrong
+    direction flags, frames stored decrypted, PPI timestamps):
+    `--conn-params I,L,T` (CONNECT_IND parameters instead of LE Connection Complete's),
+    `--update-after N:I,L,T` (an LL_CONNECTION_UPDATE_IND once L2CAP PDU N is through, instead
+    of the log's updates; later PDUs do not wait for its instant), `--no-updates`,
+    `--missed-event E` (the central does not transmit in event E: nothing on air, the counter
+    and the hop go on), `--sniffer-gap N:K` (the receiver of L2CAP PDU N has no room for it,
+    flow control by NESN (4.5.9), from its first transmission through the K events after, each
+    of those events closing after it; the sniffer records none of the K events; the
+    retransmission after them is accepted), `--flip-direction N` (N encrypted packets, at
+    least one per side, with the other side's PDU type flag), `--store-decrypted` (every
+    packet encrypted on air stored as its plaintext: MIC stripped, length of the plaintext,
+    CRC over what is stored, no 'decrypted' flag), `--linktype 192` (PPI with link type 251
+    inside and the Ubertooth field: MHz, clk100ns = the sniffer's own clock, RSSI) with
+    `--ubertooth-timestamps` (ts_usec = ns % 10^9 as libbtbb's PPI writer has it) and
+    `--clock-offset US` (the sniffer host's clock less the log's).
 
 Timestamps come from the HCI log (pcap time = the btsnoop record's wall-clock time of the
 same moment), so reruns give identical bytes.  `--check` cross-checks a clean unencrypted
@@ -62,7 +81,8 @@ Usage:
   python3 Scripts/captures/make_sniffed_sessions.py            # all files of captures/air/
   python3 Scripts/captures/make_sniffed_sessions.py --check    # ... and the tshark checks
   python3 Scripts/captures/make_sniffed_sessions.py IN.btsnoop OUT.pcap [--linktype 251]
-        [--seed N] [--retransmit N] [--drop] [--check]
+        [--linktype 192] [--seed N] [--retransmit N] [--drop] [--check] [variant options, --help]
+  (the default run also writes VARIANT_FILES, each from the options on its line)
 The library entry point is sniff(path, ...) -> (pcap bytes, truth dict).
 """
 
@@ -417,9 +437,58 @@ class Side:
         self.last_frame: int | None = None  # frame of the last transmission (written or not)
 
 
+@dataclass
+class Variant:
+    """Departures from the log or from a well-behaved sniffer, for sample captures of cases a
+    reader gets wrong. All off by default (a default Variant gives the same bytes as none)."""
+    # The CONNECT_IND's interval / latency / timeout instead of LE Connection Complete's.
+    conn_params: tuple[int, int, int] | None = None
+    # Replace the log's LE Connection Updates: (L2CAP PDU n, interval, latency, timeout): the
+    # central sends LL_CONNECTION_UPDATE_IND once PDU n is through (instant 7 events ahead);
+    # what follows in the log does not wait for the instant. [] = no update at all.
+    updates: list[tuple[int, int, int, int]] | None = None
+    # Connection events in which the central does not transmit (its radio busy elsewhere), so
+    # neither does the peripheral: silence on air, the event counter and the hop go on.
+    missed_events: tuple[int, ...] = ()
+    # (L2CAP PDU n, K): the receiver of PDU n cannot take it (no buffer: flow control, Vol 6
+    # Part B 4.5.9, NESN not incremented) from its first transmission through the K events
+    # after it, so its sender sends it again in every event; the sniffer records nothing in
+    # those K events (the link goes on); the retransmission in the event after is accepted.
+    gap: tuple[int, int] | None = None
+    # N encrypted packets (at least one per side) whose PDU type flag (2 central / 3
+    # peripheral, link type 256) names the wrong side.
+    flip_direction: int = 0
+    # Store every packet encrypted on air as its plaintext (MIC stripped, length field of the
+    # plaintext, CRC over what is stored), no 'decrypted' flag: as a decrypting tool writes.
+    store_decrypted: bool = False
+    # Link type 192: pcap time as libbtbb's lell_pcap_append_ppi_packet writes it, ts_sec =
+    # ns / 10^9, ts_usec = ns % 10^9 (nanoseconds in the microsecond field), of the sniffer
+    # host's clock = the log's clock + clock_offset_us; the Ubertooth field's clk100ns right.
+    ubertooth_timestamps: bool = False
+    clock_offset_us: int = 0
+
+    def describe(self) -> dict:
+        out = {}
+        for name, default in Variant.__dataclass_fields__.items():
+            value = getattr(self, name)
+            if value != default.default:
+                out[name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+
 def sniff(path: str, linktype: int = 256, seed: int = 1, retransmit: int = 0, drop: bool = False,
-          source_name: str | None = None) -> tuple[bytes, dict]:
+          source_name: str | None = None, variant: Variant | None = None) -> tuple[bytes, dict]:
+    variant = variant or Variant()
     session = parse_hci(path)
+    if variant.conn_params is not None:
+        session.interval, session.latency, session.timeout = variant.conn_params
+    if variant.updates is not None:
+        items = [it for it in session.items if it[0] != "update"]
+        for after_n, ni, nl, nt in variant.updates:
+            at = next(k for k, it in enumerate(items) if it[0] == "l2cap" and it[1].n == after_n)
+            pdu = items[at][1]
+            items.insert(at + 1, ("update", pdu.ts, pdu.hci_frames[-1], ni, nl, nt, "no barrier"))
+        session.items = items
     rng = random.Random(f"{seed}:{os.path.basename(path)}")
     while True:
         aa = rng.getrandbits(32)
@@ -467,7 +536,8 @@ def sniff(path: str, linktype: int = 256, seed: int = 1, retransmit: int = 0, dr
                 sides[d].queue.append(it)
                 last_of[d] = it
         elif kind == "update":
-            _, ts, frame, new_interval, new_latency, new_timeout = item
+            _, ts, frame, new_interval, new_latency, new_timeout = item[:6]
+            synthetic = len(item) > 6
 
             def build(event, ni=new_interval, nl=new_latency, nt=new_timeout):
                 instant = (event + 7) & 0xFFFF
@@ -477,7 +547,8 @@ def sniff(path: str, linktype: int = 256, seed: int = 1, retransmit: int = 0, dr
                       name="LL_CONNECTION_UPDATE_IND", after_instant=update_barrier)
             central.queue.append(it)
             last_of["C"] = it
-            update_barrier = it  # the log shows LE Connection Update Complete (at the instant) before what follows
+            if not synthetic:
+                update_barrier = it  # the log shows LE Connection Update Complete (at the instant) before what follows
         elif kind == "encrypt":
             _, ts, frame, rand, ediv, ltk = item
             sk = session_key(ltk, skdm, skds)
@@ -550,6 +621,9 @@ def sniff(path: str, linktype: int = 256, seed: int = 1, retransmit: int = 0, dr
     finished = False
     interval = session.interval
     pending_impair = {"C": False, "P": False}  # the next packet from this side arrives damaged
+    gap_state = {"item": None, "first_event": None, "last_event": None, "unrecorded": 0}
+    missed = []
+    event_anchor = {}  # event -> (anchor µs, channel, interval)
 
     def eligible(side: Side, now: int, current_interval: int) -> Item | None:
         if not side.queue:
@@ -590,6 +664,9 @@ def sniff(path: str, linktype: int = 256, seed: int = 1, retransmit: int = 0, dr
             sn = side.sn
             side.last = it
             side.last_acked = False
+        if it is not None and variant.gap and it.transmissions == 0 and it.l2cap is not None \
+                and it.l2cap.n == variant.gap[0] and it.fragment == 1:
+            gap_state.update(item=it, sent_event=event, first_event=event + 1, last_event=event + variant.gap[1])
         if it is not None and it.wire is None:
             if it.builder is not None:
                 it.payload = it.builder(event)
@@ -625,6 +702,9 @@ def sniff(path: str, linktype: int = 256, seed: int = 1, retransmit: int = 0, dr
                 if done is not None:
                     receiver.queue.remove(done)
         if rec["sn"] == receiver.nesn:  # new PDU
+            if gap_state["item"] is not None and rec["item"] is gap_state["item"] and event <= gap_state["last_event"]:
+                rec["refused"] = True  # no room for it: NESN stays, the sender sends it again
+                return
             receiver.nesn ^= 1
             it = rec["item"]
             if it is not None and it.delivered_event is None:
@@ -635,6 +715,9 @@ def sniff(path: str, linktype: int = 256, seed: int = 1, retransmit: int = 0, dr
         it = rec["item"]
         dropped = it is not None and it.drop_first and it.transmissions == 1 and not rec["retransmission"]
         rec["dropped"] = dropped
+        if gap_state["first_event"] is not None and gap_state["first_event"] <= event <= gap_state["last_event"]:
+            rec["unrecorded"] = True
+            gap_state["unrecorded"] += 1
         packets.append(rec)
 
     max_events = 2_000_000
@@ -646,6 +729,12 @@ def sniff(path: str, linktype: int = 256, seed: int = 1, retransmit: int = 0, dr
             interval = ni
             timeline.append({"from_event": event, "interval": ni, "latency": nl, "timeout": nt, "instant": event})
             state["update"] = None
+        event_anchor[event] = (anchor, channel, interval)
+        if event in variant.missed_events:
+            missed.append({"event": event, "channel": channel, "anchor_us": anchor})
+            event += 1
+            anchor += interval * 1250
+            continue
         now = anchor
         limit = anchor + interval * 1250 - 400
         while True:
@@ -676,6 +765,8 @@ def sniff(path: str, linktype: int = 256, seed: int = 1, retransmit: int = 0, dr
             receive(central, p_rec)
             if not p_rec["crc_ok"]:
                 break  # the central closes the event after a damaged reply
+            if c_rec.get("refused") or p_rec.get("refused"):
+                break  # no room for more: the central closes the event
             if end and end[0] == "terminate" and end[1].delivered_event is not None and \
                     (end[1].direction == "P" or central.last_acked):
                 finished = True
@@ -699,8 +790,140 @@ def sniff(path: str, linktype: int = 256, seed: int = 1, retransmit: int = 0, dr
     # A link lost without LL_TERMINATE_IND: the sniffer goes on recording after the central's
     # last retransmission, and the strap, its link gone, advertises again (below).
     lost_timeout_us = timeline[-1]["timeout"] * 10_000 if end and end[0] == "timeout" else None
-    return frame_and_truth(session, packets, pdus, linktype, aa, crc_init, hop, sca, win_size, win_offset,
-                           timeline, encryption, source_name or path, seed, retransmit, drop, lost_timeout_us)
+    content, truth = frame_and_truth(session, packets, pdus, linktype, aa, crc_init, hop, sca, win_size, win_offset,
+                                     timeline, encryption, source_name or path, seed, retransmit, drop,
+                                     lost_timeout_us, variant)
+    if variant.describe():
+        truth["variant"] = variant.describe()
+        truth["scenario"] = scenario_truth(session, variant, packets, timeline, event_anchor, missed, gap_state, truth)
+    return content, truth
+
+
+def hrm_handle(session: HciSession) -> int | None:
+    """The value handle of the Heart Rate Measurement (0x2A37) the phone discovered."""
+    for item in session.items:
+        if item[0] != "l2cap" or item[1].data[2:4] != b"\x04\x00":
+            continue
+        att = item[1].data[4:]
+        if att[0] == 0x09 and len(att) > 2 and att[1] == 7:
+            for off in range(2, len(att) - 6, 7):
+                entry = att[off:off + 7]
+                if entry[5:7] == b"\x37\x2a":
+                    return struct.unpack("<H", entry[3:5])[0]
+    return None
+
+
+def scenario_truth(session, variant, packets, timeline, event_anchor, missed, gap_state, truth) -> dict:
+    """What a test asserts about a Variant's capture, from what the simulation did."""
+    written = sorted((rec for rec in packets if "index" in rec), key=lambda r: r["index"])
+
+    def params_at(event):
+        return [p for p in timeline if p["from_event"] <= event][-1]
+
+    out = {}
+    # connection updates
+    updates = []
+    for rec in written:
+        it = rec["item"]
+        if it is None or it.name != "LL_CONNECTION_UPDATE_IND" or rec["retransmission"]:
+            continue
+        new = [p for p in timeline if p["instant"] == it.instant][0]
+        old = params_at(it.instant - 1)
+        anchor_us = event_anchor[it.instant][0]
+        first = min((r["index"] for r in written if r["event"] >= it.instant), default=None)
+        updates.append({"frame": rec["index"], "event_sent": rec["event"], "time_us": rec["time"], "instant": it.instant,
+                        "interval": new["interval"], "latency": new["latency"], "timeout": new["timeout"],
+                        "old": {"interval": old["interval"], "latency": old["latency"], "timeout": old["timeout"]},
+                        "takes_effect_event": it.instant, "takes_effect_time_us": anchor_us,
+                        "first_frame_with_new_parameters": first,
+                        "note": ("the instant's event is at the old spacing (WinOffset 0, WinSize 1), the "
+                                 "events after it new interval apart")})
+    if updates:
+        out["connection_updates"] = updates
+    # heart-rate notifications
+    handle = hrm_handle(session)
+    if handle is not None:
+        hr = []
+        for rec in written:
+            it = rec["item"]
+            if it is None or it.l2cap is None or it.fragment != 1 or rec["retransmission"]:
+                continue
+            data = it.l2cap.data
+            if data[2:4] == b"\x04\x00" and data[4] == 0x1B and struct.unpack("<H", data[5:7])[0] == handle:
+                value = data[7:]
+                bpm = struct.unpack("<H", value[1:3])[0] if value[0] & 1 else value[1]
+                entry = {"frame": rec["index"], "event": rec["event"], "time_us": rec["time"], "l2cap_pdu": it.l2cap.n,
+                         "bpm": bpm, "value_hex": value.hex(),
+                         "frames": [r["index"] for r in written if r["item"] is it]}
+                if it.fragments > 1:  # the frame that completes the L2CAP PDU (where tshark shows it)
+                    entry["fragments"] = it.fragments
+                    entry["last_fragment_frame"] = next(r["index"] for r in written if r["item"] is not None and
+                                                        r["item"].l2cap is it.l2cap and r["item"].fragment == it.fragments)
+                hr.append(entry)
+        out["hr_notifications"] = {"handle": handle, "count": len(hr), "list": hr}
+    # silences on the link longer than 1.5 intervals
+    silences = []
+    for a, b in zip(written, written[1:]):
+        p = params_at(b["event"])
+        gap = b["time"] - a["time"]
+        if gap > 1.5 * p["interval"] * 1250:
+            events = list(range(a["event"] + 1, b["event"]))
+            why = []
+            if any(e in variant.missed_events for e in events):
+                why.append("connection event(s) the central did not transmit in (nothing on air)")
+            if gap_state["first_event"] is not None and a["event"] < gap_state["first_event"] <= b["event"]:
+                why.append("the sniffer recorded nothing (the link went on)")
+            silences.append({"after_frame": a["index"], "before_frame": b["index"], "from_us": a["time"], "to_us": b["time"],
+                             "silence_us": gap, "events_between": [events[0], events[-1]] if events else [],
+                             "interval_in_force": p["interval"], "timeout_in_force": p["timeout"],
+                             "longer_than_timeout_in_force": gap > p["timeout"] * 10_000,
+                             "why": "; ".join(why) or "normal event spacing"})
+    if silences:
+        out["silences"] = silences
+    if missed:
+        out["missed_events"] = missed
+    if gap_state["first_event"] is not None:
+        it = gap_state["item"]
+        before = [r for r in written if r["event"] < gap_state["first_event"]][-1]
+        after = [r for r in written if r["event"] > gap_state["last_event"]][0]
+        sends = [r for r in written if r["item"] is it]
+        pair = [r for r in sends if r["event"] < gap_state["first_event"]][-1], [r for r in sends if r["event"] > gap_state["last_event"]][0]
+        p = params_at(gap_state["first_event"])
+        first_anchor = event_anchor[gap_state["first_event"]][0]
+        last_anchor = event_anchor[gap_state["last_event"]][0]
+        out["sniffer_gap"] = {
+            "unrecorded_events": [gap_state["first_event"], gap_state["last_event"]],
+            "unrecorded_from_us": first_anchor, "unrecorded_to_us": last_anchor + p["interval"] * 1250,
+            "unrecorded_packets": gap_state["unrecorded"],
+            "last_frame_before": before["index"], "last_time_before_us": before["time"],
+            "first_frame_after": after["index"], "first_time_after_us": after["time"],
+            "silence_in_file_us": after["time"] - before["time"],
+            "interval_in_force": p["interval"], "timeout_in_force": p["timeout"],
+            "retransmission_pair": {"frames": [pair[0]["index"], pair[1]["index"]], "direction":
+                                    "central" if it.direction == "C" else "peripheral", "sn": pair[0]["sn"],
+                                    "same_sn": pair[0]["sn"] == pair[1]["sn"], "l2cap_pdu": it.l2cap.n,
+                                    "payload_hex": it.payload.hex(), "events": [pair[0]["event"], pair[1]["event"]],
+                                    "transmissions_in_all": it.transmissions},
+            "note": ("the receiver had no room for this PDU (flow control, Vol 6 Part B 4.5.9: NESN not "
+                     "incremented) from its first transmission to the end of the gap, so its sender sent it "
+                     "again in every event; each event closed after it. The link never stopped: the event "
+                     "counter and the channel hop go on through the gap; nothing else (no advertising) was "
+                     "on air from these devices; the retransmission after the gap is accepted."),
+        }
+    flips = [{"frame": r["index"], "true_direction": r["direction"], "flag_says": r["direction_flag"]}
+             for r in truth["packets"] if "direction_flag" in r]
+    if flips:
+        out["direction_flag_wrong"] = flips
+    if variant.store_decrypted:
+        frames = [r["index"] for r in truth["packets"] if r.get("stored_plaintext")]
+        out["stored_decrypted"] = {
+            "frames": frames, "count": len(frames),
+            "note": ("every packet sent encrypted on air (from both LL_START_ENC_RSPs on; empty PDUs are not "
+                     "encrypted) is stored as its plaintext: the 4-byte MIC stripped, the length field that of "
+                     "the plaintext, the CRC computed over what is stored (a damaged one damaged as on air); "
+                     "no 'decrypted' flag (0x0008) is set. on_air_pdu_hex in 'packets' is what was on air."),
+        }
+    return out
 
 
 def encryption_ts(session: HciSession) -> int:
@@ -714,25 +937,43 @@ def encryption_ts(session: HciSession) -> int:
 # Framing and truth
 # --------------------------------------------------------------------------------------------
 def frame_and_truth(session, packets, pdus, linktype, aa, crc_init, hop, sca, win_size, win_offset,
-                    timeline, encryption, source_name, seed, retransmit, drop, lost_timeout_us=None):
+                    timeline, encryption, source_name, seed, retransmit, drop, lost_timeout_us=None, variant=None):
+    variant = variant or Variant()
     records = []  # (time µs, frame bytes)
     rows = []
     empty_runs = []
     dropped = []
     frame_of_item = {}
+    first_time = [None]
 
-    def add(time_us, channel, signal, packet, crc_ok, is_data, from_central):
+    def add(time_us, channel, signal, packet, crc_ok, is_data, from_central, flag_central=None):
         flags = 0x0001 | 0x0002 | 0x0400 | (0x0800 if crc_ok else 0)
         ref = 0
         if is_data:
-            flags |= 0x0010 | ((2 if from_central else 3) << 7)
+            flags |= 0x0010 | ((2 if (from_central if flag_central is None else flag_central) else 3) << 7)
             ref = aa
+        if first_time[0] is None:
+            first_time[0] = time_us
         if linktype == 256:
             frame = struct.pack("<BbbBIH", air.rf_channel(channel), signal, -95, 0, ref, flags) + packet
+        elif linktype == 192:
+            frame = ppi_frame(channel, signal, ubertooth_clk100ns(time_us, first_time[0]), packet)
         else:
             frame = packet
         records.append((time_us, frame))
         return len(records)
+
+    # Direction flag wrong on a few encrypted packets (seeded; at least one per side).
+    flipped = set()
+    if variant.flip_direction:
+        pool = [k for k, rec in enumerate(packets) if rec["item"] is not None and rec["item"].counter is not None
+                and rec["crc_ok"] and not rec["dropped"] and not rec.get("unrecorded") and not rec["retransmission"]
+                and all(packets[j]["crc_ok"] for j in (k - 1, k + 1) if 0 <= j < len(packets))]
+        pick = random.Random(f"{seed}:flip:{os.path.basename(source_name)}")
+        for side in ("C", "P"):
+            flipped.add(pick.choice([k for k in pool if packets[k]["dir"] == side]))
+        while len(flipped) < variant.flip_direction:
+            flipped.add(pick.choice(pool))
 
     # advertising
     adv_data = session.adv_data
@@ -770,10 +1011,14 @@ def frame_and_truth(session, packets, pdus, linktype, aa, crc_init, hop, sca, wi
 
     run = None
     nibbles = []
-    for rec in packets:
+    for k_rec, rec in enumerate(packets):
         it = rec["item"]
         header = rec["header"]
         pdu = header + rec["wire"]
+        stored_plain = variant.store_decrypted and it is not None and it.counter is not None
+        if stored_plain:
+            on_air_pdu = pdu
+            pdu = bytes([header[0], len(it.payload)]) + it.payload  # as a decrypting writer stores it
         crc = crc24(pdu, crc_init)
         if not rec["crc_ok"]:
             crc = bytes([crc[0] ^ 0x5A, crc[1] ^ 0x01, crc[2]])
@@ -797,9 +1042,21 @@ def frame_and_truth(session, packets, pdus, linktype, aa, crc_init, hop, sca, wi
             desc["reason"] = "not recorded by the sniffer"
             dropped.append(desc)
             continue
-        idx = add(rec["time"], rec["channel"], -50 if rec["dir"] == "C" else -62, packet, rec["crc_ok"], True, rec["dir"] == "C")
+        if rec.get("unrecorded"):
+            continue  # in the sniffer's gap (truth 'scenario')
+        if stored_plain:
+            desc["stored_plaintext"] = True
+            desc["stored_length"] = len(it.payload)
+            desc["on_air_pdu_hex"] = on_air_pdu.hex()
+        flag_central = None
+        if k_rec in flipped:
+            flag_central = rec["dir"] != "C"
+            desc["direction_flag"] = "central" if flag_central else "peripheral"
+        idx = add(rec["time"], rec["channel"], -50 if rec["dir"] == "C" else -62, packet, rec["crc_ok"], True,
+                  rec["dir"] == "C", flag_central)
         desc["index"] = idx
-        plain_empty = it is None and rec["crc_ok"] and not rec["retransmission"]
+        rec["index"] = idx
+        plain_empty = it is None and rec["crc_ok"] and not rec["retransmission"] and k_rec not in flipped
         if rec["retransmission"]:
             desc["retransmission_of"] = frame_of_item.get(("last", rec["dir"]))
         else:
@@ -810,7 +1067,7 @@ def frame_and_truth(session, packets, pdus, linktype, aa, crc_init, hop, sca, wi
             desc["crc_ok"] = False
         if plain_empty:
             nib = rec["sn"] | (rec["nesn"] << 1) | (rec["md"] << 2) | (8 if rec["dir"] == "C" else 0)
-            if run is not None and run["last"] == idx - 1:
+            if run is not None and run["last"] == idx - 1 and rec["event"] <= run["last_event"] + 1:
                 run["last"] = idx
                 run["last_event"] = rec["event"]
                 nibbles.append("%x" % nib)
@@ -905,7 +1162,16 @@ def frame_and_truth(session, packets, pdus, linktype, aa, crc_init, hop, sca, wi
                 entry["att"]["value_hex"] = att[1:].hex()
         l2cap_rows.append(entry)
 
-    content = air.pcap(linktype, [(t - air.START * 1_000_000, f) for t, f in records]) if False else pcap_bytes(linktype, records)
+    stamp = None
+    if variant.ubertooth_timestamps:
+        stamp = lambda t: ubertooth_stamp(t, variant.clock_offset_us)  # noqa: E731
+    content = pcap_bytes(linktype, records, stamp)
+    if linktype == 192:
+        for row in rows:
+            t = row["time_us"]
+            row["clk100ns"] = ubertooth_clk100ns(t, first_time[0])
+            if stamp is not None:
+                row["pcap_ts_sec"], row["pcap_ts_usec"] = stamp(t)
     enc = None
     if encryption:
         enc = {k: v for k, v in encryption.items() if not k.startswith("_")}
@@ -939,15 +1205,81 @@ def frame_and_truth(session, packets, pdus, linktype, aa, crc_init, hop, sca, wi
     }
     if readvertising is not None:
         truth["advertising_after_link_loss"] = readvertising
+    if linktype == 192:
+        truth["timestamps"] = ubertooth_timestamps_truth(records, first_time[0], stamp, variant, timeline, l2cap_rows)
     return content, truth
 
 
-def pcap_bytes(linktype: int, records) -> bytes:
+def ubertooth_timestamps_truth(records, first, stamp, variant, timeline, l2cap_rows) -> dict:
+    clocks = [ubertooth_clk100ns(t, first) for t, _ in records]
+    assert clocks == sorted(clocks), "clk100ns wrapped"
+    out = {"clk100ns": ("the Ubertooth field's clk100ns = %d + (time_us - %d) * 10: the sniffer's own clock, "
+                        "100 ns units, monotonic (no wrap in this file); clkn_high 0" % (UBERTOOTH_CLK_START, first)),
+           "first_clk100ns": clocks[0], "last_clk100ns": clocks[-1]}
+    if stamp is None:
+        out["pcap"] = "ts_sec / ts_usec = time_us (correct)"
+        return out
+    stamps = [stamp(t) for t, _ in records]
+    naive = [sec * 1_000_000 + usec for sec, usec in stamps]  # as a reader adding µs to s computes it
+    pairing = sorted(f for p in l2cap_rows if p["cid"] == 6 for frag in p["frames"] for f in frag)
+    timeout_us = max(p["timeout"] for p in timeline) * 10_000
+    back = []
+    for n in range(1, len(records)):
+        if naive[n] < naive[n - 1]:
+            back.append({"frame": n + 1, "previous_frame": n, "pcap_previous": list(stamps[n - 1]),
+                         "pcap": list(stamps[n]), "back_by_us": naive[n - 1] - naive[n],
+                         "true_step_us": records[n][0] - records[n - 1][0],
+                         "in_pairing": bool(pairing) and pairing[0] < n + 1 <= pairing[-1]})
+    assert any(b["in_pairing"] and b["back_by_us"] > timeout_us for b in back), "no backward step in the pairing"
+    out.update({
+        "pcap": ("libbtbb's PPI writer (lell_pcap_append_ppi_packet): ts_sec = ns / 10^9, ts_usec = ns % 10^9 "
+                 "with ns = (time_us + clock_offset_us) * 1000, the sniffer host's clock in ns: the microsecond "
+                 "field holds nanoseconds. True time of a frame (the HCI log's clock, as time_us everywhere in "
+                 "this truth) = ts_sec * 10^6 + ts_usec / 1000 - clock_offset_us, exactly; read as microseconds "
+                 "the time runs 1000x fast within each second and falls back at every second boundary."),
+        "clock_offset_us": variant.clock_offset_us,
+        "records_usec_ge_1e6": sum(1 for _, u in stamps if u >= 1_000_000),
+        "records_usec_lt_1e6": sum(1 for _, u in stamps if u < 1_000_000),
+        "pairing_frames": [pairing[0], pairing[-1]] if pairing else [],
+        "supervision_timeout_us": timeout_us,
+        "backward_steps": back,
+    })
+    return out
+
+
+def pcap_bytes(linktype: int, records, stamp=None) -> bytes:
+    """stamp(t) -> (ts_sec, ts_usec) of a record; default the time itself."""
     out = bytearray(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, linktype))
     for t, frame in records:
-        sec, usec = divmod(t, 1_000_000)
+        sec, usec = divmod(t, 1_000_000) if stamp is None else stamp(t)
         out += struct.pack("<IIII", sec, usec, len(frame), len(frame)) + frame
     return bytes(out)
+
+
+UBERTOOTH_CLK_START = 15_000_000  # clk100ns of the first frame: 1.5 s after the sniffer started
+
+
+def ubertooth_clk100ns(t: int, first: int) -> int:
+    """The Ubertooth's own clock in 100 ns units (32 bits) for the frame at t (µs)."""
+    return (UBERTOOTH_CLK_START + (t - first) * 10) & 0xFFFFFFFF
+
+
+def ubertooth_stamp(t: int, offset_us: int) -> tuple[int, int]:
+    """libbtbb's PPI writer (lell_pcap_append_ppi_packet): ts_sec = ns / 10^9, ts_usec =
+    ns % 10^9 of the host's time in ns, so the microsecond field holds nanoseconds."""
+    ns = (t + offset_us) * 1000
+    return ns // 1_000_000_000, ns % 1_000_000_000
+
+
+def ppi_frame(channel: int, signal: int, clk100ns: int, packet: bytes) -> bytes:
+    """Link type 192 as the Ubertooth writes it: PPI header (version 0, flags 0, length,
+    inner link type; 251 here as make_air_captures.py's air_ppi.pcap), one field of type 30006
+    (PPI_BTLE): version 0, frequency in MHz, clkn_high, clk100ns, RSSI max / min / avg (the
+    CC2400's register, dBm + 54), count; then the packet (access address .. CRC)."""
+    megahertz = 2402 + 2 * air.rf_channel(channel)
+    rssi = signal + 54
+    field = struct.pack("<HH", 30006, 12) + struct.pack("<BHBIbbbB", 0, megahertz, 0, clk100ns, rssi, rssi - 3, rssi - 1, 8)
+    return struct.pack("<BBHI", 0, 0, 8 + len(field), 251) + field + packet
 
 
 def compact_json(obj) -> str:
@@ -1000,7 +1332,9 @@ def check_truth(content: bytes, truth: dict, linktype: int) -> None:
     enc = truth["encryption"]
     by_index = {row["index"]: row for row in truth["packets"]}
     for n, frame in enumerate(frames, 1):
-        packet = frame[10:] if linktype == 256 else frame
+        packet = frame[10:] if linktype == 256 else frame[24:] if linktype == 192 else frame
+        if linktype == 192:
+            assert struct.unpack("<BBHIHH", frame[:12]) == (0, 0, 24, 251, 30006, 12), n
         pkt_aa = struct.unpack("<I", packet[:4])[0]
         pdu, crc = packet[4:-3], packet[-3:]
         good = crc == crc24(pdu, 0x555555 if pkt_aa == ADVERTISING_AA else crc_init)
@@ -1011,13 +1345,21 @@ def check_truth(content: bytes, truth: dict, linktype: int) -> None:
                 assert pdu.hex() == row["pdu_hex"], n
             if row.get("encrypted"):
                 sk, iv = bytes.fromhex(enc["sk_msb_first"]), bytes.fromhex(enc["iv_on_air"])
-                plain = decrypt_pdu(sk, iv, row["packet_counter"], row["direction"] == "central", pdu[0], pdu[2:])
+                on_air = bytes.fromhex(row["on_air_pdu_hex"]) if row.get("stored_plaintext") else pdu
+                plain = decrypt_pdu(sk, iv, row["packet_counter"], row["direction"] == "central", on_air[0], on_air[2:])
                 assert plain.hex() == row["payload_hex"], n
+                if row.get("stored_plaintext"):
+                    assert pdu[2:] == plain and pdu[1] == len(plain) and pdu[0] == on_air[0], n
         else:
             assert good and pkt_aa == aa and pdu[1] == 0, n
         if linktype == 256:
             flags = struct.unpack("<H", frame[8:10])[0]
             assert bool(flags & 0x0800) == good and not flags & 0x0008
+            if pkt_aa != ADVERTISING_AA:
+                says_central = (flags >> 7) & 7 == 2
+                central = row["direction_flag" if row and "direction_flag" in row else "direction"] == "central" \
+                    if row else None
+                assert central is None or says_central == central, n
 
 
 # --------------------------------------------------------------------------------------------
@@ -1038,9 +1380,32 @@ DEFAULT_FILES = [
 ]
 
 
-def write(source: str, out: str, linktype: int, seed: int, retransmit: int, drop: bool, check: bool) -> None:
+# Sample captures of cases readers get wrong, each from the options on its line (the README gives
+# the same command per file): python3 Scripts/captures/make_sniffed_sessions.py SOURCE OUT OPTIONS
+VARIANT_FILES = [
+    # 30 ms -> 1020 ms (timeout 720 ms -> 6 s) after the subscriptions; event 72 missed (2 s silence)
+    ("hr_strap_slow_update_sniffed.pcap", "captures/hr_strap_session.btsnoop",
+     "--conn-params 24,0,72 --update-after 58:816,0,600 --missed-event 72"),
+    # 30 ms / 720 ms throughout; the sniffer misses 100 events (3 s) around a flow-controlled notification
+    ("hr_strap_sniffer_gap_sniffed.pcap", "captures/hr_strap_session.btsnoop",
+     "--conn-params 24,0,72 --no-updates --sniffer-gap 66:100"),
+    # the link of encrypted_hr_session_sniffed.pcap, 3 encrypted packets with the wrong direction flag
+    ("encrypted_hr_session_flipped_sniffed.pcap", "captures/encrypted_hr_session.btsnoop",
+     "--retransmit 2 --flip-direction 3"),
+    # the same link as a decrypting tool stores it
+    ("encrypted_hr_session_plaintext_sniffed.pcap", "captures/encrypted_hr_session.btsnoop",
+     "--retransmit 2 --store-decrypted"),
+    # Ubertooth (PPI, link type 192) with libbtbb's timestamps; a second boundary in the pairing
+    ("hr_strap_clock_back_sniffed.pcap", "captures/encrypted_hr_session.btsnoop",
+     "--linktype 192 --ubertooth-timestamps --clock-offset=-120000"),
+]
+
+
+def write(source: str, out: str, linktype: int, seed: int, retransmit: int, drop: bool, check: bool,
+          variant: Variant | None = None) -> None:
+    variant = variant or Variant()
     rel = os.path.relpath(os.path.abspath(source), REPO)
-    content, truth = sniff(source, linktype, seed, retransmit, drop, source_name=rel)
+    content, truth = sniff(source, linktype, seed, retransmit, drop, source_name=rel, variant=variant)
     check_truth(content, truth, linktype)
     with open(out, "wb") as f:
         # mtime 0 and no name: the same bytes on every run
@@ -1056,7 +1421,9 @@ def write(source: str, out: str, linktype: int, seed: int, retransmit: int, drop
     bad = sum(1 for r in truth["packets"] if r.get("crc_ok") is False)
     print(f"{out}: {truth['frames']} frames, {len(content)} bytes (+ truth {os.path.getsize(truth_path)} bytes); "
           f"{kinds}, plain empty {empties}, retransmissions {retrans}, bad CRC {bad}, dropped {len(truth['dropped'])}")
-    if check and truth["encryption"] is None and not drop and not retransmit:
+    if check and variant.describe():
+        print("  " + check_variant_with_tshark(source, out, truth))
+    elif check and truth["encryption"] is None and not drop and not retransmit:
         print("  " + check_with_tshark(source, out))
     elif check and truth["encryption"] is None:
         # impaired: tshark decodes a retransmitted PDU again and never sees a dropped one
@@ -1070,25 +1437,92 @@ def write(source: str, out: str, linktype: int, seed: int, retransmit: int, drop
               f"{lost} of them hit by a dropped fragment, the rest there (retransmissions decoded again)")
 
 
+def check_variant_with_tshark(hci_path: str, pcap_path: str, truth: dict) -> str:
+    """tshark's ATT list of a Variant's capture against the HCI log's: one entry per written
+    first fragment of an ATT PDU that is readable as stored (not encrypted, or stored in the
+    clear), in frame order (a retransmission is decoded again), with the HCI entry of its PDU;
+    and no malformed packet."""
+    want = tshark_att(hci_path)
+    att_pdus = [p["n"] for p in truth["l2cap_pdus"] if p["cid"] == 4]
+    assert len(att_pdus) == len(want), (len(att_pdus), len(want))
+    of_pdu = dict(zip(att_pdus, want))
+    expected = []
+    for row in sorted(truth["packets"], key=lambda r: r["index"]):
+        if row["kind"] == "data" and row["fragment"] == 1 and row["l2cap_pdu"] in of_pdu and \
+                (not row.get("encrypted") or row.get("stored_plaintext")):  # (tshark decodes a bad CRC's too)
+            expected.append(of_pdu[row["l2cap_pdu"]])
+    got = tshark_att(pcap_path)
+    assert got == expected, f"{pcap_path}: tshark {len(got)} ATT PDUs, expected {len(expected)}; first difference " + \
+        str(next(((i, a, b) for i, (a, b) in enumerate(zip(expected, got)) if a != b), None))
+    malformed = subprocess.run(["tshark", "-r", pcap_path, "-Y", "_ws.malformed || _ws.expert.severity >= error"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    return (f"{os.path.basename(pcap_path)}: tshark's {len(got)} ATT PDUs are the truth's ({len(want)} in the HCI "
+            f"log); malformed / error: {len(malformed.splitlines()) if malformed else 0}")
+
+
+def variant_options(parser: argparse.ArgumentParser) -> None:
+    def triple(text):
+        values = tuple(int(v) for v in text.split(","))
+        assert len(values) == 3
+        return values
+
+    def update(text):
+        after, params = text.split(":")
+        return (int(after),) + triple(params)
+
+    def pair(text):
+        a, b = text.split(":")
+        return int(a), int(b)
+    g = parser.add_argument_group("variants (all off by default; see Variant)")
+    g.add_argument("--conn-params", type=triple, metavar="I,L,T", help="CONNECT_IND interval, latency, timeout")
+    g.add_argument("--update-after", type=update, action="append", metavar="N:I,L,T",
+                   help="LL_CONNECTION_UPDATE_IND once L2CAP PDU N is through, instead of the log's updates")
+    g.add_argument("--no-updates", action="store_true", help="leave out the log's connection updates")
+    g.add_argument("--missed-event", type=int, action="append", default=[], metavar="E",
+                   help="the central does not transmit in connection event E")
+    g.add_argument("--sniffer-gap", type=pair, metavar="N:K",
+                   help="L2CAP PDU N refused (flow control) for K events after its first transmission, "
+                        "which the sniffer does not record")
+    g.add_argument("--flip-direction", type=int, default=0, metavar="N",
+                   help="N encrypted packets with the wrong PDU type (direction) flag")
+    g.add_argument("--store-decrypted", action="store_true", help="store encrypted packets as their plaintext")
+    g.add_argument("--ubertooth-timestamps", action="store_true",
+                   help="link type 192: ts_usec = ns %% 10^9 as libbtbb writes it")
+    g.add_argument("--clock-offset", type=int, default=0, metavar="US", help="sniffer host clock - the log's (µs)")
+
+
+def variant_from(args) -> Variant:
+    updates = args.update_after if args.update_after else ([] if args.no_updates else None)
+    return Variant(conn_params=args.conn_params, updates=updates, missed_events=tuple(args.missed_event),
+                   gap=args.sniffer_gap, flip_direction=args.flip_direction, store_decrypted=args.store_decrypted,
+                   ubertooth_timestamps=args.ubertooth_timestamps, clock_offset_us=args.clock_offset)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("source", nargs="?")
     parser.add_argument("out", nargs="?")
-    parser.add_argument("--linktype", type=int, choices=(251, 256), default=256)
+    parser.add_argument("--linktype", type=int, choices=(192, 251, 256), default=256)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--retransmit", type=int, default=0)
     parser.add_argument("--drop", action="store_true")
     parser.add_argument("--check", action="store_true", help="cross-check clean unencrypted outputs with tshark")
     parser.add_argument("--out-dir", default=os.path.join(REPO, "captures", "air"))
+    variant_options(parser)
     args = parser.parse_args()
     self_check()
     if args.source:
         assert args.out, "give OUT too"
-        write(args.source, args.out, args.linktype, args.seed, args.retransmit, args.drop, args.check)
+        write(args.source, args.out, args.linktype, args.seed, args.retransmit, args.drop, args.check, variant_from(args))
         return 0
     os.makedirs(args.out_dir, exist_ok=True)
     for name, source, linktype, retransmit, drop in DEFAULT_FILES:
         write(os.path.join(REPO, source), os.path.join(args.out_dir, name), linktype, args.seed, retransmit, drop, args.check)
+    for name, source, options in VARIANT_FILES:
+        sub = parser.parse_args([source, name] + options.split() + (["--check"] if args.check else [])
+                                + ["--seed", str(args.seed)])
+        write(os.path.join(REPO, source), os.path.join(args.out_dir, name), sub.linktype, sub.seed, sub.retransmit,
+              sub.drop, sub.check, variant_from(sub))
     return 0
 
 

@@ -26,6 +26,7 @@ extension PcapLinkType {
       guard length >= 8, length <= packet.count else { return shortPacket(packet) }
       let aligned = packet[packet.startIndex + 1] & 0x01 != 0
       var header: AirPacketHeader?
+      var snifferClock: UInt64?
       var offset = 8
       while offset + 4 <= length {
         let type = littleEndian(packet, at: offset, count: 2)
@@ -40,6 +41,9 @@ extension PcapLinkType {
             found.signal = Int8(clamping: Int(Int8(bitPattern: packet[packet.startIndex + field + 8])) + ubertoothRSSIOffset)
           }
           header = found
+          // Its clock: the high byte, then 100 ns units (LE32); a 40-bit count, in µs here.
+          let clock = UInt64(packet[packet.startIndex + field + 3]) << 32 | UInt64(littleEndian(packet, at: field + 4, count: 4))
+          snifferClock = clock / 10
         }
         offset += 4 + fieldLength
         if aligned { offset = (offset + 3) & ~3 }
@@ -47,7 +51,9 @@ extension PcapLinkType {
       guard inner == 251 || (inner == 147 && header != nil) else {
         return LinkHeader(kind: .other(UInt16(truncatingIfNeeded: inner)), offset: 0, originalLength: originalLength)
       }
-      return airRecord(header ?? AirPacketHeader(), packet, after: length, originalLength: originalLength)
+      var record = airRecord(header ?? AirPacketHeader(), packet, after: length, originalLength: originalLength)
+      record.snifferClock = snifferClock
+      return record
     },
     packet: { record in
       guard let (header, packet) = airParts(record) else { return nil }

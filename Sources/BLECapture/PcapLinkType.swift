@@ -43,12 +43,17 @@ public struct PcapLinkType: Sendable, Hashable {
     /// The record's bytes are the packet's from here on (none past its end).
     var offset: Int
     var originalLength: Int? = nil
+    /// The sniffer's own clock for the packet, in µs from an origin of its own (Ubertooth's
+    /// field), for when the record's time cannot be trusted (`RecordClock`).
+    var snifferClock: UInt64? = nil
   }
 
   /// Makes `record` the record of one packet, reusing its byte buffer: reading a packet costs
   /// no allocation. The reader sets the timestamp and the file offset.
-  func read(_ packet: ByteView, _ originalLength: Int, into record: inout CaptureRecord) {
+  @discardableResult
+  func read(_ packet: ByteView, _ originalLength: Int, into record: inout CaptureRecord) -> UInt64? {
     let header = readHeader(packet, originalLength)
+    defer { record.clockNote = nil }
     record.kind = header.kind
     record.direction = header.direction
     record.adapter = header.adapter
@@ -57,6 +62,7 @@ public struct PcapLinkType: Sendable, Hashable {
     header.air?.append(to: &record.bytes)
     record.bytes.append(contentsOf: packet[(packet.startIndex + min(max(header.offset, 0), packet.count))..<packet.endIndex].buffer)
     record.originalLength = header.originalLength ?? record.bytes.count
+    return header.snifferClock
   }
 
   /// The record of one packet, afresh (tests).
@@ -74,6 +80,9 @@ public struct PcapLinkType: Sendable, Hashable {
   static let readable: [PcapLinkType] = [
     .h4, .h4WithDirection, .linuxMonitor, .bluetoothLELL, .bluetoothLELLWithPHDR, .nordicBLE, .nordicBLELegacy, .ppi,
   ]
+
+  /// The link types of LE packets sniffed over the air.
+  static let air: Set<PcapLinkType> = [.bluetoothLELL, .bluetoothLELLWithPHDR, .nordicBLE, .nordicBLELegacy, .ppi]
 
   /// Link types bledissect does not read but names when a capture has one, so that the
   /// message says what the file is; other numbers are named by libpcap.

@@ -25,6 +25,10 @@ public final class PcapReader: CaptureReader {
   var frames = 0
   /// Offset of the next record for classic pcap (24-byte header, 16-byte record headers).
   var nextOffset: Int64 = 24
+  /// Record times, checked (some sniffers' writers break them), for captures sniffed over the
+  /// air, whose link timing rests on them; HCI captures' times are shown as recorded.
+  var clock = RecordClock()
+  let checksClock: Bool
 
   init(_ input: InputSource, isPcapNG: Bool) throws(CaptureError) {
     self.input = input
@@ -47,6 +51,7 @@ public final class PcapReader: CaptureReader {
       throw .unsupportedLinkType(format: name, linkType: UInt32(bitPattern: value), name: PcapLinkType.name(of: value))
     }
     self.linkType = linkType
+    checksClock = PcapLinkType.air.contains(linkType)
     format = CaptureFormat(name: name, detail: "link type \(value) (\(linkType.name))")
   }
 
@@ -83,10 +88,14 @@ public final class PcapReader: CaptureReader {
       frames = frame
       let captured = Int(header.caplen)
       nextOffset = nextOffset.saturatingAdd(16 + Int64(captured))
+      let snifferClock = linkType.read(ByteView.pinned(UnsafeBufferPointer(start: data, count: captured), count: captured), Int(header.len), into: &record)
       // pcapng carries 64-bit timestamps in any unit: seconds far out of range must clamp, not trap.
-      let timestamp = Timestamp.microseconds(seconds: Int64(header.ts.tv_sec), micros: Int64(header.ts.tv_usec))
-      linkType.read(ByteView.pinned(UnsafeBufferPointer(start: data, count: captured), count: captured), Int(header.len), into: &record)
-      record.timestamp = timestamp
+      if checksClock {
+        record.timestamp = clock.time(
+          seconds: Int64(header.ts.tv_sec), micros: Int64(header.ts.tv_usec), clock: snifferClock, frame: frame, note: &record.clockNote)
+      } else {
+        record.timestamp = Timestamp.microseconds(seconds: Int64(header.ts.tv_sec), micros: Int64(header.ts.tv_usec))
+      }
       record.fileOffset = recordOffset
       return true
     }

@@ -155,6 +155,9 @@ public struct CaptureRecord: Sendable {
   public var fileOffset: Int64
   /// Whether the reader skipped damage to reach this record (its `damage.last` says where).
   public var followsDamage = false
+  /// What the reader says once of the capture's record times, on the first record it had to
+  /// time otherwise (a clock that goes back, a microseconds field past a second).
+  public var clockNote: String? = nil
 
   public static let noController: UInt16 = 0xFFFF
 

@@ -49,8 +49,18 @@ public struct LinkState: Sendable {
 
 extension Dissector {
   /// ACL data: header, reassembly, then the L2CAP channel's protocol.
+  /// The ACL handle of Qualcomm's vendor debug records (Android's snoop logs carry them).
+  static let vendorDebugHandle: UInt16 = 0x0EDC
+
   mutating func dissectACL(_ reader: inout ByteReader, into frame: inout DissectedFrame) throws(DecodeError) {
     let header = try HCIDataPacket.decodeACL(&reader, into: &frame)
+    if header.handle == Self.vendorDebugHandle, connections.slot(ConnectionTable.Key(adapter: frame.record.adapter, handle: header.handle)) == nil {
+      // Qualcomm controllers' debug records to Android's stack ride on this handle, never opened
+      // by a connection event: not a connection, not L2CAP (tshark takes some for ATT or SMP).
+      frame.header = .vendorDebugRecord(handle: header.handle, length: header.length)
+      frame.fields.bytes("data", "Vendor debug data", reader.readRemaining())
+      return
+    }
     label(&frame, handle: header.handle, createIfMissing: true)
     let payload = reader.readRemaining()
     let key = ConnectionTable.Key(adapter: frame.record.adapter, handle: header.handle)

@@ -166,6 +166,7 @@ public struct Dissector: Sendable {
         frame.diagnostics.append(Diagnostic(.note, .hci, "connection handle \(label.handle) of hci\(label.adapter) forgotten: more than \(ConnectionTable.maximumOpen) connections open at once"))
       }
     }
+    if let note = frame.record.clockNote { frame.diagnostics.append(Diagnostic(.note, .capture, note)) }
     frame.fields.closeAll()
   }
 

@@ -73,6 +73,11 @@ public enum LinkEvent: Sendable, Equatable {
   /// The host asked to disconnect (HCI Disconnect).
   case disconnectRequested(handle: UInt16, reason: UInt8)
   case disconnected(status: UInt8, handle: UInt16, reason: UInt8)
+  /// A device of the sniffed link `handle` is heard on the advertising channels (advertising to
+  /// be connected, or in a CONNECT_IND) while the link has been quiet for six intervals or
+  /// more, within its supervision timeout: the link may have ended unseen (an encrypted
+  /// LL_TERMINATE_IND, say). Once a quiet spell.
+  case heardElsewhere(handle: UInt16, device: BDAddr)
   case encryptionChanged(status: UInt8, handle: UInt16, enabled: Bool)
   case phyUpdated(status: UInt8, handle: UInt16, transmit: UInt8, receive: UInt8)
   case dataLengthChanged(handle: UInt16, maxTransmitOctets: UInt16, maxTransmitTime: UInt16, maxReceiveOctets: UInt16, maxReceiveTime: UInt16)

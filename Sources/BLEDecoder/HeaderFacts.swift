@@ -123,6 +123,9 @@ public enum HeaderFact: Sendable, Equatable {
   /// ACL data that no upper layer describes: its boundary and length, and what reassembly made
   /// of it.
   case aclData(continuation: Bool, length: Int, reassembly: ACLReassemblyFact)
+  /// ACL data on handle 0x0EDC that no connection event opened: the debug records Qualcomm
+  /// controllers send Android's stack (not a connection; not L2CAP), `length` bytes.
+  case vendorDebugRecord(handle: UInt16, length: Int)
   /// L2CAP data on a channel nothing decodes.
   case channelData(cid: UInt16, length: Int)
   /// Basic-mode data on a channel opened for `psm`, with no decoder.
@@ -267,6 +270,12 @@ public struct AirFact: Sendable, Equatable {
   /// Packets of its side the sniffer missed just before it: a packet counter's jump, or 1 when
   /// its SN shows at least one went by.
   public var missedBefore = 0
+  /// When the sniffer heard nothing on its link for longer than the link may be silent and
+  /// this packet goes on with it: that silence, in microseconds (the sniffer lost the link's
+  /// hops; the devices did not lose the link).
+  public var silenceBefore: Int64?
+  /// Whether it was stored already decrypted (MIC removed) although the link was encrypted.
+  public var storedDecrypted = false
   /// Whether it went on the advertising access address.
   public var isAdvertising: Bool { accessAddress == AirFact.advertisingAccessAddress }
   /// Core Vol 6 Part B §2.1.2.

@@ -22,6 +22,7 @@ enum HeaderWords {
     case let .dataPDU(llid, length, _, _): return llid == 1 && length == 0 ? "Empty PDU" : (llid == 3 ? "LL Control" : "LL Data")
     case .damagedAirPacket: return "CRC error"
     case .linkControl(let control): return LinkControl.name(control.opcode)
+    case .vendorDebugRecord: return "Vendor debug record"
     default:
       break
     }
@@ -194,6 +195,7 @@ enum HeaderWords {
       return "opcode \(hex(opcode, 4)) (OGF \(hex(HCICommand.ogf(opcode), 2)), OCF \(hex(HCICommand.ocf(opcode), 4)))"
     case .unknownEvent(let code): return "event code " + hex(code, 2)
     case .unknownRecord(let type): return "type " + hex(type, type > 0xFF ? 4 : 2)
+    case let .vendorDebugRecord(handle, length): return "ACL handle \(hex(handle, 4)), \(length) bytes (Qualcomm's, to Android's stack; not a connection)"
 
     case let .disconnect(handle, reason):
       return "handle \(handle), " + (AssignedNumbers.hciErrorName(reason)?.description ?? "reason " + hex(reason, 2))

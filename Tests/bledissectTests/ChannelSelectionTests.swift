@@ -31,6 +31,8 @@ import Testing
     var packets = 0
     var matching1 = 0
     var matching2 = 0
+    /// Whether every packet was on channel index 0 (a writer that records no channel).
+    var onlyChannelZero = true
     /// The first packets on neither algorithm's channel: frame, event, channel heard.
     var strays: [(frame: Int, event: UInt16, channel: UInt8)] = []
   }
@@ -62,6 +64,7 @@ import Testing
         air.header.crc != .invalid
       else { continue }
       counts[air.accessAddress, default: LinkChannels()].packets += 1
+      if channel != 0 { counts[air.accessAddress]!.onlyChannelZero = false }
       if ChannelSelection.algorithm1(event: event, hop: link.hop, used: link.used) == channel { counts[air.accessAddress]!.matching1 += 1 }
       let two = ChannelSelection.algorithm2(event: event, accessAddress: air.accessAddress, used: link.used) == channel
       if two { counts[air.accessAddress]!.matching2 += 1 }
@@ -82,7 +85,9 @@ import Testing
   @Test(arguments: corpusFiles + ["air/hr_strap_session_sniffed.pcap", "air/diff_broken_b_sniffed.pcap.gz"].map { capturePath($0) })
   func countedEventsGiveTheChannelsHeard(path: String) throws {
     let name = URL(fileURLWithPath: path).lastPathComponent
-    for (accessAddress, link) in try Self.check(path) where link.packets >= 10 {
+    // SweynTooth's writer puts channel index 0 on every packet, advertising ones too (which go
+    // on 37–39): it records no channel, so its links are not checked.
+    for (accessAddress, link) in try Self.check(path) where link.packets >= 10 && !link.onlyChannelZero {
       let best = max(link.matching1, link.matching2)
       print("\(name) 0x\(String(accessAddress, radix: 16)): \(link.packets) packets, algorithm #1 \(link.matching1), #2 \(link.matching2)")
       #expect(Double(best) >= 0.99 * Double(link.packets), "\(name) 0x\(String(accessAddress, radix: 16)): \(link.packets) packets, on the expected channel: #1 \(link.matching1), #2 \(link.matching2); first strays \(link.strays)")

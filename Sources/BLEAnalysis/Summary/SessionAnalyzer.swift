@@ -80,16 +80,30 @@ public struct SessionAnalyzer: Sendable {
     if !frame.linkEvents.isEmpty {
       for event in frame.linkEvents { linkEvent(event, frame: frame, time: time) }
     }
+    // Data on a link is the link heard (air packets above; ACL here).
+    if case .acl = frame.record.kind, let label = frame.connection { heard(label, frame: frame.number, time: time) }
     guard let att = frame.att, let label = frame.connection else { return }
     let index = link(label, frame: frame.number, time: time)
     guard index >= 0 else { return }
     attFrame(att, frame: &frame, index: index, time: time)
   }
 
+  /// A packet on the link: when it was last heard.
+  mutating func heard(_ label: ConnectionLabel, frame: Int, time: Int64) {
+    let index = link(label, frame: frame, time: time)
+    guard index >= 0 else { return }
+    summary.connections[index].lastHeard = time
+    summary.connections[index].lastHeardFrame = frame
+    summary.connections[index].heardElsewhere = nil
+  }
+
   /// A data PDU sniffed on a link: counted with what became of it, its signal by side.
   mutating func airPacket(_ air: AirFact, frame: DissectedFrame, label: ConnectionLabel, time: Int64) {
     let index = link(label, frame: frame.number, time: time)
     guard index >= 0 else { return }
+    summary.connections[index].lastHeard = time
+    summary.connections[index].lastHeardFrame = frame.number
+    summary.connections[index].heardElsewhere = nil
     var counts = summary.connections[index].air ?? AirLinkSummary()
     counts.packets += 1
     counts.missed = counts.missed.saturatingAdd(air.missedBefore)
@@ -98,6 +112,11 @@ public struct SessionAnalyzer: Sendable {
       if counts.firstRetransmission == nil { counts.firstRetransmission = (frame.number, time) }
     }
     if air.keySource != nil { counts.decrypted += 1 }
+    if air.storedDecrypted { counts.storedDecrypted += 1 }
+    if let silence = air.silenceBefore {
+      counts.snifferGaps += 1
+      if silence > counts.longestSnifferGap?.microseconds ?? 0 { counts.longestSnifferGap = (silence, frame.number) }
+    }
     switch frame.header {
     case .damagedAirPacket:
       counts.damaged += 1
@@ -118,6 +137,8 @@ public struct SessionAnalyzer: Sendable {
     let end = summary.lastTimestamp ?? 0
     for (_, open) in open where open.index >= 0 {
       settleActivities(open.index, at: end)
+      summary.connections[open.index].captureEnd = end
+      summary.connections[open.index].ending = Self.ending(ofOpen: summary.connections[open.index], captureEnd: end)
     }
     open.removeAll()
     for attempt in pendingAttempts {
@@ -130,6 +151,26 @@ public struct SessionAnalyzer: Sendable {
       guard let database = databases[.peer(summary.devices[index].address)] else { continue }
       summary.devices[index].services = database.serviceList.map { ServiceEntry(start: $0.start, end: $0.end, uuid: $0.uuid, primary: $0.primary) }
     }
+  }
+
+  /// How the capture leaves a link still open at its end. An HCI capture is its host's, which
+  /// hears every link it has: open at the end. A sniffed link heard within its supervision
+  /// timeout (the one in force) of the end is open at the end; one silent for longer is "last
+  /// heard at": the devices may have dropped it, or the sniffer lost its hops.
+  static func ending(ofOpen connection: ConnectionSummary, captureEnd: Int64) -> ConnectionSummary.Ending {
+    guard connection.air != nil else { return .openAtEnd }
+    if let heard = connection.heardElsewhere { return .endedUnseen(frame: heard.frame, time: heard.time, device: heard.device) }
+    let silence = Timestamp.elapsed(from: connection.lastHeard, to: captureEnd)
+    return silence > quietLimit(connection) ? .lastHeard : .openAtEnd
+  }
+
+  /// How long a sniffed link may go unheard and still be called open: six connection
+  /// intervals (the central sends in every event, Core Vol 6 Part B §4.5.1, so a sniffer
+  /// following the link hears it at least once an interval); 4 s, the longest interval, when
+  /// the interval is not known.
+  public static func quietLimit(_ connection: ConnectionSummary) -> Int64 {
+    guard let interval = connection.parameters?.interval else { return 4_000_000 }
+    return Int64(interval) * 1_250 * 6
   }
 
   // MARK: - Devices
@@ -208,8 +249,9 @@ public struct SessionAnalyzer: Sendable {
   ) -> Int {
     let key = Self.key(adapter: adapter, handle: handle)
     if let previous = open[key], previous.index >= 0 {
-      // The handle was not seen closing: what is known of that link ends here.
+      // The handle was not seen closing: it had closed by the time a new link took it.
       settleActivities(previous.index, at: summary.connections[previous.index].lastActivity)
+      summary.connections[previous.index].ending = .handleReused(connection: summary.connections.count + 1, frame: frame)
     }
     if open.count >= Self.maximumOpenLinks { open.removeAll() }
     lastKey = .max
@@ -224,7 +266,8 @@ public struct SessionAnalyzer: Sendable {
     let number = summary.connections.count + 1
     summary.connections.append(ConnectionSummary(
       number: number, adapter: adapter, handle: handle, generation: generation, peer: peer, peerType: peerType, role: role,
-      startSeen: startSeen, startFrame: frame, start: time, lastActivity: time, parameters: parameters, openingParameters: parameters))
+      startSeen: startSeen, startFrame: frame, start: time, lastActivity: time, lastHeard: time, lastHeardFrame: frame, parameters: parameters,
+      openingParameters: parameters))
     work.append(LinkWork())
     open[key] = OpenLink(generation: generation, index: number - 1)
     return number - 1
@@ -289,12 +332,16 @@ public struct SessionAnalyzer: Sendable {
       summary.connections[index].end = time
       summary.connections[index].endFrame = frame.number
       summary.connections[index].lastActivity = time
+      summary.connections[index].ending = .ended
       summary.connections[index].disconnectReason = reason
       summary.connections[index].initiator = initiator(reason: reason, requested: work[index].disconnectRequested)
       settleActivities(index, at: time)
       work[index] = LinkWork()
       open[key] = nil
       lastKey = .max
+    case .heardElsewhere(let handle, let device):
+      guard let known = open[Self.key(adapter: adapter, handle: handle)], known.index >= 0 else { return }
+      if summary.connections[known.index].heardElsewhere == nil { summary.connections[known.index].heardElsewhere = (frame.number, time, device) }
     case .encryptionChanged(let status, let handle, let enabled):
       guard let index = openIndex(adapter: adapter, handle: handle, label: frame.connection, frame: frame.number, time: time) else { return }
       if status == 0 {

@@ -217,6 +217,18 @@ public struct ConnectionSummary: Sendable {
   public var end: Int64?
   /// The last frame of the connection seen (its end when still open).
   public var lastActivity: Int64
+  /// The last packet on the link (data, air or HCI event naming it), and its frame: what
+  /// "last heard at" says when the capture cannot tell how the link ended.
+  public var lastHeard: Int64 = 0
+  public var lastHeardFrame = 0
+  /// How the capture leaves the link (`SessionAnalyzer.finish` decides, by the rules in
+  /// docs/cli.md "How summary decides").
+  public var ending: Ending = .openAtEnd
+  /// The capture's last frame's time, for a link open at its end.
+  public var captureEnd: Int64 = 0
+  /// A device of the sniffed link heard advertising after the link's last packet (the
+  /// `heardElsewhere` link event): frame, time and device.
+  public var heardElsewhere: (frame: Int, time: Int64, device: BDAddr)?
   public var disconnectReason: UInt8?
   public var initiator: DisconnectInitiator?
   /// The reason the local host gave in HCI Disconnect.
@@ -258,8 +270,34 @@ public struct ConnectionSummary: Sendable {
   /// What a sniffer saw of the link's packets (captures sniffed over the air only).
   public var air: AirLinkSummary?
 
-  /// Microseconds from the start to the end (or to the last frame seen).
-  public var duration: Int64 { Timestamp.elapsed(from: start, to: end ?? lastActivity) }
+  /// Microseconds from the start to its end: the disconnect, the capture's end when it was
+  /// still open then, else the last packet heard.
+  public var duration: Int64 {
+    switch ending {
+    case .ended: return Timestamp.elapsed(from: start, to: end ?? lastHeard)
+    case .openAtEnd: return Timestamp.elapsed(from: start, to: captureEnd)
+    case .lastHeard, .handleReused, .endedUnseen: return Timestamp.elapsed(from: start, to: lastHeard)
+    }
+  }
+
+  /// How a capture leaves a link.
+  public enum Ending: Sendable, Equatable {
+    /// Its disconnect is in the capture: HCI Disconnection Complete, LL_TERMINATE_IND, or a
+    /// sniffed link's silence its devices' advertising proved a loss.
+    case ended
+    /// Open at the capture's end: an HCI capture (its host hears every link), or a sniffed
+    /// link heard within its supervision timeout of the end.
+    case openAtEnd
+    /// A sniffed link silent for longer than its supervision timeout when the capture ended:
+    /// whether the devices dropped it or the sniffer lost it, the capture cannot tell.
+    case lastHeard
+    /// Its handle was taken by a later connection (`connection`, opened in `frame`) without
+    /// its disconnect in the capture.
+    case handleReused(connection: Int, frame: Int)
+    /// A sniffed link whose device was heard advertising to be connected (or in a
+    /// CONNECT_IND) in `frame`, after the link's last packet: it ended unseen.
+    case endedUnseen(frame: Int, time: Int64, device: BDAddr)
+  }
 }
 
 /// A sniffed link's packets: how many, what became of them, and how strong each side was
@@ -278,6 +316,12 @@ public struct AirLinkSummary: Sendable {
   public var sealed = 0
   /// Each side's signal: central (host to controller), then peripheral.
   public var signal = [SignalStatistics(), SignalStatistics()]
+  /// Silences the sniffer heard on the link, longer than the link may be silent, after which
+  /// the link went on (it lost the link's hops): how many, the longest and where it ended.
+  public var snifferGaps = 0
+  public var longestSnifferGap: (microseconds: Int64, frame: Int)?
+  /// Packets stored already decrypted although the link was encrypted.
+  public var storedDecrypted = 0
   /// The first retransmission and the first damaged packet: frame and time.
   public var firstRetransmission: (frame: Int, time: Int64)?
   public var firstDamaged: (frame: Int, time: Int64)?

@@ -46,6 +46,18 @@ enum AirPacket {
       frame.fields.bytes("payload", "Payload (not decoded)", pdu.readRemaining())
     } else if accessAddress == AirFact.advertisingAccessAddress {
       let request = try AdvertisingPDU.decode(&pdu, into: &frame, registry: dissector.registry)
+      // A silent link's device heard again here: advertising to be connected (ADV_IND,
+      // ADV_DIRECT_IND), or in a CONNECT_IND. Others may advertise or scan while connected.
+      if !dissector.airLinks.byDevice.isEmpty {
+        switch frame.header {
+        case let .advertisingPDU(type, advertiser?, _, _) where type == 0 || type == 1:
+          dissector.heardElsewhere(advertiser, into: &frame)
+        case let .connectIndication(initiator, advertiser, _, _, _):
+          dissector.heardElsewhere(initiator, into: &frame)
+          dissector.heardElsewhere(advertiser, into: &frame)
+        default: break
+        }
+      }
       if case let .connectIndication(initiator, advertiser, advertiserType, linkAddress, _) = frame.header, let request {
         dissector.openAirLink(
           linkAddress, central: (initiator, request.initiatorType), peripheral: (advertiser, advertiserType), parameters: request.parameters,
@@ -129,9 +141,23 @@ struct AirLinks: Sendable {
     /// When the link was last heard from, and in which frame (its CONNECT_IND to begin with).
     var lastHeard: Int64?
     var lastFrame = 0
-    /// Whether the link ended: LL_TERMINATE_IND, or silence past its supervision timeout.
+    /// Whether the link ended: LL_TERMINATE_IND, or silence past its supervision timeout
+    /// while one of its devices was heard advertising or connecting again (`takeLostLinks`).
     var ended = false
     var endedBySilence = false
+    /// Whether nothing has been heard on it for longer than it may be silent (`lossTime`): the
+    /// devices dropped it, or the sniffer lost its hops. Which one, later frames tell: a packet
+    /// on its access address (the link went on), or one of its devices advertising or in a new
+    /// CONNECT_IND (it was lost); the capture's end tells neither.
+    var silent = false
+    /// Whether one of its devices was said heard advertising during this quiet spell.
+    var saidHeardElsewhere = false
+    /// Whether the link's encryption start was announced (its first encrypted packet).
+    var encryptionAnnounced = false
+    /// Whether the capture holds the link's encrypted packets already decrypted, MIC stripped
+    /// (a packet after LL_START_ENC_REQ too short to carry a MIC, or an L2CAP header that
+    /// fits the plain length).
+    var storesPlaintext = false
     /// Each side's last data packet: its SN and what it carried (a retransmission repeats both).
     var last = DirectionalPair<(sn: UInt8, digest: UInt32)?>(nil)
     /// Who sent the last data packet, and when, to tell who sent the next when the sniffer
@@ -150,28 +176,43 @@ struct AirLinks: Sendable {
   /// How often (capture time, µs) links are checked for silence: timeouts are 100 ms or more.
   static let timeoutCheckInterval: Int64 = 50_000
 
-  /// Links silent for longer than their supervision timeout at `time`: the devices have
-  /// dropped them (Core Vol 6 Part B §4.5.2). Each is marked ended; returns its handle, its last
-  /// frame and its timeout. Scans at most every `timeoutCheckInterval`.
+  /// When the devices would drop the link if nothing more is heard on it (Core Vol 6 Part B
+  /// §4.5.2), by the parameters in force: six intervals after the CONNECT_IND until its first
+  /// packet, else the supervision timeout after the last packet — unless an update's instant
+  /// comes first: the timer restarts there with the new timeout, and the first event under the
+  /// new parameters may come up to a new interval later (§5.1.1). Nil when not known.
+  static func lossTime(_ link: Link) -> Int64? {
+    guard let last = link.lastHeard else { return nil }
+    let limit = link.established ? link.supervisionTimeout : link.establishmentTimeout ?? link.supervisionTimeout
+    guard let limit else { return nil }
+    let loss = last.saturatingAdd(limit)
+    guard let pending = link.pendingUpdate, let interval = link.interval, let anchor = link.anchor else { return loss }
+    let eventsAhead = Int64(max(0, Int16(bitPattern: pending.instant &- link.event)))
+    let instant = anchor.saturatingAdd(eventsAhead.saturatingMultiply(interval))
+    guard instant <= loss else { return loss }
+    let newTimeout = Int64(pending.parameters.supervisionTimeout) * 10_000
+    let newInterval = Int64(pending.parameters.interval) * 1_250
+    return instant.saturatingAdd(newTimeout).saturatingAdd(newInterval)
+  }
+
+  /// Links silent at `time` for longer than they may be (`lossTime`), not yet said: each is
+  /// marked silent, not ended (the sniffer may have lost it; later frames tell). Returns its
+  /// handle, its last frame and how long it could be silent. Scans at most every
+  /// `timeoutCheckInterval`.
   mutating func takeSilentLinks(at time: Int64) -> [SilentLink] {
     nextTimeoutCheck = time.saturatingAdd(Self.timeoutCheckInterval)
     var silent: [(accessAddress: UInt32, link: SilentLink)] = []
     var anyOpen = false
-    for (accessAddress, link) in links.storage where !link.ended {
-      let limit = link.established ? link.supervisionTimeout : link.establishmentTimeout ?? link.supervisionTimeout
-      guard let limit, let last = link.lastHeard else { continue }
-      if time.saturatingSubtract(last) > limit {
-        silent.append((accessAddress, SilentLink(handle: link.handle, lastFrame: link.lastFrame, limit: limit, established: link.established)))
+    for (accessAddress, link) in links.storage where !link.ended && !link.silent {
+      guard let loss = Self.lossTime(link), let last = link.lastHeard else { continue }
+      if time > loss {
+        silent.append((accessAddress, SilentLink(handle: link.handle, lastFrame: link.lastFrame, limit: loss.saturatingSubtract(last), established: link.established)))
       } else {
         anyOpen = true
       }
     }
-    for (accessAddress, _) in silent {
-      _ = links.modify(accessAddress) {
-        $0.ended = true
-        $0.endedBySilence = true
-      }
-    }
+    for (accessAddress, _) in silent { _ = links.modify(accessAddress) { $0.silent = true } }
+    silentLinks += silent.count
     if !anyOpen { nextTimeoutCheck = .max }
     return silent.map(\.link).sorted { $0.lastFrame < $1.lastFrame }
   }
@@ -180,11 +221,74 @@ struct AirLinks: Sendable {
     var handle: UInt16
     /// The last frame heard on it.
     var lastFrame: Int
-    /// How long it may be silent, in microseconds.
+    /// How long it could be silent, in microseconds.
     var limit: Int64
     /// Whether it had carried a data packet (else it failed to be established).
     var established: Bool
   }
+
+  /// Links marked silent (`silent`, not ended), so advertising needs no scan while there are none.
+  var silentLinks = 0
+
+  /// The access addresses of the links each device is in (from their CONNECT_INDs), to find a
+  /// device's links when it is heard advertising without a scan. Bounded: cleared when full
+  /// (links are then not found by device, only by access address).
+  var byDevice: [BDAddr: [UInt32]] = [:]
+  static let maximumDevices = 2 * maximumLinks
+
+  mutating func index(_ accessAddress: UInt32, devices: BDAddr...) {
+    if byDevice.count >= Self.maximumDevices { byDevice.removeAll() }
+    for device in devices {
+      var addresses = byDevice[device, default: []].filter { links[$0] != nil && $0 != accessAddress }
+      addresses.append(accessAddress)
+      byDevice[device] = Array(addresses.suffix(8))
+    }
+  }
+
+  /// What hearing `device` on the advertising channels (advertising to be connected, or in a
+  /// CONNECT_IND) at `time` says of its open links: a silent one was lost (each is marked
+  /// ended and returned); one quiet for six intervals or more (the central sends in every
+  /// event, §4.5.1) may have ended unseen — its handle is returned once a quiet spell.
+  mutating func heardElsewhere(_ device: BDAddr, at time: Int64) -> (lost: [SilentLink], quiet: [UInt16]) {
+    guard let addresses = byDevice[device] else { return ([], []) }
+    var lost: [SilentLink] = []
+    var quiet: [UInt16] = []
+    for accessAddress in addresses {
+      _ = links.modify(accessAddress) { link in
+        guard !link.ended, link.central == device || link.peripheral == device, let last = link.lastHeard else { return }
+        if link.silent {
+          let limit = Self.lossTime(link).map { $0.saturatingSubtract(last) } ?? 0
+          lost.append(SilentLink(handle: link.handle, lastFrame: link.lastFrame, limit: limit, established: link.established))
+          link.silent = false
+          link.ended = true
+          link.endedBySilence = true
+        } else if !link.saidHeardElsewhere, let interval = link.interval, time.saturatingSubtract(last) >= interval.saturatingMultiply(6) {
+          link.saidHeardElsewhere = true
+          quiet.append(link.handle)
+        }
+      }
+    }
+    silentLinks = max(0, silentLinks - lost.count)
+    return (lost.sorted { $0.lastFrame < $1.lastFrame }, quiet)
+  }
+
+  /// Whether the link's encryption start is still to be announced; from now on it is not.
+  mutating func announceEncryption(_ accessAddress: UInt32) -> Bool {
+    links.modify(accessAddress) { link in
+      defer { link.encryptionAnnounced = true }
+      return !link.encryptionAnnounced
+    } ?? false
+  }
+
+  /// Whether the capture stores this link's packets decrypted (`Link.storesPlaintext`).
+  func storesPlaintext(_ accessAddress: UInt32) -> Bool { links[accessAddress]?.storesPlaintext ?? false }
+
+  mutating func noteStoresPlaintext(_ accessAddress: UInt32) {
+    _ = links.modify(accessAddress) { $0.storesPlaintext = true }
+  }
+
+  /// Whether a packet of the link was opened with a key yet.
+  func wasOpened(_ accessAddress: UInt32) -> Bool { links[accessAddress]?.encryption.cipher != nil }
 
   /// Marks the link ended (LL_TERMINATE_IND); its last packets (the acknowledgement) still
   /// come on its access address.
@@ -194,7 +298,11 @@ struct AirLinks: Sendable {
 
 
   mutating func setEncrypted(_ accessAddress: UInt32, _ value: Bool) {
-    _ = links.modify(accessAddress) { $0.encrypted = value }
+    _ = links.modify(accessAddress) {
+      $0.encrypted = value
+      // A restart after a pause is a new start to announce.
+      if !value { $0.encryptionAnnounced = false }
+    }
   }
 
   /// LL_ENC_REQ and LL_ENC_RSP: the halves of the session key diversifier and IV.
@@ -283,6 +391,12 @@ struct AirLinks: Sendable {
     var update: (parameters: ConnectionParameters, frame: Int)?
     /// A PHY update whose instant it reached: the PHY each way now (HCI's numbering).
     var phyUpdate: (toPeripheral: UInt8, toCentral: UInt8)?
+    /// When the link had been silent for longer than it may be and this packet goes on with
+    /// it: the silence (µs) and the last frame before it — the sniffer lost it, the devices did
+    /// not.
+    var gap: (microseconds: Int64, lastFrame: Int)?
+    /// That side's last packet before this one, to put back when its direction turns out wrong.
+    var previousLast: (sn: UInt8, digest: UInt32)?
   }
 
   /// Notes a data PDU on `accessAddress` sent at `time` with `sn` and `digest`
@@ -296,6 +410,13 @@ struct AirLinks: Sendable {
   ) -> Seen {
     let gap = coded ? Self.eventGap * 8 : Self.eventGap
     func note(_ link: inout Link, isNew: Bool) -> Seen {
+      var silence: (microseconds: Int64, lastFrame: Int)?
+      link.saidHeardElsewhere = false
+      if link.silent {
+        // Heard again on its access address: it went on while the sniffer heard nothing.
+        link.silent = false
+        silence = (time.saturatingSubtract(link.lastHeard ?? time), link.lastFrame)
+      }
       let direction: Direction
       let opensEvent = link.lastTime.map { time.saturatingSubtract($0) > gap || time < $0 } ?? true
       if let fromCentral {
@@ -317,7 +438,7 @@ struct AirLinks: Sendable {
       return Seen(
         handle: link.handle, isNew: isNew, direction: direction, inferred: fromCentral == nil, repeated: repeated, missedBefore: missedBefore,
         encrypted: link.encrypted, ended: link.ended, event: link.interval == nil && eventCounter == nil ? nil : link.event, update: update,
-        phyUpdate: phyUpdate)
+        phyUpdate: phyUpdate, gap: silence, previousLast: last)
     }
     // A packet on the access address of a link that ended by silence, or long after its
     // LL_TERMINATE_IND, belongs to a new connection whose CONNECT_IND went unseen (tools that
@@ -326,11 +447,29 @@ struct AirLinks: Sendable {
       let reused = link.ended && (link.endedBySilence || time.saturatingSubtract(link.lastHeard ?? time) > (link.supervisionTimeout ?? 0))
       return reused ? nil : note(&link, isNew: false)
     }
-    if let known, let seen = known { return seen }
+    if let known, let seen = known {
+      if seen.gap != nil {
+        silentLinks = max(0, silentLinks - 1)
+        nextTimeoutCheck = min(nextTimeoutCheck, time.saturatingAdd(Self.timeoutCheckInterval))
+      }
+      return seen
+    }
     var fresh = Link(handle: takeHandle())
     let seen = note(&fresh, isNew: true)
     links[accessAddress] = fresh
     return seen
+  }
+
+  /// The packet last noted on the link was sent by `direction`'s side after all (its MIC says
+  /// so, against the sniffer's flag): its SN and digest move to that side, and the other side's
+  /// last packet is put back.
+  mutating func reassignLast(_ accessAddress: UInt32, to direction: Direction, previous: (sn: UInt8, digest: UInt32)?) {
+    _ = links.modify(accessAddress) { link in
+      let other: Direction = direction == .hostToController ? .controllerToHost : .hostToController
+      link.last[direction] = link.last[other]
+      link.last[other] = previous
+      link.lastDirection = direction
+    }
   }
 
   /// Moves the link's event count on when a packet opens an event (by the intervals since the
@@ -444,6 +583,7 @@ struct AirLinks: Sendable {
     link.lastHeard = time
     link.lastFrame = frame
     links[accessAddress] = link
+    index(accessAddress, devices: central.0, peripheral.0)
     nextTimeoutCheck = min(nextTimeoutCheck, time.saturatingAdd(Self.timeoutCheckInterval))
     return handle
   }

@@ -55,7 +55,12 @@ extension Dissector {
       frame.fields.flag("retransmission", "Retransmission", true)
       frame.air?.isRetransmission = true
     }
-    if seen.missedBefore { missedPackets(nil, encrypted: false, slot: slot, direction: direction, into: &frame) }
+    if let gap = seen.gap {
+      frame.air?.silenceBefore = gap.microseconds
+      frame.diagnostics.append(Diagnostic(
+        .note, .linkLayer,
+        "the sniffer heard nothing on this link for \(Self.words(microseconds: gap.microseconds)) (since #\(gap.lastFrame)), longer than it may be silent: it lost the link's hops, and the link went on"))
+    }
     if let (parameters, updateFrame) = seen.update {
       // What HCI's LE Connection Update Complete says, at the instant.
       frame.linkEvents.append(.parametersUpdated(status: 0, handle: handle, parameters: parameters))
@@ -65,7 +70,27 @@ extension Dissector {
       // The central's transmit is toward the peripheral (HCI's LE PHY Update Complete).
       frame.linkEvents.append(.phyUpdated(status: 0, handle: handle, transmit: toPeripheral, receive: toCentral))
     }
-    let encrypted = length > 0 && seen.encrypted && frame.air?.header.decryptedBySniffer != true
+    // Encryption is a fact of the LL procedure, whether or not a key opens it: the link's
+    // first packet after LL_START_ENC_REQ that is not empty was sent encrypted (Core Vol 6
+    // Part B §5.1.3.1), so from it the link is encrypted — what HCI's Encryption Change says.
+    if length > 0 && seen.encrypted && !repeated && airLinks.announceEncryption(accessAddress) {
+      frame.linkEvents.append(.encryptionChanged(status: 0, handle: handle, enabled: true))
+    }
+    var encrypted = length > 0 && seen.encrypted && frame.air?.header.decryptedBySniffer != true
+    if encrypted && (airLinks.storesPlaintext(accessAddress) || Self.isStoredPlaintext(payload, llid: llid, link: accessAddress, airLinks)) {
+      // Written already decrypted (SweynTooth's and crackle's files): decoded as it is.
+      if !airLinks.storesPlaintext(accessAddress) {
+        airLinks.noteStoresPlaintext(accessAddress)
+        frame.diagnostics.append(Diagnostic(
+          .note, .linkLayer,
+          "this capture holds the link's encrypted packets already decrypted, MIC removed (this packet is too short for a MIC, or its L2CAP length fits it without one): decoded as plain text"))
+      }
+      frame.air?.storedDecrypted = true
+      encrypted = false
+    }
+    // A packet opened with the link's key says by its counter what was missed (and by its MIC
+    // who sent it); others by their SN.
+    if seen.missedBefore && !encrypted { missedPackets(nil, encrypted: false, slot: slot, direction: direction, into: &frame) }
     if repeated && (llid != 3 || encrypted) {
       // Shown, not decoded again; an encrypted one keeps its counter, so it is not opened again.
       if encrypted { frame.fields.flag("encrypted", "Encrypted", true) }
@@ -75,7 +100,8 @@ extension Dissector {
     }
     if encrypted {
       try dissectEncryptedPayload(
-        payload, header: bits, llid: llid, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group, into: &frame)
+        payload, header: bits, llid: llid, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group,
+        previousLast: seen.previousLast, missedBefore: seen.missedBefore, into: &frame)
       return
     }
     try dissectDataPayload(payload, llid: llid, length: length, repeated: repeated, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group, into: &frame)
@@ -85,12 +111,23 @@ extension Dissector {
   /// text, or shown encrypted with why it was not opened.
   mutating func dissectEncryptedPayload(
     _ payload: ByteView, header bits: UInt8, llid: UInt8, accessAddress: UInt32, handle: UInt16, slot: Int, direction: Direction, group: Int,
-    into frame: inout DissectedFrame
+    previousLast: (sn: UInt8, digest: UInt32)?, missedBefore: Bool, into frame: inout DissectedFrame
   ) throws(DecodeError) {
     let length = payload.count
     frame.fields.flag("encrypted", "Encrypted", true)
     switch airLinks.open(accessAddress, header: bits, sealed: payload, direction: direction, keys: keys, learned: learnedKeys, trials: &keyTrialsLeft) {
-    case let .opened(plain, counter, missed, keySource):
+    case let .opened(plain, counter, missed, keySource, flipped):
+      var direction = direction
+      if flipped {
+        // The MIC verifies only as sent by the other side: the sniffer's flag was wrong.
+        direction = direction.opposite
+        frame.direction = direction
+        airLinks.reassignLast(accessAddress, to: direction, previous: previousLast)
+        let side = direction == .hostToController ? "central → peripheral" : "peripheral → central"
+        frame.fields.add("corrected_direction", "Direction (from the MIC)", .text(side))
+        frame.diagnostics.append(Diagnostic(
+          .warning, .linkLayer, "the sniffer's direction flag is wrong: the MIC verifies only as sent \(side), which is used"))
+      }
       frame.fields.add("key", "Decrypted with", .text(keySource))
       frame.air?.keySource = keySource
       decryptedBySource[keySource, default: 0] += 1
@@ -103,6 +140,7 @@ extension Dissector {
         try dissectDataPayload(open.readRemaining(), llid: llid, length: plain.count, repeated: false, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group, into: &frame)
       }
     case .sealed(let reason):
+      if missedBefore { missedPackets(nil, encrypted: false, slot: slot, direction: direction, into: &frame) }
       frame.header = .dataPDU(llid: llid, length: length, encrypted: true, reassembly: .none)
       var sealed = ByteReader(payload, layer: .linkLayer)
       frame.fields.bytes("payload", "Encrypted payload", try sealed.readBytes(count: max(length - 4, 0)))
@@ -161,9 +199,6 @@ extension Dissector {
     switch fact {
     case .opcode(0x05):  // LL_START_ENC_REQ: what follows on this link is encrypted
       airLinks.setEncrypted(accessAddress, true)
-    case .opcode(0x06) where direction == .controllerToHost:
-      // The peripheral's LL_START_ENC_RSP ends the procedure: what HCI's Encryption Change says.
-      frame.linkEvents.append(.encryptionChanged(status: 0, handle: handle, enabled: true))
     case .opcode(0x0B):  // LL_PAUSE_ENC_RSP: no longer
       airLinks.setEncrypted(accessAddress, false)
       frame.linkEvents.append(.encryptionChanged(status: 0, handle: handle, enabled: false))
@@ -233,15 +268,32 @@ extension Dissector {
     frame.connection = closeAirConnection(handle, reason: reason, into: &frame)
   }
 
-  /// Links silent past their supervision timeout are gone (Core Vol 6 Part B §4.5.2): each is
-  /// closed on this frame, and a note says it was inferred.
+  /// Links silent past the time they may be (`AirLinks.lossTime`, Core Vol 6 Part B §4.5.2)
+  /// are said on this frame, not closed: a sniffer that lost a link's hops hears the same
+  /// silence as one whose link was dropped. Later frames tell which (`closeLostAirLinks`, a
+  /// packet on the link); the capture's end tells neither ("last heard at").
   mutating func closeSilentAirLinks(into frame: inout DissectedFrame) {
-    for lost in airLinks.takeSilentLinks(at: frame.record.timestamp) {
+    for silent in airLinks.takeSilentLinks(at: frame.record.timestamp) {
       frame.diagnostics.append(Diagnostic(
         .note, .linkLayer,
-        "conn \(lost.handle): nothing heard since #\(lost.lastFrame) for longer than it may be silent (\(lost.limit / 1000) ms): taken as lost, unless the sniffer stopped following it"))
-      // Connection Timeout, or Connection Failed to be Established before any packet.
-      _ = closeAirConnection(lost.handle, reason: lost.established ? 0x08 : 0x3E, into: &frame)
+        "conn \(silent.handle): nothing heard since #\(silent.lastFrame) for longer than it may be silent (\(silent.limit / 1000) ms): the devices dropped it, or the sniffer lost it"))
+    }
+  }
+
+  /// One of an open link's devices is heard on the advertising channels (advertising to be
+  /// connected, or in a CONNECT_IND). A link silent past the time it may be was lost
+  /// (Connection Timeout, or Failed to be Established before any packet): closed on this frame.
+  /// One quiet for six intervals or more may have ended unseen: said, as a link event.
+  mutating func heardElsewhere(_ device: BDAddr, into frame: inout DissectedFrame) {
+    let (lost, quiet) = airLinks.heardElsewhere(device, at: frame.record.timestamp)
+    for link in lost {
+      frame.diagnostics.append(Diagnostic(
+        .note, .linkLayer,
+        "conn \(link.handle): silent since #\(link.lastFrame) for longer than it may be (\(link.limit / 1000) ms), and \(device) is heard here: the link was lost"))
+      _ = closeAirConnection(link.handle, reason: link.established ? 0x08 : 0x3E, into: &frame)
+    }
+    for handle in quiet {
+      frame.linkEvents.append(.heardElsewhere(handle: handle, device: device))
     }
   }
 
@@ -265,6 +317,14 @@ extension Dissector {
     window: (size: UInt8, offset: UInt16), into frame: inout DissectedFrame
   ) {
     let (peripheral, peripheralType) = peripheral
+    if let old = airLinks.links[accessAddress], old.silent, !old.ended {
+      // A new link on a silent one's access address (tools that reuse them): that one was lost.
+      airLinks.end(accessAddress)
+      airLinks.silentLinks = max(0, airLinks.silentLinks - 1)
+      frame.diagnostics.append(Diagnostic(
+        .note, .linkLayer, "conn \(old.handle): silent since #\(old.lastFrame), and a new link takes its access address here: it was lost"))
+      _ = closeAirConnection(old.handle, reason: old.established ? 0x08 : 0x3E, into: &frame)
+    }
     let handle = airLinks.open(
       accessAddress, central: central, peripheral: (peripheral, peripheralType), interval: parameters.interval,
       supervisionTimeout: parameters.supervisionTimeout, window: window,
@@ -275,6 +335,25 @@ extension Dissector {
     frame.connection = connection.label
     frame.linkEvents.append(.connectRequested(peer: peripheral, peerType: peripheralType, isLE: true))
     frame.linkEvents.append(.connected(status: 0, handle: handle, peer: peripheral, peerType: peripheralType, role: .central, parameters: parameters))
+  }
+}
+
+extension Dissector {
+  /// Whether a payload that should be encrypted was stored decrypted: too short for a MIC
+  /// (every encrypted payload has one, 4 octets, and at least one octet before it), or, while no
+  /// key has opened the link, an L2CAP start whose basic header gives exactly its length on a
+  /// fixed channel (ATT, signaling, SMP), which cipher text matches about once in 2³⁰.
+  static func isStoredPlaintext(_ payload: ByteView, llid: UInt8, link accessAddress: UInt32, _ airLinks: AirLinks) -> Bool {
+    if payload.count < 5 { return true }
+    guard llid == 2, !airLinks.wasOpened(accessAddress) else { return false }
+    var reader = ByteReader(payload, layer: .linkLayer)
+    guard let length = try? reader.readUInt16LE(), let channel = try? reader.readUInt16LE() else { return false }
+    return Int(length) == payload.count - 4 && (channel == 4 || channel == 5 || channel == 6)
+  }
+
+  /// A span as a reader says it: "850 ms", "3.2 s".
+  static func words(microseconds: Int64) -> String {
+    microseconds < 1_000_000 ? "\(microseconds / 1000) ms" : "\(microseconds / 1_000_000).\(microseconds % 1_000_000 / 100_000) s"
   }
 }
 

@@ -29,7 +29,9 @@ struct LinkEncryption: Sendable {
 
   enum Opening {
     /// The plain text; `missed`: packets of that direction the sniffer lost before it.
-    case opened([UInt8], counter: UInt64, missed: UInt64, keySource: String)
+    /// `flipped`: the MIC verified only as sent by the other side (the sniffer's direction
+    /// flag was wrong, as seen on real sniffers).
+    case opened([UInt8], counter: UInt64, missed: UInt64, keySource: String, flipped: Bool)
     case sealed(Reason)
   }
 
@@ -52,6 +54,24 @@ struct LinkEncryption: Sendable {
   /// `trials`: the (key, counter) tries the capture may still spend choosing keys, so that a
   /// hostile one with many links and a large key file stays bounded; each costs a few AES runs.
   mutating func open(header: UInt8, sealed: ByteView, direction: Direction, trials: inout Int, candidates: () -> [LinkKeyRing.Key]) -> Opening {
+    // The sniffer's direction first; then the other: a wrong flag would hide the packet
+    // (crackle tries both too). The nonce's direction bit makes only the true one verify.
+    let first = openOnce(header: header, sealed: sealed, direction: direction, trials: &trials, candidates: candidates)
+    guard case .sealed(let reason) = first, reason == .micFailed || (reason == .noKeyFits && cipher == nil && !triedFlipped) else { return first }
+    if cipher == nil {
+      // Choosing the key: every key again with the other direction, once a link.
+      triedFlipped = true
+      noKeyFits = false
+    }
+    let second = openOnce(header: header, sealed: sealed, direction: direction.opposite, trials: &trials, candidates: candidates)
+    guard case let .opened(plain, counter, missed, source, _) = second else { return first }
+    return .opened(plain, counter: counter, missed: missed, keySource: source, flipped: true)
+  }
+
+  /// Whether the keys were tried with the other direction on the first packet.
+  var triedFlipped = false
+
+  private mutating func openOnce(header: UInt8, sealed: ByteView, direction: Direction, trials: inout Int, candidates: () -> [LinkKeyRing.Key]) -> Opening {
     let fromCentral = direction == .hostToController
     if cipher == nil {
       if noKeyFits { return .sealed(.noKeyFits) }
@@ -71,7 +91,7 @@ struct LinkEncryption: Sendable {
           keySource = key.source
           let missed = opening.counter - counters[direction]
           counters[direction] = opening.counter.saturatingAdd(1)
-          return .opened(opening.plain, counter: opening.counter, missed: missed, keySource: key.source)
+          return .opened(opening.plain, counter: opening.counter, missed: missed, keySource: key.source, flipped: false)
         }
       }
       noKeyFits = true
@@ -82,7 +102,7 @@ struct LinkEncryption: Sendable {
     }
     let missed = opening.counter - counters[direction]
     counters[direction] = opening.counter.saturatingAdd(1)
-    return .opened(opening.plain, counter: opening.counter, missed: missed, keySource: keySource)
+    return .opened(opening.plain, counter: opening.counter, missed: missed, keySource: keySource, flipped: false)
   }
 
   /// Tries counters `first` up to `missedPacketWindow` further; the first whose MIC verifies.

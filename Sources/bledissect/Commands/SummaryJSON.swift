@@ -155,6 +155,21 @@ enum SummaryJSON {
     if let frame = connection.endFrame { json.int("end_frame", frame) }
     if let end = connection.end { json.micros("end_s", summary.offset(end)) }
     json.micros("duration_s", connection.duration)
+    switch connection.ending {
+    case .ended: json.string("ending", "ended")
+    case .openAtEnd: json.string("ending", "open_at_end")
+    case .lastHeard: json.string("ending", "last_heard")
+    case let .endedUnseen(frame, _, device):
+      json.string("ending", "ended_unseen")
+      json.int("heard_elsewhere_frame", frame)
+      json.string("heard_elsewhere_device", "\(device)")
+    case let .handleReused(number, frame):
+      json.string("ending", "handle_reused")
+      json.int("reused_by_connection", number)
+      json.int("reused_frame", frame)
+    }
+    json.int("last_heard_frame", connection.lastHeardFrame)
+    json.micros("last_heard_s", summary.offset(connection.lastHeard))
     if let reason = connection.disconnectReason { json.hciStatus("disconnect_reason", reason) }
     if let initiator = connection.initiator { json.string("disconnected_by", initiator.rawValue) }
     if let reason = connection.disconnectRequestReason { json.hciStatus("disconnect_request_reason", reason) }
@@ -242,6 +257,12 @@ enum SummaryJSON {
     json.int("missed", air.missed)
     json.int("decrypted", air.decrypted)
     json.int("sealed", air.sealed)
+    json.int("stored_decrypted", air.storedDecrypted)
+    json.int("sniffer_gaps", air.snifferGaps)
+    if let longest = air.longestSnifferGap {
+      json.micros("longest_sniffer_gap_s", longest.microseconds)
+      json.int("longest_sniffer_gap_frame", longest.frame)
+    }
     for (key, statistics) in zip(["central_rssi", "peripheral_rssi"], air.signal) {
       guard let mean = statistics.mean else { continue }
       json.open(key)

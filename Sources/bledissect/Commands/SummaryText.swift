@@ -133,8 +133,32 @@ enum SummaryText {
     text.line(title)
     var rows = Table(minimumWidths: [labelWidth])
     let start = connection.startSeen ? seconds(summary.offset(connection.start)) : "before the capture (first seen \(seconds(summary.offset(connection.start))))"
-    let end = connection.end.map { seconds(summary.offset($0)) } ?? "still open at the end"
+    let end: String
+    switch connection.ending {
+    case .ended: end = connection.end.map { seconds(summary.offset($0)) } ?? "ended"
+    case .openAtEnd: end = "still open at the end"
+    case .lastHeard, .handleReused, .endedUnseen: end = "last heard at \(seconds(summary.offset(connection.lastHeard))) (#\(connection.lastHeardFrame))"
+    }
     rows.add(["  time", "\(start) → \(end) (\(duration(connection.duration)))"])
+    switch connection.ending {
+    case .lastHeard:
+      let silenceMicroseconds = Timestamp.elapsed(from: connection.lastHeard, to: connection.captureEnd)
+      let silence = duration(silenceMicroseconds)
+      if let timeout = connection.parameters?.supervisionTimeout, silenceMicroseconds > Int64(timeout) * 10_000 {
+        rows.add(["  ended", "not seen: nothing heard for the last \(silence) of the capture, longer than its supervision timeout: the devices dropped the link, or the sniffer lost it"])
+      } else {
+        let interval = connection.parameters.map { ", a link carries a packet every \(fixed2($0.intervalMilliseconds)) ms" } ?? ""
+        rows.add(["  ended", "not seen: nothing heard for the last \(silence) of the capture\(interval); the capture cannot tell whether it went on"])
+      }
+    case let .handleReused(number, frame):
+      rows.add(["  ended", "not captured: its handle was taken by connection \(number) at #\(frame)"])
+    case let .endedUnseen(frame, time, device):
+      let after = duration(Timestamp.elapsed(from: connection.lastHeard, to: time))
+      let who = device == connection.peer ? "the peripheral" : "the central"
+      rows.add(["  ended", "not seen (encrypted, or missed by the sniffer): \(who) \(device) advertised to be connected at #\(frame), \(after) after the link's last packet"])
+    case .ended, .openAtEnd:
+      break
+    }
     if let reason = connection.disconnectReason {
       let who: String
       switch connection.initiator ?? .unknown {
@@ -345,6 +369,11 @@ enum SummaryText {
     if air.missed > 0 { parts.append("\(air.missed) missed by the sniffer") }
     if air.decrypted > 0 { parts.append("\(air.decrypted) decrypted") }
     if air.sealed > 0 { parts.append("\(air.sealed) left encrypted") }
+    if air.storedDecrypted > 0 { parts.append("\(air.storedDecrypted) stored already decrypted") }
+    if let longest = air.longestSnifferGap {
+      let times = air.snifferGaps == 1 ? "" : " (\(count(air.snifferGaps, "time")), longest)"
+      parts.append("the sniffer heard nothing for \(duration(longest.microseconds))\(times) before #\(longest.frame), and the link went on")
+    }
     var text = parts.joined(separator: ", ")
     var signals: [String] = []
     for (side, statistics) in zip(["central", "peripheral"], air.signal) {
@@ -391,7 +420,15 @@ enum SummaryText {
       parts.append(pairing)
     }
     if let since = security.encryptedSince {
-      parts.append("encrypted from \(seconds(summary.offset(since)))" + (security.encrypted ? "" : ", later turned off"))
+      var words = "encrypted from \(seconds(summary.offset(since)))" + (security.encrypted ? "" : ", later turned off")
+      if let air = connection.air, air.decrypted == 0, air.storedDecrypted == 0, air.sealed > 0 {
+        // A sniffed link no key opened: say how one could be given.
+        let how = security.secureConnections == true
+          ? "--ltk or --keys-from; LE Secure Connections keys cannot be worked out from a sniffed pairing"
+          : "--ltk, --keys-from, --passkey N or --find-passkey"
+        words += " (no key: \(count(air.sealed, "packet")) left encrypted; try \(how))"
+      }
+      parts.append(words)
     } else {
       parts.append("not encrypted")
     }
