@@ -8,6 +8,21 @@ public struct ConnectionLabel: Sendable, Equatable {
   public var generation: Int
   public var peer: BDAddr?
   public var peerType: AddressType?
+  /// The local side's own address, when the capture shows it: a sniffed link's central (its
+  /// CONNECT_IND's initiator). An HCI capture's host is "the local device" instead.
+  public var localAddress: BDAddr? = nil
+
+  public init(adapter: UInt16, handle: UInt16, generation: Int, peer: BDAddr?, peerType: AddressType?, localAddress: BDAddr? = nil) {
+    self.adapter = adapter
+    self.handle = handle
+    self.generation = generation
+    self.peer = peer
+    self.peerType = peerType
+    self.localAddress = localAddress
+  }
+
+  /// The local side as a GATT server: by its address when known, else the capturing host.
+  public var localServer: GATTServerIdentity { localAddress.map { .peer($0) } ?? .local(adapter: adapter) }
 }
 
 /// A piece of a frame's one-line summary.

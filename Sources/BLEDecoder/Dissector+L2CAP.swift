@@ -311,7 +311,7 @@ extension Dissector {
       let connection = connections.entries[slot]
       let server: GATTServerIdentity
       if local {
-        server = .local(adapter: connection.adapter)
+        server = connection.label.localServer
       } else if let peer = connection.peer {
         server = .peer(peer)
       } else {
@@ -327,7 +327,7 @@ extension Dissector {
       Self.namesValueHandle(try reader.peekUInt8())
     {
       let connection = connections.entries[slot]
-      let server: GATTServerIdentity = local ? .local(adapter: connection.adapter)
+      let server: GATTServerIdentity = local ? connection.label.localServer
         : connection.peer.map { .peer($0) } ?? .connection(adapter: connection.adapter, handle: connection.handle, generation: connection.generation)
       seed(database, for: server, &frame)
     }

@@ -276,6 +276,21 @@ public struct AirFact: Sendable, Equatable {
   public var silenceBefore: Int64?
   /// Whether it was stored already decrypted (MIC removed) although the link was encrypted.
   public var storedDecrypted = false
+  /// Where the side that sent it (the frame's direction) comes from.
+  public var directionSource: DirectionSource?
+
+  /// Where a sniffed packet's sender comes from.
+  public enum DirectionSource: String, Sendable, Equatable {
+    /// The sniffer's header says.
+    case sniffer
+    /// The connection event's rhythm: the central opens each event, then the sides alternate.
+    case timing
+    /// The ATT PDU it carries: requests, commands and confirmations come from the client,
+    /// taken as the central; responses, notifications and indications from the server.
+    case att
+    /// The MIC verifies only as sent by this side (the sniffer's flag said the other).
+    case mic
+  }
   /// Whether it went on the advertising access address.
   public var isAdvertising: Bool { accessAddress == AirFact.advertisingAccessAddress }
   /// Core Vol 6 Part B §2.1.2.

@@ -127,7 +127,16 @@ public struct TextRenderer: FrameRenderer {
       style(Style.green, &out)
       out.append("rx")
     case nil:
-      out.append("  ")
+      // A sniffed packet: which side sent it, "C→" (central) or "P→" (peripheral); in lower
+      // case when worked out (the events' rhythm, the ATT PDU) rather than said by the sniffer
+      // or proved by the MIC.
+      if frame.record.kind == .airPacket, let sender = frame.direction {
+        let inferred = frame.air?.directionSource == .timing || frame.air?.directionSource == .att
+        style(sender == .hostToController ? Style.blue : Style.green, &out)
+        out.append(sender == .hostToController ? (inferred ? "c→" : "C→") : (inferred ? "p→" : "P→"))
+      } else {
+        out.append("  ")
+      }
     }
     style(Style.reset, &out)
     out.byte(0x20)

@@ -331,7 +331,7 @@ let strap = BDAddr("D0:B1:ED:00:48:52")!
     var analyzer = SessionAnalyzer()
     let index = analyzer.openLink(adapter: 0, handle: 1, generation: 1, peer: nil, peerType: nil, role: .central,
       parameters: nil, startSeen: true, frame: 1, time: 0)
-    let found = analyzer.activity(0x10, index: index)
+    let found = analyzer.activity(0x10, servedLocally: false, index: index)
     let activity = try #require(found)
     for second in 1...5 { analyzer.pushed(activity, indication: false, index: index, frame: second + 1, time: Int64(second) * 1_000_000) }
     analyzer.settleActivities(index, at: 65_000_000)

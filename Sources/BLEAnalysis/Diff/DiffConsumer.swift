@@ -28,7 +28,7 @@ public struct DiffConsumer: FrameConsumer {
     // capturing host answered them (a peripheral's capture). Kept under the peer's address,
     // the device the comparison pairs.
     func server(_ connection: OperationLog.Connection) -> GATTServerIdentity? {
-      if !connection.localIsClient { return .local(adapter: connection.label.adapter) }
+      if !connection.localIsClient { return connection.label.localServer }
       return connection.label.peer.map { .peer($0) }
     }
     // The central's requests first: on a link where both ends are clients, the table the

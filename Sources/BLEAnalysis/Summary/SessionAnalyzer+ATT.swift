@@ -12,6 +12,8 @@ extension SessionAnalyzer {
     if att.channel != 4, !summary.connections[index].eattChannels.contains(att.channel), summary.connections[index].eattChannels.count < 64 {
       summary.connections[index].eattChannels.append(att.channel)
     }
+    // Whose attribute the PDU is about: the peer's, or the local side's (both may serve).
+    let peerIsServer = att.serverIsLocal(frame.direction) != true
     var errorCode: UInt8?
     switch att.operation {
     case .plain:
@@ -23,7 +25,7 @@ extension SessionAnalyzer {
       }
     case .error(let request, let handle, let code):
       errorCode = code
-      attError(request: request, handle: handle, code: code, frame: frame, index: index)
+      attError(request: request, handle: handle, code: code, servedLocally: !peerIsServer, frame: frame, index: index)
     default:
       break
     }
@@ -47,7 +49,6 @@ extension SessionAnalyzer {
     let kind = att.kind
     // What a server says of itself (its name, appearance, maker) describes the peer only when
     // the peer is the server: a peripheral's capture answers the phone's reads itself.
-    let peerIsServer = att.serverIsLocal(frame.direction) != true
     for position in frame.attributes.indices {
       attribute(position, opcode: att.opcode, kind: kind, operation: att.operation, peerIsServer: peerIsServer, frame: &frame, index: index, time: time)
     }
@@ -66,12 +67,12 @@ extension SessionAnalyzer {
 
   static func isDiscovery(_ request: UInt8) -> Bool { request == 0x04 || request == 0x06 || request == 0x08 || request == 0x10 }
 
-  mutating func attError(request: UInt8, handle: UInt16, code: UInt8, frame: DissectedFrame, index: Int) {
+  mutating func attError(request: UInt8, handle: UInt16, code: UInt8, servedLocally: Bool, frame: DissectedFrame, index: Int) {
     // Attribute Not Found ends every discovery procedure: not a problem worth counting.
     if Self.isDiscovery(request) && code == 0x0A { return }
     Self.count(&summary.connections[index].errors, request: request, code: code)
     guard !Self.isDiscovery(request), handle != 0 else { return }
-    guard let activity = activity(handle, index: index) else { return }
+    guard let activity = activity(handle, servedLocally: servedLocally, index: index) else { return }
     if summary.connections[index].characteristics[activity].uuid == nil, let meaning = frame.attributes.first(where: { $0.handle == handle })?.meaning {
       describe(activity, meaning: meaning, index: index)
     }
@@ -86,24 +87,27 @@ extension SessionAnalyzer {
     }
   }
 
-  /// The activity of `handle` on link `index`, created when new; nil past the limit.
-  mutating func activity(_ handle: UInt16, index: Int) -> Int? {
-    if handle == work[index].lastHandle { return work[index].lastActivity }
+  /// The activity of `handle` of the peer's table or the local side's on link `index`,
+  /// created when new; nil past the limit.
+  mutating func activity(_ handle: UInt16, servedLocally: Bool, index: Int) -> Int? {
+    let key = UInt32(handle) | (servedLocally ? 0x1_0000 : 0)
+    if key == work[index].lastHandle { return work[index].lastActivity }
     let found: Int
-    if let known = work[index].activityIndex[handle] {
+    if let known = work[index].activityIndex[key] {
       found = known
     } else {
       guard summary.connections[index].characteristics.count < SessionSummary.Limits.characteristics else {
         summary.connections[index].untrackedOperations = summary.connections[index].untrackedOperations.saturatingAdd(1)
         return nil
       }
-      summary.connections[index].characteristics.append(CharacteristicActivity(handle: handle, uuid: nil, name: nil, isDescriptor: false))
+      summary.connections[index].characteristics.append(
+        CharacteristicActivity(handle: handle, servedLocally: servedLocally, uuid: nil, name: nil, isDescriptor: false))
       work[index].kinds.append(.other)
       work[index].unsubscribed.append(false)
       found = summary.connections[index].characteristics.count - 1
-      work[index].activityIndex[handle] = found
+      work[index].activityIndex[key] = found
     }
-    work[index].lastHandle = handle
+    work[index].lastHandle = key
     work[index].lastActivity = found
     return found
   }
@@ -145,14 +149,15 @@ extension SessionAnalyzer {
     time: Int64
   ) {
     let handle = fact.handle
-    guard let activity = activity(handle, index: index) else { return }
+    guard let activity = activity(handle, servedLocally: !peerIsServer, index: index) else { return }
     if summary.connections[index].characteristics[activity].uuid == nil, let meaning = fact.meaning {
       describe(activity, meaning: meaning, index: index)
     }
     let valueKind = work[index].kinds[activity]
     switch fact.operation {
     case .notification, .indication:
-      pushed(activity, indication: fact.operation == .indication, index: index, frame: frameNumber, time: time)
+      // A Handle Value Confirmation names the indicated handle too; it pushes no value.
+      if kind != .confirmation { pushed(activity, indication: fact.operation == .indication, index: index, frame: frameNumber, time: time) }
     case .read:
       // A read counts once, on its request (a long read's blobs continue it).
       if kind == .request && opcode != 0x0C {

@@ -11,12 +11,13 @@ public struct SessionAnalyzer: Sendable {
 
   /// What a connection's analysis needs while it is open; dropped when it closes.
   struct LinkWork: Sendable {
-    var activityIndex: [UInt16: Int] = [:]
+    /// Activities by handle, the local side's with bit 16 set.
+    var activityIndex: [UInt32: Int] = [:]
     /// How to read each activity's values, parallel to `characteristics`.
     var kinds: [ValueKind] = []
     /// Whether each activity's characteristic was turned off by a CCCD write after its last value.
     var unsubscribed: [Bool] = []
-    var lastHandle: UInt16?
+    var lastHandle: UInt32?
     var lastActivity = -1
     /// CCCD Write Requests waiting for their answer: request frame → subscription index.
     var pendingSubscriptions: [Int: Int] = [:]
@@ -224,7 +225,7 @@ public struct SessionAnalyzer: Sendable {
       index = known.index
     } else {
       index = openLink(adapter: label.adapter, handle: label.handle, generation: label.generation, peer: label.peer,
-        peerType: label.peerType, role: nil, parameters: nil, startSeen: false, frame: frame, time: time)
+        peerType: label.peerType, localAddress: label.localAddress, role: nil, parameters: nil, startSeen: false, frame: frame, time: time)
     }
     lastKey = key
     lastGeneration = label.generation
@@ -244,7 +245,7 @@ public struct SessionAnalyzer: Sendable {
   }
 
   mutating func openLink(
-    adapter: UInt16, handle: UInt16, generation: Int, peer: BDAddr?, peerType: AddressType?, role: LinkRole?,
+    adapter: UInt16, handle: UInt16, generation: Int, peer: BDAddr?, peerType: AddressType?, localAddress: BDAddr? = nil, role: LinkRole?,
     parameters: ConnectionParameters?, startSeen: Bool, frame: Int, time: Int64
   ) -> Int {
     let key = Self.key(adapter: adapter, handle: handle)
@@ -265,7 +266,7 @@ public struct SessionAnalyzer: Sendable {
     }
     let number = summary.connections.count + 1
     summary.connections.append(ConnectionSummary(
-      number: number, adapter: adapter, handle: handle, generation: generation, peer: peer, peerType: peerType, role: role,
+      number: number, adapter: adapter, handle: handle, generation: generation, peer: peer, peerType: peerType, localAddress: localAddress, role: role,
       startSeen: startSeen, startFrame: frame, start: time, lastActivity: time, lastHeard: time, lastHeardFrame: frame, parameters: parameters,
       openingParameters: parameters))
     work.append(LinkWork())
@@ -306,7 +307,7 @@ public struct SessionAnalyzer: Sendable {
       if status == 0 {
         let index = openLink(
           adapter: adapter, handle: handle, generation: frame.connection?.generation ?? 0, peer: peer, peerType: peerType,
-          role: role, parameters: parameters, startSeen: true, frame: frame.number, time: time)
+          localAddress: frame.connection?.localAddress, role: role, parameters: parameters, startSeen: true, frame: frame.number, time: time)
         number = index >= 0 ? index + 1 : nil
       }
       settleAttempt(adapter: adapter, peer: peer, peerType: peerType, status: status, connection: number, frame: frame.number, time: time)

@@ -207,6 +207,8 @@ public struct ConnectionSummary: Sendable {
   public var generation: Int
   public var peer: BDAddr?
   public var peerType: AddressType?
+  /// The local side's own address when the capture shows it (a sniffed link's central).
+  public var localAddress: BDAddr?
   public var role: LinkRole?
   /// Whether the capture shows it opening (else it started before the capture).
   public var startSeen: Bool
@@ -370,6 +372,9 @@ public struct Gap: Sendable, Equatable {
 /// What happened to one attribute handle on a connection.
 public struct CharacteristicActivity: Sendable {
   public var handle: UInt16
+  /// Whether the capture's local side served it (a peripheral's HCI capture; on a sniffed link,
+  /// the central): both ends of a link may be GATT servers, and a handle is the server's.
+  public var servedLocally = false
   /// The characteristic (or, for a descriptor, its own type), when discovery showed it.
   public var uuid: BluetoothUUID?
   public var name: Name?

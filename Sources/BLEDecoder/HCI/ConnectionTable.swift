@@ -29,6 +29,8 @@ public struct Connection: Sendable, Equatable {
   /// Frame that opened it; nil for a connection first seen mid-capture.
   public var openedInFrame: Int?
   public var isLE: Bool
+  /// The local side's own address when the capture shows it (a sniffed link's central).
+  public var localAddress: BDAddr? = nil
   /// L2CAP reassembly, channels and ATT bearers of this link.
   var link = LinkState()
   /// Used since the table's eviction hand last passed (see `ConnectionTable.maximumOpen`); a
@@ -36,7 +38,7 @@ public struct Connection: Sendable, Equatable {
   var recentlyUsed = false
 
   public var label: ConnectionLabel {
-    ConnectionLabel(adapter: adapter, handle: handle, generation: generation, peer: peer, peerType: peerType)
+    ConnectionLabel(adapter: adapter, handle: handle, generation: generation, peer: peer, peerType: peerType, localAddress: localAddress)
   }
 }
 

@@ -100,6 +100,13 @@ enum AirPacket {
 /// encrypted, and what tells a retransmission. Bounded: past `maximumLinks` the oldest is
 /// forgotten.
 struct AirLinks: Sendable {
+  /// A side's last data packet, as `Link.last` keeps it.
+  struct SentPacket: Sendable {
+    var sn: UInt8
+    var digest: UInt32
+    var acknowledged = false
+  }
+
   struct Link: Sendable {
     var handle: UInt16
     /// The two devices, from the CONNECT_IND (nil when the capture began after it).
@@ -158,8 +165,16 @@ struct AirLinks: Sendable {
     /// (a packet after LL_START_ENC_REQ too short to carry a MIC, or an L2CAP header that
     /// fits the plain length).
     var storesPlaintext = false
-    /// Each side's last data packet: its SN and what it carried (a retransmission repeats both).
-    var last = DirectionalPair<(sn: UInt8, digest: UInt32)?>(nil)
+    /// Each side's last data packet: its SN, what it carried (a retransmission repeats both),
+    /// and whether the other side acknowledged it since (Core Vol 6 Part B §4.5.9: its NESN
+    /// moved past that SN), after which the same SN is a new packet.
+    var last = DirectionalPair<SentPacket?>(nil)
+    /// Each side's last NESN, and whether a packet of the other side with that SN (the one it
+    /// waits for) was heard since: a NESN that moves on without it says one went unheard.
+    var nesn = DirectionalPair<UInt8?>(nil)
+    var heardAwaited = DirectionalPair<Bool>(false)
+    /// Whether an empty PDU was heard on it: every link the sniffer follows carries them.
+    var carriedEmptyPDU = false
     /// Who sent the last data packet, and when, to tell who sent the next when the sniffer
     /// does not say.
     var lastDirection: Direction?
@@ -374,13 +389,17 @@ struct AirLinks: Sendable {
     /// Whether the link was first seen with this packet (no CONNECT_IND before it).
     var isNew: Bool
     var direction: Direction
-    /// Whether the direction was worked out (the sniffer did not say).
+    /// Whether the direction was worked out (the sniffer did not say), and how.
     var inferred: Bool
+    var directionSource: AirFact.DirectionSource
     /// Whether the packet repeats its side's last one: a retransmission.
     var repeated: Bool
     /// Whether it has its side's last SN with other data: a packet or more of that side (an
     /// odd number) went by unrecorded, since a new packet flips the SN (Core Vol 6 Part B §4.5.9).
     var missedBefore: Bool
+    /// Whether its NESN acknowledges a packet of the other side that was not heard: the sniffer
+    /// missed one (or more) of that side's packets.
+    var missedFromPeer: Bool
     var encrypted: Bool
     /// Whether the link had ended before it (the acknowledgement of LL_TERMINATE_IND).
     var ended: Bool
@@ -396,7 +415,7 @@ struct AirLinks: Sendable {
     /// not.
     var gap: (microseconds: Int64, lastFrame: Int)?
     /// That side's last packet before this one, to put back when its direction turns out wrong.
-    var previousLast: (sn: UInt8, digest: UInt32)?
+    var previousLast: SentPacket?
   }
 
   /// Notes a data PDU on `accessAddress` sent at `time` with `sn` and `digest`
@@ -406,7 +425,8 @@ struct AirLinks: Sendable {
   /// event, eight times that on LE Coded, whose packets last eight times longer) — and whether
   /// it repeats that side's last packet (same SN, same payload).
   mutating func observe(
-    _ accessAddress: UInt32, frame: Int, time: Int64, fromCentral: Bool?, eventCounter: UInt16?, coded: Bool, sn: UInt8, digest: UInt32
+    _ accessAddress: UInt32, frame: Int, time: Int64, fromCentral: Bool?, eventCounter: UInt16?, coded: Bool, sn: UInt8, nesn: UInt8, digest: UInt32,
+    empty: Bool, attSender: Direction?
   ) -> Seen {
     let gap = coded ? Self.eventGap * 8 : Self.eventGap
     func note(_ link: inout Link, isNew: Bool) -> Seen {
@@ -418,11 +438,19 @@ struct AirLinks: Sendable {
         silence = (time.saturatingSubtract(link.lastHeard ?? time), link.lastFrame)
       }
       let direction: Direction
+      let source: AirFact.DirectionSource
       let opensEvent = link.lastTime.map { time.saturatingSubtract($0) > gap || time < $0 } ?? true
       if let fromCentral {
         direction = fromCentral ? .hostToController : .controllerToHost
+        source = .sniffer
+      } else if let attSender, link.central == nil {
+        // No CONNECT_IND and no sniffer's word (an export of ATT packets alone): the ATT PDU
+        // says which side sent it, the client taken as the central.
+        direction = attSender
+        source = .att
       } else {
         direction = opensEvent || link.lastDirection == .controllerToHost ? .hostToController : .controllerToHost
+        source = .timing
       }
       // Any packet after a gap opens an event: the central's may have gone unheard.
       let update = Self.countEvent(&link, time: time, opens: opensEvent, sniffersCount: eventCounter)
@@ -431,14 +459,33 @@ struct AirLinks: Sendable {
       link.lastHeard = time
       link.lastFrame = frame
       link.lastDirection = direction
+      let peer = direction.opposite
+      // Its NESN: the other side's last packet acknowledged; or, moved on with no packet of
+      // that SN heard since its last, one of the other side's packets went unheard.
+      var missedFromPeer = false
+      if let previous = link.nesn[direction], nesn != previous, !link.heardAwaited[direction] {
+        missedFromPeer = true
+        link.last[peer] = SentPacket(sn: previous, digest: 0, acknowledged: true)
+      }
+      if let peerLast = link.last[peer], nesn == peerLast.sn ^ 1 { link.last[peer]?.acknowledged = true }
+      link.nesn[direction] = nesn
+      link.heardAwaited[direction] = false
+      if link.nesn[peer] == sn { link.heardAwaited[peer] = true }
       let last = link.last[direction]
-      link.last[direction] = (sn, digest)
-      let repeated = last.map { $0.sn == sn && $0.digest == digest } ?? false
-      let missedBefore = last.map { $0.sn == sn && $0.digest != digest } ?? false
+      link.last[direction] = SentPacket(sn: sn, digest: digest)
+      if empty { link.carriedEmptyPDU = true }
+      // An export of chosen packets (no CONNECT_IND, no sniffer's direction, no empty PDU yet)
+      // had packets taken out: its SN and NESN bits tell nothing of retransmissions or misses.
+      let filtered = link.central == nil && fromCentral == nil && !link.carriedEmptyPDU
+      // Its side's last SN again: unacknowledged with the same payload, a retransmission;
+      // else an odd number of that side's packets went by unheard (a new one flips the SN).
+      let repeated = !filtered && (last.map { $0.sn == sn && $0.digest == digest && !$0.acknowledged } ?? false)
+      let missedBefore = !filtered && (last.map { $0.sn == sn && ($0.digest != digest || $0.acknowledged) } ?? false)
+      if filtered { missedFromPeer = false }
       return Seen(
-        handle: link.handle, isNew: isNew, direction: direction, inferred: fromCentral == nil, repeated: repeated, missedBefore: missedBefore,
-        encrypted: link.encrypted, ended: link.ended, event: link.interval == nil && eventCounter == nil ? nil : link.event, update: update,
-        phyUpdate: phyUpdate, gap: silence, previousLast: last)
+        handle: link.handle, isNew: isNew, direction: direction, inferred: fromCentral == nil, directionSource: source, repeated: repeated,
+        missedBefore: missedBefore, missedFromPeer: missedFromPeer, encrypted: link.encrypted, ended: link.ended,
+        event: link.interval == nil && eventCounter == nil ? nil : link.event, update: update, phyUpdate: phyUpdate, gap: silence, previousLast: last)
     }
     // A packet on the access address of a link that ended by silence, or long after its
     // LL_TERMINATE_IND, belongs to a new connection whose CONNECT_IND went unseen (tools that
@@ -463,7 +510,7 @@ struct AirLinks: Sendable {
   /// The packet last noted on the link was sent by `direction`'s side after all (its MIC says
   /// so, against the sniffer's flag): its SN and digest move to that side, and the other side's
   /// last packet is put back.
-  mutating func reassignLast(_ accessAddress: UInt32, to direction: Direction, previous: (sn: UInt8, digest: UInt32)?) {
+  mutating func reassignLast(_ accessAddress: UInt32, to direction: Direction, previous: SentPacket?) {
     _ = links.modify(accessAddress) { link in
       let other: Direction = direction == .hostToController ? .controllerToHost : .hostToController
       link.last[direction] = link.last[other]

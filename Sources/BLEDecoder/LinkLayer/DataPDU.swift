@@ -28,12 +28,15 @@ extension Dissector {
     let payload = try pdu.readBytes(count: length)
     // One lookup of the link tells who sent it, whether it repeats its side's last packet, and
     // whether the link is encrypted.
+    let fromCentral = frame.air?.header.fromCentral
     let seen = airLinks.observe(
-      accessAddress, frame: frame.number, time: frame.record.timestamp, fromCentral: frame.air?.header.fromCentral,
+      accessAddress, frame: frame.number, time: frame.record.timestamp, fromCentral: fromCentral,
       eventCounter: frame.air?.header.eventCounter,
-      coded: frame.air?.header.phy == .leCoded, sn: sn, digest: AirLinks.digest(llid: llid, payload))
+      coded: frame.air?.header.phy == .leCoded, sn: sn, nesn: (bits >> 2) & 1, digest: AirLinks.digest(llid: llid, payload), empty: length == 0 && llid == 1,
+      attSender: fromCentral == nil && llid == 2 ? Self.attSender(payload) : nil)
     let (handle, direction, repeated) = (seen.handle, seen.direction, seen.repeated)
     frame.direction = direction
+    frame.air?.directionSource = seen.directionSource
     frame.air?.event = seen.event
     if seen.ended {
       // The acknowledgement of LL_TERMINATE_IND, or a late packet: the link is gone.
@@ -49,8 +52,10 @@ extension Dissector {
     }
     if seen.inferred {
       frame.fields.addVerbose(
-        "inferred_direction", "Direction (inferred)", .staticText(direction == .hostToController ? "central → peripheral" : "peripheral → central"))
+        "inferred_direction", seen.directionSource == .att ? "Direction (from the ATT PDU)" : "Direction (inferred)",
+        .staticText(direction == .hostToController ? "central → peripheral" : "peripheral → central"))
     }
+    if seen.missedFromPeer { missedPackets(nil, encrypted: false, slot: slot, direction: direction.opposite, how: "the \(direction == .hostToController ? "central" : "peripheral")'s NESN acknowledges one not heard", into: &frame) }
     if repeated {
       frame.fields.flag("retransmission", "Retransmission", true)
       frame.air?.isRetransmission = true
@@ -111,7 +116,7 @@ extension Dissector {
   /// text, or shown encrypted with why it was not opened.
   mutating func dissectEncryptedPayload(
     _ payload: ByteView, header bits: UInt8, llid: UInt8, accessAddress: UInt32, handle: UInt16, slot: Int, direction: Direction, group: Int,
-    previousLast: (sn: UInt8, digest: UInt32)?, missedBefore: Bool, into frame: inout DissectedFrame
+    previousLast: AirLinks.SentPacket?, missedBefore: Bool, into frame: inout DissectedFrame
   ) throws(DecodeError) {
     let length = payload.count
     frame.fields.flag("encrypted", "Encrypted", true)
@@ -122,6 +127,7 @@ extension Dissector {
         // The MIC verifies only as sent by the other side: the sniffer's flag was wrong.
         direction = direction.opposite
         frame.direction = direction
+        frame.air?.directionSource = .mic
         airLinks.reassignLast(accessAddress, to: direction, previous: previousLast)
         let side = direction == .hostToController ? "central → peripheral" : "peripheral → central"
         frame.fields.add("corrected_direction", "Direction (from the MIC)", .text(side))
@@ -163,11 +169,12 @@ extension Dissector {
 
   /// Packets of one side the sniffer did not record (`count`, or at least one when nil): said,
   /// and an L2CAP PDU that side had in progress is dropped, since a piece of it may be lost.
-  mutating func missedPackets(_ count: UInt64?, encrypted: Bool, slot: Int, direction: Direction, into frame: inout DissectedFrame) {
-    frame.air?.missedBefore = Int(clamping: count ?? 1)
+  mutating func missedPackets(_ count: UInt64?, encrypted: Bool, slot: Int, direction: Direction, how explained: String? = nil, into frame: inout DissectedFrame) {
+    let before = frame.air?.missedBefore ?? 0
+    frame.air?.missedBefore = before.saturatingAdd(Int(clamping: count ?? 1))
     let side = direction == .hostToController ? "central" : "peripheral"
     let what = count.map { "\($0) packet\($0 == 1 ? "" : "s")" } ?? "a packet or more"
-    let how = encrypted ? "the packet counter jumped" : "its SN repeats with other data"
+    let how = explained ?? (encrypted ? "the packet counter jumped" : "its SN repeats after an acknowledgement, or with other data")
     frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "\(what) from the \(side) missed by the sniffer before this one (\(how))"))
     if let lost = connections.entries[slot].link.reassemblers[direction].reset("and is dropped: a piece of it may be among them") {
       frame.diagnostics.append(Diagnostic(.warning, .l2cap, lost))
@@ -331,7 +338,8 @@ extension Dissector {
       time: frame.record.timestamp, frame: frame.number)
     let connection = connections.opened(Connection(
       adapter: 0, handle: handle, generation: 0, peer: peripheral, peerType: peripheralType, role: .central,
-      interval: parameters.interval, latency: parameters.latency, supervisionTimeout: parameters.supervisionTimeout, openedInFrame: frame.number, isLE: true))
+      interval: parameters.interval, latency: parameters.latency, supervisionTimeout: parameters.supervisionTimeout, openedInFrame: frame.number, isLE: true,
+      localAddress: central.0))
     frame.connection = connection.label
     frame.linkEvents.append(.connectRequested(peer: peripheral, peerType: peripheralType, isLE: true))
     frame.linkEvents.append(.connected(status: 0, handle: handle, peer: peripheral, peerType: peripheralType, role: .central, parameters: parameters))
@@ -349,6 +357,21 @@ extension Dissector {
     var reader = ByteReader(payload, layer: .linkLayer)
     guard let length = try? reader.readUInt16LE(), let channel = try? reader.readUInt16LE() else { return false }
     return Int(length) == payload.count - 4 && (channel == 4 || channel == 5 || channel == 6)
+  }
+
+  /// The side that sent an ATT PDU that starts (and fits) this LL payload, by its kind:
+  /// requests, commands and confirmations come from the client, taken as the central;
+  /// responses, notifications and indications from the server. Nil when it is no whole ATT PDU.
+  static func attSender(_ payload: ByteView) -> Direction? {
+    var reader = ByteReader(payload, layer: .linkLayer)
+    guard let length = try? reader.readUInt16LE(), let channel = try? reader.readUInt16LE(), channel == 4, Int(length) == payload.count - 4,
+      let opcode = try? reader.readUInt8()
+    else { return nil }
+    switch ATTMethodKind(opcode: opcode) {
+    case .request, .command, .confirmation: return .hostToController
+    case .response, .notification, .indication: return .controllerToHost
+    default: return nil
+    }
   }
 
   /// A span as a reader says it: "850 ms", "3.2 s".

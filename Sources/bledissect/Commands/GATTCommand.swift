@@ -129,7 +129,7 @@ final class GATTConsumer: FrameConsumer {
   /// its databases. Values travel server to client except in writes.
   static func server(direction: Direction?, attOpcode: UInt8?, _ connection: ConnectionLabel) -> GATTServerIdentity {
     let fromServer = !(attOpcode.map { ATTMethodKind(opcode: $0).isClientToServer } ?? false)
-    if let direction, (direction == .hostToController) == fromServer { return .local(adapter: connection.adapter) }
+    if let direction, (direction == .hostToController) == fromServer { return connection.localServer }
     if let peer = connection.peer { return .peer(peer) }
     return .connection(adapter: connection.adapter, handle: connection.handle, generation: connection.generation)
   }

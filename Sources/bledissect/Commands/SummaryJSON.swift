@@ -146,6 +146,7 @@ enum SummaryJSON {
     json.int("adapter", Int(connection.adapter))
     json.int("handle", Int(connection.handle))
     json.int("generation", connection.generation)
+    if let local = connection.localAddress { json.string("local_address", "\(local)") }
     if let peer = connection.peer { json.string("peer", "\(peer)") }
     if let type = connection.peerType { json.string("peer_type", "\(type.name)") }
     if let role = connection.role { json.string("role", role == .central ? "central" : "peripheral") }
@@ -311,6 +312,7 @@ enum SummaryJSON {
   static func characteristic(_ activity: CharacteristicActivity, _ summary: SessionSummary, _ json: inout JSONWriter) {
     json.open()
     json.int("handle", Int(activity.handle))
+    json.string("served_by", activity.servedLocally ? "local" : "peer")
     if let uuid = activity.uuid { json.uuid("uuid", uuid) }
     if activity.source != .capture { json.string("source", "\(activity.source.key)") }
     json.bool("descriptor", activity.isDescriptor)

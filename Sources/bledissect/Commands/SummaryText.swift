@@ -232,14 +232,22 @@ enum SummaryText {
 
   static func characteristics(_ connection: ConnectionSummary, _ summary: SessionSummary, _ text: inout Lines) {
     // Descriptors are left out (their writes are the subscriptions above), unless they failed.
+    // The usual server's first (the peer; the local device on a peripheral's capture), then
+    // the other side's, under a line naming it: both ends of a link may serve GATT.
+    let localIsUsualServer = connection.role == .peripheral
     let shown = connection.characteristics.filter { activity in
       let used = activity.reads > 0 || activity.pushed > 0 || (!activity.isDescriptor && activity.writes.saturatingAdd(activity.writeCommands) > 0)
       return used || !activity.errors.isEmpty
-    }.sorted { $0.handle < $1.handle }
+    }.sorted { ($0.servedLocally != localIsUsualServer ? 1 : 0, $0.handle) < ($1.servedLocally != localIsUsualServer ? 1 : 0, $1.handle) }
     guard !shown.isEmpty else { return }
     var rows = Table()
     rows.add(["  characteristic", "handle", "reads", "writes", "notified", "rate", "longest silence"])
+    var saidOtherServer = false
     for activity in shown.prefix(characteristicRows) {
+      if activity.servedLocally != localIsUsualServer && !saidOtherServer {
+        saidOtherServer = true
+        rows.add(["  served by " + otherServerName(connection, local: activity.servedLocally), "", "", "", "", "", ""])
+      }
       var name = activity.name.map { "\($0)" } ?? activity.uuid.map(uuidName) ?? "unknown"
       switch activity.source {
       case .capture: break
@@ -264,6 +272,14 @@ enum SummaryText {
     if connection.untrackedOperations > 0 {
       text.line("    … \(count(connection.untrackedOperations, "operation")) on handles beyond the first \(SessionSummary.Limits.characteristics)")
     }
+  }
+
+  /// The side serving attributes other than the usual server: the local side (by its address
+  /// on a sniffed link, whose central it is) or the peer.
+  static func otherServerName(_ connection: ConnectionSummary, local: Bool) -> String {
+    guard local else { return "the peer" + (connection.peer.map { " \($0)" } ?? "") }
+    if let address = connection.localAddress { return "the central \(address)" }
+    return "the local device (hci\(connection.adapter))"
   }
 
   /// Whether a silence is more than a slow stream: longer than max(2 s, 3 × the mean interval).
