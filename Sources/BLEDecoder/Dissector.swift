@@ -53,6 +53,19 @@ public struct Dissector: Sendable {
   /// Packets decrypted, by where their key came from (`LinkKeyRing.Key.source`; as many sources
   /// as keys, which are bounded).
   public internal(set) var decryptedBySource: [String: Int] = [:]
+  /// The value of each key the capture gave away, by its source (hex, as `--ltk` takes it).
+  public internal(set) var keyValues: [String: String] = [:]
+  /// The TKs that fitted a sniffed legacy pairing (`TemporaryKey.words`), the legacy pairings
+  /// whose TK was looked for, and the passkey searches that found none: what a run says of the
+  /// passkeys and TKs it was given.
+  public internal(set) var fittedTemporaryKeys: Set<String> = []
+  public internal(set) var legacyPairingsTried = 0
+  public internal(set) var failedSearches = 0
+  /// The keys that opened a link's packets (bounded), to say which keys given opened none.
+  public internal(set) var openedKeys: Set<[UInt8]> = []
+  /// The devices of the links sniffed (bounded), to say a key bound to another fits none.
+  public internal(set) var airDevices: Set<BDAddr> = []
+  static let maximumAirDevices = 4096
   /// Key tries (a key at a packet counter) a capture may spend choosing its links' keys.
   static let maximumKeyTrials = 1 << 18
   var keyTrialsLeft = maximumKeyTrials

@@ -13,7 +13,7 @@ enum SMPChannel: L2CAPFixedChannel {
       var look = payload
       let command = Array(look.readRemaining())
       if let key = dissector.airLinks.notePairing(accessAddress, command, direction: link.direction, frame: frame.number) {
-        dissector.learnedKeys.add(key)
+        dissector.learned(key, tk: nil, into: &frame)
       }
     }
     try Dissector.dissectSMP(&payload, into: &frame)

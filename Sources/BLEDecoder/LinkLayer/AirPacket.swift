@@ -107,6 +107,42 @@ struct AirLinks: Sendable {
     var acknowledged = false
   }
 
+  /// The acknowledgement scheme of a link's packets (Core Vol 6 Part B §4.5.9), as heard.
+  struct Acknowledgements: Sendable {
+    /// Each side's last data packet: its SN, what it carried (a retransmission repeats both),
+    /// and whether the other side acknowledged it since (its NESN moved past that SN), after
+    /// which the same SN is a new packet.
+    var last = DirectionalPair<SentPacket?>(nil)
+    /// Each side's last NESN, and whether a packet of the other side with that SN (the one it
+    /// waits for) was heard since: a NESN that moves on without it says one went unheard.
+    var nesn = DirectionalPair<UInt8?>(nil)
+    var heardAwaited = DirectionalPair<Bool>(false)
+
+    /// Notes a packet of `direction`'s side: whether it is a retransmission (its side's last SN
+    /// and payload, not acknowledged), whether an odd number of its side's packets went unheard
+    /// before it (its side's last SN again after an acknowledgement, or with other data), and
+    /// whether one of the other side's did (its NESN moved on with no packet of the awaited SN
+    /// heard). `filtered`: an export with packets taken out, of which none of that is claimed.
+    mutating func note(from direction: Direction, sn: UInt8, nesn: UInt8, digest: UInt32, filtered: Bool) -> (repeated: Bool, missedBefore: Bool, missedFromPeer: Bool) {
+      let peer = direction.opposite
+      var missedFromPeer = false
+      if let previous = self.nesn[direction], nesn != previous, !heardAwaited[direction] {
+        missedFromPeer = true
+        last[peer] = SentPacket(sn: previous, digest: 0, acknowledged: true)
+      }
+      if let peerLast = last[peer], nesn == peerLast.sn ^ 1 { last[peer]?.acknowledged = true }
+      self.nesn[direction] = nesn
+      heardAwaited[direction] = false
+      if self.nesn[peer] == sn { heardAwaited[peer] = true }
+      let previous = last[direction]
+      last[direction] = SentPacket(sn: sn, digest: digest)
+      guard !filtered else { return (false, false, false) }
+      let repeated = previous.map { $0.sn == sn && $0.digest == digest && !$0.acknowledged } ?? false
+      let missedBefore = previous.map { $0.sn == sn && ($0.digest != digest || $0.acknowledged) } ?? false
+      return (repeated, missedBefore, missedFromPeer)
+    }
+  }
+
   struct Link: Sendable {
     var handle: UInt16
     /// The two devices, from the CONNECT_IND (nil when the capture began after it).
@@ -165,14 +201,8 @@ struct AirLinks: Sendable {
     /// (a packet after LL_START_ENC_REQ too short to carry a MIC, or an L2CAP header that
     /// fits the plain length).
     var storesPlaintext = false
-    /// Each side's last data packet: its SN, what it carried (a retransmission repeats both),
-    /// and whether the other side acknowledged it since (Core Vol 6 Part B §4.5.9: its NESN
-    /// moved past that SN), after which the same SN is a new packet.
-    var last = DirectionalPair<SentPacket?>(nil)
-    /// Each side's last NESN, and whether a packet of the other side with that SN (the one it
-    /// waits for) was heard since: a NESN that moves on without it says one went unheard.
-    var nesn = DirectionalPair<UInt8?>(nil)
-    var heardAwaited = DirectionalPair<Bool>(false)
+    /// What the SN and NESN bits of the link's packets have shown (`Acknowledgements`).
+    var sequence = Acknowledgements()
     /// Whether an empty PDU was heard on it: every link the sniffer follows carries them.
     var carriedEmptyPDU = false
     /// Who sent the last data packet, and when, to tell who sent the next when the sniffer
@@ -302,6 +332,9 @@ struct AirLinks: Sendable {
     _ = links.modify(accessAddress) { $0.storesPlaintext = true }
   }
 
+  /// The key that opens the link's packets (empty before one does).
+  func key(_ accessAddress: UInt32) -> [UInt8] { links[accessAddress]?.encryption.key ?? [] }
+
   /// Whether a packet of the link was opened with a key yet.
   func wasOpened(_ accessAddress: UInt32) -> Bool { links[accessAddress]?.encryption.cipher != nil }
 
@@ -367,19 +400,60 @@ struct AirLinks: Sendable {
   }
 
   /// The short-term key of the link's legacy pairing, worked out from the sniffed pairing with
-  /// TKs `passkeys` (once per link); nil when the pairing was not seen whole, or no TK fits.
-  mutating func shortTermKey(_ accessAddress: UInt32, passkeys: some Sequence<UInt32>) -> LinkKeyRing.Key? {
+  /// the TKs `candidates` (once per link); nil when the pairing was not seen whole, or no TK fits.
+  mutating func shortTermKey(_ accessAddress: UInt32, candidates: some Sequence<TemporaryKey>) -> (key: LinkKeyRing.Key, tk: TemporaryKey)? {
     links.modify(accessAddress) { link in
       guard !link.pairing.tried, let central = link.central, let peripheral = link.peripheral else { return nil }
       link.pairing.tried = true
-      guard let found = link.pairing.shortTermKey(central: (central, link.centralIsRandom), peripheral: (peripheral, link.peripheralIsRandom), passkeys: passkeys) else {
+      guard let found = link.pairing.shortTermKey(central: (central, link.centralIsRandom), peripheral: (peripheral, link.peripheralIsRandom), candidates: candidates) else {
         return nil
       }
-      let digits = String(found.tk)
-      let how = found.tk == 0 ? "TK 0, as Just Works uses" : "passkey " + String(repeating: "0", count: max(0, 6 - digits.count)) + digits
-      return LinkKeyRing.Key(
+      let key = LinkKeyRing.Key(
         key: (0..<16).map { found.stk[$0] }, address: peripheral, random: 0, ediv: 0,
-        source: "the STK worked out from the pairing at #\(link.pairing.firstFrame)–#\(link.pairing.lastFrame) (\(how))")
+        source: "the STK worked out from the pairing at #\(link.pairing.firstFrame)–#\(link.pairing.lastFrame) (\(found.tk.words))")
+      return (key, found.tk)
+    } ?? nil
+  }
+
+  /// Lets the link's pairing be tried again (with more TKs: a passkey search after the TKs known).
+  mutating func retryPairing(_ accessAddress: UInt32) {
+    _ = links.modify(accessAddress) { $0.pairing.tried = false }
+  }
+
+  /// Whether the link's legacy pairing left its TK to be checked by the MIC of its first
+  /// encrypted packet: both randoms sniffed, the central's confirm not, the STK (Rand and EDIV
+  /// 0) in use, and no MIC check yet.
+  func awaitsMICCheck(_ accessAddress: UInt32) -> Bool {
+    guard let link = links[accessAddress], link.encryption.cipher == nil, !link.pairing.triedMIC, link.pairing.hasRandoms, !link.pairing.isWhole,
+      let request = link.encryption.request, request.random == 0, request.ediv == 0, link.encryption.response != nil
+    else { return false }
+    return true
+  }
+
+  /// The STK of the link's legacy pairing found by trying `candidates` against the MIC of its
+  /// first encrypted packet (`header`, `sealed`, sent by `direction`'s side, its counter 0 to 2):
+  /// TK → s1 with the sniffed randoms → session key → CCM (as crackle does when the confirms
+  /// are missing). Once a link.
+  mutating func shortTermKeyByMIC(
+    _ accessAddress: UInt32, header: UInt8, sealed: ByteView, direction: Direction, frame: Int, candidates: some Sequence<TemporaryKey>
+  ) -> (key: LinkKeyRing.Key, tk: TemporaryKey)? {
+    links.modify(accessAddress) { link in
+      link.pairing.triedMIC = true
+      guard let request = link.encryption.request, let response = link.encryption.response else { return nil }
+      let sealedBytes = Array(sealed)
+      for tk in candidates {
+        guard let stk = link.pairing.shortTermKey(tk) else { return nil }
+        let cipher = LinkCipher(longTermKey: stk, skdCentral: request.skd, skdPeripheral: response.skd, ivCentral: request.iv, ivPeripheral: response.iv)
+        for counter: UInt64 in 0...2 where cipher.open(header: header, sealed: sealedBytes, counter: counter, fromCentral: direction == .hostToController) != nil {
+          let key = LinkKeyRing.Key(
+            key: (0..<16).map { stk[$0] }, address: link.peripheral, random: 0, ediv: 0,
+            source: "the STK worked out from the pairing's randoms at #\(link.pairing.lastFrame) and the MIC of #\(frame) (\(tk.words))")
+          link.encryption.noKeyFits = false
+          link.encryption.triedFlipped = false
+          return (key, tk)
+        }
+      }
+      return nil
     } ?? nil
   }
 
@@ -414,8 +488,12 @@ struct AirLinks: Sendable {
     /// it: the silence (µs) and the last frame before it — the sniffer lost it, the devices did
     /// not.
     var gap: (microseconds: Int64, lastFrame: Int)?
-    /// That side's last packet before this one, to put back when its direction turns out wrong.
+    /// That side's last packet before this one.
     var previousLast: SentPacket?
+    /// The link's sequence state before this packet, and what it was noted with, to note it
+    /// again when its direction turns out wrong.
+    var sequenceBefore: Acknowledgements
+    var sequenceInput: (sn: UInt8, nesn: UInt8, digest: UInt32, filtered: Bool)
   }
 
   /// Notes a data PDU on `accessAddress` sent at `time` with `sn` and `digest`
@@ -459,33 +537,18 @@ struct AirLinks: Sendable {
       link.lastHeard = time
       link.lastFrame = frame
       link.lastDirection = direction
-      let peer = direction.opposite
-      // Its NESN: the other side's last packet acknowledged; or, moved on with no packet of
-      // that SN heard since its last, one of the other side's packets went unheard.
-      var missedFromPeer = false
-      if let previous = link.nesn[direction], nesn != previous, !link.heardAwaited[direction] {
-        missedFromPeer = true
-        link.last[peer] = SentPacket(sn: previous, digest: 0, acknowledged: true)
-      }
-      if let peerLast = link.last[peer], nesn == peerLast.sn ^ 1 { link.last[peer]?.acknowledged = true }
-      link.nesn[direction] = nesn
-      link.heardAwaited[direction] = false
-      if link.nesn[peer] == sn { link.heardAwaited[peer] = true }
-      let last = link.last[direction]
-      link.last[direction] = SentPacket(sn: sn, digest: digest)
       if empty { link.carriedEmptyPDU = true }
+      let before = link.sequence
       // An export of chosen packets (no CONNECT_IND, no sniffer's direction, no empty PDU yet)
       // had packets taken out: its SN and NESN bits tell nothing of retransmissions or misses.
       let filtered = link.central == nil && fromCentral == nil && !link.carriedEmptyPDU
-      // Its side's last SN again: unacknowledged with the same payload, a retransmission;
-      // else an odd number of that side's packets went by unheard (a new one flips the SN).
-      let repeated = !filtered && (last.map { $0.sn == sn && $0.digest == digest && !$0.acknowledged } ?? false)
-      let missedBefore = !filtered && (last.map { $0.sn == sn && ($0.digest != digest || $0.acknowledged) } ?? false)
-      if filtered { missedFromPeer = false }
+      let (repeated, missedBefore, missedFromPeer) = link.sequence.note(from: direction, sn: sn, nesn: nesn, digest: digest, filtered: filtered)
+      let last = before.last[direction]
       return Seen(
         handle: link.handle, isNew: isNew, direction: direction, inferred: fromCentral == nil, directionSource: source, repeated: repeated,
         missedBefore: missedBefore, missedFromPeer: missedFromPeer, encrypted: link.encrypted, ended: link.ended,
-        event: link.interval == nil && eventCounter == nil ? nil : link.event, update: update, phyUpdate: phyUpdate, gap: silence, previousLast: last)
+        event: link.interval == nil && eventCounter == nil ? nil : link.event, update: update, phyUpdate: phyUpdate, gap: silence, previousLast: last,
+        sequenceBefore: before, sequenceInput: (sn, nesn, digest, filtered))
     }
     // A packet on the access address of a link that ended by silence, or long after its
     // LL_TERMINATE_IND, belongs to a new connection whose CONNECT_IND went unseen (tools that
@@ -508,15 +571,15 @@ struct AirLinks: Sendable {
   }
 
   /// The packet last noted on the link was sent by `direction`'s side after all (its MIC says
-  /// so, against the sniffer's flag): its SN and digest move to that side, and the other side's
-  /// last packet is put back.
-  mutating func reassignLast(_ accessAddress: UInt32, to direction: Direction, previous: SentPacket?) {
-    _ = links.modify(accessAddress) { link in
-      let other: Direction = direction == .hostToController ? .controllerToHost : .hostToController
-      link.last[direction] = link.last[other]
-      link.last[other] = previous
+  /// so, against the sniffer's flag): its SN and NESN are noted again from the state before it,
+  /// as that side's. Returns what they now say.
+  mutating func renote(_ accessAddress: UInt32, from direction: Direction, _ seen: Seen) -> (repeated: Bool, missedBefore: Bool, missedFromPeer: Bool) {
+    links.modify(accessAddress) { link in
+      link.sequence = seen.sequenceBefore
       link.lastDirection = direction
-    }
+      let input = seen.sequenceInput
+      return link.sequence.note(from: direction, sn: input.sn, nesn: input.nesn, digest: input.digest, filtered: input.filtered)
+    } ?? (false, false, false)
   }
 
   /// Moves the link's event count on when a packet opens an event (by the intervals since the

@@ -55,7 +55,7 @@ extension Dissector {
         "inferred_direction", seen.directionSource == .att ? "Direction (from the ATT PDU)" : "Direction (inferred)",
         .staticText(direction == .hostToController ? "central → peripheral" : "peripheral → central"))
     }
-    if seen.missedFromPeer { missedPackets(nil, encrypted: false, slot: slot, direction: direction.opposite, how: "the \(direction == .hostToController ? "central" : "peripheral")'s NESN acknowledges one not heard", into: &frame) }
+
     if repeated {
       frame.fields.flag("retransmission", "Retransmission", true)
       frame.air?.isRetransmission = true
@@ -94,8 +94,8 @@ extension Dissector {
       encrypted = false
     }
     // A packet opened with the link's key says by its counter what was missed (and by its MIC
-    // who sent it); others by their SN.
-    if seen.missedBefore && !encrypted { missedPackets(nil, encrypted: false, slot: slot, direction: direction, into: &frame) }
+    // who sent it); others by their SN and NESN.
+    if !encrypted { sequenceNotes(seen.missedBefore, seen.missedFromPeer, slot: slot, direction: direction, into: &frame) }
     if repeated && (llid != 3 || encrypted) {
       // Shown, not decoded again; an encrypted one keeps its counter, so it is not opened again.
       if encrypted { frame.fields.flag("encrypted", "Encrypted", true) }
@@ -106,7 +106,7 @@ extension Dissector {
     if encrypted {
       try dissectEncryptedPayload(
         payload, header: bits, llid: llid, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group,
-        previousLast: seen.previousLast, missedBefore: seen.missedBefore, into: &frame)
+        seen: seen, into: &frame)
       return
     }
     try dissectDataPayload(payload, llid: llid, length: length, repeated: repeated, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group, into: &frame)
@@ -116,11 +116,17 @@ extension Dissector {
   /// text, or shown encrypted with why it was not opened.
   mutating func dissectEncryptedPayload(
     _ payload: ByteView, header bits: UInt8, llid: UInt8, accessAddress: UInt32, handle: UInt16, slot: Int, direction: Direction, group: Int,
-    previousLast: AirLinks.SentPacket?, missedBefore: Bool, into frame: inout DissectedFrame
+    seen: AirLinks.Seen, into frame: inout DissectedFrame
   ) throws(DecodeError) {
     let length = payload.count
     frame.fields.flag("encrypted", "Encrypted", true)
-    switch airLinks.open(accessAddress, header: bits, sealed: payload, direction: direction, keys: keys, learned: learnedKeys, trials: &keyTrialsLeft) {
+    var opening = airLinks.open(accessAddress, header: bits, sealed: payload, direction: direction, keys: keys, learned: learnedKeys, trials: &keyTrialsLeft)
+    if case .sealed(let reason) = opening, reason == .noKeys || reason == .noKeyFits,
+      learnShortTermKeyByMIC(accessAddress, header: bits, sealed: payload, direction: direction, into: &frame)
+    {
+      opening = airLinks.open(accessAddress, header: bits, sealed: payload, direction: direction, keys: keys, learned: learnedKeys, trials: &keyTrialsLeft)
+    }
+    switch opening {
     case let .opened(plain, counter, missed, keySource, flipped):
       var direction = direction
       if flipped {
@@ -128,14 +134,20 @@ extension Dissector {
         direction = direction.opposite
         frame.direction = direction
         frame.air?.directionSource = .mic
-        airLinks.reassignLast(accessAddress, to: direction, previous: previousLast)
+        let renoted = airLinks.renote(accessAddress, from: direction, seen)
         let side = direction == .hostToController ? "central → peripheral" : "peripheral → central"
         frame.fields.add("corrected_direction", "Direction (from the MIC)", .text(side))
         frame.diagnostics.append(Diagnostic(
           .warning, .linkLayer, "the sniffer's direction flag is wrong: the MIC verifies only as sent \(side), which is used"))
+        sequenceNotes(false, renoted.missedFromPeer, slot: slot, direction: direction, into: &frame)
+      } else {
+        sequenceNotes(false, seen.missedFromPeer, slot: slot, direction: direction, into: &frame)
       }
       frame.fields.add("key", "Decrypted with", .text(keySource))
       frame.air?.keySource = keySource
+      if decryptedBySource[keySource] == nil || !openedKeys.contains(airLinks.key(accessAddress)) {
+        if openedKeys.count < LinkKeyRing.maximumKeys { openedKeys.insert(airLinks.key(accessAddress)) }
+      }
       decryptedBySource[keySource, default: 0] += 1
       frame.fields.addVerbose("packet_counter", "Packet counter", .unsigned(counter, .decimal))
       var sealed = ByteReader(payload, layer: .linkLayer)
@@ -146,7 +158,7 @@ extension Dissector {
         try dissectDataPayload(open.readRemaining(), llid: llid, length: plain.count, repeated: false, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group, into: &frame)
       }
     case .sealed(let reason):
-      if missedBefore { missedPackets(nil, encrypted: false, slot: slot, direction: direction, into: &frame) }
+      sequenceNotes(seen.missedBefore, seen.missedFromPeer, slot: slot, direction: direction, into: &frame)
       frame.header = .dataPDU(llid: llid, length: length, encrypted: true, reassembly: .none)
       var sealed = ByteReader(payload, layer: .linkLayer)
       frame.fields.bytes("payload", "Encrypted payload", try sealed.readBytes(count: max(length - 4, 0)))
@@ -165,6 +177,16 @@ extension Dissector {
         break
       }
     }
+  }
+
+  /// What a packet's SN and NESN say was missed (`AirLinks.Acknowledgements.note`): of its side, or of
+  /// the other side.
+  mutating func sequenceNotes(_ missedBefore: Bool, _ missedFromPeer: Bool, slot: Int, direction: Direction, into frame: inout DissectedFrame) {
+    if missedFromPeer {
+      let side = direction == .hostToController ? "central" : "peripheral"
+      missedPackets(nil, encrypted: false, slot: slot, direction: direction.opposite, how: "the \(side)'s NESN acknowledges one not heard", into: &frame)
+    }
+    if missedBefore { missedPackets(nil, encrypted: false, slot: slot, direction: direction, into: &frame) }
   }
 
   /// Packets of one side the sniffer did not record (`count`, or at least one when nil): said,
@@ -246,27 +268,73 @@ extension Dissector {
     }
   }
 
-  /// Works out the STK of a sniffed legacy pairing: TK 0 (Just Works) and the passkeys given
-  /// (`--passkey`) always; every passkey (`--find-passkey`: a million tries) for the first
-  /// `maximumPasskeySearches` links. A search is opt-in: a capture alone must not cost seconds.
+  /// Works out the STK of a sniffed legacy pairing: TK 0 (Just Works), the passkeys given
+  /// (`--passkey`) and the TKs given (`--tk`) always; every passkey (`--find-passkey`: a million
+  /// tries) for the first `maximumPasskeySearches` links. A search is opt-in: a capture alone
+  /// must not cost seconds. Without the central's confirm, the TKs wait for the MIC of the
+  /// link's first encrypted packet (`learnShortTermKeyByMIC`).
   mutating func learnShortTermKey(_ accessAddress: UInt32, into frame: inout DissectedFrame) {
-    let searches = keys.searchesPasskeys && passkeySearches < Self.maximumPasskeySearches
-    let found: LinkKeyRing.Key?
-    if searches {
+    guard airLinks.pairingWasSeen(accessAddress) else { return }
+    let known = keys.knownTemporaryKeys
+    var found = airLinks.shortTermKey(accessAddress, candidates: known)
+    var searched = false
+    if found == nil, keys.searchesPasskeys, passkeySearches < Self.maximumPasskeySearches {
       passkeySearches += 1
-      found = airLinks.shortTermKey(accessAddress, passkeys: 0...999_999)
-    } else {
-      found = airLinks.shortTermKey(accessAddress, passkeys: [0] + keys.passkeys)
+      searched = true
+      airLinks.retryPairing(accessAddress)
+      found = airLinks.shortTermKey(accessAddress, candidates: (0...999_999).lazy.map(TemporaryKey.passkey))
     }
-    guard let key = found else {
-      if airLinks.pairingWasSeen(accessAddress) && !searches {
+    legacyPairingsTried += 1
+    guard let (key, tk) = found else {
+      if searched {
+        failedSearches += 1
         frame.diagnostics.append(Diagnostic(
-          .note, .linkLayer, "a legacy pairing whose TK is not 0 (nor a passkey given): --passkey N if you know it, --find-passkey to try them all"))
+          .note, .linkLayer, "no passkey 000000–999999 (nor a TK given) fits this legacy pairing: its TK came out of band (--tk HEX if you have it)"))
+      } else {
+        frame.diagnostics.append(Diagnostic(
+          .note, .linkLayer,
+          "a legacy pairing whose TK is not 0 (nor a passkey or TK given): --passkey N if you know it, --find-passkey to try them all, --tk HEX for out-of-band data"))
       }
       return
     }
+    learned(key, tk: tk, into: &frame)
+  }
+
+  /// A key the capture gave away: kept for the link, said on the frame with its value in the
+  /// byte order `--ltk` takes, and the TK that gave it noted (a TK given that fits nothing is
+  /// said at the end).
+  mutating func learned(_ key: LinkKeyRing.Key, tk: TemporaryKey?, into frame: inout DissectedFrame) {
     learnedKeys.add(key)
-    frame.diagnostics.append(Diagnostic(.note, .linkLayer, "key: " + key.source))
+    if let tk { fittedTemporaryKeys.insert(tk.words) }
+    keyValues[key.source] = key.hex
+    frame.diagnostics.append(Diagnostic(.note, .linkLayer, "key: \(key.source): \(key.hex) (as --ltk takes it)"))
+  }
+
+  /// The first encrypted packet of a link whose legacy pairing was sniffed without the
+  /// central's confirm: the TKs known (and every passkey with `--find-passkey`) tried against
+  /// its MIC. True when one fits (the key is learned).
+  mutating func learnShortTermKeyByMIC(_ accessAddress: UInt32, header: UInt8, sealed: ByteView, direction: Direction, into frame: inout DissectedFrame) -> Bool {
+    guard airLinks.awaitsMICCheck(accessAddress) else { return false }
+    var found = airLinks.shortTermKeyByMIC(accessAddress, header: header, sealed: sealed, direction: direction, frame: frame.number, candidates: keys.knownTemporaryKeys)
+    var searched = false
+    if found == nil, keys.searchesPasskeys, passkeySearches < Self.maximumPasskeySearches {
+      passkeySearches += 1
+      searched = true
+      found = airLinks.shortTermKeyByMIC(
+        accessAddress, header: header, sealed: sealed, direction: direction, frame: frame.number, candidates: (0...999_999).lazy.map(TemporaryKey.passkey))
+    }
+    legacyPairingsTried += 1
+    guard let (key, tk) = found else {
+      if searched { failedSearches += 1 }
+      frame.diagnostics.append(Diagnostic(
+        .note, .linkLayer,
+        searched
+          ? "the pairing's confirms were not sniffed, and no passkey 000000–999999 (nor a TK given) makes this packet's MIC verify: its TK came out of band (--tk HEX)"
+          : "the pairing's confirms were not sniffed, and no TK known makes this packet's MIC verify: --passkey N if you know it, --find-passkey to try them all, --tk HEX for out-of-band data"))
+      return false
+    }
+    learned(key, tk: tk, into: &frame)
+    return true
   }
 
   /// The link on `accessAddress` ended (LL_TERMINATE_IND).
@@ -331,6 +399,10 @@ extension Dissector {
       frame.diagnostics.append(Diagnostic(
         .note, .linkLayer, "conn \(old.handle): silent since #\(old.lastFrame), and a new link takes its access address here: it was lost"))
       _ = closeAirConnection(old.handle, reason: old.established ? 0x08 : 0x3E, into: &frame)
+    }
+    if airDevices.count < Self.maximumAirDevices {
+      airDevices.insert(central.0)
+      airDevices.insert(peripheral)
     }
     let handle = airLinks.open(
       accessAddress, central: central, peripheral: (peripheral, peripheralType), interval: parameters.interval,

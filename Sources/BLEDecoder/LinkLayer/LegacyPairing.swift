@@ -56,10 +56,24 @@ struct PairingTranscript: Sendable {
     return nil
   }
 
+  /// Whether both Pairing Randoms were sniffed (what s1 needs): with the confirms missing, a TK
+  /// can still be checked by the MIC of the link's first encrypted packet.
+  var hasRandoms: Bool { random.hostToController != nil && random.controllerToHost != nil }
+  /// Whether the MIC of the first encrypted packet was used to check TKs already.
+  var triedMIC = false
+
   /// The TK and the STK (most significant octet first) when a TK of `passkeys` makes the
   /// central's confirm come out; nil otherwise. `central`, `peripheral`: the addresses and
   /// whether each is random (c1's ia, iat, ra, rat).
   func shortTermKey(central: (BDAddr, random: Bool), peripheral: (BDAddr, random: Bool), passkeys: some Sequence<UInt32>) -> (tk: UInt32, stk: AES128.Block)? {
+    guard let found = shortTermKey(central: central, peripheral: peripheral, candidates: passkeys.lazy.map(TemporaryKey.passkey)) else { return nil }
+    return (found.tk.passkey ?? 0, found.stk)
+  }
+
+  /// The TK and the STK when a TK of `candidates` makes the central's confirm come out.
+  func shortTermKey(
+    central: (BDAddr, random: Bool), peripheral: (BDAddr, random: Bool), candidates: some Sequence<TemporaryKey>
+  ) -> (tk: TemporaryKey, stk: AES128.Block)? {
     guard isWhole, let request, let response, let centralConfirm = confirm.hostToController, let centralRandom = random.hostToController,
       let peripheralRandom = random.controllerToHost
     else { return nil }
@@ -67,13 +81,19 @@ struct PairingTranscript: Sendable {
     let p1 = Self.block(reversing: [central.random ? 1 : 0, peripheral.random ? 1 : 0] + request + response)
     let p2 = Self.block(reversing: Self.bytes(of: peripheral.0) + Self.bytes(of: central.0) + [0, 0, 0, 0])
     let expected = Self.block(reversing: centralConfirm)
-    for tk in passkeys {
-      let aes = AES128(key: Self.temporaryKey(tk))
+    for tk in candidates {
+      let aes = AES128(key: tk.block)
       if Self.c1(aes, r: r, p1: p1, p2: p2) == expected {
         return (tk, Self.s1(aes, r1: Self.block(reversing: peripheralRandom), r2: r))
       }
     }
     return nil
+  }
+
+  /// The STK s1(TK, Srand, Mrand) of a candidate TK, from the sniffed randoms (nil without them).
+  func shortTermKey(_ tk: TemporaryKey) -> AES128.Block? {
+    guard let centralRandom = random.hostToController, let peripheralRandom = random.controllerToHost else { return nil }
+    return Self.s1(AES128(key: tk.block), r1: Self.block(reversing: peripheralRandom), r2: Self.block(reversing: centralRandom))
   }
 
   /// c1 (Core Vol 3 Part H §2.2.3): e(k, e(k, r ⊕ p1) ⊕ p2).
@@ -108,5 +128,26 @@ struct PairingTranscript: Sendable {
     var block = AES128.Block()
     for (index, byte) in bytes.reversed().enumerated() where index < 16 { block[index] = byte }
     return block
+  }
+}
+
+/// A TK to try on a sniffed LE legacy pairing (Core Vol 3 Part H §2.3.5): a passkey as a
+/// 128-bit number (0 for Just Works), or 16 octets known beforehand (out of band, `--tk`).
+package struct TemporaryKey: Sendable {
+  package var block: AES128.Block
+  /// The passkey it is, when it is one.
+  package var passkey: UInt32?
+
+  package static func passkey(_ passkey: UInt32) -> TemporaryKey {
+    TemporaryKey(block: PairingTranscript.temporaryKey(passkey), passkey: passkey)
+  }
+
+  /// How a reader knows it: "TK 0, as Just Works uses", "passkey 000123", "the TK given
+  /// (00112233…)".
+  package var words: String {
+    guard let passkey else { return "the TK given, " + Hex.string((0..<16).map { block[$0] }).uppercased() }
+    if passkey == 0 { return "TK 0, as Just Works uses" }
+    let digits = String(passkey)
+    return "passkey " + String(repeating: "0", count: max(0, 6 - digits.count)) + digits
   }
 }

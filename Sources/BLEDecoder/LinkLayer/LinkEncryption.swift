@@ -10,8 +10,9 @@ struct LinkEncryption: Sendable {
   var request: (random: UInt64, ediv: UInt16, skd: UInt64, iv: UInt32)?
   var response: (skd: UInt64, iv: UInt32)?
   var cipher: LinkCipher?
-  /// Where the key came from (`LinkKeyRing.Key.source`).
+  /// Where the key came from (`LinkKeyRing.Key.source`), and the key.
   var keySource = ""
+  var key: [UInt8] = []
   /// The counter the next new packet of each direction should carry.
   var counters = DirectionalPair<UInt64>(0)
   /// Whether every key was tried on the link's first encrypted packet and none opened it.
@@ -89,6 +90,7 @@ struct LinkEncryption: Sendable {
         if let opening = Self.open(trial, header: header, sealed: sealed, from: counters[direction], fromCentral: fromCentral) {
           cipher = trial
           keySource = key.source
+          self.key = key.key
           let missed = opening.counter - counters[direction]
           counters[direction] = opening.counter.saturatingAdd(1)
           return .opened(opening.plain, counter: opening.counter, missed: missed, keySource: key.source, flipped: false)

@@ -42,6 +42,18 @@ public struct LinkKeyRing: Sendable {
   /// (`--find-passkey`: a million tries, about 1.5 s a link).
   public var searchesPasskeys = false
   public static let maximumPasskeys = 64
+  /// TKs of 16 octets known for sniffed legacy pairings (`--tk`: out-of-band data), most
+  /// significant octet first.
+  public var temporaryKeys: [[UInt8]] = []
+
+  /// The TKs tried on every sniffed legacy pairing: 0 (Just Works), then the passkeys and TKs given.
+  package var knownTemporaryKeys: [TemporaryKey] {
+    [TemporaryKey.passkey(0)] + passkeys.map(TemporaryKey.passkey)
+      + temporaryKeys.compactMap { AES128.block($0).map { TemporaryKey(block: $0, passkey: nil) } }
+  }
+
+  /// "HEX" (`--tk`): 32 hex digits, most significant first, as `--ltk` takes a key.
+  public static func parseTemporaryKey(_ text: String) -> [UInt8]? { parseKey(text) }
 
   public init() {}
 

@@ -282,9 +282,10 @@ enum SummaryText {
     return "the local device (hci\(connection.adapter))"
   }
 
-  /// Whether a silence is more than a slow stream: longer than max(2 s, 3 × the mean interval).
+  /// Whether values stopped: a silence that ran to the link's (or capture's) end, with no value
+  /// after it, longer than a slow stream's: max(2 s, 3 × the mean interval).
   static func stopped(_ gap: Gap, _ activity: CharacteristicActivity) -> Bool {
-    guard let rate = activity.rate, rate > 0 else { return false }
+    guard gap.untilEnd, let rate = activity.rate, rate > 0 else { return false }
     let meanInterval = 1_000_000 / rate
     return Double(gap.microseconds) > max(2_000_000, 3 * meanInterval)
   }
@@ -404,7 +405,12 @@ enum SummaryText {
 
   static func linkText(_ connection: ConnectionSummary) -> String {
     var parts: [String] = []
-    parts.append(connection.mtu.map { "ATT MTU \($0)" } ?? "ATT MTU 23 (no exchange seen)")
+    // ATT's MTU is said of links that carried ATT (a BR/EDR audio link carries none).
+    if let mtu = connection.mtu {
+      parts.append("ATT MTU \(mtu)")
+    } else {
+      parts.append(connection.attPDUs > 0 ? "ATT MTU 23 (no exchange seen)" : "no ATT")
+    }
     if !connection.eattChannels.isEmpty { parts.append("EATT \(count(connection.eattChannels.count, "bearer"))") }
     if let transmit = connection.transmitPHY, let receive = connection.receivePHY {
       parts.append(transmit == receive ? "PHY \(phyName(transmit))" : "PHY \(phyName(transmit)) out, \(phyName(receive)) in")
@@ -439,9 +445,16 @@ enum SummaryText {
       var words = "encrypted from \(seconds(summary.offset(since)))" + (security.encrypted ? "" : ", later turned off")
       if let air = connection.air, air.decrypted == 0, air.storedDecrypted == 0, air.sealed > 0 {
         // A sniffed link no key opened: say how one could be given.
-        let how = security.secureConnections == true
-          ? "--ltk or --keys-from; LE Secure Connections keys cannot be worked out from a sniffed pairing"
-          : "--ltk, --keys-from, --passkey N or --find-passkey"
+        let how: String
+        if security.secureConnections == true {
+          how = "--ltk or --keys-from; LE Secure Connections keys cannot be worked out from a sniffed pairing"
+        } else if security.method == .outOfBand {
+          how = "--ltk, --keys-from or --tk HEX (the out-of-band TK)"
+        } else if security.method == .passkeyEntry {
+          how = "--ltk, --keys-from, --passkey N or --find-passkey"
+        } else {
+          how = "--ltk or --keys-from"
+        }
         words += " (no key: \(count(air.sealed, "packet")) left encrypted; try \(how))"
       }
       parts.append(words)

@@ -43,6 +43,9 @@ struct DecodingOptions: Sendable {
       name: "passkey", short: nil, kind: .value(valueName: "number"),
       help: "The passkey (000000–999999) of a sniffed LE legacy pairing: its keys are worked out from the pairing, as for Just Works (TK 0, always tried). Repeatable."),
     OptionSpec(
+      name: "tk", short: nil, kind: .value(valueName: "key"),
+      help: "The TK (32 hex digits, most significant first) of a sniffed LE legacy pairing that used out-of-band data: its keys are worked out from the pairing. Repeatable."),
+    OptionSpec(
       name: "find-passkey", short: nil, kind: .flag,
       help: "Try every passkey on a sniffed LE legacy pairing whose TK is not known (a million tries, about 1.5 s a link; at most two links a capture)."),
     OptionSpec(
@@ -153,6 +156,15 @@ struct DecodingOptions: Sendable {
       ring.passkeys.append(passkey)
     }
     ring.searchesPasskeys = arguments.has("find-passkey")
+    for text in arguments.allValues("tk") {
+      guard let key = LinkKeyRing.parseTemporaryKey(text) else {
+        throw UsageError(message: "--tk needs 32 hex digits (--tk 00112233445566778899AABBCCDDEEFF), not '\(text)'")
+      }
+      guard ring.temporaryKeys.count < LinkKeyRing.maximumPasskeys else {
+        throw UsageError(message: "--tk: more than \(LinkKeyRing.maximumPasskeys) TKs")
+      }
+      ring.temporaryKeys.append(key)
+    }
     for text in arguments.allValues("ltk") {
       guard let key = LinkKeyRing.parse(text, source: "--ltk") else {
         throw UsageError(message: "--ltk needs 32 hex digits, optionally @address (--ltk 4C68384139F574D836BCF34E9DFB01BF@D0:B1:ED:00:48:52), not '\(text)'")
@@ -230,8 +242,28 @@ struct DecodingOptions: Sendable {
   func finish(_ end: FrameStream.End, capture: String, _ context: CLIContext, devices: [GATTDevice]? = nil) {
     // Keys are named on every output: where frames do not show them (one line each, hr,
     // summary, diff), this is the only place.
-    for (source, count) in end.dissector.decryptedBySource.sorted(by: { $0.key < $1.key }) {
-      context.error("\(capture): \(count) packet\(count == 1 ? "" : "s") decrypted with \(source)")
+    let dissector = end.dissector
+    for (source, count) in dissector.decryptedBySource.sorted(by: { $0.key < $1.key }) {
+      // A key the capture gave away is printed as --ltk takes it: for the next capture of the devices.
+      let value = dissector.keyValues[source].map { ", key \($0)" } ?? ""
+      context.error("\(capture): \(count) packet\(count == 1 ? "" : "s") decrypted with \(source)\(value)")
+    }
+    // What was given and fitted nothing is said: a key for another device, a wrong passkey.
+    for key in keys.keys where !dissector.openedKeys.contains(key.key) {
+      var why = ""
+      if let address = key.address, !dissector.airDevices.contains(address) { why = ": no sniffed link of \(address) in this capture" }
+      context.error("\(capture): the key \(key.hex) (\(key.source)) opened no link\(why)")
+    }
+    let givenTemporaryKeys = keys.knownTemporaryKeys.dropFirst()
+    for tk in givenTemporaryKeys where !dissector.fittedTemporaryKeys.contains(tk.words) {
+      let option = tk.passkey != nil ? "--passkey" : "--tk"
+      let pairings = dissector.legacyPairingsTried == 0 ? "this capture shows no sniffed legacy pairing" : "no legacy pairing of this capture fits it"
+      context.error("\(capture): \(option): \(tk.words) fits nothing: \(pairings)")
+    }
+    if dissector.failedSearches > 0 {
+      context.error("\(capture): --find-passkey: no passkey fitted \(dissector.failedSearches == 1 ? "the legacy pairing" : "\(dissector.failedSearches) legacy pairings") searched")
+    } else if keys.searchesPasskeys && dissector.legacyPairingsTried == 0 {
+      context.error("\(capture): --find-passkey: this capture shows no sniffed legacy pairing to search")
     }
     guard let cache else { return }
     for problem in cache.takeProblems() { context.error(problem) }
