@@ -420,6 +420,11 @@ struct JSONWriter {
     out.decimal(value)
   }
 
+  mutating func stringElement(_ value: String) {
+    separator()
+    out.jsonString(value)
+  }
+
   mutating func int(_ key: String, _ value: Int) {
     self.key(key)
     out.decimal(value)
