@@ -82,6 +82,24 @@ public struct QuantileSketch: Sendable, Equatable {
     return maximum  // not reached: the counts add up to `count`
   }
 
+  /// The fewest values a q-quantile is given for (`carriedQuantile`): at least one value must
+  /// lie above it and one below, by count, so that it says something the minimum and maximum
+  /// do not: 3 for the median, 20 for p95 (one value in twenty above it), 100 for p99.
+  public static func minimumCount(carrying q: Double) -> Int {
+    guard q > 0, q < 1 else { return 1 }
+    let share = 1 / min(q, 1 - q)
+    // 1 / 0.05 is 19.999999999999982 in binary: a share within rounding of a whole number is that number.
+    let whole = share.rounded()
+    return max(3, abs(share - whole) < 1e-9 ? Int(whole) : Int(share.rounded(.up)))
+  }
+
+  /// `quantile(q)` when the sample carries it (at least `minimumCount(carrying: q)` values),
+  /// else nil: with 2 values a median is one of them, with 10 a p95 is the maximum or below
+  /// it by chance. Within the minimum and maximum, as every answer is.
+  public func carriedQuantile(_ q: Double) -> Double? {
+    count >= Self.minimumCount(carrying: q) ? quantile(q) : nil
+  }
+
   private static func bucket(of value: Double) -> Int {
     if value < resolvedRange.lowerBound { return belowRangeBucket }
     if value >= resolvedRange.upperBound { return aboveRangeBucket }

@@ -121,11 +121,18 @@ public struct DecoderRegistry: Sendable {
     return registry
   }()
 
-  /// Adds a characteristic decoder; one already registered for its UUID is replaced.
+  /// Adds a characteristic decoder; one already registered for its UUID is replaced. A user's
+  /// format that replaces a built-in decoder keeps its value type, still decoded for the
+  /// analyses (`CharacteristicDecoder.builtInType`).
   public mutating func register(_ decoder: CharacteristicDecoder) {
     change { tables in
       if let index = tables.byUUID[UUIDValue(decoder.uuid)] {
-        tables.decoders[index] = decoder
+        var replacing = decoder
+        let replaced = tables.decoders[index]
+        if replacing.declaredFormat != nil && replacing.builtInType == nil {
+          replacing.builtInType = replaced.declaredFormat == nil ? replaced.valueType : replaced.builtInType
+        }
+        tables.decoders[index] = replacing
       } else {
         tables.byUUID[UUIDValue(decoder.uuid)] = tables.decoders.count
         tables.decoders.append(decoder)

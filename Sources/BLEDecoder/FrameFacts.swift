@@ -191,11 +191,15 @@ public struct AttributeFact: Sendable {
 
   /// The typed value if it is a `Value` (analyses: `fact.value(as: HeartRateMeasurement.self)`).
   /// The value is opened and its type compared: cheaper than a dynamic cast (`as?`), which
-  /// would search conformances on every frame.
+  /// would search conformances on every frame. A user's format that replaced a built-in
+  /// decoder (`DeclaredValue`) still answers for the built-in type: analyses read the same
+  /// facts whatever decoders the user gave.
   @inlinable public func value<Value: CharacteristicValue>(as type: Value.Type) -> Value? {
     guard hasValue else { return nil }
     func same<Stored: CharacteristicValue>(_ value: Stored) -> Value? {
-      Stored.self == Value.self ? unsafeBitCast(value, to: Value.self) : nil
+      if Stored.self == Value.self { return unsafeBitCast(value, to: Value.self) }
+      if Stored.self == DeclaredValue.self { return unsafeBitCast(value, to: DeclaredValue.self).builtInValue(as: type) }
+      return nil
     }
     return same(typedValue)
   }

@@ -125,4 +125,46 @@ import Testing
     // Up to 2^20: 1 bucket below the range and 30 powers of two of 64 buckets.
     #expect(sketch.storedBucketCount <= 1 + 30 * 64)
   }
+
+  /// A quantile is given only when the sample carries it: the median from 3 values, p95 from
+  /// 20 (one value in twenty above it), p99 from 100.
+  @Test func aQuantileNeedsTheValuesToCarryIt() {
+    #expect(QuantileSketch.minimumCount(carrying: 0.5) == 3)
+    #expect(QuantileSketch.minimumCount(carrying: 0.95) == 20)
+    #expect(QuantileSketch.minimumCount(carrying: 0.9) == 10)
+    #expect(QuantileSketch.minimumCount(carrying: 0.99) == 100)
+    #expect(QuantileSketch.minimumCount(carrying: 0.05) == 20)
+    #expect(QuantileSketch.minimumCount(carrying: 0) == 1 && QuantileSketch.minimumCount(carrying: 1) == 1)
+    var sketch = QuantileSketch()
+    // The strap session's two Read By Group Type latencies: no median, no p95.
+    for value in [237.0, 416.0] { sketch.add(value) }
+    #expect(sketch.carriedQuantile(0.5) == nil && sketch.carriedQuantile(0.95) == nil)
+    #expect(sketch.carriedQuantile(0) == 237 && sketch.carriedQuantile(1) == 416)
+    sketch.add(300)
+    #expect(sketch.carriedQuantile(0.5).map { abs($0 - 300) <= 300 * QuantileSketch.relativeErrorBound } == true)
+    #expect(sketch.carriedQuantile(0.95) == nil)
+    for value in 4...19 { sketch.add(Double(value * 10)) }
+    #expect(sketch.count == 19 && sketch.carriedQuantile(0.95) == nil)
+    sketch.add(500)
+    #expect(sketch.carriedQuantile(0.95) != nil)
+  }
+
+  /// Whatever the sample, every answer lies within the exact minimum and maximum.
+  @Test func quantilesNeverLeaveTheMinimumAndMaximum() throws {
+    var random = SeededGenerator(seed: 19)
+    for round in 0..<400 {
+      var sketch = QuantileSketch()
+      let count = 1 + round % 40
+      let values = (0..<count).map { _ in
+        round % 3 == 0 ? Double.random(in: 0...0.002, using: &random) : Double.random(in: 100...1_000, using: &random).rounded()
+      }
+      values.forEach { sketch.add($0) }
+      let (low, high) = (try #require(sketch.minimum), try #require(sketch.maximum))
+      #expect(low == values.min() && high == values.max())
+      for q in Self.quantiles + [0.0, 1.0] {
+        let answer = try #require(sketch.quantile(q))
+        #expect(low <= answer && answer <= high, "q \(q) of \(values)")
+      }
+    }
+  }
 }

@@ -79,4 +79,20 @@ struct DiffCorpusTests {
     #expect(found.contains { $0.contains("14 connections in A, 1 in B") })
     #expect(found.contains { $0.contains("pairing no pairing in A, just works in B") })
   }
+
+  /// Two client stacks: in B the band also asked the laptop (its Exchange MTU Request, answered
+  /// by the laptop's host in 0.16 ms) beside the laptop asking the band (419 ms). Was "Exchange
+  /// MTU Request answered in 95.6 ms (median) in A, 0.2 ms in B", the band's answer against the
+  /// laptop's. Each end's requests are their own measure; one exchange each carries no median.
+  @Test func twoClientStacksAreTwoMeasures() throws {
+    let (a, b) = ("miband3_blproject/miband3_to_laptop.pcapng", "miband3_blproject/miband3_lescan_cap.pcapng")
+    let found = Self.lines(a, b).lines
+    #expect(!found.contains { $0.hasPrefix("  ATT:") }, "\(found)")
+    // The long capture against it: the central's Read By Type Requests, timed alike, compared.
+    let long = Self.lines("miband3_blproject/miband3_a1wcap.pcapng", b).lines.filter { $0.hasPrefix("  ATT:") }
+    #expect(long == [
+      "  ATT: Read By Type Request from the central answered in 96.8 ms (median of 95) in A, 292.8 ms (median of 11) in B, both timed at the asking host (HCI: the round trip)"
+    ])
+  }
 }
+

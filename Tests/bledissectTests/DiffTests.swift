@@ -202,3 +202,61 @@ enum SummaryPartText {
     return rounded == rounded.rounded() ? String(Int(rounded)) : String(rounded)
   }
 }
+
+/// Latencies compared like with like, and lines that point at the frame that differs.
+extension DiffTests {
+  static let hciThenAir = "ATT latency of the central's requests not compared: A timed them at the asking host (HCI: the round trip), "
+    + "B on the air (sniffed: an answer comes a connection event or more after its request)"
+
+  /// The strap session's HCI capture and a sniff of the same session: the same session, so
+  /// equivalent; their latencies measure different things (the host's round trip, the air's
+  /// connection events), so they are not compared, and a line says why.
+  @Test func aSniffOfTheSessionIsEquivalentAndSaysWhyLatenciesAreNotCompared() throws {
+    let (hci, air) = (capturePath("hr_strap_session.btsnoop"), capturePath("air/hr_strap_session_sniffed.pcap"))
+    let text = runCLI(["diff", "--no-cache", hci, air])
+    #expect(text.status == 0, "\(text.stdout)")
+    #expect(text.stdout == "A: \(hci)\nB: \(air)\n\(Self.hciThenAir)\nequivalent\n")
+    let json = try #require(try JSONSerialization.jsonObject(with: Data(runCLI(["diff", "--json", "--no-cache", hci, air]).stdout.utf8)) as? [String: Any])
+    #expect(json["notes"] as? [String] == [Self.hciThenAir])
+    #expect(json["equivalent"] as? Bool == true)
+    // The other way round, the note turns with it.
+    let reversed = runCLI(["diff", "--no-cache", air, hci])
+    #expect(reversed.status == 0 && reversed.stdout.contains("A timed them on the air (sniffed: "))
+    #expect(reversed.stdout.contains(", B at the asking host (HCI: the round trip)\n"))
+    // The same capture twice: nothing to say.
+    #expect(try #require(try JSONSerialization.jsonObject(with: Data(runCLI(["diff", "--json", "--no-cache", hci, hci]).stdout.utf8)) as? [String: Any])["notes"]
+      as? [String] == [])
+  }
+
+  /// The phone's and the strap's capture of one session: the phone timed its round trips, the
+  /// strap its own answers; equivalent, with the note.
+  @Test func thePhonesAndTheStrapsLatenciesAreNotCompared() {
+    let result = runCLI(["diff", "--no-cache", Self.path("roles_central.btsnoop"), Self.path("roles_peripheral.btsnoop")])
+    #expect(result.status == 0)
+    #expect(result.stdout.contains(
+      "\nATT latency of the central's requests not compared: A timed them at the asking host (HCI: the round trip), B at the answering host (HCI: its own answer time)\nequivalent\n"))
+  }
+
+  /// Both clients asked for 247; B's server answered 185 (its Exchange MTU Response patched
+  /// from 517): the line points at the responses, where the captures part, not the requests.
+  @Test func anMTUTheServersSetPointsAtTheResponses() throws {
+    let healthy = Self.path("healthy_a.btsnoop")
+    var bytes = Array(try Data(contentsOf: URL(fileURLWithPath: healthy)))
+    let records = try btsnoopRecords(path: healthy)
+    let response = try #require(try btsnoopFrames(path: healthy, pdu: [0x03, 0x05, 0x02]).first)
+    #expect(try btsnoopFrames(path: healthy, pdu: [0x02, 0xF7, 0x00]).first == response - 2)
+    // The response's server MTU: after the record headers before it, its own, and H4 + ACL + L2CAP + opcode.
+    let offset = 16 + records[..<(response - 1)].reduce(0) { $0 + 24 + $1.bytes.count } + 24 + 10
+    #expect(bytes[offset] == 0x05 && bytes[offset + 1] == 0x02)
+    bytes[offset] = 0xB9
+    bytes[offset + 1] = 0x00
+    let patched = temporaryFile(bytes)
+    defer { unlink(patched) }
+    let (status, found) = try Self.differences([healthy, patched])
+    #expect(status == 1 && found.count == 1, "\(found)")
+    let mtu = try #require(found.first)
+    #expect(mtu["kind"] as? String == "mtu" && mtu["text"] as? String == "ATT MTU 247 in A, 185 in B")
+    #expect(Self.frame(mtu, "a_at") == response && Self.frame(mtu, "b_at") == response)
+  }
+}
+

@@ -250,3 +250,73 @@ extension GATTCacheTests {
     #expect(maps.count == 1 && maps.first?["side"] as? String == "b" && maps.first?["source"] as? String == "cache")
   }
 }
+
+extension GATTCacheTests {
+  /// The cached table's line in `cache list`.
+  static func listed(_ folder: Folder, _ address: String) -> String? {
+    folder.run(["cache", "list"]).stdout.split(separator: "\n").first { $0.hasPrefix(address + "  ") }.map(String.init)
+  }
+
+  /// A sniff of the strap's session that lost part of the discovery (17 attributes) agrees with
+  /// the 21 the HCI capture saw: whichever comes later, in one run or two, the cache keeps
+  /// the richer table and where it was learned, and a late capture is decoded with it.
+  @Test func aPoorerDiscoveryLeavesTheRicherTable() throws {
+    let (full, poorer) = (capturePath("hr_strap_session.btsnoop"), capturePath("air/hr_strap_session_sniffed_impaired.pcap"))
+    #expect(runCLI(["gatt", "--no-cache", poorer]).stdout.hasPrefix("D0:B1:ED:00:48:52 (random) \"bledissect HR\": 5 services, 9 characteristics\n"))
+    for runs in [[[full], [poorer]], [[poorer], [full]], [[full, poorer]], [[poorer, full]]] {
+      let folder = Folder()
+      for files in runs { #expect(folder.run(["summary"] + files).status == 0) }
+      let line = try #require(Self.listed(folder, Self.strap), "\(runs)")
+      #expect(line.contains("  21 attributes, learned ") && line.hasSuffix(" from \(full)"), "\(runs): \(line)")
+      let late = folder.run(["summary", capturePath("late_reconnect.btsnoop")]).stdout
+      #expect(late.contains("  GATT table of \(Self.strap) from the cache (learned from \(full) at "), "\(runs)")
+    }
+  }
+
+  /// A discovery that contradicts the cached table (another Generic Access range: the device's
+  /// table changed) replaces it, however few attributes it knows.
+  @Test func aContradictingDiscoveryReplacesTheTable() throws {
+    let folder = Folder()
+    _ = folder.run(["summary", capturePath("hr_strap_session.btsnoop")])
+    _ = folder.run(["summary", capturePath("air_nordic.pcap")])
+    let line = try #require(Self.listed(folder, Self.strap))
+    #expect(line.contains("  2 attributes, learned ") && line.hasSuffix(" from \(capturePath("air_nordic.pcap"))"), "\(line)")
+  }
+
+  /// The comparison itself: a part of the table, the same table, more of it, a contradiction.
+  @Test func tablesCompareHandleByHandle() throws {
+    let maps = try GATTMapImport.parseJSON(
+      Array(runCLI(["gatt", "--json", "--no-cache", capturePath("hr_strap_session.btsnoop")]).stdout.utf8), name: "strap", cached: false)
+    let tree = try #require(maps.first?.tree)
+    var servicesOnly = tree
+    for index in servicesOnly.services.indices { servicesOnly.services[index].characteristics = [] }
+    #expect(GATTTableComparison(kept: tree, newer: servicesOnly) == .keptCoversNewer)
+    #expect(GATTTableComparison(kept: tree, newer: tree) == .same)
+    #expect(GATTTableComparison(kept: servicesOnly, newer: tree) == .agreeing(keptCount: 5, newerCount: tree.handleMeanings.count))
+    var moved = servicesOnly
+    moved.services[0].end += 1
+    #expect(GATTTableComparison(kept: tree, newer: moved) == .contradicting(handle: moved.services[0].start))
+    #expect(!GATTCache.replaces(servicesOnly, hash: nil, kept: tree, keptHash: nil))
+    #expect(GATTCache.replaces(servicesOnly, hash: [1], kept: tree, keptHash: [2]))
+  }
+}
+
+/// The Mi Band 3 captures of the shared corpus: the scan-and-connect capture discovered 69
+/// attributes; the one to a laptop discovered the 9 services only, which must not replace them.
+@Suite(.enabled(if: corpusRoot != nil, "../shared/corpus is absent"))
+struct GATTCacheCorpusTests {
+  static let band = "F0:2A:9A:A0:86:F4"
+
+  @Test func aServicesOnlyDiscoveryLeavesTheBandsFullTable() throws {
+    let root = try #require(corpusRoot).appendingPathComponent("miband3_blproject")
+    let (full, services) = (root.appendingPathComponent("miband3_lescan_cap.pcapng").path, root.appendingPathComponent("miband3_to_laptop.pcapng").path)
+    let folder = GATTCacheTests.Folder()
+    _ = folder.run(["summary", full])
+    #expect(GATTCacheTests.listed(folder, Self.band)?.contains("  69 attributes, learned ") == true)
+    _ = folder.run(["summary", services])
+    let line = try #require(GATTCacheTests.listed(folder, Self.band))
+    #expect(line.contains("  69 attributes, learned ") && line.hasSuffix(" from \(full)"), "\(line)")
+    let show = folder.run(["cache", "show", Self.band]).stdout
+    #expect(show.contains("0x0029 Heart Rate Measurement (2a37): notify"))
+  }
+}

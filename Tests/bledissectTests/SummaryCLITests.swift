@@ -169,4 +169,49 @@ import Testing
       #expect(order.count == files.count && order == order.sorted())
     }
   }
+
+  /// The ATT latency table gives only the figures a sample carries: the median from 3 values,
+  /// p95 from 20 ("-" in text, no key in JSON); and no figure lies outside min and max.
+  @Test func latencyFiguresAreThoseTheSampleCarries() throws {
+    let strap = runCLI(["summary", "--no-cache", capturePath("hr_strap_session.btsnoop")]).stdout
+    #expect(strap.contains("\nATT latency (ms)              count    min  median  p95    max  errors\n"))
+    #expect(strap.contains("\n  Read By Type Request           10  0.205   0.227    -  0.275\n"))
+    #expect(strap.contains("\n  Write Request                   3  0.186   0.203    -  0.261\n"))
+    #expect(strap.contains("\n  Read By Group Type Request      2  0.237       -    -  0.416\n"))
+    #expect(strap.contains("\n  Exchange MTU Request            1  0.292       -    -  0.292\n"))
+    let huami = runCLI(["summary", "--no-cache", capturePath("huami.btsnoop")]).stdout
+    #expect(huami.contains("\n  Read By Type Request           20  0.325   0.350  0.426  4.639\n"))
+    let json = try #require(
+      try JSONSerialization.jsonObject(with: Data(runCLI(["summary", "--json", "--no-cache", capturePath("hr_strap_session.btsnoop")]).stdout.utf8))
+        as? [String: Any])
+    let rows = try #require(json["att_latency"] as? [[String: Any]])
+    #expect(rows.count == 6)
+    for row in rows {
+      let count = try #require(row["count"] as? Int)
+      #expect((row["median_ms"] != nil) == (count >= 3), "\(row)")
+      #expect((row["p95_ms"] != nil) == (count >= 20), "\(row)")
+      #expect(row["min_ms"] != nil && row["max_ms"] != nil)
+    }
+    // Every capture: min ≤ median ≤ p95 ≤ max, as printed and in JSON.
+    let captures = try FileManager.default.contentsOfDirectory(atPath: capturePath("")).filter { $0.hasSuffix(".btsnoop") || $0.hasSuffix(".pcap") }
+    #expect(captures.count > 20)
+    for name in captures {
+      let text = runCLI(["summary", "--no-cache", capturePath(name)]).stdout
+      var inTable = false
+      for line in text.split(separator: "\n") {
+        if line.hasPrefix("ATT latency (ms)") { inTable = true; continue }
+        guard inTable, line.hasPrefix("  ") else { inTable = false; continue }
+        // The name's words, then count, min, median, p95, max (and errors).
+        let words = line.split(separator: " ")
+        guard let countIndex = words.firstIndex(where: { Int($0) != nil }), words.count >= countIndex + 5 else { continue }
+        let figures = words[(countIndex + 1)...(countIndex + 4)].compactMap { Double($0) }
+        #expect(figures == figures.sorted(), "\(name): \(line)")
+      }
+      let summary = try #require(try JSONSerialization.jsonObject(with: Data(runCLI(["summary", "--json", "--no-cache", capturePath(name)]).stdout.utf8)) as? [String: Any])
+      for row in summary["att_latency"] as? [[String: Any]] ?? [] {
+        let figures = ["min_ms", "median_ms", "p95_ms", "max_ms"].compactMap { row[$0] as? Double }
+        #expect(figures == figures.sorted(), "\(name): \(row)")
+      }
+    }
+  }
 }

@@ -94,6 +94,8 @@ public struct OperationLog: Sendable {
 
   /// Steps by connection, in the order connections were first seen.
   public private(set) var connections: [Connection] = []
+  /// Every answer's latency, by procedure, by the end that asked and by how the capture timed it.
+  public internal(set) var latencies = LatencyTimings()
   public private(set) var stepsNotKept = 0
   var index: [Key: Int] = [:]
   /// Open requests by request frame.
@@ -112,6 +114,7 @@ public struct OperationLog: Sendable {
       }
     }
     guard let label = frame.connection, let att = frame.att else { return }
+    if let latency = att.latency, let request = att.requestOpcode { timeAnswer(request, latency, label, &frame) }
     let place = Occurrence(frame: frame.number, time: frame.record.timestamp)
     if let request = att.requestFrame, let open = pending.removeValue(forKey: request) {
       answer(open, att, frame: &frame, place: place)
@@ -182,6 +185,26 @@ public struct OperationLog: Sendable {
     } else if pending.count < Self.maximumOpen {
       pending[frame.number] = OpenExchange(connection: connection, step: stepIndex, key: key, written: written(att, &frame), place: place)
     }
+  }
+
+  /// Counts the latency of an answer (a response, an indication's confirmation) under the end
+  /// that asked and how it was timed: on the air by a sniffer, else at the capturing host,
+  /// which asked (the answer came in) or answered (it went out). A frame that says neither
+  /// which end sent it nor which way it went counts as the central's answer to the capturing
+  /// host, the central, as steps do.
+  mutating func timeAnswer(_ request: UInt8, _ latency: Int64, _ label: ConnectionLabel, _ frame: inout DissectedFrame) {
+    let clock: LatencyClock
+    let centralAsked: Bool
+    if let air = frame.air {
+      clock = .air
+      // The answer's sender did not ask.
+      centralAsked = !(air.header.fromCentral ?? frame.direction.map { $0 == .hostToController } ?? false)
+    } else {
+      let localAsked = frame.direction != .hostToController
+      clock = localAsked ? .askingHost : .answeringHost
+      centralAsked = localAsked == (roles[UInt32(label.adapter) << 16 | UInt32(label.handle)] != .peripheral)
+    }
+    latencies.add(LatencyTimings.Key(opcode: request, centralAsked: centralAsked, clock: clock), microseconds: latency)
   }
 
   /// The ledger's key for a read or write step (discovery and subscriptions are compared as

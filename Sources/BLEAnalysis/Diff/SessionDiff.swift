@@ -36,12 +36,6 @@ public struct DiffSide: Sendable {
   func operations(of device: BDAddr, centralIsClient: Bool = true) -> [OperationLog.Connection] {
     operations.connections.filter { $0.label.peer == device && $0.centralIsClient == centralIsClient }
   }
-
-  /// Whether the capturing host was the central's end of the links to `device` (a phone's
-  /// capture) or the peripheral's (a strap's); nil when no request says.
-  func localIsClient(_ device: BDAddr) -> Bool? {
-    operations(of: device).first?.localIsClient
-  }
 }
 
 /// Compares two sessions: devices matched by address (then by name), their GATT tables (as far
@@ -137,9 +131,7 @@ public struct SessionDiff: Sendable {
       }
       differences += compareAttempts(deviceA.address, deviceB.address, a, b, subject: subject)
     }
-    // A client's round trip and a server's own answer time are not the same measure.
-    let sameRole = pairs.allSatisfy { a.localIsClient($0.0.address) == b.localIsClient($0.1.address) }
-    if sameRole { differences += compareLatencies(a.summary, b.summary) }
+    differences += compareLatencies(a.operations.latencies, b.operations.latencies)
     return Self.ordered(differences)
   }
 
@@ -231,8 +223,11 @@ public struct SessionDiff: Sendable {
         b.updates.count > fewer ? sideB.place(frame: b.updates[fewer].frame, time: b.updates[fewer].time) : nil)
     }
     if a.mtu != b.mtu {
+      // Where the MTUs part: the responses when both clients asked for the same MTU (the
+      // servers answered differently), else the requests.
+      let answered = a.mtuRequested != nil && a.mtuRequested == b.mtuRequested
       add(.mtu, "ATT MTU \(a.mtu.map(String.init) ?? "23 (no exchange)") in A, \(b.mtu.map(String.init) ?? "23 (no exchange)") in B",
-        a.mtu.map(String.init), b.mtu.map(String.init), exchangeMTU(a, sideA), exchangeMTU(b, sideB))
+        a.mtu.map(String.init), b.mtu.map(String.init), exchangeMTU(a, sideA, response: answered), exchangeMTU(b, sideB, response: answered))
     }
     if a.transmitPHY != b.transmitPHY || a.receivePHY != b.receivePHY {
       add(.phy, "PHY \(phy(a)) in A, \(phy(b)) in B", phy(a), phy(b))
@@ -298,8 +293,10 @@ public struct SessionDiff: Sendable {
     return differences
   }
 
-  /// Where a connection's MTU exchange was.
-  func exchangeMTU(_ connection: ConnectionSummary, _ side: DiffSide) -> DifferencePlace? {
+  /// Where a connection's MTU exchange was: the response that agreed the MTU (`response`),
+  /// else the connection's first Exchange MTU Request.
+  func exchangeMTU(_ connection: ConnectionSummary, _ side: DiffSide, response: Bool) -> DifferencePlace? {
+    if response, let place = side.place(frame: connection.mtuFrame, time: connection.mtuTime) { return place }
     let steps = side.operations.connections.first { $0.label.handle == connection.handle && $0.label.generation == connection.generation && $0.label.adapter == connection.adapter }?.steps
     return steps?.first { $0.kind == .exchangeMTU }.flatMap { side.place(frame: $0.frame, time: $0.time) }
   }
@@ -467,20 +464,48 @@ public struct SessionDiff: Sendable {
       a: text(failedA.counts), b: text(failedB.counts))]
   }
 
-  /// Procedures answered much more slowly on one side (median ATT latency).
-  func compareLatencies(_ a: SessionSummary, _ b: SessionSummary) -> [SessionDifference] {
+  /// Procedures answered much more slowly on one side: median ATT latencies of the same
+  /// procedure asked by the same end (the central's requests, the peripheral's) and timed the
+  /// same way (`LatencyClock`: a host's round trip, a host's own answers, the air), when each
+  /// side has the values to carry a median (3; `QuantileSketch.minimumCount`).
+  func compareLatencies(_ a: LatencyTimings, _ b: LatencyTimings) -> [SessionDifference] {
     var differences: [SessionDifference] = []
-    for latencyA in a.latencies {
-      guard let latencyB = b.latencies.first(where: { $0.opcode == latencyA.opcode }),
-        let medianA = latencyA.sketch.quantile(0.5), let medianB = latencyB.sketch.quantile(0.5)
+    for (key, timingA) in a.timings.sorted(by: { Self.order($0.key, $1.key) }) {
+      guard let timingB = b.timings[key], let medianA = timingA.sketch.carriedQuantile(0.5), let medianB = timingB.sketch.carriedQuantile(0.5)
       else { continue }
       let (slower, faster) = (max(medianA, medianB) / 1000, min(medianA, medianB) / 1000)
       guard slower > thresholds.latencyFactor * faster, slower - faster > thresholds.latencyMilliseconds else { continue }
-      let name = AssignedNumbers.attOpcodeName(latencyA.opcode).map { "\($0)" } ?? "opcode 0x\(Hex.string([latencyA.opcode]))"
-      differences.append(SessionDifference(kind: .timing, subject: "ATT", text: "\(name) answered in \(fixed(medianA / 1000)) ms (median) in A, \(fixed(medianB / 1000)) ms in B",
-        a: fixed(medianA / 1000) + " ms", b: fixed(medianB / 1000) + " ms"))
+      let name = AssignedNumbers.attOpcodeName(key.opcode).map { "\($0)" } ?? "opcode 0x\(Hex.string([key.opcode]))"
+      let (textA, textB) = (fixed(medianA / 1000) + " ms", fixed(medianB / 1000) + " ms")
+      differences.append(SessionDifference(kind: .timing, subject: "ATT",
+        text: "\(name) from the \(key.centralAsked ? "central" : "peripheral") answered in \(textA) (median of \(timingA.sketch.count)) in A, "
+          + "\(textB) (median of \(timingB.sketch.count)) in B, both timed \(key.clock.words)",
+        a: textA, b: textB))
     }
     return differences
+  }
+
+  /// Latencies the comparison left alone because the captures timed them differently (an HCI
+  /// capture and a sniffer, the asking and the answering host): one sentence per end that
+  /// asked, when both captures timed its requests but never the same way.
+  public func notes(_ a: DiffSide, _ b: DiffSide) -> [String] {
+    var notes: [String] = []
+    for central in [true, false] {
+      let clocksA = Set(a.operations.latencies.asked(byCentral: central).keys.map(\.clock))
+      let clocksB = Set(b.operations.latencies.asked(byCentral: central).keys.map(\.clock))
+      guard !clocksA.isEmpty, !clocksB.isEmpty, clocksA.isDisjoint(with: clocksB) else { continue }
+      func words(_ clocks: Set<LatencyClock>) -> String {
+        LatencyClock.allCases.filter(clocks.contains).map(\.words).joined(separator: " and ")
+      }
+      notes.append("ATT latency of the \(central ? "central" : "peripheral")'s requests not compared: A timed them \(words(clocksA)), B \(words(clocksB))")
+    }
+    return notes
+  }
+
+  /// Latency groups in a stable order: by opcode, the central's first, then by clock.
+  static func order(_ x: LatencyTimings.Key, _ y: LatencyTimings.Key) -> Bool {
+    let clocks = LatencyClock.allCases
+    return (x.opcode, x.centralAsked ? 0 : 1, clocks.firstIndex(of: x.clock) ?? 0) < (y.opcode, y.centralAsked ? 0 : 1, clocks.firstIndex(of: y.clock) ?? 0)
   }
 
   func name(_ uuid: BluetoothUUID?) -> String {

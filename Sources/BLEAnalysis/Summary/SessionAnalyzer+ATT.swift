@@ -18,10 +18,18 @@ extension SessionAnalyzer {
     switch att.operation {
     case .plain:
       break
+    case .exchangeMTU(let client):
+      if att.channel == 4 {
+        work[index].mtuRequests[frame.direction == .hostToController ? 0 : 1] = (frame.number, client)
+      }
     case .exchangeMTUResponse(_, let mtu):
       if att.channel == 4 {
         summary.connections[index].mtu = mtu
         summary.connections[index].mtuFrame = frame.number
+        summary.connections[index].mtuTime = time
+        // The request it answers, whichever end asked.
+        let request = work[index].mtuRequests.lazy.compactMap { $0 }.first { $0.frame == att.requestFrame }
+        summary.connections[index].mtuRequested = request?.client
       }
     case .error(let request, let handle, let code):
       errorCode = code

@@ -25,6 +25,9 @@ public struct SessionAnalyzer: Sendable {
     /// The pairing features of each side (Pairing Request, Pairing Response).
     var requestFeatures: (io: UInt8, oob: UInt8, auth: UInt8)?
     var responseFeatures: (io: UInt8, oob: UInt8, auth: UInt8)?
+    /// The last Exchange MTU Request each way on the fixed channel (the capturing host's, the
+    /// peer's): its frame and client MTU, for the response that answers it.
+    var mtuRequests: [(frame: Int, client: UInt16)?] = [nil, nil]
   }
 
   /// Which typed value an activity's values are, decided once per handle.

@@ -242,9 +242,13 @@ public struct ConnectionSummary: Sendable {
   /// Every LE Connection Update Complete, in order (up to `Limits.parameterUpdates`).
   public var updates: [ParameterChange] = []
   public var updatesNotListed = 0
-  /// ATT_MTU on the fixed channel after Exchange MTU, and where it was agreed.
+  /// ATT_MTU on the fixed channel after Exchange MTU, and where it was agreed (the response).
   public var mtu: Int?
   public var mtuFrame: Int?
+  public var mtuTime: Int64?
+  /// The client's MTU in the request that response answered (the agreed `mtu` is the smaller
+  /// of it and the server's).
+  public var mtuRequested: UInt16?
   /// Distinct EATT (and other non-fixed) ATT channels used.
   public var eattChannels: [UInt16] = []
   /// PHY in force (1 = 1M, 2 = 2M, 3 = Coded), after the last successful update.

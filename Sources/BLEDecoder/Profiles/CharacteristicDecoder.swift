@@ -99,6 +99,9 @@ public struct CharacteristicDecoder: Sendable {
   /// format; the decoder holds a number, so it stays plain data, copied per value at no cost
   /// (no reference to count).
   public let declaredFormat: Int?
+  /// For a user's format that replaced a built-in decoder: the built-in value type, still
+  /// decoded for the analyses (`DeclaredValue.builtInValue`).
+  public internal(set) var builtInType: (any CharacteristicValue.Type)?
 
   public init<Value: CharacteristicValue>(uuid: BluetoothUUID, key: Name, _ type: Value.Type, summarySaysItAll: Bool = false) {
     self.uuid = uuid
@@ -135,10 +138,18 @@ public struct CharacteristicDecoder: Sendable {
   func decode(_ reader: inout ByteReader, format: DeclaredFormat?, context: ValueContext?) -> DecodedValue {
     reader.layer = .profile
     let start = reader.offset
-    do {
+    do throws(DecodeError) {
       let value: any CharacteristicValue
       if let format {
-        value = try format.parse(&reader)
+        let builtIn = builtInValue(reader, context: context)
+        do throws(DecodeError) {
+          var declared = try format.parse(&reader)
+          declared.builtInValue = builtIn
+          value = declared
+        } catch {
+          guard let builtIn else { throw error }
+          return DecodedValue(value: DeclaredValue(format: format, items: [], builtInValue: builtIn), error: error)
+        }
       } else if let context {
         value = try valueType.init(parsing: &reader, context: context)
       } else {
@@ -163,9 +174,20 @@ public struct CharacteristicDecoder: Sendable {
   func decode(_ reader: inout ByteReader, into fact: inout AttributeFact, context: ValueContext, registry: DecoderRegistry) -> DecodeError? {
     reader.layer = .profile
     let start = reader.offset
-    do {
+    do throws(DecodeError) {
       if let declaredFormat {
-        fact.typedValue = try registry.declaredFormats[declaredFormat].parse(&reader)
+        let format = registry.declaredFormats[declaredFormat]
+        let builtIn = builtInValue(reader, context: context)
+        do throws(DecodeError) {
+          var declared = try format.parse(&reader)
+          declared.builtInValue = builtIn
+          fact.typedValue = declared
+        } catch {
+          // The user's format does not fit: malformed as it says, the built-in value kept.
+          guard let builtIn else { throw error }
+          fact.setValue(DeclaredValue(format: format, items: [], builtInValue: builtIn))
+          return error
+        }
       } else {
         fact.typedValue = try valueType.init(parsing: &reader, context: context)
       }
@@ -179,6 +201,16 @@ public struct CharacteristicDecoder: Sendable {
         layer: .profile, offset: reader.offset)
     }
     return nil
+  }
+
+  /// The built-in decoder's value of the bytes `reader` holds (nil: no built-in decoder was
+  /// replaced, or it does not read them); bytes after its format are allowed, as a built-in
+  /// value is kept beside that error. `reader` is a copy: the user's format reads the same bytes.
+  func builtInValue(_ reader: ByteReader, context: ValueContext?) -> (any CharacteristicValue)? {
+    guard let builtInType else { return nil }
+    var reader = reader
+    if let context { return try? builtInType.init(parsing: &reader, context: context) }
+    return try? builtInType.init(parsing: &reader)
   }
 
   /// Decodes `bytes` (tests, tools).

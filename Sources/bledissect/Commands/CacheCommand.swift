@@ -21,7 +21,9 @@ enum CacheCommand: CLICommand {
       same device (its address, or the Database Hash it reports) that shows no discovery is
       decoded with it, and says so: '(cached map)' in the header line, gatt.source "cache"
       with the file and when it was learned in JSON, a note on stderr from hr. A cached table
-      the traffic contradicts is dropped for that run. Tables are never matched by layout, and
+      the traffic contradicts is dropped for that run. A later discovery that agrees with the
+      cached table but knows fewer attributes (services only) leaves it, and where it was
+      learned; one that contradicts it replaces it. Tables are never matched by layout, and
       at most \(GATTCache.maximumTables) tables (\(GATTCache.maximumBytes >> 20) MiB) of at most \(GATTCache.maximumEntries) attributes are kept,
       the least recently used going first. --no-cache on any command neither uses nor saves it.
 

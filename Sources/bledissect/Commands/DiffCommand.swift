@@ -20,8 +20,11 @@ enum DiffCommand: CLICommand {
       in hex; repeated exchanges counted on one line), each connection's parameters, MTU, PHY,
       security and ending (by role: a phone's and a strap's capture of one session compare
       equal), and values and timing beyond thresholds (a silence 3 times and 5 s longer than
-      the other side's longest, push counts differing by half, mean heart rates 10 bpm apart).
-      Each line ends with where the difference first shows: frame number and seconds from the
+      the other side's longest, push counts differing by half, mean heart rates 10 bpm apart,
+      a median ATT latency 3 times and 50 ms slower). Latencies are compared only like with
+      like: the same procedure asked by the same end, timed the same way (a host's round trip
+      or its own answers in an HCI capture, the air in a sniffed one); otherwise a line under
+      A:/B: says why not. Each line ends with where the difference first shows: frame number and seconds from the
       start, in A and in B. Handles, timestamps and time-of-day values are not compared. The
       exit status is diff(1)'s: 0 equivalent, 1 different, 2 trouble (below).
       """,
@@ -102,10 +105,11 @@ enum DiffCommand: CLICommand {
     guard sides.count == 2, !unreadable else { return trouble }
     var differences = diff.compare(sides[0], sides[1])
     differences.removeAll { ignored.contains($0.kind) }
+    let notes = diff.notes(sides[0], sides[1])
     if arguments.has("json") {
-      writeJSON(differences, paths, sides, verbose: arguments.has("verbose"), &context.stdout)
+      writeJSON(differences, notes: notes, paths, sides, verbose: arguments.has("verbose"), &context.stdout)
     } else {
-      writeText(differences, paths, sides, verbose: arguments.has("verbose"), &context.stdout)
+      writeText(differences, notes: notes, paths, sides, verbose: arguments.has("verbose"), &context.stdout)
     }
     context.stdout.flush()
     // A damaged side was compared only as far as it could be read: a difference may be
@@ -161,9 +165,13 @@ enum DiffCommand: CLICommand {
     return Result(side: consumer.side, errors: context.stderr.bytes, status: status)
   }
 
-  static func writeText(_ differences: [SessionDifference], _ paths: [Argument], _ sides: [DiffSide], verbose: Bool, _ out: inout OutputBuffer) {
+  /// `notes`: what the comparison left alone and why (latencies timed differently), under the
+  /// A:/B: lines, after the tables' origins.
+  static func writeText(
+    _ differences: [SessionDifference], notes: [String] = [], _ paths: [Argument], _ sides: [DiffSide], verbose: Bool, _ out: inout OutputBuffer
+  ) {
     out.append(string: "A: \(paths[0].display)\nB: \(paths[1].display)\n")
-    for note in tableNotes(sides) { out.append(string: "\(note)\n") }
+    for note in tableNotes(sides) + notes { out.append(string: "\(note)\n") }
     if differences.isEmpty {
       out.append("equivalent\n")
       return
@@ -210,7 +218,9 @@ enum DiffCommand: CLICommand {
     return notes
   }
 
-  static func writeJSON(_ differences: [SessionDifference], _ paths: [Argument], _ sides: [DiffSide], verbose: Bool, _ out: inout OutputBuffer) {
+  static func writeJSON(
+    _ differences: [SessionDifference], notes: [String] = [], _ paths: [Argument], _ sides: [DiffSide], verbose: Bool, _ out: inout OutputBuffer
+  ) {
     var json = JSONWriter(out: out)
     json.open()
     json.string("format", "bledissect-diff")
@@ -228,6 +238,9 @@ enum DiffCommand: CLICommand {
         json.close()
       }
     }
+    json.closeArray()
+    json.openArray("notes")
+    for note in notes { json.stringElement(note) }
     json.closeArray()
     json.bool("equivalent", differences.isEmpty)
     json.openArray("differences")

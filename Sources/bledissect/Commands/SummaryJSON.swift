@@ -57,7 +57,7 @@ enum SummaryJSON {
       if let name = AssignedNumbers.attOpcodeName(procedure.opcode) { json.string("request_name", "\(name)") }
       json.int("count", procedure.sketch.count)
       json.int("errors", procedure.errors)
-      for (key, value) in [("min_ms", procedure.sketch.minimum), ("median_ms", procedure.sketch.quantile(0.5)), ("p95_ms", procedure.sketch.quantile(0.95)), ("max_ms", procedure.sketch.maximum)] {
+      for (key, value) in [("min_ms", procedure.sketch.minimum), ("median_ms", procedure.sketch.carriedQuantile(0.5)), ("p95_ms", procedure.sketch.carriedQuantile(0.95)), ("max_ms", procedure.sketch.maximum)] {
         if let value { json.number(key, value / 1000) }
       }
       json.close()
@@ -420,6 +420,11 @@ struct JSONWriter {
   mutating func element(_ value: Int) {
     separator()
     out.decimal(value)
+  }
+
+  mutating func stringElement(_ value: String) {
+    separator()
+    out.jsonString(value)
   }
 
   mutating func int(_ key: String, _ value: Int) {

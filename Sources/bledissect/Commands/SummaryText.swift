@@ -370,7 +370,9 @@ enum SummaryText {
       let name = AssignedNumbers.attOpcodeName(procedure.opcode).map { "\($0)" } ?? "opcode 0x" + hex8(procedure.opcode)
       let sketch = procedure.sketch
       func ms(_ value: Double?) -> String { value.map { fixed($0 / 1000, places: 3) } ?? "" }
-      rows.add(["  " + name, "\(sketch.count)", ms(sketch.minimum), ms(sketch.quantile(0.5)), ms(sketch.quantile(0.95)), ms(sketch.maximum), procedure.errors > 0 ? "\(procedure.errors)" : ""])
+      // A quantile the sample cannot carry is left out: "-" (min and max say all there is).
+      func quantile(_ q: Double) -> String { sketch.carriedQuantile(q).map { ms($0) } ?? "-" }
+      rows.add(["  " + name, "\(sketch.count)", ms(sketch.minimum), quantile(0.5), quantile(0.95), ms(sketch.maximum), procedure.errors > 0 ? "\(procedure.errors)" : ""])
     }
     text.table(rows, rightAligned: [1, 2, 3, 4, 5, 6])
   }

@@ -158,9 +158,10 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
 
   // MARK: - Saving
 
-  /// Tables to save when the command ends, by device (the latest capture's wins). Saved only
-  /// then, so that every capture of one run (`-j` jobs too) sees the cache as it was when the
-  /// run began: an answer never depends on which file of the run was decoded first.
+  /// Tables to save when the command ends, by device (the richer of two discoveries, else the
+  /// latest: `replaces`). Saved only then, so that every capture of one run (`-j` jobs too)
+  /// sees the cache as it was when the run began: an answer never depends on which file of
+  /// the run was decoded first.
   private var pending: [BDAddr: (device: GATTDevice, capture: String, learned: Date)] = [:]
   private var pendingOrder: [BDAddr] = []
 
@@ -170,7 +171,9 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
     lock.withLock {
       for device in devices where device.capturedEntries {
         guard case .peer(let address) = device.server else { continue }
-        if pending[address] == nil {
+        if let kept = pending[address] {
+          guard Self.replaces(device.tree, hash: device.databaseHash, kept: kept.device.tree, keptHash: kept.device.databaseHash) else { continue }
+        } else {
           // Bounded like the folder: more devices than it keeps would be trimmed anyway.
           guard pending.count < Self.maximumTables else { continue }
           pendingOrder.append(address)
@@ -178,6 +181,27 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
         pending[address] = (device, capture, now)
       }
     }
+  }
+
+  /// Whether a newer discovery of a device's table replaces the one kept: the cache never
+  /// trades a table for a poorer one. Another Database Hash is another table (the newer
+  /// replaces it); otherwise the tables are compared handle by handle
+  /// (`GATTTableComparison`): one that agrees with the kept table and knows fewer handles
+  /// (a capture that discovered the services only) leaves it, with its provenance.
+  static func replaces(_ newer: GATTAttributeTree, hash: [UInt8]?, kept: GATTAttributeTree, keptHash: [UInt8]?) -> Bool {
+    if let hash, let keptHash, hash != keptHash { return true }
+    return GATTTableComparison(kept: kept, newer: newer).newerReplacesKept
+  }
+
+  /// The table a cache file holds, read for a comparison when saving (nil: unreadable, or
+  /// over the bounds, and then replaced).
+  static func storedTable(_ path: String) -> GATTMap? {
+    var status = stat()
+    guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG, Int(status.st_size) <= maximumFileBytes,
+      let maps = try? GATTMapImport.loadJSON(Argument(path), cached: true), maps.count == 1, let map = maps.first,
+      map.entryCount <= maximumEntries
+    else { return nil }
+    return map
   }
 
   /// Saves the kept tables, one file per device, written whole and renamed into place (other
@@ -197,6 +221,13 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
     let existing = Self.entries(in: directory)
     for save in saves {
       guard case .peer(let address) = save.device.server else { continue }
+      // The table already saved for the device stays when it is the richer one.
+      if let stored = existing.first(where: { $0.address == address }),
+        let table = Self.storedTable(directory + "/" + stored.name), table.address == address,
+        !Self.replaces(save.device.tree, hash: save.device.databaseHash, kept: table.tree, keptHash: table.databaseHash ?? stored.hash)
+      {
+        continue
+      }
       let map = GATTMap(address: address, tree: save.device.tree, origin: save.capture)
       guard map.entryCount <= Self.maximumEntries else {
         notes.append("GATT table of \(address) not cached: \(map.entryCount) attributes (at most \(Self.maximumEntries))")

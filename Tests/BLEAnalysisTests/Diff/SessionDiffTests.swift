@@ -143,4 +143,44 @@ extension SessionDiffTests {
     #expect(a != b && Set([a, b]).count == 2)
     #expect(a == ExchangedValue(bytes: first[...], outcome: .ok, words: "words are not compared"))
   }
+
+  /// Latencies are compared only for the same procedure asked by the same end and timed the
+  /// same way, with a median on each side.
+  @Test func latenciesCompareLikeWithLike() throws {
+    let side = try Self.side("hr_strap_session.btsnoop")
+    let write = LatencyTimings.Key(opcode: 0x12, centralAsked: true, clock: .askingHost)
+    let timing = try #require(side.operations.latencies.timings[write])
+    #expect(timing.sketch.count == 3)
+    var slow = LatencyTimings.Timing()
+    // The sketch answers within 1 %: 110 ms reads 110.1.
+    for milliseconds in [100.0, 110, 120] { slow.sketch.add(milliseconds * 1000) }
+    var slower = side
+    slower.operations.latencies.timings[write] = slow
+    let differences = SessionDiff().compare(side, slower)
+    #expect(differences.map(\.text) == [
+      "Write Request from the central answered in 0.2 ms (median of 3) in A, 110.1 ms (median of 3) in B, both timed at the asking host (HCI: the round trip)"
+    ])
+    #expect(SessionDiff().notes(side, slower).isEmpty)
+    // Two values carry no median: not compared.
+    var two = LatencyTimings.Timing()
+    for milliseconds in [100.0, 120] { two.sketch.add(milliseconds * 1000) }
+    var fewer = side
+    fewer.operations.latencies.timings[write] = two
+    #expect(SessionDiff().compare(side, fewer).isEmpty)
+    // The same numbers as the peripheral's requests, or timed on the air: another measure.
+    for key in [LatencyTimings.Key(opcode: 0x12, centralAsked: false, clock: .askingHost), LatencyTimings.Key(opcode: 0x12, centralAsked: true, clock: .air)] {
+      var other = side
+      other.operations.latencies.timings[write] = nil
+      other.operations.latencies.timings[key] = slow
+      #expect(SessionDiff().compare(side, other).isEmpty, "\(key)")
+    }
+    // Every group of B on the air: a note, no difference.
+    var sniffed = side
+    sniffed.operations.latencies.timings = Dictionary(uniqueKeysWithValues: side.operations.latencies.timings.map { key, value in
+      (LatencyTimings.Key(opcode: key.opcode, centralAsked: key.centralAsked, clock: .air), value)
+    })
+    #expect(SessionDiff().compare(side, sniffed).isEmpty)
+    #expect(SessionDiff().notes(side, sniffed).count == 1)
+  }
 }
+

@@ -174,4 +174,31 @@ import Testing
     #expect((decoded.value as? DeclaredValue)?.numbers("bpm") == [72] && decoded.error == nil)
     #expect(registry[decoder: index].decode([0x00, 72]).value == nil)
   }
+
+  /// A declared Heart Rate Measurement replaces the built-in decoder for what is shown; the
+  /// built-in value is still read beside it, and a fact asked for a `HeartRateMeasurement`
+  /// (what summary and hr ask) gets it. A handle decoder (a UUID of its own) replaces nothing.
+  @Test func aDeclaredStandardCharacteristicKeepsTheBuiltInValue() throws {
+    var registry = DecoderRegistry.standard
+    for decoder in try Self.example() { registry.register(decoder) }
+    let index = try #require(registry.index(for: BluetoothUUID(uuid16: 0x2A37)))
+    #expect(registry[decoder: index].builtInType == HeartRateMeasurement.self)
+    let bytes: [UInt8] = [0x16, 74, 0x3E, 0x03]
+    let decoded = registry.decode(bytes, decoder: index)
+    let declared = try #require(decoded.value as? DeclaredValue)
+    #expect(declared.numbers("bpm") == [74] && decoded.error == nil)
+    #expect(declared.builtInValue(as: HeartRateMeasurement.self) == (try HeartRateMeasurement(bytes: bytes)))
+    var fact = AttributeFact(handle: 0x10, operation: .notification)
+    fact.setValue(declared)
+    #expect(fact.value(as: HeartRateMeasurement.self)?.bpm == 74)
+    #expect(fact.value(as: DeclaredValue.self)?.numbers("bpm") == [74])
+    #expect(fact.value(as: BatteryLevel.self) == nil)
+    // The same format registered twice still knows the built-in type.
+    for decoder in try Self.example() { registry.register(decoder) }
+    #expect(registry[decoder: index].builtInType == HeartRateMeasurement.self)
+    // A value the declared format refuses (a flag promising energy the bytes lack) is
+    // malformed; one the built-in decoder refuses too has no built-in value.
+    let short = registry.decode([0x08, 74], decoder: index)
+    #expect(short.error != nil && short.value == nil)
+  }
 }

@@ -131,6 +131,14 @@ struct DeclaredField: Sendable {
 }
 
 /// A value decoded by a `DeclaredFormat`: the fields present, in order.
+///
+/// A user's format that replaces a built-in decoder changes what is shown, not what the
+/// analyses read: the value then also carries the built-in decoder's typed value
+/// (`builtInValue`), which `AttributeFact.value(as:)` finds (a `HeartRateMeasurement` for a
+/// declared Heart Rate Measurement), so summary, hr and diff give the same figures with or
+/// without the user's decoder. When the user's format does not fit a value the built-in one
+/// reads, the fact is flagged malformed as the user's format says, and its value holds no
+/// fields, only the built-in value.
 public struct DeclaredValue: CharacteristicValue {
   enum Parsed: Sendable, Equatable {
     case integer(UInt64, signed: Bool)
@@ -147,6 +155,8 @@ public struct DeclaredValue: CharacteristicValue {
 
   let format: DeclaredFormat
   let items: [Item]
+  /// The built-in decoder's value of the same bytes, when the format replaced one and it read them.
+  public internal(set) var builtInValue: (any CharacteristicValue)?
 
   public static var allowsTrailingBytes: Bool { false }
 
@@ -155,9 +165,19 @@ public struct DeclaredValue: CharacteristicValue {
     throw DecodeError(.invalidValue(field: "a declared format read without its format", value: 0), layer: .profile, offset: reader.offset)
   }
 
-  init(format: DeclaredFormat, items: [Item]) {
+  init(format: DeclaredFormat, items: [Item], builtInValue: (any CharacteristicValue)? = nil) {
     self.format = format
     self.items = items
+    self.builtInValue = builtInValue
+  }
+
+  /// The built-in value if it is a `Value` (`AttributeFact.value(as:)`).
+  public func builtInValue<Value: CharacteristicValue>(as type: Value.Type) -> Value? {
+    guard let builtInValue else { return nil }
+    func same<Stored: CharacteristicValue>(_ value: Stored) -> Value? {
+      Stored.self == Value.self ? unsafeBitCast(value, to: Value.self) : nil
+    }
+    return same(builtInValue)
   }
 
   /// The field named `key`'s values, as numbers (scaled), in order (tests, tools).
