@@ -16,7 +16,7 @@ _bledissect() {
   if [[ $prev == = ]] && ((COMP_CWORD > 1)); then prev=${COMP_WORDS[COMP_CWORD-2]}; fi
   if ((COMP_CWORD == 1)); then
     if [[ $cur == -* ]]; then
-      COMPREPLY=($(compgen -W '--json --format -t --time --color -1 --oneline --empty -v --verbose -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --find-passkey --no-cache -h --help --version' -- "$cur"))
+      COMPREPLY=($(compgen -W '--json --format -t --time --color -1 --oneline --empty -v --verbose -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help --version' -- "$cur"))
     else
       COMPREPLY=($(compgen -W 'annotate info summary gatt hr diff convert live cache help' -- "$cur"))
       _bledissect_files "$cur"
@@ -45,7 +45,7 @@ _bledissect() {
           COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
           return 0
           ;;
-        -c|--count|--conn|--peer|--index|--handle|--uuid|--decode-as|--ltk|--keys-from|--passkey)
+        -c|--count|--conn|--peer|--index|--handle|--uuid|--decode-as|--ltk|--keys-from|--passkey|--tk)
           :
           return 0
           ;;
@@ -58,7 +58,7 @@ _bledissect() {
           return 0
           ;;
       esac
-      options='--json --format -t --time --color -1 --oneline --empty -v --verbose -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --find-passkey --no-cache -h --help'
+      options='--json --format -t --time --color -1 --oneline --empty -v --verbose -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
       ;;
     info)
       case $prev in
@@ -67,7 +67,7 @@ _bledissect() {
       ;;
     summary)
       case $prev in
-        -j|--jobs|--decode-as|--ltk|--keys-from|--passkey)
+        -j|--jobs|--decode-as|--ltk|--keys-from|--passkey|--tk)
           :
           return 0
           ;;
@@ -76,11 +76,11 @@ _bledissect() {
           return 0
           ;;
       esac
-      options='--json -j --jobs --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --find-passkey --no-cache -h --help'
+      options='--json -j --jobs --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
       ;;
     gatt)
       case $prev in
-        -j|--jobs|--decode-as|--ltk|--keys-from|--passkey)
+        -j|--jobs|--decode-as|--ltk|--keys-from|--passkey|--tk)
           :
           return 0
           ;;
@@ -89,7 +89,7 @@ _bledissect() {
           return 0
           ;;
       esac
-      options='--json -j --jobs --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --find-passkey --no-cache -h --help'
+      options='--json -j --jobs --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
       ;;
     hr)
       case $prev in
@@ -97,7 +97,7 @@ _bledissect() {
           _bledissect_files "$cur"
           return 0
           ;;
-        --peer|-j|--jobs|--decode-as|--ltk|--keys-from|--passkey)
+        --peer|-j|--jobs|--decode-as|--ltk|--keys-from|--passkey|--tk)
           :
           return 0
           ;;
@@ -106,7 +106,7 @@ _bledissect() {
           return 0
           ;;
       esac
-      options='--csv --json --svg --peer -t --time -j --jobs --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --find-passkey --no-cache -h --help'
+      options='--csv --json --svg --peer -t --time -j --jobs --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
       ;;
     diff)
       case $prev in
@@ -114,7 +114,7 @@ _bledissect() {
           COMPREPLY=($(compgen -W 'devices gatt parameters mtu phy security disconnect procedure reads writes values timing air' -- "$cur"))
           return 0
           ;;
-        --threshold|--decode-as|--ltk|--keys-from|--passkey)
+        --threshold|--decode-as|--ltk|--keys-from|--passkey|--tk)
           :
           return 0
           ;;
@@ -123,7 +123,7 @@ _bledissect() {
           return 0
           ;;
       esac
-      options='--json -v --verbose --ignore --threshold --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --find-passkey --no-cache -h --help'
+      options='--json -v --verbose --ignore --threshold --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
       ;;
     convert)
       case $prev in
@@ -152,7 +152,7 @@ _bledissect() {
           COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
           return 0
           ;;
-        -c|--count|--conn|--peer|--index|--handle|--uuid|--decode-as|--ltk|--keys-from|--passkey)
+        -c|--count|--conn|--peer|--index|--handle|--uuid|--decode-as|--ltk|--keys-from|--passkey|--tk)
           :
           return 0
           ;;
@@ -161,7 +161,7 @@ _bledissect() {
           return 0
           ;;
       esac
-      options='-f --follow --android --hr -w --write --json --format -t --time --color -1 --oneline --empty -v --verbose -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --find-passkey --no-cache -h --help'
+      options='-f --follow --android --hr -w --write --json --format -t --time --color -1 --oneline --empty -v --verbose -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
       ;;
     cache)
       case $prev in

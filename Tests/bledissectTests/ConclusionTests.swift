@@ -325,3 +325,38 @@ import Testing
     #expect(frames.filter { debug.contains($0["frame"] as? Int ?? 0) }.allSatisfy { $0["att"] == nil && $0["l2cap"] == nil && $0["conn"] == nil })
   }
 }
+
+extension ConclusionTests {
+  // MARK: 18. Unknown peers are named as what they are
+
+  @Test func aLateStartConnectionIsNamedAsAPeerUnknownAndItsMeaningAsInferred() throws {
+    let path = capturePath("late_midstream.btsnoop")
+    let result = runCLI(["hr", "--no-cache", path])
+    let rows = result.stdout.split(separator: "\n").dropFirst()
+    #expect(!rows.isEmpty && rows.allSatisfy { $0.contains(" conn 1 (peer unknown) ") } && !result.stdout.contains("hci0 conn"), "\(result.stdout.prefix(300))")
+    #expect(result.stderr.contains("conn 1 (peer unknown): handle 0x0010 is taken as Heart Rate Measurement by inference from the values"), "\(result.stderr)")
+    #expect(result.stderr.components(separatedBy: "is taken as Heart Rate Measurement").count == 2)
+    let json = runCLI(["hr", "--json", "--no-cache", path]).stdout.split(separator: "\n")
+    let line = try #require(json.first)
+    let first = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+    #expect(first["device"] as? String == "conn 1 (peer unknown)" && first["meaning"] as? String == "inferred")
+    // Known from the capture's discovery: no such key.
+    let known = runCLI(["hr", "--json", "--no-cache", capturePath("hr_strap_session.btsnoop")]).stdout
+    #expect(!known.contains("\"meaning\""))
+  }
+
+  // MARK: Acceptance: what the generated sniffed sessions say is the HCI capture's
+
+  @Test(arguments: ["encrypted_hr_session_flipped_sniffed", "encrypted_hr_session_plaintext_sniffed", "hr_strap_clock_back_sniffed"])
+  func aVariantOfTheEncryptedSessionReadsAsItsHCICapture(name: String) throws {
+    let sniffed = capturePath("air/\(name).pcap")
+    let hci = capturePath("encrypted_hr_session.btsnoop")
+    #expect(SniffedSessionTests.heartRateRows([sniffed]) == SniffedSessionTests.heartRateRows([hci]))
+    func table(_ path: String) -> String {
+      runCLI(["gatt", "--no-cache", path]).stdout.replacingOccurrences(of: #" +#[0-9]+"#, with: "", options: .regularExpression)
+    }
+    #expect(table(sniffed) == table(hci))
+    let diff = runCLI(["diff", "--no-cache", hci, sniffed])
+    #expect(diff.status == 0, "\(diff.stdout)")
+  }
+}

@@ -51,7 +51,7 @@ struct CorpusTests {
   @Test(arguments: entries)
   func annotatesToTheEndWithStatus0(entry: Entry) {
     let path = corpusRoot!.appendingPathComponent(entry.path).path
-    let decrypted = entry.path.hasPrefix("ll_sniffer/crackle_pairing") ? ["\(path): 3 packets decrypted with the STK worked out from the pairing at #566–#576 (TK 0, as Just Works uses)"] : []
+    let decrypted = entry.path.hasPrefix("ll_sniffer/crackle_pairing") ? ["\(path): 3 packets decrypted with the STK worked out from the pairing at #566–#576 (TK 0, as Just Works uses), key 59D4B35ECE0DF548C10EFE17E9DA1F4C"] : []
     for arguments in [["-1", path], ["--json", path], [path]] {
       let result = runCLI(arguments)
       #expect(result.status == 0, "\(arguments): \(result.stderr)")

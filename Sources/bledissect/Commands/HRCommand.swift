@@ -112,8 +112,10 @@ enum HRCommand: CLICommand {
     output.buffer = consumer.out
     settings.maps.finish(end, capture: path.display, context)
     output.handOver()
-    // The rows do not say where their meaning came from: a table from the cache is named here.
+    // Where a row's meaning came from when not from the capture: said here (and in JSON and
+    // CSV rows' `meaning`), as annotate's "(inferred)" says it.
     for line in DecodingOptions.cachedTables(end) { context.error("\(path.display): \(line)") }
+    for line in consumer.meaningNotes { context.error("\(path.display): \(line)") }
     // No row: say why, rather than leave a bare header.
     if consumer.rowCount == 0 && end.failure == nil { context.error("\(path.display): " + consumer.absence.reason(end, peers: settings.peers)) }
     var status = context.finishRead(path, reader: reader, frames: end.frames, failure: end.failure)
@@ -208,18 +210,24 @@ struct HeartRateRows: FrameConsumer {
         plausibility.energyWasReset(Self.deviceLabel(connection, sentByHost: !sentByHost, adapter: adapter))
       }
     }
-    frame.forEachValue(as: HeartRateMeasurement.self) { operation, measurement in
+    for position in frame.attributes.indices {
+      let (found, operation, source, handle) = frame.withAttribute(position) { fact in
+        (fact.value(as: HeartRateMeasurement.self), fact.operation, fact.meaning?.source ?? .capture, fact.handle)
+      }
+      guard let measurement = found else { continue }
       switch operation {
       case .notification, .indication, .read: break
-      case .write, .writeWithoutResponse: return
+      case .write, .writeWithoutResponse: continue
       }
       if !settings.peers.isEmpty {
         guard let peer = connection?.peer, settings.peers.contains(peer) else {
           absence.otherDevices = absence.otherDevices.saturatingAdd(1)
-          return
+          continue
         }
       }
       label(connection, sentByHost: sentByHost, adapter: adapter)
+      meaning = source
+      if source != .capture { noteMeaning(source, handle: handle) }
       beforeRow?(&out)
       let flags = plausibility.check(measurement)
       row(number, timestamp, measurement, flags)
@@ -283,11 +291,37 @@ struct HeartRateRows: FrameConsumer {
   }
 
   /// A device's label as text: the peer's address, the capturing host when it sent the value
-  /// (`hciN`), or the connection of a peer whose address is unknown.
+  /// (`hciN`: the capture is the device's own), or, for a peer whose address the capture does
+  /// not show, its connection: "conn 67 (peer unknown)" ("… on hci1" past the first controller).
   static func deviceLabel(_ connection: ConnectionLabel?, sentByHost: Bool, adapter: UInt16) -> String {
     if !sentByHost, let peer = connection?.peer { return peer.description }
     let adapter = connection?.adapter ?? adapter
-    return sentByHost ? "hci\(adapter)" : "hci\(adapter) conn \(connection?.handle ?? 0)"
+    if sentByHost { return "hci\(adapter)" }
+    return "conn \(connection?.handle ?? 0) (peer unknown)" + (adapter == 0 ? "" : " on hci\(adapter)")
+  }
+
+  /// Where the meaning of the row being written came from (a map, the cache, a guess: not the
+  /// capture's own discovery), and the notes said once per device and source.
+  var meaning: GATTSource = .capture
+  var meaningNotes: [String] = []
+  var notedMeanings: Set<String> = []
+  static let maximumMeaningNotes = 64
+
+  /// Notes once per device and source that a row's handle was not known from the capture's
+  /// discovery (printed on stderr after the rows).
+  mutating func noteMeaning(_ source: GATTSource, handle: UInt16) {
+    let key = lastLabelString + "/\(source.rawValue)"
+    guard !notedMeanings.contains(key), meaningNotes.count < Self.maximumMeaningNotes else { return }
+    notedMeanings.insert(key)
+    let how: String
+    switch source {
+    case .capture: return
+    case .imported: how = "from the map given with --gatt"
+    case .cache: how = "from the cache (a table saved from an earlier capture)"
+    case .layout: how = "by layout (another connection's table that fits this one)"
+    case .inferred: how = "by inference from the values (the capture shows no discovery of it)"
+    }
+    meaningNotes.append("\(lastLabelString): handle \(Hex.prefixed(UInt64(handle), width: 4)) is taken as Heart Rate Measurement \(how)")
   }
 
   mutating func writeLabel() {
@@ -406,6 +440,11 @@ struct HeartRateRows: FrameConsumer {
     out.append(measurement.sensorContact.word)
     out.append(#"","energy_expended_kj":"#)
     if let energy = measurement.energyExpended { out.decimal(Int(energy)) } else { out.append("null") }
+    if meaning != .capture {
+      out.append(#","meaning":""#)
+      out.append(meaning.key)
+      out.byte(UInt8(ascii: "\""))
+    }
     out.append(#","rr_intervals_ms":["#)
     for (index, raw) in measurement.rrIntervals.enumerated() {
       if index > 0 { out.byte(UInt8(ascii: ",")) }

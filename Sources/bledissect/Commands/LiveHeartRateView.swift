@@ -75,7 +75,7 @@ final class LiveHeartRateView: FrameConsumer {
     statusShown = false
   }
 
-  /// "♥ 00:22:D0:AA:BB:CC 72 bpm · hci0 conn 64 no contact │ 1234 frames, 56 measurements",
+  /// "♥ 00:22:D0:AA:BB:CC 72 bpm · conn 64 (peer unknown) 80 bpm (no contact) │ 1234 frames, 56 measurements",
   /// cut to the terminal's width.
   func drawStatus(_ out: inout OutputBuffer) {
     guard let columns = terminalColumns else { return }
