@@ -53,7 +53,7 @@ public struct PcapLinkType: Sendable, Hashable {
   @discardableResult
   func read(_ packet: ByteView, _ originalLength: Int, into record: inout CaptureRecord) -> UInt64? {
     let header = readHeader(packet, originalLength)
-    defer { record.clockNote = nil }
+    record.clockRepair = nil
     record.kind = header.kind
     record.direction = header.direction
     record.adapter = header.adapter

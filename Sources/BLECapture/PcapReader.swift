@@ -92,7 +92,7 @@ public final class PcapReader: CaptureReader {
       // pcapng carries 64-bit timestamps in any unit: seconds far out of range must clamp, not trap.
       if checksClock {
         record.timestamp = clock.time(
-          seconds: Int64(header.ts.tv_sec), micros: Int64(header.ts.tv_usec), clock: snifferClock, frame: frame, note: &record.clockNote)
+          seconds: Int64(header.ts.tv_sec), micros: Int64(header.ts.tv_usec), clock: snifferClock, repair: &record.clockRepair)
       } else {
         record.timestamp = Timestamp.microseconds(seconds: Int64(header.ts.tv_sec), micros: Int64(header.ts.tv_usec))
       }

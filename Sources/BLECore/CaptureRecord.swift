@@ -155,9 +155,21 @@ public struct CaptureRecord: Sendable {
   public var fileOffset: Int64
   /// Whether the reader skipped damage to reach this record (its `damage.last` says where).
   public var followsDamage = false
-  /// What the reader says once of the capture's record times, on the first record it had to
-  /// time otherwise (a clock that goes back, a microseconds field past a second).
-  public var clockNote: String? = nil
+  /// Set by the reader on the first record it had to time otherwise than recorded (the
+  /// capture's record clock is broken), once: why, and how it was timed instead.
+  public var clockRepair: ClockRepair? = nil
+
+  /// Why a reader stopped trusting a capture's record times, and what it did instead.
+  public struct ClockRepair: Sendable, Equatable {
+    public enum Fault: UInt8, Sendable { case microsecondsPastASecond, goesBack }
+    public var fault: Fault
+    /// Timed by the sniffer's own clock (else only kept from going back).
+    public var bySnifferClock: Bool
+    public init(fault: Fault, bySnifferClock: Bool) {
+      self.fault = fault
+      self.bySnifferClock = bySnifferClock
+    }
+  }
 
   public static let noController: UInt16 = 0xFFFF
 

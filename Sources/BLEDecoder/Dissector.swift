@@ -179,7 +179,11 @@ public struct Dissector: Sendable {
         frame.diagnostics.append(Diagnostic(.note, .hci, "connection handle \(label.handle) of hci\(label.adapter) forgotten: more than \(ConnectionTable.maximumOpen) connections open at once"))
       }
     }
-    if let note = frame.record.clockNote { frame.diagnostics.append(Diagnostic(.note, .capture, note)) }
+    if let repair = frame.record.clockRepair {
+      let fault = repair.fault == .goesBack ? "it goes back here" : "its microseconds field holds a second or more"
+      let timed = repair.bySnifferClock ? "timed by the sniffer's own clock" : "kept from going back"
+      frame.diagnostics.append(Diagnostic(.note, .capture, "the capture's record clock is broken (\(fault)): records are \(timed) from here on"))
+    }
     frame.fields.closeAll()
   }
 

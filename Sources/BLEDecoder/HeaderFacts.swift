@@ -269,18 +269,19 @@ public struct AirFact: Sendable, Equatable {
   public var event: UInt16?
   /// Packets of its side the sniffer missed just before it: a packet counter's jump, or 1 when
   /// its SN shows at least one went by.
-  public var missedBefore = 0
+  public var missedBefore: UInt16 = 0
   /// When the sniffer heard nothing on its link for longer than the link may be silent and
-  /// this packet goes on with it: that silence, in microseconds (the sniffer lost the link's
-  /// hops; the devices did not lose the link).
-  public var silenceBefore: Int64?
+  /// this packet goes on with it: that silence, in milliseconds (the sniffer lost the link's
+  /// hops; the devices did not lose the link); 0 otherwise. (Kept small: a frame's facts are
+  /// copied and cleared on every packet.)
+  public var silenceBefore: UInt32 = 0
   /// Whether it was stored already decrypted (MIC removed) although the link was encrypted.
   public var storedDecrypted = false
-  /// Where the side that sent it (the frame's direction) comes from.
-  public var directionSource: DirectionSource?
+  /// Where the side that sent it (the frame's direction) comes from (data packets).
+  public var directionSource = DirectionSource.sniffer
 
   /// Where a sniffed packet's sender comes from.
-  public enum DirectionSource: String, Sendable, Equatable {
+  public enum DirectionSource: UInt8, Sendable, Equatable {
     /// The sniffer's header says.
     case sniffer
     /// The connection event's rhythm: the central opens each event, then the sides alternate.
@@ -290,6 +291,16 @@ public struct AirFact: Sendable, Equatable {
     case att
     /// The MIC verifies only as sent by this side (the sniffer's flag said the other).
     case mic
+
+    /// The word in JSON (`from_source`).
+    public var key: Name {
+      switch self {
+      case .sniffer: return "sniffer"
+      case .timing: return "timing"
+      case .att: return "att"
+      case .mic: return "mic"
+      }
+    }
   }
   /// Whether it went on the advertising access address.
   public var isAdvertising: Bool { accessAddress == AirFact.advertisingAccessAddress }
@@ -299,5 +310,11 @@ public struct AirFact: Sendable, Equatable {
   public init(header: AirPacketHeader, accessAddress: UInt32) {
     self.header = header
     self.accessAddress = accessAddress
+  }
+
+  /// What the link's lookup says of a data packet, in one write.
+  @inline(__always) mutating func note(event: UInt16?, directionSource: DirectionSource) {
+    self.event = event
+    self.directionSource = directionSource
   }
 }

@@ -38,9 +38,10 @@ public struct JSONLinesRenderer: FrameRenderer {
       out.append(dir)
       out.byte(UInt8(ascii: "\""))
     } else if kind == .airPacket, let sender = frame.direction, let source = frame.air?.directionSource {
+      // (`directionSource` is set with the direction, on data packets.)
       // A sniffed data packet: the side that sent it, and how that is known.
       out.append(sender == .hostToController ? ",\"from\":\"central\",\"from_source\":\"" : ",\"from\":\"peripheral\",\"from_source\":\"")
-      out.append(string: source.rawValue)
+      out.append(source.key)
       out.byte(UInt8(ascii: "\""))
     }
     out.append(",\"type\":\"")

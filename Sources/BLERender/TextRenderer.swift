@@ -131,9 +131,15 @@ public struct TextRenderer: FrameRenderer {
       // case when worked out (the events' rhythm, the ATT PDU) rather than said by the sniffer
       // or proved by the MIC.
       if frame.record.kind == .airPacket, let sender = frame.direction {
-        let inferred = frame.air?.directionSource == .timing || frame.air?.directionSource == .att
-        style(sender == .hostToController ? Style.blue : Style.green, &out)
-        out.append(sender == .hostToController ? (inferred ? "c→" : "C→") : (inferred ? "p→" : "P→"))
+        let source = frame.air?.directionSource
+        let inferred = source == .timing || source == .att
+        if sender == .hostToController {
+          style(Style.blue, &out)
+          if inferred { out.append("c→") } else { out.append("C→") }
+        } else {
+          style(Style.green, &out)
+          if inferred { out.append("p→") } else { out.append("P→") }
+        }
       } else {
         out.append("  ")
       }

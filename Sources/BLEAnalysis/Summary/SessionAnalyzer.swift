@@ -110,14 +110,15 @@ public struct SessionAnalyzer: Sendable {
     summary.connections[index].heardElsewhere = nil
     var counts = summary.connections[index].air ?? AirLinkSummary()
     counts.packets += 1
-    counts.missed = counts.missed.saturatingAdd(air.missedBefore)
+    counts.missed = counts.missed.saturatingAdd(Int(air.missedBefore))
     if air.isRetransmission {
       counts.retransmissions += 1
       if counts.firstRetransmission == nil { counts.firstRetransmission = (frame.number, time) }
     }
     if air.keySource != nil { counts.decrypted += 1 }
     if air.storedDecrypted { counts.storedDecrypted += 1 }
-    if let silence = air.silenceBefore {
+    if air.silenceBefore > 0 {
+      let silence = Int64(air.silenceBefore) * 1000
       counts.snifferGaps += 1
       if silence > counts.longestSnifferGap?.microseconds ?? 0 { counts.longestSnifferGap = (silence, frame.number) }
     }

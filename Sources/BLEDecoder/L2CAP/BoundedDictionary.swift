@@ -35,7 +35,7 @@ struct BoundedDictionary<Key: Hashable & Sendable, Value: Sendable>: Sendable {
   }
 
   /// Runs `body` on the value at `key` in place (nothing is copied); nil when there is none.
-  mutating func modify<Result>(_ key: Key, _ body: (inout Value) -> Result) -> Result? {
+  @inline(__always) mutating func modify<Result>(_ key: Key, _ body: (inout Value) -> Result) -> Result? {
     // One lookup at most: the value is modified where it lies.
     let index: Dictionary<Key, Value>.Index
     if let last, last.key == key {

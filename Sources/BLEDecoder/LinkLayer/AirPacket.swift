@@ -107,38 +107,62 @@ struct AirLinks: Sendable {
     var acknowledged = false
   }
 
-  /// The acknowledgement scheme of a link's packets (Core Vol 6 Part B §4.5.9), as heard.
+  /// The acknowledgement scheme of a link's packets (Core Vol 6 Part B §4.5.9), as heard. Each
+  /// side's state in its own fields, index 0 the central's: this runs on every packet, and
+  /// plain fields cost less than a pair's accessors.
   struct Acknowledgements: Sendable {
     /// Each side's last data packet: its SN, what it carried (a retransmission repeats both),
     /// and whether the other side acknowledged it since (its NESN moved past that SN), after
     /// which the same SN is a new packet.
-    var last = DirectionalPair<SentPacket?>(nil)
+    var lastFromCentral: SentPacket?
+    var lastFromPeripheral: SentPacket?
     /// Each side's last NESN, and whether a packet of the other side with that SN (the one it
     /// waits for) was heard since: a NESN that moves on without it says one went unheard.
-    var nesn = DirectionalPair<UInt8?>(nil)
-    var heardAwaited = DirectionalPair<Bool>(false)
+    var nesnOfCentral: UInt8?
+    var nesnOfPeripheral: UInt8?
+    var centralHeardAwaited = false
+    var peripheralHeardAwaited = false
+
+    func last(_ direction: Direction) -> SentPacket? { direction == .hostToController ? lastFromCentral : lastFromPeripheral }
 
     /// Notes a packet of `direction`'s side: whether it is a retransmission (its side's last SN
     /// and payload, not acknowledged), whether an odd number of its side's packets went unheard
     /// before it (its side's last SN again after an acknowledgement, or with other data), and
     /// whether one of the other side's did (its NESN moved on with no packet of the awaited SN
     /// heard). `filtered`: an export with packets taken out, of which none of that is claimed.
+    @inline(__always)
     mutating func note(from direction: Direction, sn: UInt8, nesn: UInt8, digest: UInt32, filtered: Bool) -> (repeated: Bool, missedBefore: Bool, missedFromPeer: Bool) {
-      let peer = direction.opposite
+      let fromCentral = direction == .hostToController
+      var mine = fromCentral ? lastFromCentral : lastFromPeripheral
+      var theirs = fromCentral ? lastFromPeripheral : lastFromCentral
+      let myNESN = fromCentral ? nesnOfCentral : nesnOfPeripheral
+      let theirNESN = fromCentral ? nesnOfPeripheral : nesnOfCentral
+      let heardAwaited = fromCentral ? centralHeardAwaited : peripheralHeardAwaited
       var missedFromPeer = false
-      if let previous = self.nesn[direction], nesn != previous, !heardAwaited[direction] {
+      if let previous = myNESN, nesn != previous, !heardAwaited {
         missedFromPeer = true
-        last[peer] = SentPacket(sn: previous, digest: 0, acknowledged: true)
+        theirs = SentPacket(sn: previous, digest: 0, acknowledged: true)
       }
-      if let peerLast = last[peer], nesn == peerLast.sn ^ 1 { last[peer]?.acknowledged = true }
-      self.nesn[direction] = nesn
-      heardAwaited[direction] = false
-      if self.nesn[peer] == sn { heardAwaited[peer] = true }
-      let previous = last[direction]
-      last[direction] = SentPacket(sn: sn, digest: digest)
-      guard !filtered else { return (false, false, false) }
-      let repeated = previous.map { $0.sn == sn && $0.digest == digest && !$0.acknowledged } ?? false
-      let missedBefore = previous.map { $0.sn == sn && ($0.digest != digest || $0.acknowledged) } ?? false
+      if let peerLast = theirs, nesn == peerLast.sn ^ 1 { theirs?.acknowledged = true }
+      let previous = mine
+      mine = SentPacket(sn: sn, digest: digest)
+      let theyHeardAwaited = theirNESN == sn
+      if fromCentral {
+        lastFromCentral = mine
+        lastFromPeripheral = theirs
+        nesnOfCentral = nesn
+        centralHeardAwaited = false
+        if theyHeardAwaited { peripheralHeardAwaited = true }
+      } else {
+        lastFromPeripheral = mine
+        lastFromCentral = theirs
+        nesnOfPeripheral = nesn
+        peripheralHeardAwaited = false
+        if theyHeardAwaited { centralHeardAwaited = true }
+      }
+      guard !filtered, let previous else { return (false, false, filtered ? false : missedFromPeer) }
+      let repeated = previous.sn == sn && previous.digest == digest && !previous.acknowledged
+      let missedBefore = previous.sn == sn && (previous.digest != digest || previous.acknowledged)
       return (repeated, missedBefore, missedFromPeer)
     }
   }
@@ -201,8 +225,14 @@ struct AirLinks: Sendable {
     /// (a packet after LL_START_ENC_REQ too short to carry a MIC, or an L2CAP header that
     /// fits the plain length).
     var storesPlaintext = false
-    /// What the SN and NESN bits of the link's packets have shown (`Acknowledgements`).
+    /// What the SN and NESN bits of the link's packets have shown (`Acknowledgements`); before
+    /// its last packet, and what that one was noted with, to note it again when its direction
+    /// turns out wrong.
     var sequence = Acknowledgements()
+    var sequenceBeforeLast = Acknowledgements()
+    var lastSequenceInput: (sn: UInt8, nesn: UInt8, digest: UInt32, filtered: Bool) = (0, 0, 0, false)
+    /// What its last packet brought about (`News`), until taken.
+    var news = News()
     /// Whether an empty PDU was heard on it: every link the sniffer follows carries them.
     var carriedEmptyPDU = false
     /// Who sent the last data packet, and when, to tell who sent the next when the sniffer
@@ -256,9 +286,10 @@ struct AirLinks: Sendable {
         anyOpen = true
       }
     }
+    if !anyOpen { nextTimeoutCheck = .max }
+    guard !silent.isEmpty else { return [] }
     for (accessAddress, _) in silent { _ = links.modify(accessAddress) { $0.silent = true } }
     silentLinks += silent.count
-    if !anyOpen { nextTimeoutCheck = .max }
     return silent.map(\.link).sorted { $0.lastFrame < $1.lastFrame }
   }
 
@@ -295,7 +326,12 @@ struct AirLinks: Sendable {
   /// ended and returned); one quiet for six intervals or more (the central sends in every
   /// event, §4.5.1) may have ended unseen — its handle is returned once a quiet spell.
   mutating func heardElsewhere(_ device: BDAddr, at time: Int64) -> (lost: [SilentLink], quiet: [UInt16]) {
+    // Looked at most every `timeoutCheckInterval` (capture time): what it decides is about
+    // silences of six intervals or more, and advertising comes many times a second.
+    guard time >= nextHeardCheck || time < lastHeardCheck else { return ([], []) }
     guard let addresses = byDevice[device] else { return ([], []) }
+    lastHeardCheck = time
+    nextHeardCheck = time.saturatingAdd(Self.timeoutCheckInterval)
     var lost: [SilentLink] = []
     var quiet: [UInt16] = []
     for accessAddress in addresses {
@@ -313,9 +349,14 @@ struct AirLinks: Sendable {
         }
       }
     }
+    guard !lost.isEmpty else { return ([], quiet) }
     silentLinks = max(0, silentLinks - lost.count)
     return (lost.sorted { $0.lastFrame < $1.lastFrame }, quiet)
   }
+
+  /// When a device heard advertising was last looked up, and when the next may be.
+  var lastHeardCheck: Int64 = .min
+  var nextHeardCheck: Int64 = .min
 
   /// Whether the link's encryption start is still to be announced; from now on it is not.
   mutating func announceEncryption(_ accessAddress: UInt32) -> Bool {
@@ -479,6 +520,14 @@ struct AirLinks: Sendable {
     var ended: Bool
     /// The connection event it is in, when counted.
     var event: UInt16?
+    /// Whether the link has news for this packet (`News`, taken with `takeNews`): rare, so
+    /// kept out of this value, which every packet's lookup returns.
+    var hasNews: Bool
+  }
+
+  /// What a packet brings about now and then: an update's or PHY update's instant reached, a
+  /// silence ended.
+  struct News: Sendable {
     /// An update whose instant this packet's event reached: the parameters now in force, and
     /// the frame of its LL_CONNECTION_UPDATE_IND.
     var update: (parameters: ConnectionParameters, frame: Int)?
@@ -488,12 +537,16 @@ struct AirLinks: Sendable {
     /// it: the silence (µs) and the last frame before it — the sniffer lost it, the devices did
     /// not.
     var gap: (microseconds: Int64, lastFrame: Int)?
-    /// That side's last packet before this one.
-    var previousLast: SentPacket?
-    /// The link's sequence state before this packet, and what it was noted with, to note it
-    /// again when its direction turns out wrong.
-    var sequenceBefore: Acknowledgements
-    var sequenceInput: (sn: UInt8, nesn: UInt8, digest: UInt32, filtered: Bool)
+
+    var isEmpty: Bool { update == nil && phyUpdate == nil && gap == nil }
+  }
+
+  /// The news the link's last packet brought (`Seen.hasNews`), taken.
+  mutating func takeNews(_ accessAddress: UInt32) -> News {
+    links.modify(accessAddress) { link in
+      defer { link.news = News() }
+      return link.news
+    } ?? News()
   }
 
   /// Notes a data PDU on `accessAddress` sent at `time` with `sn` and `digest`
@@ -531,34 +584,44 @@ struct AirLinks: Sendable {
         source = .timing
       }
       // Any packet after a gap opens an event: the central's may have gone unheard.
-      let update = Self.countEvent(&link, time: time, opens: opensEvent, sniffersCount: eventCounter)
-      let phyUpdate = Self.applyPHY(&link)
+      if let update = Self.countEvent(&link, time: time, opens: opensEvent, sniffersCount: eventCounter) { link.news.update = update }
+      if let phyUpdate = Self.applyPHY(&link) { link.news.phyUpdate = phyUpdate }
+      if let silence { link.news.gap = silence }
       link.lastTime = time
       link.lastHeard = time
       link.lastFrame = frame
       link.lastDirection = direction
       if empty { link.carriedEmptyPDU = true }
-      let before = link.sequence
+      link.sequenceBeforeLast = link.sequence
       // An export of chosen packets (no CONNECT_IND, no sniffer's direction, no empty PDU yet)
       // had packets taken out: its SN and NESN bits tell nothing of retransmissions or misses.
       let filtered = link.central == nil && fromCentral == nil && !link.carriedEmptyPDU
+      link.lastSequenceInput = (sn, nesn, digest, filtered)
       let (repeated, missedBefore, missedFromPeer) = link.sequence.note(from: direction, sn: sn, nesn: nesn, digest: digest, filtered: filtered)
-      let last = before.last[direction]
       return Seen(
         handle: link.handle, isNew: isNew, direction: direction, inferred: fromCentral == nil, directionSource: source, repeated: repeated,
         missedBefore: missedBefore, missedFromPeer: missedFromPeer, encrypted: link.encrypted, ended: link.ended,
-        event: link.interval == nil && eventCounter == nil ? nil : link.event, update: update, phyUpdate: phyUpdate, gap: silence, previousLast: last,
-        sequenceBefore: before, sequenceInput: (sn, nesn, digest, filtered))
+        event: link.interval == nil && eventCounter == nil ? nil : link.event, hasNews: !link.news.isEmpty)
     }
     // A packet on the access address of a link that ended by silence, or long after its
     // LL_TERMINATE_IND, belongs to a new connection whose CONNECT_IND went unseen (tools that
     // reuse access addresses do this).
-    let known = links.modify(accessAddress) { link -> Seen? in
+    // The link noted where it lies: the closure writes its answer out rather than return it
+    // (a returned optional of an optional costs an outlined copy on every packet).
+    var noted = Seen(
+      handle: 0, isNew: false, direction: .hostToController, inferred: false, directionSource: .sniffer, repeated: false, missedBefore: false,
+      missedFromPeer: false, encrypted: false, ended: false, event: nil, hasNews: false)
+    var found = false
+    _ = links.modify(accessAddress) { link in
       let reused = link.ended && (link.endedBySilence || time.saturatingSubtract(link.lastHeard ?? time) > (link.supervisionTimeout ?? 0))
-      return reused ? nil : note(&link, isNew: false)
+      if !reused {
+        noted = note(&link, isNew: false)
+        found = true
+      }
     }
-    if let known, let seen = known {
-      if seen.gap != nil {
+    if found {
+      let seen = noted
+      if seen.hasNews, links[accessAddress]?.news.gap != nil {
         silentLinks = max(0, silentLinks - 1)
         nextTimeoutCheck = min(nextTimeoutCheck, time.saturatingAdd(Self.timeoutCheckInterval))
       }
@@ -573,11 +636,11 @@ struct AirLinks: Sendable {
   /// The packet last noted on the link was sent by `direction`'s side after all (its MIC says
   /// so, against the sniffer's flag): its SN and NESN are noted again from the state before it,
   /// as that side's. Returns what they now say.
-  mutating func renote(_ accessAddress: UInt32, from direction: Direction, _ seen: Seen) -> (repeated: Bool, missedBefore: Bool, missedFromPeer: Bool) {
+  mutating func renote(_ accessAddress: UInt32, from direction: Direction) -> (repeated: Bool, missedBefore: Bool, missedFromPeer: Bool) {
     links.modify(accessAddress) { link in
-      link.sequence = seen.sequenceBefore
+      link.sequence = link.sequenceBeforeLast
       link.lastDirection = direction
-      let input = seen.sequenceInput
+      let input = link.lastSequenceInput
       return link.sequence.note(from: direction, sn: input.sn, nesn: input.nesn, digest: input.digest, filtered: input.filtered)
     } ?? (false, false, false)
   }

@@ -36,8 +36,7 @@ extension Dissector {
       attSender: fromCentral == nil && llid == 2 ? Self.attSender(payload) : nil)
     let (handle, direction, repeated) = (seen.handle, seen.direction, seen.repeated)
     frame.direction = direction
-    frame.air?.directionSource = seen.directionSource
-    frame.air?.event = seen.event
+    frame.air?.note(event: seen.event, directionSource: seen.directionSource)
     if seen.ended {
       // The acknowledgement of LL_TERMINATE_IND, or a late packet: the link is gone.
       if length > 0 { frame.fields.bytes("payload", "Payload", payload) }
@@ -60,18 +59,19 @@ extension Dissector {
       frame.fields.flag("retransmission", "Retransmission", true)
       frame.air?.isRetransmission = true
     }
-    if let gap = seen.gap {
-      frame.air?.silenceBefore = gap.microseconds
+    let news = seen.hasNews ? airLinks.takeNews(accessAddress) : AirLinks.News()
+    if let gap = news.gap {
+      frame.air?.silenceBefore = UInt32(clamping: max(1, gap.microseconds / 1000))
       frame.diagnostics.append(Diagnostic(
         .note, .linkLayer,
         "the sniffer heard nothing on this link for \(Self.words(microseconds: gap.microseconds)) (since #\(gap.lastFrame)), longer than it may be silent: it lost the link's hops, and the link went on"))
     }
-    if let (parameters, updateFrame) = seen.update {
+    if let (parameters, updateFrame) = news.update {
       // What HCI's LE Connection Update Complete says, at the instant.
       frame.linkEvents.append(.parametersUpdated(status: 0, handle: handle, parameters: parameters))
       frame.diagnostics.append(Diagnostic(.note, .linkLayer, "the connection parameters of #\(updateFrame) take effect (event \(seen.event ?? 0))"))
     }
-    if let (toPeripheral, toCentral) = seen.phyUpdate {
+    if let (toPeripheral, toCentral) = news.phyUpdate {
       // The central's transmit is toward the peripheral (HCI's LE PHY Update Complete).
       frame.linkEvents.append(.phyUpdated(status: 0, handle: handle, transmit: toPeripheral, receive: toCentral))
     }
@@ -134,7 +134,7 @@ extension Dissector {
         direction = direction.opposite
         frame.direction = direction
         frame.air?.directionSource = .mic
-        let renoted = airLinks.renote(accessAddress, from: direction, seen)
+        let renoted = airLinks.renote(accessAddress, from: direction)
         let side = direction == .hostToController ? "central → peripheral" : "peripheral → central"
         frame.fields.add("corrected_direction", "Direction (from the MIC)", .text(side))
         frame.diagnostics.append(Diagnostic(
@@ -193,7 +193,7 @@ extension Dissector {
   /// and an L2CAP PDU that side had in progress is dropped, since a piece of it may be lost.
   mutating func missedPackets(_ count: UInt64?, encrypted: Bool, slot: Int, direction: Direction, how explained: String? = nil, into frame: inout DissectedFrame) {
     let before = frame.air?.missedBefore ?? 0
-    frame.air?.missedBefore = before.saturatingAdd(Int(clamping: count ?? 1))
+    frame.air?.missedBefore = before.saturatingAdd(UInt16(clamping: count ?? 1))
     let side = direction == .hostToController ? "central" : "peripheral"
     let what = count.map { "\($0) packet\($0 == 1 ? "" : "s")" } ?? "a packet or more"
     let how = explained ?? (encrypted ? "the packet counter jumped" : "its SN repeats after an acknowledgement, or with other data")
