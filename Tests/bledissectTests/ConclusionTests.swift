@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import BLEAnalysis
 @testable import bledissect
 
 /// What summary, hr and gatt conclude of real and generated captures (issue 26): each finding
@@ -358,5 +359,22 @@ extension ConclusionTests {
     #expect(table(sniffed) == table(hci))
     let diff = runCLI(["diff", "--no-cache", hci, sniffed])
     #expect(diff.status == 0, "\(diff.stdout)")
+  }
+}
+
+extension ConclusionTests {
+  // MARK: 15. "notifications stopped"
+
+  /// Said only of a silence no value followed: broken_b's strap is silent for 16 s mid-link and
+  /// then notifies again (it used to be called stopped); a silence to the link's end still is.
+  @Test func notificationsStoppedOnlyWhenNoValueCameAfter() throws {
+    let summary = runCLI(["summary", "--no-cache", capturePath("diff/broken_b.btsnoop")]).stdout
+    let row = try #require(summary.split(separator: "\n").first { $0.contains("Heart Rate Measurement  0x0010") })
+    #expect(row.contains("16.005 s after 29.489 s") && !row.contains("stopped"), "\(row)")
+    var activity = CharacteristicActivity(handle: 0x10, uuid: nil, name: nil, isDescriptor: false)
+    for second in 0..<10 { activity.notePush(indication: false, at: Int64(second) * 1_000_000, frame: second + 1) }
+    let atTheEnd = Gap(start: 9_000_000, microseconds: 10_000_000, untilEnd: true)
+    let midway = Gap(start: 4_000_000, microseconds: 10_000_000, untilEnd: false, endFrame: 6)
+    #expect(SummaryText.stopped(atTheEnd, activity) && !SummaryText.stopped(midway, activity))
   }
 }
