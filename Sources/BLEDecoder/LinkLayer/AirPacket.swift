@@ -338,11 +338,7 @@ struct AirLinks: Sendable {
       _ = links.modify(accessAddress) { link in
         guard !link.ended, link.central == device || link.peripheral == device, let last = link.lastHeard else { return }
         if link.silent {
-          let limit = Self.lossTime(link).map { $0.saturatingSubtract(last) } ?? 0
-          lost.append(SilentLink(handle: link.handle, lastFrame: link.lastFrame, limit: limit, established: link.established))
-          link.silent = false
-          link.ended = true
-          link.endedBySilence = true
+          lost.append(Self.lose(&link))
         } else if !link.saidHeardElsewhere, let interval = link.interval, time.saturatingSubtract(last) >= interval.saturatingMultiply(6) {
           link.saidHeardElsewhere = true
           quiet.append(link.handle)
@@ -352,6 +348,23 @@ struct AirLinks: Sendable {
     guard !lost.isEmpty else { return ([], quiet) }
     silentLinks = max(0, silentLinks - lost.count)
     return (lost.sorted { $0.lastFrame < $1.lastFrame }, quiet)
+  }
+
+  /// A silent link taken as lost: marked ended by its silence.
+  static func lose(_ link: inout Link) -> SilentLink {
+    let limit = lossTime(link).map { $0.saturatingSubtract(link.lastHeard ?? $0) } ?? 0
+    link.silent = false
+    link.ended = true
+    link.endedBySilence = true
+    return SilentLink(handle: link.handle, lastFrame: link.lastFrame, limit: limit, established: link.established)
+  }
+
+  /// The link on `accessAddress`, when it is silent, taken as lost (a new link takes its
+  /// access address).
+  mutating func loseIfSilent(_ accessAddress: UInt32) -> SilentLink? {
+    let lost = links.modify(accessAddress) { link -> SilentLink? in link.silent && !link.ended ? Self.lose(&link) : nil } ?? nil
+    if lost != nil { silentLinks = max(0, silentLinks - 1) }
+    return lost
   }
 
   /// When a device heard advertising was last looked up, and when the next may be.
@@ -504,8 +517,7 @@ struct AirLinks: Sendable {
     /// Whether the link was first seen with this packet (no CONNECT_IND before it).
     var isNew: Bool
     var direction: Direction
-    /// Whether the direction was worked out (the sniffer did not say), and how.
-    var inferred: Bool
+    /// How the direction is known (the sniffer's word, or worked out).
     var directionSource: AirFact.DirectionSource
     /// Whether the packet repeats its side's last one: a retransmission.
     var repeated: Bool
@@ -599,7 +611,7 @@ struct AirLinks: Sendable {
       link.lastSequenceInput = (sn, nesn, digest, filtered)
       let (repeated, missedBefore, missedFromPeer) = link.sequence.note(from: direction, sn: sn, nesn: nesn, digest: digest, filtered: filtered)
       return Seen(
-        handle: link.handle, isNew: isNew, direction: direction, inferred: fromCentral == nil, directionSource: source, repeated: repeated,
+        handle: link.handle, isNew: isNew, direction: direction, directionSource: source, repeated: repeated,
         missedBefore: missedBefore, missedFromPeer: missedFromPeer, encrypted: link.encrypted, ended: link.ended,
         event: link.interval == nil && eventCounter == nil ? nil : link.event, hasNews: !link.news.isEmpty)
     }
@@ -609,7 +621,7 @@ struct AirLinks: Sendable {
     // The link noted where it lies: the closure writes its answer out rather than return it
     // (a returned optional of an optional costs an outlined copy on every packet).
     var noted = Seen(
-      handle: 0, isNew: false, direction: .hostToController, inferred: false, directionSource: .sniffer, repeated: false, missedBefore: false,
+      handle: 0, isNew: false, direction: .hostToController, directionSource: .sniffer, repeated: false, missedBefore: false,
       missedFromPeer: false, encrypted: false, ended: false, event: nil, hasNews: false)
     var found = false
     _ = links.modify(accessAddress) { link in

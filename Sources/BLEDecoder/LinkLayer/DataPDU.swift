@@ -49,7 +49,7 @@ extension Dissector {
     if seen.isNew {
       frame.diagnostics.append(Diagnostic(.note, .linkLayer, "access address \(Hex.prefixed(UInt64(accessAddress), width: 8)) first seen here without its CONNECT_IND (capture started mid-connection?)"))
     }
-    if seen.inferred {
+    if seen.directionSource != .sniffer {
       frame.fields.addVerbose(
         "inferred_direction", seen.directionSource == .att ? "Direction (from the ATT PDU)" : "Direction (inferred)",
         .staticText(direction == .hostToController ? "central → peripheral" : "peripheral → central"))
@@ -275,29 +275,41 @@ extension Dissector {
   /// link's first encrypted packet (`learnShortTermKeyByMIC`).
   mutating func learnShortTermKey(_ accessAddress: UInt32, into frame: inout DissectedFrame) {
     guard airLinks.pairingWasSeen(accessAddress) else { return }
-    let known = keys.knownTemporaryKeys
-    var found = airLinks.shortTermKey(accessAddress, candidates: known)
+    let (found, searched) = findTemporaryKey(
+      known: { links, known in links.shortTermKey(accessAddress, candidates: known) },
+      search: { links in
+        links.retryPairing(accessAddress)
+        return links.shortTermKey(accessAddress, candidates: (0...999_999).lazy.map(TemporaryKey.passkey))
+      })
+    guard let (key, tk) = found else {
+      frame.diagnostics.append(Diagnostic(
+        .note, .linkLayer,
+        searched
+          ? "no passkey 000000–999999 (nor a TK given) fits this legacy pairing: its TK came out of band (--tk HEX if you have it)"
+          : "a legacy pairing whose TK is not 0 (nor a passkey or TK given): --passkey N if you know it, --find-passkey to try them all, --tk HEX for out-of-band data"))
+      return
+    }
+    learned(key, tk: tk, into: &frame)
+  }
+
+  /// The TK of a sniffed legacy pairing, the one way both checks look for it: the TKs known
+  /// (TK 0, `--passkey`, `--tk`), then, with `--find-passkey` and a search left this capture,
+  /// every passkey. Counts the pairing tried and a search that found nothing (said at the end).
+  mutating func findTemporaryKey(
+    known: (inout AirLinks, [TemporaryKey]) -> (key: LinkKeyRing.Key, tk: TemporaryKey)?,
+    search: (inout AirLinks) -> (key: LinkKeyRing.Key, tk: TemporaryKey)?
+  ) -> (found: (key: LinkKeyRing.Key, tk: TemporaryKey)?, searched: Bool) {
+    let candidates = keys.knownTemporaryKeys
+    var found = known(&airLinks, candidates)
     var searched = false
     if found == nil, keys.searchesPasskeys, passkeySearches < Self.maximumPasskeySearches {
       passkeySearches += 1
       searched = true
-      airLinks.retryPairing(accessAddress)
-      found = airLinks.shortTermKey(accessAddress, candidates: (0...999_999).lazy.map(TemporaryKey.passkey))
+      found = search(&airLinks)
     }
     legacyPairingsTried += 1
-    guard let (key, tk) = found else {
-      if searched {
-        failedSearches += 1
-        frame.diagnostics.append(Diagnostic(
-          .note, .linkLayer, "no passkey 000000–999999 (nor a TK given) fits this legacy pairing: its TK came out of band (--tk HEX if you have it)"))
-      } else {
-        frame.diagnostics.append(Diagnostic(
-          .note, .linkLayer,
-          "a legacy pairing whose TK is not 0 (nor a passkey or TK given): --passkey N if you know it, --find-passkey to try them all, --tk HEX for out-of-band data"))
-      }
-      return
-    }
-    learned(key, tk: tk, into: &frame)
+    if found == nil && searched { failedSearches += 1 }
+    return (found, searched)
   }
 
   /// A key the capture gave away: kept for the link, said on the frame with its value in the
@@ -315,17 +327,16 @@ extension Dissector {
   /// its MIC. True when one fits (the key is learned).
   mutating func learnShortTermKeyByMIC(_ accessAddress: UInt32, header: UInt8, sealed: ByteView, direction: Direction, into frame: inout DissectedFrame) -> Bool {
     guard airLinks.awaitsMICCheck(accessAddress) else { return false }
-    var found = airLinks.shortTermKeyByMIC(accessAddress, header: header, sealed: sealed, direction: direction, frame: frame.number, candidates: keys.knownTemporaryKeys)
-    var searched = false
-    if found == nil, keys.searchesPasskeys, passkeySearches < Self.maximumPasskeySearches {
-      passkeySearches += 1
-      searched = true
-      found = airLinks.shortTermKeyByMIC(
-        accessAddress, header: header, sealed: sealed, direction: direction, frame: frame.number, candidates: (0...999_999).lazy.map(TemporaryKey.passkey))
-    }
-    legacyPairingsTried += 1
+    let number = frame.number
+    let (found, searched) = findTemporaryKey(
+      known: { links, known in
+        links.shortTermKeyByMIC(accessAddress, header: header, sealed: sealed, direction: direction, frame: number, candidates: known)
+      },
+      search: { links in
+        links.shortTermKeyByMIC(
+          accessAddress, header: header, sealed: sealed, direction: direction, frame: number, candidates: (0...999_999).lazy.map(TemporaryKey.passkey))
+      })
     guard let (key, tk) = found else {
-      if searched { failedSearches += 1 }
       frame.diagnostics.append(Diagnostic(
         .note, .linkLayer,
         searched
@@ -392,10 +403,8 @@ extension Dissector {
     window: (size: UInt8, offset: UInt16), into frame: inout DissectedFrame
   ) {
     let (peripheral, peripheralType) = peripheral
-    if let old = airLinks.links[accessAddress], old.silent, !old.ended {
+    if let old = airLinks.loseIfSilent(accessAddress) {
       // A new link on a silent one's access address (tools that reuse them): that one was lost.
-      airLinks.end(accessAddress)
-      airLinks.silentLinks = max(0, airLinks.silentLinks - 1)
       frame.diagnostics.append(Diagnostic(
         .note, .linkLayer, "conn \(old.handle): silent since #\(old.lastFrame), and a new link takes its access address here: it was lost"))
       _ = closeAirConnection(old.handle, reason: old.established ? 0x08 : 0x3E, into: &frame)
@@ -425,25 +434,28 @@ extension Dissector {
   /// fixed channel (ATT, signaling, SMP), which cipher text matches about once in 2³⁰.
   static func isStoredPlaintext(_ payload: ByteView, llid: UInt8, link accessAddress: UInt32, _ airLinks: AirLinks) -> Bool {
     if payload.count < 5 { return true }
-    guard llid == 2, !airLinks.wasOpened(accessAddress) else { return false }
-    var reader = ByteReader(payload, layer: .linkLayer)
-    guard let length = try? reader.readUInt16LE(), let channel = try? reader.readUInt16LE() else { return false }
-    return Int(length) == payload.count - 4 && (channel == 4 || channel == 5 || channel == 6)
+    guard llid == 2, !airLinks.wasOpened(accessAddress), let (channel, _) = wholeL2CAPPDU(payload) else { return false }
+    return channel == 4 || channel == 5 || channel == 6
   }
 
   /// The side that sent an ATT PDU that starts (and fits) this LL payload, by its kind:
   /// requests, commands and confirmations come from the client, taken as the central;
   /// responses, notifications and indications from the server. Nil when it is no whole ATT PDU.
   static func attSender(_ payload: ByteView) -> Direction? {
-    var reader = ByteReader(payload, layer: .linkLayer)
-    guard let length = try? reader.readUInt16LE(), let channel = try? reader.readUInt16LE(), channel == 4, Int(length) == payload.count - 4,
-      let opcode = try? reader.readUInt8()
-    else { return nil }
+    guard let (channel, body) = wholeL2CAPPDU(payload), channel == 4, let opcode = body.first else { return nil }
     switch ATTMethodKind(opcode: opcode) {
     case .request, .command, .confirmation: return .hostToController
     case .response, .notification, .indication: return .controllerToHost
     default: return nil
     }
+  }
+
+  /// A payload that is one whole basic L2CAP PDU (its header's length is the rest): its
+  /// channel and body; nil otherwise.
+  static func wholeL2CAPPDU(_ payload: ByteView) -> (channel: UInt16, body: ByteView)? {
+    var reader = ByteReader(payload, layer: .linkLayer)
+    guard let length = try? reader.readUInt16LE(), let channel = try? reader.readUInt16LE(), Int(length) == reader.remaining else { return nil }
+    return (channel, reader.readRemaining())
   }
 
   /// A span as a reader says it: "850 ms", "3.2 s".
