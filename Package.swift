@@ -1,4 +1,4 @@
-// swift-tools-version: 6.0
+// swift-tools-version: 6.2
 import PackageDescription
 
 let package = Package(
@@ -28,14 +28,14 @@ let package = Package(
     ),
     // Byte reader, errors, the normalized capture record, field lists. No Foundation.
     .target(name: "BLECore"),
-    // File formats: detection, readers and writers. The only target doing file I/O.
+    // File formats: detection, readers and writers (capture I/O; the CLI writes caches and side files).
     .target(name: "BLECapture", dependencies: ["BLECore", "CPcap", "CZlib"]),
     // Protocol decoders: pure, no I/O, never print.
     .target(name: "BLEDecoder", dependencies: ["BLECore"]),
     // The engine every command runs on: FrameStream (read, dissect, hand frames to a consumer).
     // Reads any `RecordSource` (BLECore): capture readers are one kind, so no capture format here.
     .target(name: "BLEEngine", dependencies: ["BLECore", "BLEDecoder"]),
-    // Analyses over decoded frames (summary, GATT trees, heart-rate series), statistics, plots.
+    // Analyses over decoded frames (summary, diff, heart-rate series), statistics, plots.
     .target(name: "BLEAnalysis", dependencies: ["BLECore", "BLEDecoder", "BLEEngine"]),
     // Text and JSON Lines renderers, the buffered output writer.
     .target(name: "BLERender", dependencies: ["BLECore", "BLEDecoder"]),
