@@ -2,26 +2,10 @@ import BLECore
 
 /// Text and numbers as they are written into SVG: XML-escaped, coordinates with one decimal.
 enum SVGText {
-  /// `text` safe inside an element or a quoted attribute: the five XML specials as entities, and
-  /// characters XML 1.0 forbids (controls other than tab and newlines, U+FFFE, U+FFFF), which a
-  /// device name from a capture may hold, replaced with U+FFFD so the document stays well-formed.
-  static func escaped(_ text: String) -> String {
-    var result = ""
-    result.unicodeScalars.reserveCapacity(text.unicodeScalars.count)
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "&": result += "&amp;"
-      case "<": result += "&lt;"
-      case ">": result += "&gt;"
-      case "\"": result += "&quot;"
-      case "'": result += "&apos;"
-      case "\t", "\n", "\r": result.unicodeScalars.append(scalar)
-      case "\u{0}"..."\u{1F}", "\u{FFFE}", "\u{FFFF}": result.unicodeScalars.append("\u{FFFD}")
-      default: result.unicodeScalars.append(scalar)
-      }
-    }
-    return result
-  }
+  /// `text` safe inside an element or a quoted attribute (`Escaping`, XML style: the five
+  /// specials as entities; control characters, which a device name may hold and XML 1.0
+  /// forbids, shown as `\x1B`).
+  static func escaped(_ text: String) -> String { Escaping.escaped(text, .xml) }
 
   /// `text` cut to at most `limit` characters, the last of them an ellipsis when it was cut.
   static func truncated(_ text: String, to limit: Int) -> String {

@@ -114,7 +114,9 @@ public struct OutputBuffer {
 
   /// A name that is not a literal's bytes (an interned name), with its own check for room.
   @inline(never) mutating func appendOutOfLine(_ name: Name) {
-    append(string: names.text(of: name))
+    // A user's decoder named it: one line, whatever it holds.
+    let text = names.text(of: name)
+    append(string: Escaping.containsControl(text) ? Escaping.escaped(text, .line) : text)
   }
 
   @inline(__always) mutating func raw(_ source: UnsafePointer<UInt8>, _ length: Int) {
@@ -208,9 +210,27 @@ public struct OutputBuffer {
     count &+= TextFormat.hexPrefixed(value, width: width, to: base + count)
   }
 
+  /// Text, ours or not: control characters other than the newlines that end its lines are
+  /// shown escaped (`Escaping`, line style), so that no name, note or file name from outside
+  /// reaches a terminal raw. Our own colour sequences are static names (`append(_: Name)`).
   public mutating func append(string text: String) {
     var copy = text
-    copy.withUTF8 { raw($0.baseAddress!, $0.count) }
+    let plain = copy.withUTF8 { bytes in
+      guard !Escaping.containsControl(utf8: bytes) else { return false }
+      if let start = bytes.baseAddress { raw(start, bytes.count) }
+      return true
+    }
+    if !plain { appendEscapingControls(text) }
+  }
+
+  @inline(never) mutating func appendEscapingControls(_ text: String) {
+    var first = true
+    for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+      if !first { byte(0x0A) }
+      first = false
+      var escaped = Escaping.escaped(line, .line)
+      escaped.withUTF8 { if let start = $0.baseAddress { raw(start, $0.count) } }
+    }
   }
 
   static let sixteenSpaces: StaticString = "                "
@@ -466,9 +486,8 @@ public struct OutputBuffer {
   /// An interned name as a JSON string (checked as a literal is, not remembered).
   @inline(never) mutating func jsonStringOutOfLine(_ name: Name) {
     var text = names.text(of: name)
-    text.withUTF8 { bytes in
-      if let start = bytes.baseAddress, Self.isPlain(start, bytes.count) { quoted(start, bytes.count) } else { jsonString(utf8: bytes) }
-    }
+    // A user's name: through the full escaper (the fast check knows no C1 controls).
+    text.withUTF8 { jsonString(utf8: $0) }
   }
 
   mutating func jsonString(utf8: UnsafeBufferPointer<UInt8>) {
@@ -476,7 +495,12 @@ public struct OutputBuffer {
     var index = count
     base[index] = UInt8(ascii: "\"")
     index += 1
-    for value in utf8 {
+    var skipNext = false
+    for (position, value) in utf8.enumerated() {
+      if skipNext {
+        skipNext = false
+        continue
+      }
       switch value {
       case UInt8(ascii: "\""), UInt8(ascii: "\\"):
         base[index] = UInt8(ascii: "\\")
@@ -491,6 +515,15 @@ public struct OutputBuffer {
         base[index + 4] = Self.hexDigit(value >> 4)
         base[index + 5] = Self.hexDigit(value & 0x0F)
         index += 6
+      case 0xC2 where position + 1 < utf8.count && (0x80...0x9F).contains(utf8[position + 1]):
+        // A C1 control (U+0080–U+009F): escaped as the other controls are; its second byte
+        // is written here.
+        for (offset, character) in "\\u00".utf8.enumerated() { base[index + offset] = character }
+        let second = utf8[position + 1]
+        base[index + 4] = Self.hexDigit(second >> 4)
+        base[index + 5] = Self.hexDigit(second & 0x0F)
+        index += 6
+        skipNext = true
       default:
         base[index] = value
         index += 1

@@ -190,7 +190,7 @@ public struct TextRenderer: FrameRenderer {
       if let error = frame.malformed {
         style(Style.red, &out)
         out.append("    malformed: ")
-        out.append(string: error.description)
+        Self.writeText(error.description, &out)
         style(Style.reset, &out)
         out.byte(0x0A)
       }
@@ -199,7 +199,7 @@ public struct TextRenderer: FrameRenderer {
         style(diagnostic.severity == .warning ? Style.yellow : Style.dim, &out)
         out.append("    ")
         out.append(diagnostic.severity == .warning ? "warning: " : "note: ")
-        out.append(string: diagnostic.message)
+        Self.writeText(diagnostic.message, &out)
         style(Style.reset, &out)
         out.byte(0x0A)
       }
@@ -432,7 +432,7 @@ public struct TextRenderer: FrameRenderer {
   }
 
   static func writeCode(_ number: UInt64, width: UInt8, text: String, _ out: inout OutputBuffer) {
-    out.append(string: text)
+    writeText(text, &out)
     out.append(" (")
     out.hexPrefixed(number, width: Int(width))
     out.byte(UInt8(ascii: ")"))
@@ -440,9 +440,7 @@ public struct TextRenderer: FrameRenderer {
 
   static func writeText(_ text: String, _ out: inout OutputBuffer) {
     // Control characters (a newline in a device name, a UART line) would break the layout.
-    var text = text
-    let plain = text.withUTF8 { bytes in !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) }
-    if plain { out.append(string: text) } else { out.append(string: escapingControlCharacters(text)) }
+    if Escaping.containsControl(text) { out.append(string: Escaping.escaped(text, .line)) } else { out.append(string: text) }
   }
 
   static func writeBytes(_ data: UnsafeBufferPointer<UInt8>, _ out: inout OutputBuffer) {
@@ -495,17 +493,7 @@ public struct TextRenderer: FrameRenderer {
 
   /// `text` with its control characters written as `\n`, `\r`, `\t` and `\xNN`.
   public static func escapingControlCharacters(_ text: String) -> String {
-    var result = ""
-    for scalar in text.unicodeScalars {
-      switch scalar.value {
-      case 0x0A: result += "\\n"
-      case 0x0D: result += "\\r"
-      case 0x09: result += "\\t"
-      case 0..<0x20, 0x7F: result += "\\x" + Hex.string([UInt8(scalar.value)])
-      default: result.unicodeScalars.append(scalar)
-      }
-    }
-    return result
+    Escaping.escaped(text, .line)
   }
 
   /// The record's bytes, 16 to a line with their offset, and the same bytes as ASCII (`.` for
@@ -527,8 +515,12 @@ public struct TextRenderer: FrameRenderer {
 
   /// The words, already text: one copy.
   static func writeSummary(_ line: SummaryLine, _ out: inout OutputBuffer) {
-    line.withText { text in
+    // Words hold names from the air: a control character among them is shown escaped.
+    let plain = line.withText { text in
+      guard !Escaping.containsControl(utf8: text) else { return false }
       if let start = text.baseAddress, !text.isEmpty { out.raw(start, text.count) }
+      return true
     }
+    if !plain { writeText(line.text, &out) }
   }
 }

@@ -13,6 +13,9 @@ struct CLIResult {
   var status: Int32
   var stdout: String
   var stderr: String
+  /// The bytes written, before decoding as UTF-8 (which would hide invalid sequences).
+  var stdoutBytes: [UInt8] = []
+  var stderrBytes: [UInt8] = []
 }
 
 /// Runs the command line in-process with captured output.
@@ -25,7 +28,8 @@ func runCLI(words: [Argument], environment: [String: String] = [:], terminal: Bo
   let context = CLIContext(
     stdout: OutputBuffer(fd: nil), stderr: OutputBuffer(fd: nil), environment: environment, stdoutIsTerminal: terminal, terminalColumns: columns)
   let status = BLEDissectCLI.run(arguments: words, context)
-  return CLIResult(status: status, stdout: context.stdout.text, stderr: context.stderr.text)
+  return CLIResult(
+    status: status, stdout: context.stdout.text, stderr: context.stderr.text, stdoutBytes: context.stdout.bytes, stderrBytes: context.stderr.bytes)
 }
 
 /// The built `bledissect` binary, next to the test bundle.

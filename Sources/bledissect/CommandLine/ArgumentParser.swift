@@ -73,7 +73,10 @@ struct Argument: Sendable, Equatable, ExpressibleByStringLiteral {
     var index = 0
     while index < bytes.count {
       let length = Self.utf8SequenceLength(bytes, at: index)
-      if length > 0, !(length == 1 && (bytes[index] < 0x20 || bytes[index] == 0x7F)) {
+      // A control character (C0, DEL, C1 as C2 80–C2 9F) is shown byte by byte too.
+      if length > 0, !(length == 1 && (bytes[index] < 0x20 || bytes[index] == 0x7F)),
+        !(length == 2 && bytes[index] == 0xC2 && bytes[index + 1] <= 0x9F)
+      {
         result += String(decoding: bytes[index..<index + length], as: UTF8.self)
         index += length
       } else {

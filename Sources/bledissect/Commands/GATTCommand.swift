@@ -239,18 +239,8 @@ enum GATTTreeWriter {
     name.map { "\($0) (\(uuid))" } ?? uuid.description
   }
 
-  /// A name from the wire, with control characters shown as `\xNN` so it stays on its line.
-  static func printable(_ text: String) -> String {
-    var result = ""
-    for scalar in text.unicodeScalars {
-      if scalar.value < 0x20 || scalar.value == 0x7F {
-        result += "\\x" + String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 2)
-      } else {
-        result.unicodeScalars.append(scalar)
-      }
-    }
-    return result
-  }
+  /// A name from the wire, kept on its line (`Escaping`).
+  static func printable(_ text: String) -> String { Escaping.escaped(text, .line) }
 }
 
 /// The GATT map: one JSON object per capture (docs/json.md, "GATT maps").

@@ -65,7 +65,7 @@ enum SummaryText {
     for device in connected {
       var title = "  \(device.address)"
       if let type = device.addressType { title += " (\(type.name))" }
-      if let name = device.name { title += "  \"\(name)\"" }
+      if let name = device.name { title += "  \"\(Escaping.escaped(name, .quoted))\"" }
       if let appearance = device.appearance { title += "  " + appearanceText(appearance) }
       text.line(title)
       var rows = Table(minimumWidths: [labelWidth])
@@ -73,10 +73,10 @@ enum SummaryText {
         rows.add(["    identity", "\(identity)" + (device.identityType.map { " (\($0.name))" } ?? "")])
       }
       if let advertised = device.advertisedName, device.deviceName != nil, advertised != device.deviceName {
-        rows.add(["    advertised as", "\"\(advertised)\""])
+        rows.add(["    advertised as", "\"\(Escaping.escaped(advertised, .quoted))\""])
       }
       var maker: [String] = []
-      if let name = device.manufacturerName { maker.append(name) }
+      if let name = device.manufacturerName { maker.append(Escaping.escaped(name, .line)) }
       if let company = device.company { maker.append("advertised company " + companyText(company)) }
       if !maker.isEmpty { rows.add(["    maker", maker.joined(separator: "; ")]) }
       var seen = count(device.connectionCount, "connection")
@@ -127,7 +127,7 @@ enum SummaryText {
   static func connection(_ connection: ConnectionSummary, _ summary: SessionSummary, _ text: inout Lines) {
     text.blank()
     var title = "Connection \(connection.number)  \(connection.peer.map { "\($0)" } ?? "peer unknown")"
-    if let peer = connection.peer, let device = summary.devices.first(where: { $0.address == peer }), let name = device.name { title += " \"\(name)\"" }
+    if let peer = connection.peer, let device = summary.devices.first(where: { $0.address == peer }), let name = device.name { title += " \"\(Escaping.escaped(name, .quoted))\"" }
     title += ", handle \(connection.handle)"
     if let role = connection.role { title += ", as \(role == .central ? "central" : "peripheral")" }
     text.line(title)
