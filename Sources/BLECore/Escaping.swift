@@ -8,7 +8,7 @@
 /// - `quoted`: `line`, also `\"` and `\\` (text shown inside quotes);
 /// - `json`: a JSON string's body (`\n`, `\u001b`, `\u009b`, `\"`, `\\`: JSON's lowercase digits);
 /// - `xml`: character data or an attribute (`&amp;` `&lt;` `&gt;` `&quot;` `&apos;`; controls,
-///   which XML 1.0 cannot hold, as `line` shows them);
+///   which XML 1.0 cannot hold, as `line` shows them; U+FFFE and U+FFFF as U+FFFD);
 /// - `csv`: one CSV field (`line`, then quoted as RFC 4180 when it holds `,` `"` or space edges).
 /// `OutputBuffer.jsonString` is the `json` style written straight into the buffer.
 public enum Escaping {
@@ -78,6 +78,8 @@ public enum Escaping {
       case 0x3E: result += "&gt;"
       case 0x22: result += "&quot;"
       case 0x27: result += "&apos;"
+      // Not characters XML 1.0 allows, and not controls to show as an escape.
+      case 0xFFFE, 0xFFFF: result += "\u{FFFD}"
       default: appendLine(scalar, to: &result)
       }
     case .quoted:

@@ -9,8 +9,9 @@ import Testing
   }
 
   @Test func replacesCharactersXMLForbids() {
-    #expect(SVGText.escaped("a\u{0}b\u{1B}c\u{FFFE}d\u{FFFF}") == "a\u{FFFD}b\u{FFFD}c\u{FFFD}d\u{FFFD}")
-    #expect(SVGText.escaped("tab\tline\nreturn\r") == "tab\tline\nreturn\r")
+    // Controls shown as the text surfaces show them; the two non-characters replaced.
+    #expect(SVGText.escaped("a\u{0}b\u{1B}c\u{FFFE}d\u{FFFF}") == #"a\x00b\x1Bc"# + "\u{FFFD}d\u{FFFD}")
+    #expect(SVGText.escaped("tab\tline\nreturn\r\u{9B}") == #"tab\tline\nreturn\r\u009B"#)
   }
 
   @Test func decimalsWithoutTrailingZeros() {

@@ -42,7 +42,8 @@ import BLETestSupport
       out.jsonString(quoted)
       out.uncheckedAppend(quoted)  // an interned name brings its own check for room
     }
-    let once = #"heart_rate_0123456789 "heart_rate_0123456789""say \"hi\"\tthere"say "hi"\#tthere"#
+    // The tab is escaped in the text too: a name is one line.
+    let once = #"heart_rate_0123456789 "heart_rate_0123456789""say \"hi\"\tthere"say "hi"\tthere"#
     #expect(out.text == once + once)
     // Header words take them too.
     var line = SummaryLine()
