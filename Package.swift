@@ -38,7 +38,7 @@ let package = Package(
     // Analyses over decoded frames (summary, diff, heart-rate series), statistics, plots.
     .target(name: "BLEAnalysis", dependencies: ["BLECore", "BLEDecoder", "BLEEngine"]),
     // Text and JSON Lines renderers, the buffered output writer.
-    .target(name: "BLERender", dependencies: ["BLECore", "BLEDecoder"]),
+    .target(name: "BLERender", dependencies: ["BLECore", "BLEDecoder", "BLEAnalysis"]),
     .executableTarget(name: "bledissect", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLEAnalysis"]),
     // What each fuzz target runs on one input: built with libFuzzer by Scripts/fuzz (Fuzz/), and
     // replayed over the saved crashes by the tests.
@@ -55,7 +55,7 @@ let package = Package(
     .testTarget(name: "BLEEngineTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLETestSupport"]),
     .testTarget(name: "BLEAnalysisTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLEAnalysis", "BLETestSupport"]),
     .testTarget(
-      name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLERender", "BLETestSupport"], exclude: ["Snapshots"]),
+      name: "BLERenderTests", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEAnalysis", "BLERender", "BLETestSupport"], exclude: ["Snapshots"]),
     .testTarget(
       name: "bledissectTests",
       dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLEAnalysis", "BLEFuzzTargets", "BLETestSupport", "bledissect", "HeartRateList"]),

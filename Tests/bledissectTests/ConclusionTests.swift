@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import BLEAnalysis
+@testable import BLERender
 @testable import bledissect
 
 /// What summary, hr and gatt conclude of real and generated captures (issue 26): each finding

@@ -3,6 +3,8 @@ import BLEDecoder
 import Foundation
 import Testing
 
+import BLEAnalysis
+
 @testable import bledissect
 
 #if canImport(Glibc)

@@ -1,5 +1,7 @@
+import BLEAnalysis
 import BLECore
 import BLEDecoder
+import BLERender
 import Foundation
 
 #if canImport(Glibc)

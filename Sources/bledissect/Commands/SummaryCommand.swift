@@ -107,16 +107,3 @@ enum SummaryCommand: CLICommand {
     return FileResult(output: context.stdout.bytes, errors: context.stderr.bytes, status: status)
   }
 }
-
-/// A summary with what the command knows of its file.
-struct SummaryReport {
-  var file: String
-  var format: String
-  var summary: SessionSummary
-  /// The damage that ended the read, if it did not end cleanly.
-  var damage: String?
-  var skippedBytes: Int64 = 0
-  var skippedPlaces = 0
-  /// GATT tables not from the capture's discovery (a map, the cache, a layout).
-  var tablesFromElsewhere: [(server: GATTServerIdentity, provenance: GATTMapProvenance)] = []
-}

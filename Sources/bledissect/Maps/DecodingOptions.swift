@@ -1,3 +1,4 @@
+import BLEAnalysis
 import BLECapture
 import BLECore
 import BLEDecoder
@@ -288,27 +289,11 @@ struct DecodingOptions: Sendable {
       .compactMap { server, database in database.provenance.map { (server, $0) } }
   }
 
-  /// One line saying where a table came from: "GATT table of X from the cache (learned from
-  /// CAPTURE at TIME, FILE)".
-  static func describe(_ server: GATTServerIdentity, _ provenance: GATTMapProvenance) -> String {
-    switch provenance.source {
-    case .cache:
-      var line = "GATT table of \(server) from the cache (\(provenance.origin)"
-      if let learned = provenance.learned { line += " at \(learned)" }
-      if let file = provenance.file { line += ", \(file)" }
-      return line + ")"
-    case .layout:
-      return "GATT table of \(server) matched by layout with \(provenance.origin)"
-    default:
-      return "GATT table of \(server) from the map \(provenance.origin)"
-    }
-  }
-
   /// The tables of a run that came from the cache, for commands whose output does not name
   /// them (`hr`): one line each, for standard error.
   static func cachedTables(_ end: FrameStream.End) -> [String] {
     tablesFromElsewhere(end).filter { $0.provenance.source == .cache }.map {
-      describe($0.server, $0.provenance) + ": the capture did not show its discovery; --no-cache decodes without it"
+      Words.provenance($0.server, $0.provenance) + ": the capture did not show its discovery; --no-cache decodes without it"
     }
   }
 }

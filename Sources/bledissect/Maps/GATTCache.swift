@@ -1,3 +1,4 @@
+import BLEAnalysis
 import BLECore
 import BLEDecoder
 import BLERender

@@ -1,14 +1,13 @@
 import BLEAnalysis
 import BLECore
 import BLEDecoder
-import BLERender
 
 /// `summary --json`: one object per file, on one line (docs/json.md, "Summary objects"). Times
 /// ending in `_s` are seconds since the capture's first frame; absent values are left out.
-enum SummaryJSON {
+package enum SummaryJSON {
   static let version = 1
 
-  static func write(_ report: SummaryReport, to out: inout OutputBuffer) {
+  package static func write(_ report: SummaryReport, to out: inout OutputBuffer) {
     var json = JSONWriter(out: out)
     let summary = report.summary
     json.open()
@@ -375,103 +374,5 @@ enum SummaryJSON {
     spans("dropouts", hr.dropouts, summary, &json)
     if let energy = hr.energyExpended { json.int("energy_expended_kj", Int(energy)) }
     json.close()
-  }
-}
-
-/// A JSON object written straight into an output buffer, commas placed as values come.
-struct JSONWriter {
-  var out: OutputBuffer
-  /// Whether the innermost open object or array already holds a value.
-  var filled: [Bool] = []
-
-  mutating func separator() {
-    if let last = filled.last, last { out.byte(UInt8(ascii: ",")) }
-    if !filled.isEmpty { filled[filled.count - 1] = true }
-  }
-
-  mutating func key(_ key: String) {
-    separator()
-    out.jsonString(key)
-    out.byte(UInt8(ascii: ":"))
-  }
-
-  mutating func open(_ key: String? = nil) {
-    if let key { self.key(key) } else { separator() }
-    out.byte(UInt8(ascii: "{"))
-    filled.append(false)
-  }
-
-  mutating func close() {
-    out.byte(UInt8(ascii: "}"))
-    filled.removeLast()
-  }
-
-  mutating func openArray(_ key: String) {
-    self.key(key)
-    out.byte(UInt8(ascii: "["))
-    filled.append(false)
-  }
-
-  mutating func closeArray() {
-    out.byte(UInt8(ascii: "]"))
-    filled.removeLast()
-  }
-
-  mutating func element(_ value: Int) {
-    separator()
-    out.decimal(value)
-  }
-
-  mutating func stringElement(_ value: String) {
-    separator()
-    out.jsonString(value)
-  }
-
-  mutating func int(_ key: String, _ value: Int) {
-    self.key(key)
-    out.decimal(value)
-  }
-
-  mutating func bool(_ key: String, _ value: Bool) {
-    self.key(key)
-    out.append(value ? "true" : "false")
-  }
-
-  mutating func string(_ key: String, _ value: String) {
-    self.key(key)
-    out.jsonString(value)
-  }
-
-  /// A real number (`null` when not finite).
-  mutating func number(_ key: String, _ value: Double) {
-    self.key(key)
-    out.double(value)
-  }
-
-  /// Microseconds as seconds with six decimals.
-  mutating func micros(_ key: String, _ value: Int64) {
-    self.key(key)
-    out.seconds(value)
-  }
-
-  /// A capture timestamp as Unix seconds with six decimals, as frames' `ts` is written.
-  mutating func timestamp(_ key: String, _ value: Int64) {
-    self.key(key)
-    out.unixSeconds(value)
-  }
-
-  /// A UUID as lowercase text, and its name under `<key>_name` when known.
-  mutating func uuid(_ key: String, _ uuid: BluetoothUUID) {
-    self.key(key)
-    out.byte(UInt8(ascii: "\""))
-    out.uuid(uuid)
-    out.byte(UInt8(ascii: "\""))
-    if let name = GATTDatabase.name(uuid) { string(key + "_name", "\(name)") }
-  }
-
-  /// An HCI status or reason and its name under `<key>_name`.
-  mutating func hciStatus(_ key: String, _ code: UInt8) {
-    int(key, Int(code))
-    if let name = AssignedNumbers.hciErrorName(code) { string(key + "_name", "\(name)") }
   }
 }

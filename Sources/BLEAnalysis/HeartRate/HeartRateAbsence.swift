@@ -5,20 +5,22 @@ import BLEEngine
 /// Why `hr` found no measurement in a capture, gathered while it had written no row (after
 /// the first row it costs nothing): what the capture showed of Heart Rate Measurement
 /// (0x2A37), its subscription and its values, said in one line on standard error.
-struct HeartRateAbsence {
+package struct HeartRateAbsence {
   static let measurement = BluetoothUUID(uuid16: 0x2A37)
   static let configuration = BluetoothUUID(uuid16: 0x2902)
 
   /// The first write enabling notifications or indications of Heart Rate Measurement.
-  var subscribedIn: Int?
+  package var subscribedIn: Int?
   /// Values of Heart Rate Measurement seen, and how many of them did not decode.
-  var values = 0
-  var malformed = 0
+  package var values = 0
+  package var malformed = 0
   /// Measurements left out by --peer.
-  var otherDevices = 0
+  package var otherDevices = 0
+
+  package init() {}
 
   /// Takes in a frame's attributes (only while no row was written).
-  mutating func observe(_ frame: borrowing DissectedFrame) {
+  package mutating func observe(_ frame: borrowing DissectedFrame) {
     for fact in frame.attributes where fact.meaning?.characteristic == Self.measurement {
       switch fact.operation {
       case .write, .writeWithoutResponse:
@@ -36,7 +38,7 @@ struct HeartRateAbsence {
   }
 
   /// The reason, for a capture with no row; `peers` are the devices --peer asked for.
-  func reason(_ end: FrameStream.End, peers: [BDAddr]) -> String {
+  package func reason(_ end: FrameStream.End, peers: [BDAddr]) -> String {
     if otherDevices > 0 {
       let asked = peers.map(\.description).joined(separator: " or ")
       return "no heart-rate measurement from \(asked): \(otherDevices) from other devices (--peer)"
@@ -58,7 +60,7 @@ struct HeartRateAbsence {
   }
 
   /// A Heart Rate Measurement characteristic in any table the run knew, peers first.
-  static func knownMeasurement(_ end: FrameStream.End) -> (GATTServerIdentity, GATTCharacteristicEntry)? {
+  package static func knownMeasurement(_ end: FrameStream.End) -> (GATTServerIdentity, GATTCharacteristicEntry)? {
     let servers = end.dissector.databases.sorted { GATTConsumer.sortKey($0.key).lexicographicallyPrecedes(GATTConsumer.sortKey($1.key)) }
     for (server, database) in servers {
       let tree = database.attributeTree

@@ -1,11 +1,10 @@
 import BLEAnalysis
 import BLECore
 import BLEDecoder
-import BLERender
 
 /// `summary` as text: what a person reads in one screen for a typical session. Long lists are
 /// cut (the JSON has everything kept), each cut saying how much was left out.
-enum SummaryText {
+package enum SummaryText {
   /// Connections shown in full; further ones get one line each, up to `compactConnections`.
   static let detailedConnections = 16
   static let compactConnections = 64
@@ -17,7 +16,7 @@ enum SummaryText {
   /// The label column of a connection's key–value lines.
   static let labelWidth = 12
 
-  static func write(_ report: SummaryReport, to out: inout OutputBuffer) {
+  package static func write(_ report: SummaryReport, to out: inout OutputBuffer) {
     var text = Lines()
     let summary = report.summary
     header(report, &text)
@@ -53,7 +52,7 @@ enum SummaryText {
     if report.skippedPlaces > 0 {
       text.line("  damaged: skipped \(count(Int(clamping: report.skippedBytes), "byte")) in \(count(report.skippedPlaces, "place"))")
     }
-    for (server, provenance) in report.tablesFromElsewhere { text.line("  " + DecodingOptions.describe(server, provenance)) }
+    for (server, provenance) in report.tablesFromElsewhere { text.line("  " + Words.provenance(server, provenance)) }
   }
 
   static func devices(_ summary: SessionSummary, _ text: inout Lines) {
@@ -570,41 +569,4 @@ enum SummaryText {
     let sign = micros < 0 ? "-" : ""
     return sign + (hours > 0 ? "\(hours) h \(minutes < 10 ? "0" : "")\(minutes) min \(whole % 60) s" : "\(minutes) min \(rest)")
   }
-}
-
-/// Lines of text with aligned tables.
-struct Lines {
-  var text = ""
-
-  mutating func line(_ line: String) { text += line + "\n" }
-  mutating func blank() { text += "\n" }
-
-  /// Columns padded to their widest cell (in characters); the last column is not padded.
-  mutating func table(_ table: Table, rightAligned: Set<Int> = []) {
-    var widths = table.minimumWidths
-    for row in table.rows {
-      for (column, cell) in row.enumerated() {
-        if column >= widths.count { widths.append(0) }
-        widths[column] = max(widths[column], cell.count)
-      }
-    }
-    for row in table.rows {
-      var line = ""
-      for (column, cell) in row.enumerated() {
-        let pad = String(repeating: " ", count: widths[column] - cell.count)
-        let last = column == row.count - 1
-        if column > 0 { line += "  " }
-        if rightAligned.contains(column) { line += pad + cell } else { line += last ? cell : cell + pad }
-      }
-      while line.hasSuffix(" ") { line.removeLast() }
-      text += line + "\n"
-    }
-  }
-}
-
-struct Table {
-  var rows: [[String]] = []
-  /// Columns at least this wide: key–value sections of a block line up with each other.
-  var minimumWidths: [Int] = []
-  mutating func add(_ row: [String]) { rows.append(row) }
 }

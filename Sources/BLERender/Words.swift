@@ -1,0 +1,20 @@
+import BLEDecoder
+
+/// How the report writers word things several of them say.
+package enum Words {
+  /// One line saying where a table came from: "GATT table of X from the cache (learned from
+  /// CAPTURE at TIME, FILE)".
+  package static func provenance(_ server: GATTServerIdentity, _ provenance: GATTMapProvenance) -> String {
+    switch provenance.source {
+    case .cache:
+      var line = "GATT table of \(server) from the cache (\(provenance.origin)"
+      if let learned = provenance.learned { line += " at \(learned)" }
+      if let file = provenance.file { line += ", \(file)" }
+      return line + ")"
+    case .layout:
+      return "GATT table of \(server) matched by layout with \(provenance.origin)"
+    default:
+      return "GATT table of \(server) from the map \(provenance.origin)"
+    }
+  }
+}
