@@ -37,8 +37,9 @@ let package = Package(
     .target(name: "BLEEngine", dependencies: ["BLECore", "BLEDecoder"]),
     // Analyses over decoded frames (summary, diff, heart-rate series), statistics, plots.
     .target(name: "BLEAnalysis", dependencies: ["BLECore", "BLEDecoder", "BLEEngine"]),
-    // Text and JSON Lines renderers, the buffered output writer.
-    .target(name: "BLERender", dependencies: ["BLECore", "BLEDecoder", "BLEAnalysis"]),
+    // Every output: frame renderers (text, JSON Lines), the report writers of each analysis
+    // (summary, gatt, hr, diff, info), the one escaper's users and the buffered output writer.
+    .target(name: "BLERender", dependencies: ["BLECore", "BLEDecoder", "BLEEngine", "BLEAnalysis"]),
     .executableTarget(name: "bledissect", dependencies: ["BLECore", "BLECapture", "BLEDecoder", "BLEEngine", "BLERender", "BLEAnalysis"]),
     // What each fuzz target runs on one input: built with libFuzzer by Scripts/fuzz (Fuzz/), and
     // replayed over the saved crashes by the tests.

@@ -69,21 +69,6 @@ public final class CaptureRecorder {
   }
 
   func flush() -> String? {
-    let chunk = writer.takeOutput()
-    var offset = 0
-    while offset < chunk.count {
-      let written = chunk.withUnsafeBufferPointer { writeBytes(fd, $0.baseAddress! + offset, chunk.count - offset) }
-      if written < 0 {
-        if errno == EINTR { continue }
-        return String(cString: strerror(errno))
-      }
-      offset += written
-    }
-    return nil
+    SystemWrite.all(fd, writer.takeOutput()).map(SystemWrite.reason)
   }
-}
-
-/// `write(2)`, named apart from the recorder's method.
-private func writeBytes(_ fd: Int32, _ bytes: UnsafePointer<UInt8>, _ count: Int) -> Int {
-  write(fd, bytes, count)
 }

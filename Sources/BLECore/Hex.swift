@@ -7,6 +7,31 @@ public enum Hex {
     Character(Unicode.Scalar((upper ? Hex.upper : Hex.lower)[Int(nibble & 0x0F)]))
   }
 
+  /// Hex digits as bytes, or nil unless every two digits are a byte.
+  public static func bytes(_ hex: some StringProtocol) -> [UInt8]? {
+    let digits = Array(hex.utf8)
+    guard digits.count % 2 == 0 else { return nil }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(digits.count / 2)
+    var index = 0
+    while index < digits.count {
+      guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+      bytes.append(high << 4 | low)
+      index += 2
+    }
+    return bytes
+  }
+
+  /// The value of one hex digit (either case).
+  public static func value(_ byte: UInt8) -> UInt8? {
+    switch byte {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+    default: return nil
+    }
+  }
+
   /// Lowercase hex of `bytes` with no separators.
   public static func string<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
     var out = [UInt8]()

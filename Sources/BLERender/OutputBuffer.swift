@@ -83,16 +83,9 @@ public struct OutputBuffer {
     guard let fd, count > 0 else { return }
     defer { count = 0 }
     if isClosed { return }
-    var written = 0
-    while written < count {
-      let result = write(fd, base + written, count - written)
-      if result < 0 {
-        if errno == EINTR { continue }
-        if errno != EPIPE { writeError = String(cString: strerror(errno)) }
-        isClosed = true
-        return
-      }
-      written += result
+    if let code = SystemWrite.all(fd, base, count: count) {
+      if code != EPIPE { writeError = SystemWrite.reason(code) }
+      isClosed = true
     }
   }
 

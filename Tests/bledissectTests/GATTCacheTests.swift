@@ -4,6 +4,7 @@ import Foundation
 import Testing
 
 import BLEAnalysis
+import BLECapture
 
 @testable import bledissect
 
@@ -163,7 +164,7 @@ import BLEAnalysis
       start: 1, end: 0xFFFF, uuid: BluetoothUUID(uuid16: 0x180D), primary: true, learnedIn: 1, includes: [], characteristics: characteristics))
     cache.keep([GATTDevice(server: .peer(BDAddr("11:22:33:44:55:66")!), tree: tree)], capture: "hostile.btsnoop")
     #expect(try cache.flush() == ["GATT table of 11:22:33:44:55:66 not cached: 3001 attributes (at most 2048)"])
-    #expect(GATTCache.entries(in: folder.tables).isEmpty)
+    #expect(GATTCacheFolder.entries(in: folder.tables).isEmpty)
     // Five tables used at different times; at most three kept: the two used longest ago go.
     for (index, name) in ["A", "B", "C", "D", "E"].enumerated() {
       let file = "00000000000\(name).json"
@@ -172,12 +173,12 @@ import BLEAnalysis
       var times = [timeval(tv_sec: seconds, tv_usec: 0), timeval(tv_sec: seconds, tv_usec: 0)]
       #expect(utimes(folder.tables + "/" + file, &times) == 0)
     }
-    GATTCache.trim(folder.tables, maximumTables: 3)
-    #expect(GATTCache.entries(in: folder.tables).map(\.name) == ["00000000000A.json", "00000000000C.json", "00000000000E.json"])
+    GATTCacheFolder.trim(folder.tables, maximumTables: 3)
+    #expect(GATTCacheFolder.entries(in: folder.tables).map(\.name) == ["00000000000A.json", "00000000000C.json", "00000000000E.json"])
     // And at most so many bytes: the oldest goes first.
     try folder.write("00000000000F.json", String(repeating: " ", count: 30))
-    GATTCache.trim(folder.tables, maximumTables: 10, maximumBytes: 33)
-    #expect(GATTCache.entries(in: folder.tables).map(\.name) == ["00000000000A.json", "00000000000F.json"])
+    GATTCacheFolder.trim(folder.tables, maximumTables: 10, maximumBytes: 33)
+    #expect(GATTCacheFolder.entries(in: folder.tables).map(\.name) == ["00000000000A.json", "00000000000F.json"])
   }
 
   /// Jobs of one run see the cache as it was when the run began: the late capture decodes the
@@ -192,7 +193,7 @@ import BLEAnalysis
     #expect(lateRows == alone.stdout)
     #expect(!together.stderr.contains("from the cache"))
     // Saved once the run ended.
-    #expect(GATTCache.entries(in: folder.tables).map(\.name) == ["D0B1ED004852.json"])
+    #expect(GATTCacheFolder.entries(in: folder.tables).map(\.name) == ["D0B1ED004852.json"])
   }
 
   @Test func theCacheCommandListsShowsAndClears() throws {
@@ -216,7 +217,7 @@ import BLEAnalysis
     #expect(folder.run(["cache", "show", "nonsense"]).status == 64)
     #expect(folder.run(["cache", "frobnicate"]).status == 64)
     #expect(folder.run(["cache", "clear"]).stdout == "removed 2 tables from \(folder.tables)\n")
-    #expect(GATTCache.entries(in: folder.tables).isEmpty)
+    #expect(GATTCacheFolder.entries(in: folder.tables).isEmpty)
   }
 
   /// A cache that cannot be written says why, in the system's words; the command still succeeds.

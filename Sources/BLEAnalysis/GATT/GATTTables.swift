@@ -88,6 +88,19 @@ package final class GATTConsumer: FrameConsumer {
     return devices.sorted { Self.sortKey($0.server).lexicographicallyPrecedes(Self.sortKey($1.server)) }
   }
 
+  /// The tables a capture's discovery showed of peers with a known address, one map each
+  /// (`--gatt CAPTURE`).
+  package static func maps(_ source: any RecordSource, origin: String) -> [GATTMap] {
+    var options = FrameStream.Options()
+    options.threading = .one
+    let consumer = GATTConsumer()
+    let end = FrameStream(source: source, options: options).run(into: consumer)
+    return consumer.devices(end.dissector.databases).compactMap { device -> GATTMap? in
+      guard case .peer(let address) = device.server else { return nil }
+      return GATTMap(address: address, addressType: device.addressType, name: device.name, databaseHash: device.databaseHash, tree: device.tree, origin: origin)
+    }
+  }
+
   package static func sortKey(_ server: GATTServerIdentity) -> [UInt64] {
     switch server {
     case .peer(let address): return [0, address.rawValue]

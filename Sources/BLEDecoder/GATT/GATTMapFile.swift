@@ -161,28 +161,9 @@ public enum GATTMapFile {
   }
 
   /// Hex digits as bytes (a Database Hash), or nil unless every two are a byte.
-  package static func hexBytes(_ hex: some StringProtocol) -> [UInt8]? {
-    let digits = Array(hex.utf8)
-    guard digits.count % 2 == 0 else { return nil }
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(digits.count / 2)
-    var index = 0
-    while index < digits.count {
-      guard let high = hexDigit(digits[index]), let low = hexDigit(digits[index + 1]) else { return nil }
-      bytes.append(high << 4 | low)
-      index += 2
-    }
-    return bytes
-  }
+  package static func hexBytes(_ hex: some StringProtocol) -> [UInt8]? { Hex.bytes(hex) }
 
-  static func hexDigit(_ byte: UInt8) -> UInt8? {
-    switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-    default: return nil
-    }
-  }
+  static func hexDigit(_ byte: UInt8) -> UInt8? { Hex.value(byte) }
 
   /// A number of 1 to `digits` hex digits and nothing else (no sign, no `0x`).
   static func hexNumber(_ text: some StringProtocol, digits: Int) -> UInt16? {

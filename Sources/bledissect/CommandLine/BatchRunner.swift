@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import BLECore
 import BLEEngine
 import BLERender
 import Foundation
@@ -267,16 +268,7 @@ private final class OrderedOutput: @unchecked Sendable {
       files[index].spill = fd
     }
     guard let base = bytes.baseAddress else { return }
-    var written = 0
-    while written < bytes.count {
-      let result = write(files[index].spill, base + written, bytes.count - written)
-      if result < 0 {
-        if errno == EINTR { continue }
-        spillFailed(index, String(cString: strerror(errno)))
-        return
-      }
-      written += result
-    }
+    if let code = SystemWrite.all(files[index].spill, base, count: bytes.count) { spillFailed(index, SystemWrite.reason(code)) }
   }
 
   private func spillFailed(_ index: Int, _ reason: String) {

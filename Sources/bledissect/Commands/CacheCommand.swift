@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLECapture
 import BLECore
 import BLEDecoder
 import BLERender
@@ -54,7 +55,7 @@ enum CacheCommand: CLICommand {
       }
       return show(address, directory, context)
     case ("clear", 1):
-      let removed = GATTCache.clear(directory)
+      let removed = GATTCacheFolder.clear(directory)
       context.stdout.append(string: "removed \(removed) table\(removed == 1 ? "" : "s") from \(directory)\n")
       context.stdout.flush()
       return ExitStatus.success
@@ -65,7 +66,7 @@ enum CacheCommand: CLICommand {
   }
 
   static func list(_ directory: String, _ context: CLIContext) -> Int32 {
-    let entries = GATTCache.entries(in: directory)
+    let entries = GATTCacheFolder.entries(in: directory)
     if entries.isEmpty {
       context.stdout.append(string: "no GATT tables cached in \(directory)\n")
       context.stdout.flush()
@@ -86,7 +87,7 @@ enum CacheCommand: CLICommand {
       } else {
         line += "  unreadable (\(status.st_size) bytes): not used"
       }
-      rows.append((GATTCache.modificationTime(status), line))
+      rows.append((FileSystem.modificationTime(status), line))
     }
     for row in rows.sorted(by: { $0.used > $1.used }) { context.stdout.append(string: row.line + "\n") }
     context.stdout.flush()

@@ -84,23 +84,14 @@ enum ConvertCommand: CLICommand {
     /// Writes what the writer holds; false when the output failed (the message is printed)
     /// or was closed (a pipe whose reader left: quiet, status 0).
     func drain() -> Bool {
-      let chunk = writer.takeOutput()
-      var offset = 0
-      while offset < chunk.count {
-        let written = chunk.withUnsafeBufferPointer { write(target.descriptor, $0.baseAddress! + offset, chunk.count - offset) }
-        if written < 0 {
-          if errno == EINTR { continue }
-          if errno == EPIPE {
-            status = ExitStatus.success
-          } else {
-            context.error("\(output.display): \(String(cString: strerror(errno)))")
-            status = ExitStatus.unreadable
-          }
-          return false
-        }
-        offset += written
+      guard let code = SystemWrite.all(target.descriptor, writer.takeOutput()) else { return true }
+      if code == EPIPE {
+        status = ExitStatus.success
+      } else {
+        context.error("\(output.display): \(SystemWrite.reason(code))")
+        status = ExitStatus.unreadable
       }
-      return true
+      return false
     }
     var outputFailed = false
     var failure: CaptureError?
@@ -140,117 +131,5 @@ enum ConvertCommand: CLICommand {
       context.error("\(writer.skipped) record\(writer.skipped == 1 ? "" : "s") cannot be carried by \(name) and were skipped")
     }
     return context.finishRead(input, reader: reader, frames: frames, failure: failure?.sourceFailure)
-  }
-}
-
-/// A file's identity (`stat` follows symbolic links, so a link to the input is the input).
-struct FileStatus {
-  var device: UInt64
-  var inode: UInt64
-  var mode: UInt32
-
-  init?(_ path: [UInt8]) {
-    var info = stat()
-    guard withCPath(path, { stat($0, &info) }) == 0 else { return nil }
-    device = UInt64(info.st_dev)
-    inode = UInt64(info.st_ino)
-    mode = UInt32(info.st_mode)
-  }
-
-  var isRegularFile: Bool { mode & UInt32(S_IFMT) == UInt32(S_IFREG) }
-}
-
-/// Calls `body` with `path` as a NUL-terminated C string (file names are bytes, not text).
-func withCPath<T>(_ path: [UInt8], _ body: (UnsafePointer<CChar>) -> T) -> T {
-  (path + [0]).withUnsafeBufferPointer { bytes in bytes.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) } }
-}
-
-/// Where convert writes. A regular file (or a new one) is written under a temporary name in
-/// its directory and renamed over it at the end, so the name never holds half a capture;
-/// anything else (a device, a FIFO) is written in place; `-` is standard output.
-enum OutputFile {
-  case standardOutput
-  case direct(descriptor: Int32)
-  case replacing(descriptor: Int32, temporary: [UInt8], final: [UInt8])
-
-  struct Failure: Error { var reason: String }
-
-  static func create(_ path: [UInt8]) throws(Failure) -> OutputFile {
-    guard !path.contains(0) else { throw Failure(reason: "file name holds a NUL byte") }
-    var final = path
-    var existingMode: UInt32?
-    if let existing = FileStatus(path) {
-      guard existing.isRegularFile else {
-        let descriptor = withCPath(path) { open($0, O_WRONLY | O_TRUNC) }
-        guard descriptor >= 0 else { throw Failure(reason: String(cString: strerror(errno))) }
-        return .direct(descriptor: descriptor)
-      }
-      existingMode = existing.mode & 0o7777
-      // A symbolic link keeps pointing at the file it named: replace that file, not the link.
-      if let resolved = withCPath(path, { realpath($0, nil) }) {
-        final = Array(UnsafeBufferPointer(start: resolved, count: strlen(resolved)).map { UInt8(bitPattern: $0) })
-        free(resolved)
-      }
-    }
-    let slash = final.lastIndex(of: UInt8(ascii: "/"))
-    let directory = slash.map { Array(final[...$0]) } ?? []
-    let base = slash.map { Array(final[($0 + 1)...]) } ?? final
-    var template = directory + Array(".".utf8) + base + Array(".bledissect-XXXXXX".utf8) + [0]
-    let descriptor = template.withUnsafeMutableBufferPointer { bytes in
-      bytes.withMemoryRebound(to: CChar.self) { mkstemp($0.baseAddress!) }
-    }
-    guard descriptor >= 0 else { throw Failure(reason: String(cString: strerror(errno))) }
-    template.removeLast()
-    // mkstemp makes the file 0600; give it the mode the replaced file had, or the usual one.
-    let mode: mode_t
-    if let existingMode {
-      mode = mode_t(existingMode)
-    } else {
-      let mask = umask(0)
-      _ = umask(mask)
-      mode = 0o644 & ~mask
-    }
-    _ = fchmod(descriptor, mode)
-    return .replacing(descriptor: descriptor, temporary: template, final: final)
-  }
-
-  var descriptor: Int32 {
-    switch self {
-    case .standardOutput: return 1
-    case .direct(let descriptor), .replacing(let descriptor, _, _): return descriptor
-    }
-  }
-
-  /// Closes the output and puts it in place; the reason when that failed.
-  func finish() -> String? {
-    switch self {
-    case .standardOutput: return nil
-    case .direct(let descriptor):
-      return close(descriptor) == 0 ? nil : String(cString: strerror(errno))
-    case let .replacing(descriptor, temporary, final):
-      if fsync(descriptor) != 0 || close(descriptor) != 0 {
-        let reason = String(cString: strerror(errno))
-        _ = withCPath(temporary) { unlink($0) }
-        return reason
-      }
-      let renamed = withCPath(temporary) { from in withCPath(final) { to in rename(from, to) } }
-      if renamed != 0 {
-        let reason = String(cString: strerror(errno))
-        _ = withCPath(temporary) { unlink($0) }
-        return reason
-      }
-      return nil
-    }
-  }
-
-  /// Closes the output; a temporary file is removed.
-  func discard() {
-    switch self {
-    case .standardOutput: return
-    case .direct(let descriptor): close(descriptor)
-    case let .replacing(descriptor, temporary, _):
-      close(descriptor)
-      _ = withCPath(temporary) { unlink($0) }
-    }
   }
 }

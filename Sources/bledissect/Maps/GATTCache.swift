@@ -1,4 +1,5 @@
 import BLEAnalysis
+import BLECapture
 import BLECore
 import BLEDecoder
 import BLERender
@@ -21,8 +22,8 @@ import Foundation
 /// `maximumEntries` attributes is neither saved nor read, and past `maximumTables` files or
 /// `maximumBytes` the least recently used go (a table used is touched).
 final class GATTCache: GATTMapLookup, @unchecked Sendable {
-  static let maximumTables = 256
-  static let maximumBytes = 16 << 20
+  static let maximumTables = GATTCacheFolder.maximumTables
+  static let maximumBytes = GATTCacheFolder.maximumBytes
   /// Real devices have a few hundred attributes.
   static let maximumEntries = 2048
   /// A table of `maximumEntries` in our JSON takes about 300 KB.
@@ -77,7 +78,7 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
   private func listed() -> Index {
     if let index { return index }
     var built = Index()
-    for entry in Self.entries(in: directory) {
+    for entry in GATTCacheFolder.entries(in: directory) {
       built.byAddress[entry.address] = entry.name
       if let hash = entry.hash { built.byHash[hash] = entry.name }
     }
@@ -94,7 +95,7 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
 
   private func load(_ name: String) -> GATTMap? {
     let path = directory + "/" + name
-    guard let parsed = Self.parseName(name) else { return nil }
+    guard let parsed = GATTCacheFolder.parseName(name) else { return nil }
     var status = stat()
     guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
     guard Int(status.st_size) <= Self.maximumFileBytes else {
@@ -120,41 +121,6 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
     // Used: least recently used files go first when the cache is full.
     if touchesOnUse { utimes(path, nil) }
     return map
-  }
-
-  // MARK: - The folder
-
-  struct Entry {
-    var name: String
-    var address: BDAddr
-    var hash: [UInt8]?
-  }
-
-  /// `AABBCCDDEEFF.json` or `AABBCCDDEEFF.<32 hex digits>.json`.
-  static func parseName(_ name: String) -> (address: BDAddr, hash: [UInt8]?)? {
-    guard name.hasSuffix(".json") else { return nil }
-    let parts = name.dropLast(5).split(separator: ".", omittingEmptySubsequences: false)
-    guard parts.count <= 2, parts[0].count == 12, parts[0].allSatisfy(\.isHexDigit), let raw = UInt64(parts[0], radix: 16) else { return nil }
-    let address = BDAddr(rawValue: raw)
-    if parts.count == 2 {
-      guard parts[1].count == 32, let hash = GATTMapFile.hexBytes(parts[1]) else { return nil }
-      return (address, hash)
-    }
-    return (address, nil)
-  }
-
-  static func fileName(_ address: BDAddr, hash: [UInt8]?) -> String {
-    let base = address.description.replacingOccurrences(of: ":", with: "")
-    guard let hash, hash.count == 16 else { return base + ".json" }
-    return base + "." + Hex.string(hash) + ".json"
-  }
-
-  /// The table files in `directory`, in name order.
-  static func entries(in directory: String) -> [Entry] {
-    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
-    return names.sorted().compactMap { name in
-      parseName(name).map { Entry(name: name, address: $0.address, hash: $0.hash) }
-    }
   }
 
   // MARK: - Saving
@@ -218,8 +184,8 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
     }
     guard !saves.isEmpty else { return [] }
     var notes: [String] = []
-    try Self.makeFolder(directory)
-    let existing = Self.entries(in: directory)
+    try FileSystem.makeFolder(directory)
+    let existing = GATTCacheFolder.entries(in: directory)
     for save in saves {
       guard case .peer(let address) = save.device.server else { continue }
       // The table already saved for the device stays when it is the richer one.
@@ -240,11 +206,11 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
         notes.append("GATT table of \(address) not cached: \(out.bytes.count) bytes (at most \(Self.maximumFileBytes))")
         continue
       }
-      let name = Self.fileName(address, hash: save.device.databaseHash)
+      let name = GATTCacheFolder.fileName(address, hash: save.device.databaseHash)
       let target = directory + "/" + name
       // Unique per save, not only per process: several runs may save the same device at once.
       let temporary = target + ".\(getpid()).\(UUID().uuidString).tmp"
-      try Self.writeWhole(out.bytes, to: temporary)
+      try FileSystem.writeNew(out.bytes, to: temporary)
       if rename(temporary, target) != 0 {
         let failure = SaveError(path: target, code: errno)
         unlink(temporary)
@@ -253,7 +219,7 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
       // The device's table under another Database Hash is out of date.
       for entry in existing where entry.address == address && entry.name != name { unlink(directory + "/" + entry.name) }
     }
-    Self.trim(directory)
+    GATTCacheFolder.trim(directory)
     return notes
   }
 
@@ -267,91 +233,5 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
   }
 
   /// Why a table could not be saved: the file and the system's reason.
-  struct SaveError: Error, CustomStringConvertible {
-    var path: String
-    var code: Int32
-    var description: String { "\(path): \(String(cString: strerror(code)))" }
-  }
-
-  /// Creates `path` and its missing parents (mode 0700), like `mkdir -p`.
-  static func makeFolder(_ path: String) throws(SaveError) {
-    var prefix = ""
-    for part in path.split(separator: "/") {
-      prefix += "/" + part
-      if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw SaveError(path: prefix, code: errno) }
-    }
-    var status = stat()
-    guard stat(path, &status) == 0 else { throw SaveError(path: path, code: errno) }
-    guard status.st_mode & S_IFMT == S_IFDIR else { throw SaveError(path: path, code: ENOTDIR) }
-  }
-
-  /// Writes `bytes` to a new file at `path` (it must not exist), with POSIX calls so that a
-  /// failure gives the system's reason.
-  static func writeWhole(_ bytes: [UInt8], to path: String) throws(SaveError) {
-    let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-    guard descriptor >= 0 else { throw SaveError(path: path, code: errno) }
-    var written = 0
-    while written < bytes.count {
-      let count = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, bytes.count - written) }
-      if count < 0 && errno == EINTR { continue }
-      guard count > 0 else {
-        let failure = SaveError(path: path, code: count < 0 ? errno : EIO)
-        close(descriptor)
-        unlink(path)
-        throw failure
-      }
-      written += count
-    }
-    guard close(descriptor) == 0 else {
-      let failure = SaveError(path: path, code: errno)
-      unlink(path)
-      throw failure
-    }
-  }
-
-  /// Removes the least recently used tables while the folder holds more than its bounds, and
-  /// temporary files left by runs that were stopped mid-save.
-  static func trim(_ directory: String, maximumTables: Int = maximumTables, maximumBytes: Int = maximumBytes) {
-    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-    var tables: [(name: String, used: Int, bytes: Int)] = []
-    let now = Int(Date().timeIntervalSince1970)
-    for name in names {
-      var status = stat()
-      guard lstat(directory + "/" + name, &status) == 0 else { continue }
-      if name.hasSuffix(".tmp") {
-        if now - modificationTime(status) > 3600 { unlink(directory + "/" + name) }
-        continue
-      }
-      guard parseName(name) != nil else { continue }
-      tables.append((name, modificationTime(status), Int(status.st_size)))
-    }
-    // Oldest use first; names break ties, so two runs agree on what goes.
-    tables.sort { ($0.used, $0.name) < ($1.used, $1.name) }
-    // Sizes come from the file system: summed without overflowing, whatever a folder holds.
-    var bytes = tables.reduce(0) { $0.saturatingAdd($1.bytes) }
-    var count = tables.count
-    for table in tables where count > maximumTables || bytes > maximumBytes {
-      unlink(directory + "/" + table.name)
-      count -= 1
-      bytes -= table.bytes
-    }
-  }
-
-  static func modificationTime(_ status: stat) -> Int {
-    #if canImport(Darwin)
-      return Int(status.st_mtimespec.tv_sec)
-    #else
-      return Int(status.st_mtim.tv_sec)
-    #endif
-  }
-
-  /// Removes every table; returns how many.
-  static func clear(_ directory: String) -> Int {
-    guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return 0 }
-    var removed = 0
-    for name in names where parseName(name) != nil || name.hasSuffix(".tmp") {
-      if unlink(directory + "/" + name) == 0, !name.hasSuffix(".tmp") { removed += 1 }
-    }
-    return removed
-  }
+  typealias SaveError = FileSystem.Failure
 }

@@ -72,22 +72,13 @@ enum GATTMapImport {
     return file.bytes
   }
 
-  /// A whole map file's bytes (bounded, as `readWhole`).
-  static func readBytes(_ path: Argument) throws(Failure) -> [UInt8] {
-    try readWhole(try open(path), path.display)
-  }
-
-  static func readText(_ path: Argument) throws(Failure) -> Data {
-    Data(try readBytes(path))
-  }
-
   // MARK: - bledissect GATT map (JSON)
 
   /// `cached`: a map from our cache, named by the capture it was learned from. Messages name
   /// the line and the place in the document: `map.json:12: devices[0].services[1].start: …`
   /// (the parsing is `GATTMapFile.parseJSON`'s).
   static func loadJSON(_ path: Argument, cached: Bool = false) throws(Failure) -> [GATTMap] {
-    try parseJSON(try readBytes(path), name: path.display, cached: cached)
+    try parseJSON(try readWhole(try open(path), path.display), name: path.display, cached: cached)
   }
 
   static func parseJSON(_ bytes: [UInt8], name: String, cached: Bool) throws(Failure) -> [GATTMap] {
@@ -101,10 +92,6 @@ enum GATTMapImport {
   // MARK: - BlueZ GATT cache
 
   /// BlueZ's cache file (`GATTMapFile.parseBlueZ`): the device's address is the file's name.
-  static func loadBlueZ(_ path: Argument) throws(Failure) -> [GATTMap] {
-    try parseBlueZ(try readBytes(path), path)
-  }
-
   static func parseBlueZ(_ bytes: [UInt8], _ path: Argument) throws(Failure) -> [GATTMap] {
     let fileName = String(decoding: path.bytes.split(separator: UInt8(ascii: "/")).last ?? [], as: UTF8.self)
     do {
@@ -116,40 +103,24 @@ enum GATTMapImport {
 
   // MARK: - A capture
 
-  /// The tables a capture's discovery showed, one map per peer (by address).
+  /// The tables a capture's discovery showed, one map per peer (by address): from its name (a
+  /// file, streamed), or from its bytes (a pipe's, held in memory).
   static func loadCapture(_ path: Argument, context: CLIContext) throws(Failure) -> [GATTMap] {
-    let name = path.display
-    let reader: any CaptureReader
-    do {
-      reader = try CaptureFile.open(pathBytes: path.bytes, name: name, damage: .resynchronize)
-    } catch {
-      throw Failure(message: "\(name): not a GATT map, a BlueZ cache file or a capture (\(error.message))")
-    }
-    return try maps(reader, name: name)
+    try maps(path.display) { () throws(CaptureError) in try CaptureFile.open(pathBytes: path.bytes, name: path.display, damage: .resynchronize) }
   }
 
-  /// A capture read from a pipe, held in memory.
   static func loadCapture(_ bytes: [UInt8], name: String, context: CLIContext) throws(Failure) -> [GATTMap] {
-    let reader: any CaptureReader
-    do {
-      reader = try bytes.withUnsafeBufferPointer { buffer throws(CaptureError) in
-        try CaptureFile.open(InputSource(bytes: buffer, name: name), damage: .resynchronize)
-      }
-    } catch {
-      throw Failure(message: "\(name): not a GATT map, a BlueZ cache file or a capture (\(error.message))")
+    try maps(name) { () throws(CaptureError) in
+      try bytes.withUnsafeBufferPointer { buffer throws(CaptureError) in try CaptureFile.open(InputSource(bytes: buffer, name: name), damage: .resynchronize) }
     }
-    return try maps(reader, name: name)
   }
 
-  static func maps(_ reader: any CaptureReader, name: String) throws(Failure) -> [GATTMap] {
-    var options = FrameStream.Options()
-    options.threading = .one
-    let consumer = GATTConsumer()
-    let end = FrameStream(source: reader, options: options).run(into: consumer)
-    let maps = consumer.devices(end.dissector.databases).compactMap { device -> GATTMap? in
-      guard case .peer(let address) = device.server else { return nil }
-      return GATTMap(address: address, addressType: device.addressType, name: device.name, databaseHash: device.databaseHash, tree: device.tree, origin: name)
+  static func maps(_ name: String, _ open: () throws(CaptureError) -> any CaptureReader) throws(Failure) -> [GATTMap] {
+    let reader: any CaptureReader
+    do { reader = try open() } catch {
+      throw Failure(message: "\(name): not a GATT map, a BlueZ cache file or a capture (\(error.message))")
     }
+    let maps = GATTConsumer.maps(reader, origin: name)
     guard !maps.isEmpty else { throw Failure(message: "\(name): this capture shows no GATT discovery of a device with a known address: no map to take from it") }
     return maps
   }

@@ -1,25 +1,23 @@
-import BLECapture
 import BLECore
 import BLEDecoder
 import BLEEngine
-import BLERender
 
 /// `annotate`'s consumer: the frames that pass the filter, rendered to standard output; the
 /// damage the reader skipped, on standard error in order with the frames. A struct that owns
 /// both buffers while the stream runs (run with `run(into: &consumer)`, then read back): its
 /// renderer and buffers are touched per frame without run-time exclusivity checks.
-struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
-  var renderer: Renderer
-  let filter: FrameFilter
-  let filtering: Bool
-  var output: OutputBuffer
-  var errors: OutputBuffer
+package struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
+  package var renderer: Renderer
+  package let filter: FrameFilter
+  package let filtering: Bool
+  package var output: OutputBuffer
+  package var errors: OutputBuffer
   /// Starts each line on standard error (the capture's name).
-  let label: String
+  package let label: String
   /// Called once when the output closes (`| head`): a live source stops waiting for input.
-  var whenOutputCloses: (() -> Void)?
+  package var whenOutputCloses: (() -> Void)?
 
-  init(renderer: Renderer, filter: FrameFilter, output: OutputBuffer, errors: OutputBuffer, label: String) {
+  package init(renderer: Renderer, filter: FrameFilter, output: OutputBuffer, errors: OutputBuffer, label: String) {
     self.renderer = renderer
     self.filter = filter
     self.filtering = !filter.isEmpty
@@ -28,9 +26,9 @@ struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
     self.label = label
   }
 
-  var fieldDetail: FieldDetail { renderer.fieldDetail }
+  package var fieldDetail: FieldDetail { renderer.fieldDetail }
 
-  mutating func consume(_ frame: inout DissectedFrame) -> Bool {
+  package mutating func consume(_ frame: inout DissectedFrame) -> Bool {
     if filtering && !filter.matches(frame) {
       if filter.hidesEmptyPDUs && FrameFilter.isEmptyPDU(frame) { emptyPDUsHidden += 1 }
       renderer.skip(&frame)
@@ -40,7 +38,7 @@ struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
     return stillOpen()
   }
 
-  mutating func stillOpen() -> Bool {
+  package mutating func stillOpen() -> Bool {
     if !output.isClosed { return true }
     whenOutputCloses?()
     whenOutputCloses = nil
@@ -48,19 +46,19 @@ struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
   }
 
   /// One line on stderr, after the frames before it have been written out.
-  mutating func skippedDamage(_ skip: SkippedDamage) {
+  package mutating func skippedDamage(_ skip: SkippedDamage) {
     output.flush()
     errors.append(string: "bledissect: \(label): \(skip.message)\n")
     errors.flush()
   }
 
-  mutating func inputIdle() {
+  package mutating func inputIdle() {
     output.flush()
     // A closed output is found when flushing: the stream stops at its next record.
     if output.isClosed { _ = stillOpen() }
   }
 
-  mutating func finish(_ end: FrameStream.End) {
+  package mutating func finish(_ end: FrameStream.End) {
     renderer.finish(to: &output)
     if emptyPDUsHidden > 0 {
       output.flush()
@@ -69,5 +67,5 @@ struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
   }
 
   /// Empty air data PDUs left out of one-line output.
-  var emptyPDUsHidden = 0
+  package var emptyPDUsHidden = 0
 }

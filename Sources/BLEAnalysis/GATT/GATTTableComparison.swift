@@ -3,7 +3,7 @@ import BLEDecoder
 
 /// What one GATT table says of each handle, without the frames it was learned in: what two
 /// discoveries of one device are compared by, when the cache decides which table to keep.
-enum GATTHandleMeaning: Hashable {
+package enum GATTHandleMeaning: Hashable {
   case service(uuid: BluetoothUUID, end: UInt16, primary: Bool)
   case declaration(uuid: BluetoothUUID, valueHandle: UInt16, properties: UInt8)
   case value(uuid: BluetoothUUID)
@@ -13,7 +13,7 @@ enum GATTHandleMeaning: Hashable {
 
 extension GATTAttributeTree {
   /// Each handle the table knows, and what it knows of it.
-  var handleMeanings: [UInt16: GATTHandleMeaning] {
+  package var handleMeanings: [UInt16: GATTHandleMeaning] {
     var meanings: [UInt16: GATTHandleMeaning] = [:]
     func add(_ characteristic: GATTCharacteristicEntry) {
       meanings[characteristic.declarationHandle] = .declaration(
@@ -33,7 +33,7 @@ extension GATTAttributeTree {
 }
 
 /// How a newer discovery of a device's table compares with the one kept before it.
-enum GATTTableComparison: Equatable {
+package enum GATTTableComparison: Equatable {
   /// The same handles, known the same way.
   case same
   /// Every handle the newer one knows, the kept one knows the same way, and more besides: the
@@ -45,7 +45,7 @@ enum GATTTableComparison: Equatable {
   /// A handle both know, known differently: the table changed (or one of them is wrong).
   case contradicting(handle: UInt16)
 
-  init(kept: GATTAttributeTree, newer: GATTAttributeTree) {
+  package init(kept: GATTAttributeTree, newer: GATTAttributeTree) {
     let old = kept.handleMeanings
     let new = newer.handleMeanings
     var newOnly = 0
@@ -70,7 +70,7 @@ enum GATTTableComparison: Equatable {
   /// discovery that agrees with the kept table replaces it only when it knows at least as many
   /// handles (the same table again is the newer capture's); one that contradicts it replaces
   /// it (the device's table changed: the latest discovery is the device as it is now).
-  var newerReplacesKept: Bool {
+  package var newerReplacesKept: Bool {
     switch self {
     case .same: return true
     case .keptCoversNewer: return false

@@ -15,30 +15,31 @@ import Darwin
 /// It is opened without waiting (`O_NONBLOCK`): opening a FIFO would otherwise wait for a
 /// writer forever. A pipe with a writer (process substitution) is read as its writer writes; a
 /// FIFO with none is given `writerWait` for one to come and write, then refused.
-final class SideFile {
-  struct Failure: Error {
+package final class SideFile {
+  package struct Failure: Error {
     /// Why, as the system says it ("No such file or directory", "is a directory").
-    var reason: String
+    package var reason: String
+    package init(reason: String) { self.reason = reason }
   }
 
   /// How long a FIFO that nothing writes to is waited for before it is refused.
-  static let writerWait: Int32 = 2000
+  package static let writerWait: Int32 = 2000
 
-  let descriptor: Int32
+  package let descriptor: Int32
   /// A regular file: its size is known, and it can be opened again by name (captures are
   /// streamed from the name, not held in memory).
-  let isRegularFile: Bool
-  let isFIFO: Bool
+  package let isRegularFile: Bool
+  package let isFIFO: Bool
   /// The size `fstat` gives for a regular file.
-  let size: Int64
+  package let size: Int64
   /// What was read so far.
-  private(set) var bytes: [UInt8] = []
+  package private(set) var bytes: [UInt8] = []
   /// Whether the end of the file was reached.
-  private(set) var ended = false
+  package private(set) var ended = false
   private var waitedForWriter = false
   private var noWriter = false
 
-  init(pathBytes path: [UInt8]) throws(Failure) {
+  package init(pathBytes path: [UInt8]) throws(Failure) {
     guard !path.contains(0) else { throw Failure(reason: "file name holds a NUL byte") }
     let opened = withCPath(path) { open($0, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
     guard opened >= 0 else { throw Failure(reason: String(cString: strerror(errno))) }
@@ -65,7 +66,7 @@ final class SideFile {
   deinit { close(descriptor) }
 
   /// Reads on until `count` bytes are held or the file ends (`ended`).
-  func read(upTo count: Int) throws(Failure) {
+  package func read(upTo count: Int) throws(Failure) {
     var chunk = [UInt8](repeating: 0, count: 64 << 10)
     while bytes.count < count, !ended {
       let wanted = min(chunk.count, count - bytes.count)
