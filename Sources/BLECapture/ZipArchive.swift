@@ -21,21 +21,9 @@ public enum ZipArchive {
     public var localHeaderOffset: UInt32
     public var crc: UInt32 = 0
 
-    /// The name as messages show it, on one line: control characters (C0, DEL, C1, line and
-    /// paragraph separators) as `\xHH` or `\u{HHHH}`. Names come from the archive: any bytes.
-    public var shownName: String {
-      var shown = ""
-      for scalar in name.unicodeScalars {
-        switch scalar.value {
-        case 0..<0x20, 0x7F...0x9F:
-          let digits = String(scalar.value, radix: 16, uppercase: true)
-          shown += "\\x" + (digits.count < 2 ? "0" : "") + digits
-        case 0x2028, 0x2029: shown += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
-        default: shown.unicodeScalars.append(scalar)
-        }
-      }
-      return shown
-    }
+    /// The name as messages show it, on one line (the one escaper's line style). Names come
+    /// from the archive: any bytes.
+    public var shownName: String { Escaping.escaped(name, .line) }
   }
 
   /// Largest central directory read (a bugreport lists a few thousand entries).

@@ -4,7 +4,7 @@
 ///
 /// Every style shows C0 controls, DEL and C1 controls (U+0080–U+009F, which some terminals obey
 /// as ESC-sequences) escaped; they differ in what else their surface needs:
-/// - `line`: one line of text (`\n`, `\r`, `\t`, `\x1B`, `\u009B`);
+/// - `line`: one line of text (`\n`, `\r`, `\t`, `\x1B`, `\u009B`, and the separators `\u2028`, `\u2029`);
 /// - `quoted`: `line`, also `\"` and `\\` (text shown inside quotes);
 /// - `json`: a JSON string's body (`\n`, `\u001b`, `\u009b`, `\"`, `\\`: JSON's lowercase digits);
 /// - `xml`: character data or an attribute (`&amp;` `&lt;` `&gt;` `&quot;` `&apos;`; controls,
@@ -19,7 +19,8 @@ public enum Escaping {
     value < 0x20 || (0x7F...0x9F).contains(value)
   }
 
-  /// Whether UTF-8 text holds a control character (C0, DEL, or C1 as C2 80–C2 9F): the check
+  /// Whether UTF-8 text holds a control character (C0, DEL, or C1 as C2 80–C2 9F) or a line or
+  /// paragraph separator (E2 80 A8, E2 80 A9): the check
   /// writers make before taking the slow path.
   public static func containsControl(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     var index = 0
@@ -28,6 +29,7 @@ public enum Escaping {
       let byte = bytes[index]
       if byte < 0x20 || byte == 0x7F { return true }
       if byte == 0xC2, index + 1 < count, (0x80...0x9F).contains(bytes[index + 1]) { return true }
+      if byte == 0xE2, index + 2 < count, bytes[index + 1] == 0x80, bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9 { return true }
       index += 1
     }
     return false
@@ -101,6 +103,9 @@ public enum Escaping {
     case 0x09: result += "\\t"
     case 0..<0x20, 0x7F: result += "\\x" + hexByte(UInt8(value))
     case 0x80...0x9F: result += "\\u00" + hexByte(UInt8(value))
+    // Line and paragraph separators: some viewers break the line there.
+    case 0x2028: result += "\\u2028"
+    case 0x2029: result += "\\u2029"
     default: result.unicodeScalars.append(scalar)
     }
   }

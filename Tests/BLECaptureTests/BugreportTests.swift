@@ -418,11 +418,11 @@ enum BugreportFixtures {
     ])
     let result = CaptureFixtures.read(archive)
     #expect(result.error == nil)
-    #expect(result.format?.notice == "read logs/btsnoop_hci.log from the zip archive; it also holds 1 other snoop log (logs/btsnoop_hci.log.last\\x0Asecond line), not read")
+    #expect(result.format?.notice == "read logs/btsnoop_hci.log from the zip archive; it also holds 1 other snoop log (logs/btsnoop_hci.log.last\\nsecond line), not read")
     #expect(result.format?.detail.contains("\n") == false)
     var encrypted = ZipArchive.archive([(name: "btsnoop_hci.log\r\u{2028}\u{85}", bytes: log, deflate: false)])
     encrypted[encrypted.count - 22 - (46 + "btsnoop_hci.log\r\u{2028}\u{85}".utf8.count) + 8] |= 1
-    #expect(CaptureFixtures.read(encrypted).error == .corrupt("zip entry btsnoop_hci.log\\x0D\\u{2028}\\x85 is encrypted; bledissect does not decrypt"))
+    #expect(CaptureFixtures.read(encrypted).error == .corrupt("zip entry btsnoop_hci.log\\r\\u2028\\u0085 is encrypted; bledissect does not decrypt"))
   }
 
   @Test func zipWithOnlyTheSnoopLog() throws {

@@ -115,7 +115,7 @@ import Testing
     let summary = runCLI(["summary", "--no-cache", strap]).stdout
     #expect(summary.contains("\"\\x1B[2J\\x07\\x00\\x7F\\u009BX"))
     #expect(summary.contains("labs\\x1B]0;pwn\\x07"))
-    #expect(runCLI(["-1", "--no-cache", uart]).stdout.contains("\"hello there \\x1b[2J\\x07\\x9bok NU\\n\""))
+    #expect(runCLI(["-1", "--no-cache", uart]).stdout.contains("\"hello there \\x1B[2J\\x07\\u009Bok NU\\n\""))
     #expect(runCLI(["-1", "--no-cache", "--decoders", decoders, strap]).stdout.contains("level full\\x1B]0;x\\x07\\u009B"))
   }
 

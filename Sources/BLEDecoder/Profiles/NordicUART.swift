@@ -39,32 +39,9 @@ public enum NordicUART {
       return controls * 4 <= characters ? text : nil
     }
 
-    /// The text with control characters, quotes and backslashes escaped (`\n`, `\x1b`).
-    public static func escaped(_ text: String, limit: Int = .max) -> String {
-      var result = ""
-      var count = 0
-      for scalar in text.unicodeScalars {
-        if count == limit {
-          result += "…"
-          break
-        }
-        count += 1
-        switch scalar {
-        case "\n": result += "\\n"
-        case "\r": result += "\\r"
-        case "\t": result += "\\t"
-        case "\\": result += "\\\\"
-        case "\"": result += "\\\""
-        default:
-          if scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value) {
-            result += "\\x" + Hex.string([UInt8(truncatingIfNeeded: scalar.value)])
-          } else {
-            result.unicodeScalars.append(scalar)
-          }
-        }
-      }
-      return result
-    }
+    /// The text with control characters, quotes and backslashes escaped (`\n`, `\x1B`): the
+    /// one escaper's quoted style.
+    public static func escaped(_ text: String, limit: Int = .max) -> String { Escaping.escaped(text, .quoted, limit: limit) }
 
     public static let rxDecoder = CharacteristicDecoder(uuid: NordicUART.rxUUID, key: "nordic_uart_rx", Payload.self, summarySaysItAll: true)
     public static let txDecoder = CharacteristicDecoder(uuid: NordicUART.txUUID, key: "nordic_uart_tx", Payload.self, summarySaysItAll: true)

@@ -1,3 +1,5 @@
+import BLECore
+
 /// A small JSON reader that remembers where each value began (line and column), so errors in a
 /// user's file (decoders, GATT maps) can name the line. Strict: RFC 8259, no comments, no
 /// trailing commas; bounded nesting.
@@ -90,29 +92,9 @@ package struct LineJSON: Sendable {
     }
   }
 
-  /// Text from a user's file as a message shows it: control characters written `\n`, `\t`,
-  /// `\xNN`, and cut after `limit` characters (`…`), so that a message stays one short line.
-  package static func printable(_ text: some StringProtocol, limit: Int = 64) -> String {
-    var result = ""
-    var count = 0
-    for scalar in text.unicodeScalars {
-      if count == limit {
-        result += "…"
-        break
-      }
-      count += 1
-      switch scalar.value {
-      case 0x0A: result += "\\n"
-      case 0x0D: result += "\\r"
-      case 0x09: result += "\\t"
-      case 0..<0x20, 0x7F...0x9F, 0x2028, 0x2029:
-        let digits = String(scalar.value, radix: 16, uppercase: true)
-        result += scalar.value < 0x100 ? "\\x" + (digits.count < 2 ? "0" : "") + digits : "\\u{" + digits + "}"
-      default: result.unicodeScalars.append(scalar)
-      }
-    }
-    return result
-  }
+  /// Text from a user's file as a message shows it (the one escaper's line style: `\n`, `\t`,
+  /// `\xNN`), cut after `limit` characters (`…`), so that a message stays one short line.
+  package static func printable(_ text: some StringProtocol, limit: Int = 64) -> String { Escaping.escaped(text, .line, limit: limit) }
 
   struct Parser {
     let bytes: [UInt8]
