@@ -53,15 +53,17 @@ public struct DecodeError: Error, Sendable, Equatable, CustomStringConvertible {
   }
 }
 
-/// Something that decodes but is wrong or surprising ("continuation without a start").
+/// Something that decodes but is wrong or surprising ("continuation without a start"): a kind
+/// from the catalogue (`DiagnosticKind`: code, severity, layer) and the words for this case.
 public struct Diagnostic: Sendable, Equatable {
   public enum Severity: String, Sendable { case warning, note }
-  public var severity: Severity
-  public var layer: ProtocolLayer
+  public var kind: DiagnosticKind
   public var message: String
-  public init(_ severity: Severity, _ layer: ProtocolLayer, _ message: String) {
-    self.severity = severity
-    self.layer = layer
+  public var code: String { kind.code }
+  public var severity: Severity { kind.severity }
+  public var layer: ProtocolLayer { kind.layer }
+  public init(_ kind: DiagnosticKind, _ message: String) {
+    self.kind = kind
     self.message = message
   }
 }

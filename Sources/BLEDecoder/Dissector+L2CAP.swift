@@ -250,7 +250,7 @@ extension Dissector {
       }
       let bytes = payload.readRemaining()
       if bytes.count > Int(channel.mps) {
-        frame.diagnostics.append(Diagnostic(.warning, .l2cap, "K-frame of \(bytes.count) bytes exceeds the MPS \(channel.mps)"))
+        frame.diagnostics.append(Diagnostic(.l2capKFrameExceedsMPS, "K-frame of \(bytes.count) bytes exceeds the MPS \(channel.mps)"))
       }
       let number = frame.number
       let outcome = connections.entries[slot].link.channels.channels.modify(channelKey) {
@@ -293,7 +293,7 @@ extension Dissector {
       }
     }
     if !payload.isAtEnd {
-      frame.diagnostics.append(Diagnostic(.warning, .l2cap, "\(payload.remaining) bytes after the channel's PDU"))
+      frame.diagnostics.append(Diagnostic(.l2capChannelTrailingBytes, "\(payload.remaining) bytes after the channel's PDU"))
     }
   }
 

@@ -90,7 +90,7 @@ public struct Dissector: Sendable {
     for other in connections.entries.indices where other != slot {
       dropped += connections.entries[other].link.dropIncompletePDUs()
     }
-    frame.diagnostics.append(Diagnostic(.warning, .l2cap, "incomplete PDUs held \(held) bytes: \(dropped) of them on other links dropped"))
+    frame.diagnostics.append(Diagnostic(.l2capReassemblyMemoryDropped, "incomplete PDUs held \(held) bytes: \(dropped) of them on other links dropped"))
   }
 
   /// Decodes `record` into `frame` (whose buffers are reused), as frame `number`.
@@ -176,13 +176,13 @@ public struct Dissector: Sendable {
     }
     if !connections.evicted.isEmpty {
       for label in connections.takeEvicted() {
-        frame.diagnostics.append(Diagnostic(.note, .hci, "connection handle \(label.handle) of hci\(label.adapter) forgotten: more than \(ConnectionTable.maximumOpen) connections open at once"))
+        frame.diagnostics.append(Diagnostic(.hciConnectionForgotten, "connection handle \(label.handle) of hci\(label.adapter) forgotten: more than \(ConnectionTable.maximumOpen) connections open at once"))
       }
     }
     if let repair = frame.record.clockRepair {
       let fault = repair.fault == .goesBack ? "it goes back here" : "its microseconds field holds a second or more"
       let timed = repair.bySnifferClock ? "timed by the sniffer's own clock" : "kept from going back"
-      frame.diagnostics.append(Diagnostic(.note, .capture, "the capture's record clock is broken (\(fault)): records are \(timed) from here on"))
+      frame.diagnostics.append(Diagnostic(.captureClockBroken, "the capture's record clock is broken (\(fault)): records are \(timed) from here on"))
     }
     frame.fields.closeAll()
   }
@@ -193,7 +193,7 @@ public struct Dissector: Sendable {
     switch context.change {
     case .opened(let connection)?:
       if connections.connection(adapter: adapter, handle: connection.handle) != nil {
-        frame.diagnostics.append(Diagnostic(.warning, .hci, "handle \(connection.handle) was still open; its disconnect was not captured"))
+        frame.diagnostics.append(Diagnostic(.hciDisconnectNotCaptured, "handle \(connection.handle) was still open; its disconnect was not captured"))
       }
       frame.connection = connections.opened(connection).label
     case let .updated(handle, interval, latency, timeout)?:
@@ -202,7 +202,7 @@ public struct Dissector: Sendable {
       let key = ConnectionTable.Key(adapter: adapter, handle: handle)
       for direction in [Direction.hostToController, .controllerToHost] {
         if let slot = connections.slot(key), let lost = connections.entries[slot].link.reassemblers[direction].reset() {
-          frame.diagnostics.append(Diagnostic(.warning, .l2cap, lost))
+          frame.diagnostics.append(Diagnostic(.l2capPDUDropped, lost))
         }
       }
       frame.connection = connections.close(adapter: adapter, handle: handle).label
@@ -220,7 +220,7 @@ public struct Dissector: Sendable {
     } else if createIfMissing {
       let (slot, _) = connections.slot(adapter: adapter, handle: handle, isLE: isLE)
       frame.connection = connections.entries[slot].label
-      frame.diagnostics.append(Diagnostic(.note, .hci, "handle \(handle) first seen here without a connect event (capture started mid-connection?)"))
+      frame.diagnostics.append(Diagnostic(.hciHandleWithoutConnect, "handle \(handle) first seen here without a connect event (capture started mid-connection?)"))
     } else {
       frame.connection = ConnectionLabel(adapter: adapter, handle: handle, generation: 0, peer: nil, peerType: nil)
     }

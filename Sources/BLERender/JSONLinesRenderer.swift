@@ -102,7 +102,9 @@ public struct JSONLinesRenderer: FrameRenderer {
       out.append(",\"diagnostics\":[")
       for (index, diagnostic) in frame.diagnostics.enumerated() {
         if index > 0 { out.byte(UInt8(ascii: ",")) }
-        out.append("{\"severity\":\"")
+        out.append("{\"code\":\"")
+        out.append(string: diagnostic.code)
+        out.append("\",\"severity\":\"")
         out.append(string: diagnostic.severity.rawValue)
         out.append("\",\"layer\":\"")
         out.append(string: diagnostic.layer.rawValue)

@@ -73,7 +73,7 @@ import Testing
     for index in 0..<requests {
       let offset = UInt16(truncatingIfNeeded: index * 18)
       let frame = t.att(Self.tx, [0x16, 0x10, 0x00, UInt8(offset & 0xFF), UInt8(offset >> 8)] + [UInt8](repeating: 0x41, count: 18))
-      warned += frame.diagnostics.filter { $0.message.contains("prepare queue holds") }.count
+      warned += frame.diagnostics.filter { $0.kind == .attPrepareQueueFull }.count
     }
     #expect(warned == 1)
     let bearer = t.dissector.connections.entries[0].link.fixedBearer
@@ -113,7 +113,7 @@ import Testing
     for adapter in UInt16(0)..<2 {
       for handle in UInt16(0)..<0x0EFF {
         let frame = t.att(handle: handle, Self.rx, [0x1B, 0x10, 0x00, 0x01], adapter: adapter)
-        forgotten += frame.diagnostics.filter { $0.message.contains("forgotten: more than") }.count
+        forgotten += frame.diagnostics.filter { $0.kind == .hciConnectionForgotten }.count
       }
     }
     #expect(t.dissector.connections.entries.count == ConnectionTable.maximumOpen)
@@ -155,7 +155,7 @@ import Testing
       _ = t.acl(handle: handle, Self.rx, pb: 2, [0xFF, 0xFF, 0x04, 0x00] + [UInt8](repeating: 0, count: 1000))
       for _ in 0..<40 {
         let frame = t.acl(handle: handle, Self.rx, pb: 1, [UInt8](repeating: 0, count: 1000))
-        if frame.diagnostics.contains(where: { $0.message.contains("incomplete PDUs held") }) { dropped = true }
+        if frame.diagnostics.contains(where: { $0.kind == .l2capReassemblyMemoryDropped }) { dropped = true }
       }
     }
     #expect(dropped)

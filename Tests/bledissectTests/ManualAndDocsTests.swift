@@ -1,3 +1,4 @@
+import BLECore
 import BLERender
 import Foundation
 import Testing
@@ -24,6 +25,21 @@ import BLETestSupport
     let generated = runCLI(["help", "--man"])
     #expect(generated.status == 0 && generated.stderr.isEmpty)
     #expect(try Self.read("docs/bledissect.1") == generated.stdout, "docs/bledissect.1 is out of date: run Scripts/update-cli-docs")
+  }
+
+  /// docs/diagnostics.md lists the binary's catalogue (Scripts/update-cli-docs), every code once.
+  @Test func committedDiagnosticListIsTheBinarys() throws {
+    let listed = runCLI(["help", "--diagnostics"])
+    #expect(listed.status == 0)
+    #expect(try Self.read("docs/diagnostics.md").contains("```\n" + listed.stdout + "```\n"), "docs/diagnostics.md is out of date: run Scripts/update-cli-docs")
+    let codes = DiagnosticKind.all.map(\.code)
+    #expect(Set(codes).count == codes.count)
+    for code in codes {
+      #expect(code.wholeMatch(of: /[a-z0-9]+\.[a-z0-9_]+/) != nil, "\(code)")
+      #expect(listed.stdout.contains(code + " "))
+    }
+    // A code's layer is its prefix.
+    for kind in DiagnosticKind.all { #expect(kind.code.hasPrefix(kind.layer.rawValue + ".")) }
   }
 
   @Test func committedCompletionsAreTheBinarys() throws {

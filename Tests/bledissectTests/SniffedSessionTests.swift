@@ -227,7 +227,7 @@ import Testing
     #expect(checked >= 40)
     // A dropped piece is said where the sniffer noticed it.
     if !truth.dropped.isEmpty {
-      #expect(frames.contains { $0.diagnostics.contains { $0.message.contains("missed by the sniffer") } })
+      #expect(frames.contains { $0.diagnostics.contains { $0.kind == .linkLayerPacketsMissed } })
     }
   }
 

@@ -179,7 +179,7 @@ struct TsharkLinkLayerATTCrossCheckTests {
           report.classified[.ciphertext, default: []].append(number)
         } else if ours == nil, fields.lookup("ll.retransmission") != nil, lastTheirs[side] == tshark {
           report.classified[.retransmission, default: []].append(number)
-        } else if ours == nil, frame.diagnostics.contains(where: { $0.message.hasPrefix("after the link ended") }) {
+        } else if ours == nil, frame.diagnostics.contains(where: { $0.kind == .linkLayerAfterLinkEnd }) {
           report.afterInferredLoss.append(number)
         } else {
           report.disagreements.append("#\(number): ours \(ours.map(String.init(describing:)) ?? "none"), tshark \(tshark)")

@@ -120,7 +120,7 @@ enum ATTDiscoveryPDUs {
       // The request was not captured (the capture starts mid-discovery, or lost it), but every
       // entry is a characteristic declaration whose value handle follows it: learn them.
       kind = 0x2803
-      frame.diagnostics.append(Diagnostic(.note, .att, "no request for this response; its entries read as characteristic declarations"))
+      frame.diagnostics.append(Diagnostic(.attUnrequestedDiscoveryResponse, "no request for this response; its entries read as characteristic declarations"))
     }
     frame.fields.beginArray("attributes", kind == 0x2803 ? "Characteristics" : (kind == 0x2802 ? "Includes" : "Attributes"))
     var count = 0

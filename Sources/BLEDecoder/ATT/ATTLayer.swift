@@ -73,7 +73,7 @@ enum ATTLayer {
     frame.fields.addVerbose("opcode", "Opcode", .unsigned(UInt64(opcode), .hex(2)))
     frame.fields.addVerbose("op", "PDU", .staticText(opName(opcode)))
     if size > bearer.mtu {
-      frame.diagnostics.append(Diagnostic(.warning, .att, "PDU of \(size) bytes exceeds ATT_MTU \(bearer.mtu)"))
+      frame.diagnostics.append(Diagnostic(.attPDUExceedsMTU, "PDU of \(size) bytes exceeds ATT_MTU \(bearer.mtu)"))
     }
 
     var pdu = ATTPDU(

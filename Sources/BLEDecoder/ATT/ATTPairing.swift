@@ -12,12 +12,12 @@ enum ATTPairing {
       pdu.answered = bearer.pending[direction.opposite]
       bearer.pending[direction.opposite] = nil
       guard let pending = pdu.answered else {
-        frame.diagnostics.append(Diagnostic(.warning, .att, "\(ATTLayer.opName(pdu.opcode)) without a pending request"))
+        frame.diagnostics.append(Diagnostic(.attResponseWithoutRequest, "\(ATTLayer.opName(pdu.opcode)) without a pending request"))
         return
       }
       if pdu.opcode != 0x01 && pdu.opcode != pending.opcode &+ 1 {
         frame.diagnostics.append(Diagnostic(
-          .warning, .att, "\(ATTLayer.opName(pdu.opcode)) does not answer the pending \(ATTLayer.opName(pending.opcode)) (#\(pending.frame))"))
+          .attResponseMismatch, "\(ATTLayer.opName(pdu.opcode)) does not answer the pending \(ATTLayer.opName(pending.opcode)) (#\(pending.frame))"))
       }
       frame.fields.uint("request_frame", "Answers frame", pending.frame)
       answered(pending, pdu.link, &frame)
@@ -25,7 +25,7 @@ enum ATTPairing {
       pdu.answered = bearer.pendingIndication[direction.opposite]
       bearer.pendingIndication[direction.opposite] = nil
       guard let pending = pdu.answered else {
-        frame.diagnostics.append(Diagnostic(.warning, .att, "Handle Value Confirmation without a pending indication"))
+        frame.diagnostics.append(Diagnostic(.attConfirmationWithoutIndication, "Handle Value Confirmation without a pending indication"))
         return
       }
       frame.fields.uint("request_frame", "Confirms frame", pending.frame)
@@ -33,7 +33,7 @@ enum ATTPairing {
       if let handle = pending.handle { frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4))) }
     case .request:
       if let pending = bearer.pending[direction] {
-        frame.diagnostics.append(Diagnostic(.warning, .att, "request sent while \(ATTLayer.opName(pending.opcode)) (#\(pending.frame)) is still pending"))
+        frame.diagnostics.append(Diagnostic(.attRequestWhilePending, "request sent while \(ATTLayer.opName(pending.opcode)) (#\(pending.frame)) is still pending"))
       }
     default:
       break
@@ -52,7 +52,7 @@ enum ATTPairing {
     frame.att?.requestOpcode = pending.opcode
     let elapsed = Timestamp.elapsed(from: pending.timestamp, to: link.timestamp)
     if elapsed < 0 {
-      frame.diagnostics.append(Diagnostic(.warning, .att, "timestamp precedes that of frame #\(pending.frame): no latency"))
+      frame.diagnostics.append(Diagnostic(.attTimestampBackwards, "timestamp precedes that of frame #\(pending.frame): no latency"))
       return
     }
     frame.att?.latency = elapsed

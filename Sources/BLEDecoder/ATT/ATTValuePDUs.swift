@@ -24,7 +24,7 @@ enum ATTValuePDUs {
     frame.fields.code("error", "Error", error, width: 2, name: frame.att?.errorName)
     guard let pending = pdu.answered else { return nil }
     if pending.opcode != requestOpcode {
-      frame.diagnostics.append(Diagnostic(.warning, .att, "error names \(ATTLayer.opName(requestOpcode)) but the pending request is \(ATTLayer.opName(pending.opcode))"))
+      frame.diagnostics.append(Diagnostic(.attErrorNamesOtherRequest, "error names \(ATTLayer.opName(requestOpcode)) but the pending request is \(ATTLayer.opName(pending.opcode))"))
     }
     // A long read ends with Attribute Not Long / Invalid Offset: the value is complete.
     let direction = pdu.link.direction.opposite
@@ -87,7 +87,7 @@ enum ATTValuePDUs {
     let direction = pdu.link.direction.opposite
     var long = bearer.longRead[direction] ?? LongRead(handle: handle, value: [], firstFrame: pdu.link.frameNumber)
     if long.handle != handle || long.value.count != Int(pending.offset) {
-      frame.diagnostics.append(Diagnostic(.note, .att, "Read Blob at offset \(pending.offset) does not continue a read of this value"))
+      frame.diagnostics.append(Diagnostic(.attReadBlobNotContinuing, "Read Blob at offset \(pending.offset) does not continue a read of this value"))
       long = LongRead(handle: handle, value: [UInt8](repeating: 0, count: Int(pending.offset)), firstFrame: pdu.link.frameNumber)
     }
     long.value.append(contentsOf: part)
@@ -139,7 +139,7 @@ enum ATTValuePDUs {
         break
       }
       guard let uuid = database.resolve(handle, registry: registry)?.characteristic?.uuid16, let size = fixedSize(uuid), size <= rest.count else {
-        frame.diagnostics.append(Diagnostic(.note, .att, "Read Multiple values cannot be split: the length of \(Hex.prefixed(UInt64(handle), width: 4))'s value is not fixed"))
+        frame.diagnostics.append(Diagnostic(.attReadMultipleUnsplittable, "Read Multiple values cannot be split: the length of \(Hex.prefixed(UInt64(handle), width: 4))'s value is not fixed"))
         split = []
         break
       }
@@ -234,10 +234,10 @@ enum ATTValuePDUs {
       pdu.opened.offset = offset
       let queued = bearer.prepared[direction].append(PreparedWrite(handle: handle, offset: offset, part: Array(part), frame: pdu.link.frameNumber))
       if !queued, bearer.prepared[direction].dropped == 1 {
-        frame.diagnostics.append(Diagnostic(.warning, .att, "prepare queue holds \(PrepareQueue.maximumParts) parts or \(PrepareQueue.maximumBytes) bytes: this part and later ones are counted, not kept"))
+        frame.diagnostics.append(Diagnostic(.attPrepareQueueFull, "prepare queue holds \(PrepareQueue.maximumParts) parts or \(PrepareQueue.maximumBytes) bytes: this part and later ones are counted, not kept"))
       }
     } else if let queued = bearer.prepared[direction.opposite].latest, queued.handle != handle || queued.offset != offset || !queued.part.elementsEqual(part) {
-      frame.diagnostics.append(Diagnostic(.warning, .att, "Prepare Write Response differs from the request (#\(queued.frame))"))
+      frame.diagnostics.append(Diagnostic(.attPrepareResponseDiffers, "Prepare Write Response differs from the request (#\(queued.frame))"))
     }
     return (handle, nil, .write)
   }
@@ -252,13 +252,13 @@ enum ATTValuePDUs {
     if flags == 0 {
       frame.att?.operation = .executeWrite(cancelled: queue.count)
       if let first = queue.parts.first {
-        frame.diagnostics.append(Diagnostic(.note, .att, "prepared write queue of \(queue.count) part\(queue.count == 1 ? "" : "s") cancelled (from #\(first.frame))"))
+        frame.diagnostics.append(Diagnostic(.attPrepareQueueCancelled, "prepared write queue of \(queue.count) part\(queue.count == 1 ? "" : "s") cancelled (from #\(first.frame))"))
       }
       return
     }
     frame.att?.operation = .executeWrite(cancelled: nil)
     if queue.dropped > 0 {
-      frame.diagnostics.append(Diagnostic(.warning, .att, "\(queue.dropped) prepared part\(queue.dropped == 1 ? "" : "s") beyond the queue's limit not included in the written values"))
+      frame.diagnostics.append(Diagnostic(.attPreparedPartsDropped, "\(queue.dropped) prepared part\(queue.dropped == 1 ? "" : "s") beyond the queue's limit not included in the written values"))
     }
     // The written value of each handle: its parts placed at their offsets, in queue order.
     var order: [UInt16] = []
@@ -296,7 +296,7 @@ enum ATTValuePDUs {
     guard pdu.opcode == 0x1D else { return (handle, value, .notification) }
     let direction = pdu.link.direction
     if let earlier = bearer.pendingIndication[direction] {
-      frame.diagnostics.append(Diagnostic(.warning, .att, "indication sent while #\(earlier.frame) is not confirmed"))
+      frame.diagnostics.append(Diagnostic(.attIndicationWhileUnconfirmed, "indication sent while #\(earlier.frame) is not confirmed"))
     }
     pdu.opened.handle = handle
     bearer.pendingIndication[direction] = pdu.opened

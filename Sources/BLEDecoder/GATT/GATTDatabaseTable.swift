@@ -91,7 +91,7 @@ public struct GATTDatabaseTable: Sendable {
         recentlyUsed[slot] = false
         continue
       }
-      diagnostics.append(Diagnostic(.note, .gatt, "GATT table of \(servers[slot]) forgotten: the capture shows more than \(Self.maximumDatabases) servers or \(Self.maximumEntries) attributes (least recently used goes first)"))
+      diagnostics.append(Diagnostic(.gattTableForgotten, "GATT table of \(servers[slot]) forgotten: the capture shows more than \(Self.maximumDatabases) servers or \(Self.maximumEntries) attributes (least recently used goes first)"))
       slots[servers[slot]] = nil
       layoutIndex.remove(slot)
       footprint -= databases[slot].footprint

@@ -144,7 +144,7 @@ enum GATTDescription {
       if malformed == nil { malformed = error }
       fact.isMalformed = true
     } else if !reader.isAtEnd {
-      diagnostics.append(Diagnostic(.warning, .profile, "\(reader.remaining) bytes after the \(fact.meaning?.name ?? "value") value"))
+      diagnostics.append(Diagnostic(.profileTrailingBytes, "\(reader.remaining) bytes after the \(fact.meaning?.name ?? "value") value"))
     }
   }
 

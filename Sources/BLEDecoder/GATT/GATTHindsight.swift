@@ -92,7 +92,7 @@ extension Dissector {
     } else {
       ValueStage.complete(index, decoder: label.decoder, raw: raw, &frame, registry)
     }
-    frame.diagnostics.append(Diagnostic(.note, .gatt, "labelled in hindsight: this value and those up to frame \(label.decidedIn) made the guess"))
+    frame.diagnostics.append(Diagnostic(.gattLabelledInHindsight, "labelled in hindsight: this value and those up to frame \(label.decidedIn) made the guess"))
   }
 }
 

@@ -37,7 +37,7 @@ enum GATTLearning {
           frame.diagnostics.append(GATTDatabase.droppedNote(dropped, "the device indicated Service Changed"))
         }
         database.invalidate(start, end)
-        frame.diagnostics.append(Diagnostic(.note, .gatt, "Service Changed: handles \(Hex.prefixed(UInt64(start), width: 4))–\(Hex.prefixed(UInt64(end), width: 4)) forgotten until rediscovered"))
+        frame.diagnostics.append(Diagnostic(.gattServiceChanged, "Service Changed: handles \(Hex.prefixed(UInt64(start), width: 4))–\(Hex.prefixed(UInt64(end), width: 4)) forgotten until rediscovered"))
       }
     }
   }

@@ -25,10 +25,10 @@ extension Dissector {
     case .peer(let address):
       if let (map, _) = maps.map(for: address) {
         apply(map, source: .imported, to: slot)
-        frame.diagnostics.append(Diagnostic(.note, .gatt, "GATT table of \(address) from the map \(map.origin): the capture did not show its discovery"))
+        frame.diagnostics.append(Diagnostic(.gattTableFromMap, "GATT table of \(address) from the map \(map.origin): the capture did not show its discovery"))
       } else if let map = cache?.map(for: address) {
         apply(map, source: .cache, to: slot)
-        frame.diagnostics.append(Diagnostic(.note, .gatt,
+        frame.diagnostics.append(Diagnostic(.gattTableFromCache,
           "GATT table of \(address) from the cache (\(Self.describeCached(map))): the capture did not show its discovery; the table is dropped if the traffic contradicts it"))
       }
     case .connection:
@@ -63,7 +63,7 @@ extension Dissector {
     apply(found.map, source: found.source, to: slot)
     let whose = found.map.address.map { "\($0)'s table" } ?? "the table"
     let whence = found.source == .cache ? "the cache, " + Self.describeCached(found.map) : found.map.origin
-    frame.diagnostics.append(Diagnostic(.note, .gatt, "Database Hash \(Hex.string(hash)) is that of \(whose) (\(whence)): its handles are used"))
+    frame.diagnostics.append(Diagnostic(.gattTableByHash, "Database Hash \(Hex.string(hash)) is that of \(whose) (\(whence)): its handles are used"))
   }
 
   /// A connection whose peer the capture never named: the tables learned so far in this capture
@@ -81,7 +81,7 @@ extension Dissector {
     guard distinct == 1 else {
       let tables = learned.total + importedLayoutCount
       if tables > 1 {
-        frame.diagnostics.append(Diagnostic(.note, .gatt, "this connection's peer is not in the capture, and \(tables) known GATT tables differ: none is applied"))
+        frame.diagnostics.append(Diagnostic(.gattLayoutsAmbiguous, "this connection's peer is not in the capture, and \(tables) known GATT tables differ: none is applied"))
       }
       return
     }
@@ -97,7 +97,7 @@ extension Dissector {
     }
     apply(chosen, source: .layout, to: slot)
     let whose = chosen.address.map { "\($0)'s table" } ?? "the table"
-    frame.diagnostics.append(Diagnostic(.note, .gatt,
+    frame.diagnostics.append(Diagnostic(.gattTableByLayout,
       "this connection's peer is not in the capture: handles mapped with \(whose) (\(chosen.origin)), the only layout known"))
   }
 
@@ -214,7 +214,7 @@ extension GATTDatabase {
     case .layout: whence = "the table matched by layout (\(dropped.origin))"
     default: whence = "the map \(dropped.origin)"
     }
-    return Diagnostic(.note, .gatt, "\(whence) dropped: \(reason); values are read without it from here on")
+    return Diagnostic(.gattTableDropped, "\(whence) dropped: \(reason); values are read without it from here on")
   }
 
   /// Why the traffic contradicts the seeded entries of a table on trial, if it does: a PDU

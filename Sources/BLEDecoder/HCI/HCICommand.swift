@@ -55,7 +55,7 @@ public enum HCICommand {
       frame.fields.bytes("extra", "Unexpected bytes", parameters.readRemaining())
     }
     if !reader.isAtEnd {
-      frame.diagnostics.append(Diagnostic(.warning, .hci, "\(reader.remaining) bytes after the command parameters"))
+      frame.diagnostics.append(Diagnostic(.hciCommandTrailingBytes, "\(reader.remaining) bytes after the command parameters"))
     }
   }
 

@@ -40,7 +40,7 @@ enum HCIDataPacket {
     if present < length {
       truncated(length, present, &frame)
     } else if present > length {
-      frame.diagnostics.append(Diagnostic(.warning, .hci, "\(present - length) bytes beyond the data length"))
+      frame.diagnostics.append(Diagnostic(.hciDataTrailingBytes, "\(present - length) bytes beyond the data length"))
       reader = try reader.readReader(count: length)
     }
     return ACLHeader(handle: handle, packetBoundary: pb, length: length)
@@ -94,14 +94,14 @@ enum HCIDataPacket {
     if present < length {
       truncated(length, present, &frame)
     } else if present > length {
-      frame.diagnostics.append(Diagnostic(.warning, .hci, "\(present - length) bytes beyond the data length"))
+      frame.diagnostics.append(Diagnostic(.hciDataTrailingBytes, "\(present - length) bytes beyond the data length"))
     }
   }
 
   static func truncated(_ declared: Int, _ present: Int, _ frame: inout DissectedFrame) {
     if frame.record.originalLength > frame.capturedLength {
       // The capture writer cut the packet (Android filtered snoop, snap length): not malformed.
-      frame.diagnostics.append(Diagnostic(.note, .hci, "capture holds \(present) of \(declared) data bytes (the writer truncated the packet)"))
+      frame.diagnostics.append(Diagnostic(.hciDataTruncatedByWriter, "capture holds \(present) of \(declared) data bytes (the writer truncated the packet)"))
     } else {
       frame.malformed = DecodeError(.lengthMismatch(field: "data length", declared: declared, actual: present), layer: .hci, offset: 4)
     }

@@ -49,7 +49,7 @@ public enum HCIEvent {
       frame.fields.bytes("extra", "Unexpected bytes", p.readRemaining())
     }
     if !reader.isAtEnd {
-      frame.diagnostics.append(Diagnostic(.warning, .hci, "\(reader.remaining) bytes after the event parameters"))
+      frame.diagnostics.append(Diagnostic(.hciEventTrailingBytes, "\(reader.remaining) bytes after the event parameters"))
     }
   }
 

@@ -57,7 +57,7 @@ public struct ACLReassembler: Sendable {
   ) -> Outcome {
     if isStart {
       if isInProgress {
-        diagnostics.append(Diagnostic(.warning, .l2cap, "a new L2CAP PDU starts while the one from #\(firstFrame) is incomplete (\(buffer.count) of \(expected.map(String.init) ?? "?") bytes); that one is dropped"))
+        diagnostics.append(Diagnostic(.l2capPDUInterrupted, "a new L2CAP PDU starts while the one from #\(firstFrame) is incomplete (\(buffer.count) of \(expected.map(String.init) ?? "?") bytes); that one is dropped"))
       }
       buffer.removeAll(keepingCapacity: true)
       buffer.append(contentsOf: payload)
@@ -66,7 +66,7 @@ public struct ACLReassembler: Sendable {
       expected = nil
     } else {
       guard isInProgress else {
-        diagnostics.append(Diagnostic(.warning, .l2cap, "continuation fragment without a start (\(payload.count) bytes dropped)"))
+        diagnostics.append(Diagnostic(.l2capContinuationWithoutStart, "continuation fragment without a start (\(payload.count) bytes dropped)"))
         return .dropped
       }
       buffer.append(contentsOf: payload)
@@ -80,7 +80,7 @@ public struct ACLReassembler: Sendable {
       return .incomplete(have: buffer.count, expected: self.expected, firstFrame: firstFrame)
     }
     if buffer.count > expected {
-      diagnostics.append(Diagnostic(.warning, .l2cap, "\(buffer.count - expected) bytes more than the L2CAP length; ignored"))
+      diagnostics.append(Diagnostic(.l2capPDUTrailingBytes, "\(buffer.count - expected) bytes more than the L2CAP length; ignored"))
       buffer.removeSubrange(expected...)
     }
     let pdu = buffer

@@ -49,12 +49,12 @@ struct SDUReassembler: Sendable {
   mutating func append(_ payload: ByteView, frame: Int, mtu: Int?, diagnostics: inout [Diagnostic]) -> Outcome? {
     if buffer.isEmpty && frames == 0 {
       guard payload.count >= 2 else {
-        diagnostics.append(Diagnostic(.warning, .l2cap, "first K-frame of an SDU is \(payload.count) bytes, too short for the SDU length"))
+        diagnostics.append(Diagnostic(.l2capSDUStartTooShort, "first K-frame of an SDU is \(payload.count) bytes, too short for the SDU length"))
         return nil
       }
       expected = Int(payload[payload.startIndex]) | Int(payload[payload.startIndex + 1]) << 8
       if let mtu, expected > mtu {
-        diagnostics.append(Diagnostic(.warning, .l2cap, "SDU length \(expected) exceeds the channel MTU \(mtu)"))
+        diagnostics.append(Diagnostic(.l2capSDUExceedsMTU, "SDU length \(expected) exceeds the channel MTU \(mtu)"))
       }
       firstFrame = frame
       frames = 1
@@ -65,7 +65,7 @@ struct SDUReassembler: Sendable {
     }
     if buffer.count < expected { return .incomplete(have: buffer.count, expected: expected) }
     if buffer.count > expected {
-      diagnostics.append(Diagnostic(.warning, .l2cap, "\(buffer.count - expected) bytes beyond the SDU length; ignored"))
+      diagnostics.append(Diagnostic(.l2capSDUTrailingBytes, "\(buffer.count - expected) bytes beyond the SDU length; ignored"))
       buffer.removeSubrange(expected...)
     }
     defer {

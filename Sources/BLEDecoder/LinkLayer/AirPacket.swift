@@ -36,7 +36,7 @@ enum AirPacket {
     }
     if header.crc == .invalid {
       // Its receiver ignored it and a good copy follows: nothing in it is taken as said.
-      frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "the sniffer found the CRC wrong: the packet is not decoded"))
+      frame.diagnostics.append(Diagnostic(.linkLayerCRCBad, "the sniffer found the CRC wrong: the packet is not decoded"))
       frame.header = .damagedAirPacket(advertising: accessAddress == AirFact.advertisingAccessAddress, length: length)
       // Named by its link when it has one (summaries count a link's damaged packets).
       if let handle = dissector.airLinks.links[accessAddress]?.handle, let connection = dissector.connections.connection(adapter: 0, handle: handle) {
@@ -67,7 +67,7 @@ enum AirPacket {
       try dissector.dissectDataPDU(&pdu, accessAddress: accessAddress, group: group, into: &frame)
     }
     if !reader.isAtEnd {
-      frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "\(reader.remaining) bytes after the CRC"))
+      frame.diagnostics.append(Diagnostic(.linkLayerTrailingBytes, "\(reader.remaining) bytes after the CRC"))
     }
   }
 

@@ -40,14 +40,14 @@ extension Dissector {
     if seen.ended {
       // The acknowledgement of LL_TERMINATE_IND, or a late packet: the link is gone.
       if length > 0 { frame.fields.bytes("payload", "Payload", payload) }
-      if length > 0 { frame.diagnostics.append(Diagnostic(.note, .linkLayer, "after the link ended: not decoded")) }
+      if length > 0 { frame.diagnostics.append(Diagnostic(.linkLayerAfterLinkEnd, "after the link ended: not decoded")) }
       return
     }
     // As HCI data finds its connection (`label`): the last link's slot is cached.
     let slot = connections.slot(ConnectionTable.Key(adapter: 0, handle: handle)) ?? connections.slot(adapter: 0, handle: handle, isLE: true).slot
     frame.connection = connections.entries[slot].label
     if seen.isNew {
-      frame.diagnostics.append(Diagnostic(.note, .linkLayer, "access address \(Hex.prefixed(UInt64(accessAddress), width: 8)) first seen here without its CONNECT_IND (capture started mid-connection?)"))
+      frame.diagnostics.append(Diagnostic(.linkLayerAccessAddressWithoutConnect, "access address \(Hex.prefixed(UInt64(accessAddress), width: 8)) first seen here without its CONNECT_IND (capture started mid-connection?)"))
     }
     if seen.directionSource != .sniffer {
       frame.fields.addVerbose(
@@ -63,13 +63,13 @@ extension Dissector {
     if let gap = news.gap {
       frame.air?.silenceBefore = UInt32(clamping: max(1, gap.microseconds / 1000))
       frame.diagnostics.append(Diagnostic(
-        .note, .linkLayer,
+        .linkLayerSnifferGap,
         "the sniffer heard nothing on this link for \(Self.words(microseconds: gap.microseconds)) (since #\(gap.lastFrame)), longer than it may be silent: it lost the link's hops, and the link went on"))
     }
     if let (parameters, updateFrame) = news.update {
       // What HCI's LE Connection Update Complete says, at the instant.
       frame.linkEvents.append(.parametersUpdated(status: 0, handle: handle, parameters: parameters))
-      frame.diagnostics.append(Diagnostic(.note, .linkLayer, "the connection parameters of #\(updateFrame) take effect (event \(seen.event ?? 0))"))
+      frame.diagnostics.append(Diagnostic(.linkLayerParametersTakeEffect, "the connection parameters of #\(updateFrame) take effect (event \(seen.event ?? 0))"))
     }
     if let (toPeripheral, toCentral) = news.phyUpdate {
       // The central's transmit is toward the peripheral (HCI's LE PHY Update Complete).
@@ -87,7 +87,7 @@ extension Dissector {
       if !airLinks.storesPlaintext(accessAddress) {
         airLinks.noteStoresPlaintext(accessAddress)
         frame.diagnostics.append(Diagnostic(
-          .note, .linkLayer,
+          .linkLayerStoredDecrypted,
           "this capture holds the link's encrypted packets already decrypted, MIC removed (this packet is too short for a MIC, or its L2CAP length fits it without one): decoded as plain text"))
       }
       frame.air?.storedDecrypted = true
@@ -138,7 +138,7 @@ extension Dissector {
         let side = direction == .hostToController ? "central → peripheral" : "peripheral → central"
         frame.fields.add("corrected_direction", "Direction (from the MIC)", .text(side))
         frame.diagnostics.append(Diagnostic(
-          .warning, .linkLayer, "the sniffer's direction flag is wrong: the MIC verifies only as sent \(side), which is used"))
+          .linkLayerDirectionFlagWrong, "the sniffer's direction flag is wrong: the MIC verifies only as sent \(side), which is used"))
         sequenceNotes(false, renoted.missedFromPeer, slot: slot, direction: direction, into: &frame)
       } else {
         sequenceNotes(false, seen.missedFromPeer, slot: slot, direction: direction, into: &frame)
@@ -165,13 +165,13 @@ extension Dissector {
       if length >= 4 { frame.fields.hex("mic", "MIC", try sealed.readUInt32LE(), width: 8) }
       switch reason {
       case .micFailed:
-        frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "the MIC does not verify with the link's key: damaged, or more than \(LinkEncryption.missedPacketWindow) packets missed"))
+        frame.diagnostics.append(Diagnostic(.linkLayerMICFailed, "the MIC does not verify with the link's key: damaged, or more than \(LinkEncryption.missedPacketWindow) packets missed"))
       case .noTrialsLeft:
-        frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "not decrypted: this capture used up the \(Self.maximumKeyTrials) key tries it may spend"))
+        frame.diagnostics.append(Diagnostic(.linkLayerKeyTriesExhausted, "not decrypted: this capture used up the \(Self.maximumKeyTrials) key tries it may spend"))
       case .noKeyFits where !keys.isEmpty || !learnedKeys.isEmpty:
         // Said once, on the packet the keys were tried on.
         if !airLinks.saidNoKeyFits(accessAddress) {
-          frame.diagnostics.append(Diagnostic(.note, .linkLayer, "no key given opens this link's packets"))
+          frame.diagnostics.append(Diagnostic(.linkLayerNoKey, "no key given opens this link's packets"))
         }
       default:
         break
@@ -197,9 +197,9 @@ extension Dissector {
     let side = direction == .hostToController ? "central" : "peripheral"
     let what = count.map { "\($0) packet\($0 == 1 ? "" : "s")" } ?? "a packet or more"
     let how = explained ?? (encrypted ? "the packet counter jumped" : "its SN repeats after an acknowledgement, or with other data")
-    frame.diagnostics.append(Diagnostic(.warning, .linkLayer, "\(what) from the \(side) missed by the sniffer before this one (\(how))"))
+    frame.diagnostics.append(Diagnostic(.linkLayerPacketsMissed, "\(what) from the \(side) missed by the sniffer before this one (\(how))"))
     if let lost = connections.entries[slot].link.reassemblers[direction].reset("and is dropped: a piece of it may be among them") {
-      frame.diagnostics.append(Diagnostic(.warning, .l2cap, lost))
+      frame.diagnostics.append(Diagnostic(.l2capPDUDropped, lost))
     }
   }
 
@@ -283,7 +283,7 @@ extension Dissector {
       })
     guard let (key, tk) = found else {
       frame.diagnostics.append(Diagnostic(
-        .note, .linkLayer,
+        .linkLayerTKOutOfBand,
         searched
           ? "no passkey 000000–999999 (nor a TK given) fits this legacy pairing: its TK came out of band (--tk HEX if you have it)"
           : "a legacy pairing whose TK is not 0 (nor a passkey or TK given): --passkey N if you know it, --find-passkey to try them all, --tk HEX for out-of-band data"))
@@ -319,7 +319,7 @@ extension Dissector {
     learnedKeys.add(key)
     if let tk { fittedTemporaryKeys.insert(tk.words) }
     keyValues[key.source] = key.hex
-    frame.diagnostics.append(Diagnostic(.note, .linkLayer, "key: \(key.source): \(key.hex) (as --ltk takes it)"))
+    frame.diagnostics.append(Diagnostic(.linkLayerKeyFound, "key: \(key.source): \(key.hex) (as --ltk takes it)"))
   }
 
   /// The first encrypted packet of a link whose legacy pairing was sniffed without the
@@ -338,7 +338,7 @@ extension Dissector {
       })
     guard let (key, tk) = found else {
       frame.diagnostics.append(Diagnostic(
-        .note, .linkLayer,
+        .linkLayerTKOutOfBand,
         searched
           ? "the pairing's confirms were not sniffed, and no passkey 000000–999999 (nor a TK given) makes this packet's MIC verify: its TK came out of band (--tk HEX)"
           : "the pairing's confirms were not sniffed, and no TK known makes this packet's MIC verify: --passkey N if you know it, --find-passkey to try them all, --tk HEX for out-of-band data"))
@@ -361,7 +361,7 @@ extension Dissector {
   mutating func closeSilentAirLinks(into frame: inout DissectedFrame) {
     for silent in airLinks.takeSilentLinks(at: frame.record.timestamp) {
       frame.diagnostics.append(Diagnostic(
-        .note, .linkLayer,
+        .linkLayerLinkSilent,
         "conn \(silent.handle): nothing heard since #\(silent.lastFrame) for longer than it may be silent (\(silent.limit / 1000) ms): the devices dropped it, or the sniffer lost it"))
     }
   }
@@ -374,7 +374,7 @@ extension Dissector {
     let (lost, quiet) = airLinks.heardElsewhere(device, at: frame.record.timestamp)
     for link in lost {
       frame.diagnostics.append(Diagnostic(
-        .note, .linkLayer,
+        .linkLayerLinkLost,
         "conn \(link.handle): silent since #\(link.lastFrame) for longer than it may be (\(link.limit / 1000) ms), and \(device) is heard here: the link was lost"))
       _ = closeAirConnection(link.handle, reason: link.established ? 0x08 : 0x3E, into: &frame)
     }
@@ -390,7 +390,7 @@ extension Dissector {
     let key = ConnectionTable.Key(adapter: 0, handle: handle)
     for direction in [Direction.hostToController, .controllerToHost] {
       if let slot = connections.slot(key), let lost = connections.entries[slot].link.reassemblers[direction].reset() {
-        frame.diagnostics.append(Diagnostic(.warning, .l2cap, lost))
+        frame.diagnostics.append(Diagnostic(.l2capPDUDropped, lost))
       }
     }
     return connections.close(adapter: 0, handle: handle).label
@@ -406,7 +406,7 @@ extension Dissector {
     if let old = airLinks.loseIfSilent(accessAddress) {
       // A new link on a silent one's access address (tools that reuse them): that one was lost.
       frame.diagnostics.append(Diagnostic(
-        .note, .linkLayer, "conn \(old.handle): silent since #\(old.lastFrame), and a new link takes its access address here: it was lost"))
+        .linkLayerLinkReplaced, "conn \(old.handle): silent since #\(old.lastFrame), and a new link takes its access address here: it was lost"))
       _ = closeAirConnection(old.handle, reason: old.established ? 0x08 : 0x3E, into: &frame)
     }
     if airDevices.count < Self.maximumAirDevices {

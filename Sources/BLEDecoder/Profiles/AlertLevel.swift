@@ -41,7 +41,7 @@ public struct AlertLevel: CharacteristicValue, Equatable {
   }
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-    if name == nil { ProfileSupport.warn(&diagnostics, "alert level \(level) is reserved") }
+    if name == nil { ProfileSupport.add(.profileReservedValue, &diagnostics, "alert level \(level) is reserved") }
   }
 }
 

@@ -28,7 +28,7 @@ public struct BatteryLevel: CharacteristicValue, Equatable {
   }
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-    if percent > 100 { ProfileSupport.warn(&diagnostics, "battery level \(percent) % is above 100 %") }
+    if percent > 100 { ProfileSupport.add(.profileOutOfRange, &diagnostics, "battery level \(percent) % is above 100 %") }
   }
 }
 
@@ -178,13 +178,13 @@ public struct BatteryLevelStatus: CharacteristicValue, Equatable {
     ProfileSupport.checkReserved(UInt64(flags), defined: 0x07, width: 2, what: "Battery Level Status flags", &diagnostics)
     ProfileSupport.checkReserved(UInt64(powerState), defined: 0x7FFF, width: 4, what: "Battery Level Status power state", &diagnostics)
     if wiredExternalPower == .reserved || wirelessExternalPower == .reserved || chargingType > 4 {
-      ProfileSupport.warn(&diagnostics, "Battery Level Status power state uses a reserved value")
+      ProfileSupport.add(.profileReservedValue, &diagnostics, "Battery Level Status power state uses a reserved value")
     }
     if let additionalStatus {
       ProfileSupport.checkReserved(UInt64(additionalStatus), defined: 0x07, width: 2, what: "Battery Level Status additional status", &diagnostics)
-      if additionalStatus & 3 == 3 { ProfileSupport.warn(&diagnostics, "Battery Level Status service required uses the reserved value 3") }
+      if additionalStatus & 3 == 3 { ProfileSupport.add(.profileReservedValue, &diagnostics, "Battery Level Status service required uses the reserved value 3") }
     }
-    if let batteryLevel, batteryLevel > 100 { ProfileSupport.warn(&diagnostics, "battery level \(batteryLevel) % is above 100 %") }
+    if let batteryLevel, batteryLevel > 100 { ProfileSupport.add(.profileOutOfRange, &diagnostics, "battery level \(batteryLevel) % is above 100 %") }
   }
 }
 

@@ -186,7 +186,7 @@ public struct CharacteristicPresentationFormat: CharacteristicValue, Equatable {
   }
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-    if formatName == nil { ProfileSupport.warn(&diagnostics, "presentation format \(Hex.prefixed(UInt64(format), width: 2)) is reserved") }
+    if formatName == nil { ProfileSupport.add(.profileReservedValue, &diagnostics, "presentation format \(Hex.prefixed(UInt64(format), width: 2)) is reserved") }
   }
 
   /// Core Vol 3 Part G §3.3.3.5.2 / Assigned Numbers §2.4.1 format types.

@@ -173,7 +173,7 @@ public struct PnPID: CharacteristicValue, Equatable {
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
     if Self.sourceName(vendorIDSource) == nil {
-      ProfileSupport.warn(&diagnostics, "PnP ID vendor ID source \(vendorIDSource) is reserved")
+      ProfileSupport.add(.profileReservedValue, &diagnostics, "PnP ID vendor ID source \(vendorIDSource) is reserved")
     }
   }
 }

@@ -73,7 +73,7 @@ public struct Humidity: CharacteristicValue, Equatable {
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
     if let percent, percent > 100 {
-      ProfileSupport.warn(&diagnostics, "humidity \(SummaryPart.formatReal(percent, places: 2)) % is above 100 %")
+      ProfileSupport.add(.profileOutOfRange, &diagnostics, "humidity \(SummaryPart.formatReal(percent, places: 2)) % is above 100 %")
     }
   }
 }

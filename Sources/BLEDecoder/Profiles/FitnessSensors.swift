@@ -300,7 +300,7 @@ public struct SensorLocation: CharacteristicValue, Equatable {
   }
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-    if name == nil { ProfileSupport.warn(&diagnostics, "sensor location \(location) is reserved") }
+    if name == nil { ProfileSupport.add(.profileReservedValue, &diagnostics, "sensor location \(location) is reserved") }
   }
 }
 
@@ -338,7 +338,7 @@ public struct CSCFeature: CharacteristicValue, Equatable {
   }
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-    ProfileSupport.checkReserved(UInt64(rawValue), defined: 0x0007, width: 4, what: "CSC Feature", &diagnostics, severity: .note)
+    ProfileSupport.checkReserved(UInt64(rawValue), defined: 0x0007, width: 4, what: "CSC Feature", &diagnostics, kind: .profileReservedFeatureBits)
   }
 }
 
@@ -382,7 +382,7 @@ public struct RSCFeature: CharacteristicValue, Equatable {
   }
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-    ProfileSupport.checkReserved(UInt64(rawValue), defined: 0x001F, width: 4, what: "RSC Feature", &diagnostics, severity: .note)
+    ProfileSupport.checkReserved(UInt64(rawValue), defined: 0x001F, width: 4, what: "RSC Feature", &diagnostics, kind: .profileReservedFeatureBits)
   }
 }
 

@@ -154,7 +154,7 @@ public struct PeripheralPreferredConnectionParameters: CharacteristicValue, Equa
   }
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-    for problem in problems { ProfileSupport.warn(&diagnostics, "preferred connection parameters: " + problem) }
+    for problem in problems { ProfileSupport.add(.profileInvalidValue, &diagnostics, "preferred connection parameters: " + problem) }
   }
 }
 
@@ -181,7 +181,7 @@ public struct CentralAddressResolution: CharacteristicValue, Equatable {
   }
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-    if rawValue > 1 { ProfileSupport.warn(&diagnostics, "Central Address Resolution value \(rawValue) is reserved") }
+    if rawValue > 1 { ProfileSupport.add(.profileReservedValue, &diagnostics, "Central Address Resolution value \(rawValue) is reserved") }
   }
 }
 
@@ -214,7 +214,7 @@ public struct ResolvablePrivateAddressOnly: CharacteristicValue, Equatable {
   }
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-    if !onlyResolvablePrivateAddresses { ProfileSupport.warn(&diagnostics, "Resolvable Private Address Only value \(rawValue) is reserved") }
+    if !onlyResolvablePrivateAddresses { ProfileSupport.add(.profileReservedValue, &diagnostics, "Resolvable Private Address Only value \(rawValue) is reserved") }
   }
 }
 
@@ -249,8 +249,8 @@ public struct ServiceChanged: CharacteristicValue, Equatable {
   }
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-    if startHandle == 0 { ProfileSupport.warn(&diagnostics, "Service Changed start handle 0x0000 is invalid") }
-    if startHandle > endHandle { ProfileSupport.warn(&diagnostics, "Service Changed start handle is above the end handle") }
+    if startHandle == 0 { ProfileSupport.add(.profileInvalidValue, &diagnostics, "Service Changed start handle 0x0000 is invalid") }
+    if startHandle > endHandle { ProfileSupport.add(.profileInvalidValue, &diagnostics, "Service Changed start handle is above the end handle") }
   }
 }
 
@@ -295,7 +295,7 @@ public struct ClientSupportedFeatures: CharacteristicValue, Equatable {
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
     // Parsing guarantees one byte at least (an empty array built by hand has nothing reserved).
     if (bytes.first ?? 0) & ~0x07 != 0 || bytes.dropFirst().contains(where: { $0 != 0 }) {
-      ProfileSupport.warn(&diagnostics, "reserved bits set in Client Supported Features")
+      ProfileSupport.add(.profileReservedBits, &diagnostics, "reserved bits set in Client Supported Features")
     }
   }
 }
@@ -351,7 +351,7 @@ public struct ServerSupportedFeatures: CharacteristicValue, Equatable {
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
     if (bytes.first ?? 0) & ~0x01 != 0 || bytes.dropFirst().contains(where: { $0 != 0 }) {
-      ProfileSupport.warn(&diagnostics, "reserved bits set in Server Supported Features")
+      ProfileSupport.add(.profileReservedBits, &diagnostics, "reserved bits set in Server Supported Features")
     }
   }
 }

@@ -58,7 +58,7 @@ public struct TemperatureMeasurement: CharacteristicValue, Equatable {
     timestamp?.diagnose(into: &diagnostics, context: context)
     ProfileSupport.checkReserved(UInt64(flags), defined: 0x07, width: 2, what: "Temperature Measurement flags", &diagnostics)
     if let temperatureType, TemperatureType.name(temperatureType) == nil {
-      ProfileSupport.warn(&diagnostics, "temperature type \(temperatureType) is reserved")
+      ProfileSupport.add(.profileReservedValue, &diagnostics, "temperature type \(temperatureType) is reserved")
     }
   }
 }
@@ -107,7 +107,7 @@ public struct TemperatureType: CharacteristicValue, Equatable {
   }
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-    if name == nil { ProfileSupport.warn(&diagnostics, "temperature type \(rawValue) is reserved") }
+    if name == nil { ProfileSupport.add(.profileReservedValue, &diagnostics, "temperature type \(rawValue) is reserved") }
   }
 }
 

@@ -147,12 +147,12 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
     if bpm < 30 || bpm > 220 {
-      diagnostics.append(Diagnostic(.warning, .profile, "heart rate \(bpm) bpm is outside 30–220 bpm"))
+      diagnostics.append(Diagnostic(.profileOutOfRange, "heart rate \(bpm) bpm is outside 30–220 bpm"))
     }
     ProfileSupport.checkReserved(UInt64(flags), defined: 0x1F, width: 2, what: "Heart Rate Measurement flags", &diagnostics)
     // 250 ms = 256/1024 s, 2000 ms = 2048/1024 s.
     for raw in rrIntervals where raw < 256 || raw > 2048 {
-      diagnostics.append(Diagnostic(.warning, .profile,
+      diagnostics.append(Diagnostic(.profileOutOfRange,
         "RR interval \(SummaryPart.formatReal(Self.milliseconds(raw), places: 1)) ms is outside 250–2000 ms"))
     }
   }
@@ -261,7 +261,7 @@ public struct BodySensorLocation: CharacteristicValue, Equatable {
   }
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-    if name == nil { ProfileSupport.warn(&diagnostics, "body sensor location \(location) is reserved") }
+    if name == nil { ProfileSupport.add(.profileReservedValue, &diagnostics, "body sensor location \(location) is reserved") }
   }
 }
 
@@ -376,7 +376,7 @@ public struct HeartRateControlPoint: CharacteristicValue, Equatable {
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
     if case .reserved(let opcode, _) = command {
-      ProfileSupport.warn(&diagnostics, "Heart Rate Control Point op code \(Hex.prefixed(UInt64(opcode), width: 2)) is reserved")
+      ProfileSupport.add(.profileReservedValue, &diagnostics, "Heart Rate Control Point op code \(Hex.prefixed(UInt64(opcode), width: 2)) is reserved")
     }
   }
 }

@@ -100,8 +100,8 @@ public enum Huami {
     }
 
     public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-      if level > 100 { ProfileSupport.warn(&diagnostics, "battery level \(level) % is above 100 %") }
-      if let lastChargeLevel, lastChargeLevel > 100 { ProfileSupport.warn(&diagnostics, "level at last charge \(lastChargeLevel) % is above 100 %") }
+      if level > 100 { ProfileSupport.add(.profileOutOfRange, &diagnostics, "battery level \(level) % is above 100 %") }
+      if let lastChargeLevel, lastChargeLevel > 100 { ProfileSupport.add(.profileOutOfRange, &diagnostics, "level at last charge \(lastChargeLevel) % is above 100 %") }
     }
   }
 
@@ -175,7 +175,7 @@ public enum Huami {
 
     public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
       if let stepsHigh, stepsHigh != 0 {
-        ProfileSupport.note(&diagnostics, "bytes 3–4 of the steps value are \(Hex.prefixed(UInt64(stepsHigh), width: 4)), not zero: the step count may be 32-bit")
+        ProfileSupport.add(.profileVendorValueUnexpected, &diagnostics, "bytes 3–4 of the steps value are \(Hex.prefixed(UInt64(stepsHigh), width: 4)), not zero: the step count may be 32-bit")
       }
     }
   }

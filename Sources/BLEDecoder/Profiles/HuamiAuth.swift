@@ -148,13 +148,13 @@ extension Huami {
       switch message {
       case .request(let command, _, _), .response(let command, _, _):
         if Self.commandName(command) == nil {
-          ProfileSupport.note(&diagnostics, "Huami auth command \(Hex.prefixed(UInt64(command), width: 2)) is not in the reference")
+          ProfileSupport.add(.profileVendorCodeUnknown, &diagnostics, "Huami auth command \(Hex.prefixed(UInt64(command), width: 2)) is not in the reference")
         }
         if case .response(_, let status, _) = message, Self.statusName(status) == nil {
-          ProfileSupport.note(&diagnostics, "Huami auth status \(Hex.prefixed(UInt64(status), width: 2)) is not in the reference")
+          ProfileSupport.add(.profileVendorCodeUnknown, &diagnostics, "Huami auth status \(Hex.prefixed(UInt64(status), width: 2)) is not in the reference")
         }
       case .other:
-        ProfileSupport.note(&diagnostics, "Huami auth notification does not start with 0x10")
+        ProfileSupport.add(.profileVendorValueUnexpected, &diagnostics, "Huami auth notification does not start with 0x10")
       }
     }
   }

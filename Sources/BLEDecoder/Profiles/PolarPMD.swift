@@ -501,27 +501,27 @@ extension PolarPMD {
       switch message {
       case .features(_, let types, _):
         for bit in [4, 8, 15] where types & (1 << bit) != 0 {
-          ProfileSupport.note(&diagnostics, "PMD feature bit \(bit) names no measurement type the reference knows")
+          ProfileSupport.add(.profileVendorCodeUnknown, &diagnostics, "PMD feature bit \(bit) names no measurement type the reference knows")
         }
       case .request(let request):
         if PolarPMD.opcodeName(request.opcode) == nil {
-          ProfileSupport.note(&diagnostics, "PMD op code \(Hex.prefixed(UInt64(request.opcode), width: 2)) is not in the reference")
+          ProfileSupport.add(.profileVendorCodeUnknown, &diagnostics, "PMD op code \(Hex.prefixed(UInt64(request.opcode), width: 2)) is not in the reference")
         }
         if let type = request.typeByte, PolarPMD.measurementTypeName(type & 0x7F) == nil {
-          ProfileSupport.note(&diagnostics, "PMD measurement type \(type & 0x7F) is not in the reference")
+          ProfileSupport.add(.profileVendorCodeUnknown, &diagnostics, "PMD measurement type \(type & 0x7F) is not in the reference")
         }
         request.settings?.diagnose(into: &diagnostics)
       case .response(let response):
         if PolarPMD.statusName(response.status) == nil {
-          ProfileSupport.warn(&diagnostics, "PMD status \(response.status) is not in the reference")
+          ProfileSupport.add(.profileVendorStatusUnknown, &diagnostics, "PMD status \(response.status) is not in the reference")
         }
         if response.status != 0 && !response.parameters.isEmpty {
-          ProfileSupport.warn(&diagnostics, "\(response.parameters.count) bytes after an error status")
+          ProfileSupport.add(.profileTrailingBytes, &diagnostics, "\(response.parameters.count) bytes after an error status")
         }
         response.settings?.diagnose(into: &diagnostics)
       case .deviceCommand(let command, _):
         if PolarPMD.deviceCommandName(command) == nil {
-          ProfileSupport.note(&diagnostics, "PMD device command \(Hex.prefixed(UInt64(command), width: 2)) is not in the reference")
+          ProfileSupport.add(.profileVendorCodeUnknown, &diagnostics, "PMD device command \(Hex.prefixed(UInt64(command), width: 2)) is not in the reference")
         }
       }
     }
@@ -531,7 +531,7 @@ extension PolarPMD {
 extension PolarPMD.Settings {
   func diagnose(into diagnostics: inout [Diagnostic]) {
     if let unknownType {
-      ProfileSupport.warn(&diagnostics, "PMD setting type \(unknownType) is not in the reference: \(undecoded.count) bytes not decoded")
+      ProfileSupport.add(.profileVendorValueUndecoded, &diagnostics, "PMD setting type \(unknownType) is not in the reference: \(undecoded.count) bytes not decoded")
     }
   }
 }

@@ -349,13 +349,13 @@ extension PolarPMD {
       let name = PolarPMD.measurementTypeName(measurementType).map { $0.description } ?? "type \(measurementType)"
       if case .undecoded(let bytes) = samples {
         if isCompressed {
-          ProfileSupport.warn(&diagnostics, "PMD delta frame of \(name): no single layout (1–8 channels × 1–4 bytes) fits its \(bytes.count) bytes; samples not decoded")
+          ProfileSupport.add(.profileVendorValueUndecoded, &diagnostics, "PMD delta frame of \(name): no single layout (1–8 channels × 1–4 bytes) fits its \(bytes.count) bytes; samples not decoded")
         } else {
-          ProfileSupport.note(&diagnostics, "PMD frame type \(frameType) of \(name) is not in the reference; samples not decoded")
+          ProfileSupport.add(.profileVendorCodeUnknown, &diagnostics, "PMD frame type \(frameType) of \(name) is not in the reference; samples not decoded")
         }
       }
       if let delta, !delta.isTypeLayout {
-        ProfileSupport.note(&diagnostics, "PMD delta frame of \(name) read as \(delta.channels) channels × \(delta.bytesPerChannel) bytes (the layout that fits; not the type's usual one)")
+        ProfileSupport.add(.profileVendorLayoutGuessed, &diagnostics, "PMD delta frame of \(name) read as \(delta.channels) channels × \(delta.bytesPerChannel) bytes (the layout that fits; not the type's usual one)")
       }
     }
   }

@@ -26,22 +26,19 @@ enum ProfileSupport {
     }
   }
 
-  static func warn(_ diagnostics: inout [Diagnostic], _ message: String) {
-    diagnostics.append(Diagnostic(.warning, .profile, message))
-  }
-
-  static func note(_ diagnostics: inout [Diagnostic], _ message: String) {
-    diagnostics.append(Diagnostic(.note, .profile, message))
+  /// A value's diagnostic: a profile kind from the catalogue, and its words.
+  static func add(_ kind: DiagnosticKind, _ diagnostics: inout [Diagnostic], _ message: String) {
+    diagnostics.append(Diagnostic(kind, message))
   }
 
   /// Warns when bits outside `defined` are set in a flags or bit-field value.
   static func checkReserved(
     _ value: UInt64, defined: UInt64, width: Int, what: Name, _ diagnostics: inout [Diagnostic],
-    severity: Diagnostic.Severity = .warning
+    kind: DiagnosticKind = .profileReservedBits
   ) {
     let reserved = value & ~defined
     guard reserved != 0 else { return }
-    diagnostics.append(Diagnostic(severity, .profile, "reserved bits set in \(what): \(Hex.prefixed(reserved, width: width))"))
+    diagnostics.append(Diagnostic(kind, "reserved bits set in \(what): \(Hex.prefixed(reserved, width: width))"))
   }
 
   /// A summary separator: nothing before the first part a value writes, ", " after.
@@ -82,9 +79,9 @@ public struct UTF8Text: Sendable, Equatable {
 
   func diagnose(into diagnostics: inout [Diagnostic]) {
     if nulPadding > 0 {
-      ProfileSupport.note(&diagnostics, "string ends with \(nulPadding) NUL byte\(nulPadding == 1 ? "" : "s") (the format has no terminator)")
+      ProfileSupport.add(.profileStringNULPadded, &diagnostics, "string ends with \(nulPadding) NUL byte\(nulPadding == 1 ? "" : "s") (the format has no terminator)")
     }
-    if !isValidUTF8 { ProfileSupport.warn(&diagnostics, "string is not valid UTF-8") }
+    if !isValidUTF8 { ProfileSupport.add(.profileStringInvalidUTF8, &diagnostics, "string is not valid UTF-8") }
   }
 }
 

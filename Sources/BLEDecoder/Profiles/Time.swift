@@ -73,7 +73,7 @@ public struct DateTime: CharacteristicValue, Equatable, CustomStringConvertible 
 
   /// Also the warnings of a time stamp inside another value (health measurements).
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-    for problem in problems { ProfileSupport.warn(&diagnostics, "date and time: " + problem) }
+    for problem in problems { ProfileSupport.add(.profileInvalidValue, &diagnostics, "date and time: " + problem) }
   }
 }
 
@@ -116,7 +116,7 @@ public struct DayOfWeek: CharacteristicValue, Equatable {
   }
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-    if name == nil { ProfileSupport.warn(&diagnostics, "day of week \(rawValue) is reserved") }
+    if name == nil { ProfileSupport.add(.profileReservedValue, &diagnostics, "day of week \(rawValue) is reserved") }
   }
 }
 

@@ -135,7 +135,8 @@ enum BLEDissectCLI {
       text += "  " + config.name + String(repeating: " ", count: max(12 - config.name.count, 1)) + config.abstract + "\n"
     }
     text += "  help        \(helpCommandAbstract)\n\n"
-    text += "  See 'bledissect help <command>' for a command's options.\n\n"
+    text += "  See 'bledissect help <command>' for a command's options, 'bledissect help --diagnostics'\n"
+    text += "  for every diagnostic code.\n\n"
     text += "OPTIONS:\n"
     for option in globalOptions {
       let left = (option.short.map { "-\($0), " } ?? "") + "--" + option.name
@@ -166,6 +167,11 @@ enum BLEDissectCLI {
       // Not in the overview: for Scripts/update-cli-docs and packagers (docs/cli.md says so).
       guard arguments.count == 2 else { return usageError("help --man takes nothing more", command: nil, context) }
       context.stdout.append(string: Manual.manPage())
+      return ExitStatus.success
+    case "help" where arguments.count > 1 && arguments[1].text == "--diagnostics":
+      // Every diagnostic code (docs/diagnostics.md quotes it; Scripts/update-cli-docs).
+      guard arguments.count == 2 else { return usageError("help --diagnostics takes nothing more", command: nil, context) }
+      context.stdout.append(string: DiagnosticList.text())
       return ExitStatus.success
     case "help" where arguments.count > 1 && arguments[1].text == "--completions":
       guard arguments.count == 3, let script = Manual.completions(arguments[2].text) else {

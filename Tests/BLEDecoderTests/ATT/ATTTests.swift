@@ -46,10 +46,10 @@ import BLERender
     #expect(value.fields.uint("decoded.battery_level.percent") == 85)
     // A response with nothing pending, and a request while one is pending, are diagnostics.
     let orphan = t.att(rx, [0x0B, 0x01])
-    #expect(orphan.diagnostics.contains { $0.message.contains("without a pending request") })
+    #expect(orphan.diagnostics.contains { $0.kind == .attResponseWithoutRequest })
     _ = t.att(tx, [0x0A, 0x18, 0x00])
     let second = t.att(tx, [0x0A, 0x13, 0x00])
-    #expect(second.diagnostics.contains { $0.message.contains("still pending") })
+    #expect(second.diagnostics.contains { $0.kind == .attRequestWhilePending })
   }
 
   @Test func errorResponseNamesRequestAndError() {
@@ -69,14 +69,14 @@ import BLERender
     _ = t.connect(handle: 0x40, peer: "D0:B1:ED:00:48:52")
     // Before any exchange, ATT_MTU is 23: a 24-byte notification is too large.
     let big = t.att(rx, [0x1B, 0x10, 0x00] + [UInt8](repeating: 0, count: 21))
-    #expect(big.diagnostics.contains { $0.message.contains("exceeds ATT_MTU 23") })
+    #expect(big.diagnostics.contains { ($0.kind == .attPDUExceedsMTU && $0.message.contains("exceeds ATT_MTU 23")) })
     _ = t.att(tx, [0x02, 0xF7, 0x00])
     let response = t.att(rx, [0x03, 0x64, 0x00])
     #expect(response.fields.uint("att.mtu") == 100)
     let fits = t.att(rx, [0x1B, 0x10, 0x00] + [UInt8](repeating: 0, count: 97))
-    #expect(!fits.diagnostics.contains { $0.message.contains("exceeds") })
+    #expect(!fits.diagnostics.contains { $0.kind == .attPDUExceedsMTU })
     let tooBig = t.att(rx, [0x1B, 0x10, 0x00] + [UInt8](repeating: 0, count: 98))
-    #expect(tooBig.diagnostics.contains { $0.message.contains("exceeds ATT_MTU 100") })
+    #expect(tooBig.diagnostics.contains { ($0.kind == .attPDUExceedsMTU && $0.message.contains("exceeds ATT_MTU 100")) })
   }
 
   @Test func longReadIsReassembledAndDecodedOnce() {
@@ -106,7 +106,7 @@ import BLERender
     _ = t.att(rx, [0x17, 0x1B, 0x00, 0x00, 0x00] + Array("Hello, ".utf8))
     _ = t.att(tx, [0x16, 0x1B, 0x00, 0x07, 0x00] + Array("world".utf8))
     let mismatch = t.att(rx, [0x17, 0x1B, 0x00, 0x07, 0x00] + Array("worle".utf8))
-    #expect(mismatch.diagnostics.contains { $0.message.contains("differs from the request") })
+    #expect(mismatch.diagnostics.contains { $0.kind == .attPrepareResponseDiffers })
     let execute = t.att(tx, [0x18, 0x01])
     #expect(execute.fields.text("att.written.0.value") == Hex.string(Array("Hello, world".utf8)))
     #expect(execute.fields.uint("att.written.0.handle") == 0x1B)
@@ -116,7 +116,7 @@ import BLERender
     _ = t.att(rx, [0x17, 0x1B, 0x00, 0x00, 0x00, 0x41])
     let cancel = t.att(tx, [0x18, 0x00])
     #expect(cancel.summaryText == "cancel 1 prepared write")
-    #expect(cancel.diagnostics.contains { $0.message.contains("cancelled") })
+    #expect(cancel.diagnostics.contains { $0.kind == .attPrepareQueueCancelled })
   }
 
   @Test func multipleValuesAreSplitPerHandle() {
@@ -154,7 +154,7 @@ import BLERender
     #expect(confirmation.fields.uint("att.request_frame") == UInt64(indication.number))
     #expect(confirmation.fields.uint("att.handle") == 0x08)
     let stray = t.att(tx, [0x1E])
-    #expect(stray.diagnostics.contains { $0.message.contains("without a pending indication") })
+    #expect(stray.diagnostics.contains { $0.kind == .attConfirmationWithoutIndication })
   }
 
   @Test func serviceChangedForgetsTheRange() {
@@ -169,7 +169,7 @@ import BLERender
     _ = t.att(rx, [0x09, 0x07, 0x0F, 0x00, 0x10, 0x10, 0x00, 0x37, 0x2A])
     #expect(t.att(rx, [0x1B, 0x10, 0x00, 0x00, 0x48]).fields.text("gatt.characteristic") == "2a37")
     let changed = t.att(rx, [0x1D, 0x08, 0x00, 0x0E, 0x00, 0x15, 0x00])
-    #expect(changed.diagnostics.contains { $0.message.contains("Service Changed") })
+    #expect(changed.diagnostics.contains { $0.kind == .gattServiceChanged })
     _ = t.att(tx, [0x1E])
     #expect(t.att(rx, [0x1B, 0x10, 0x00, 0x00, 0x48]).fields.value("gatt") == nil)
   }
@@ -248,7 +248,7 @@ import BLERender
     // The capture lost the Read By Type Request: the response alone (entries of 7 bytes whose
     // value handle follows the declaration) still reads as characteristic declarations.
     let response = t.att(rx, [0x09, 0x07, 0x0F, 0x00, 0x10, 0x10, 0x00, 0x37, 0x2A])
-    #expect(response.diagnostics.contains { $0.message.contains("read as characteristic declarations") })
+    #expect(response.diagnostics.contains { $0.kind == .attUnrequestedDiscoveryResponse })
     #expect(t.att(rx, [0x1B, 0x10, 0x00, 0x00, 0x48]).fields.uint("decoded.heart_rate_measurement.bpm") == 72)
     // Entries that do not look like declarations teach nothing.
     _ = t.att(rx, [0x09, 0x04, 0x20, 0x00, 0x55, 0x66])

@@ -36,7 +36,7 @@ import Testing
     #expect(first.attributes.first?.meaning?.characteristic == BluetoothUUID(uuid16: 0x2A37))
     #expect(first.attributes.first?.meaning?.source == .imported)
     #expect(first.attributes.first?.value(as: HeartRateMeasurement.self)?.bpm == 72)
-    #expect(first.diagnostics.contains { $0.message.contains("from the map test") })
+    #expect(first.diagnostics.contains { ($0.kind == .gattTableFromMap && $0.message.contains("from the map test")) })
     // Once: the next frame carries no note.
     #expect(Self.notification(&transcript, bpm: 73).diagnostics.isEmpty)
   }
@@ -66,7 +66,7 @@ import Testing
     var other = LinkTranscript(dissector: Dissector(maps: two))
     let unmapped = Self.notification(&other, bpm: 91)
     #expect(unmapped.attributes.first?.meaning == nil)
-    #expect(unmapped.diagnostics.contains { $0.message.contains("2 known GATT tables differ") })
+    #expect(unmapped.diagnostics.contains { ($0.kind == .gattLayoutsAmbiguous && $0.message.contains("2 known GATT tables differ")) })
   }
 
   @Test func aDatabaseHashIdentifiesTheTableWhateverTheAddress() throws {
@@ -77,7 +77,7 @@ import Testing
     _ = transcript.connect(handle: 0x0040, peer: "5A:00:00:00:00:01")  // a private address
     _ = transcript.att(Self.tx, [0x08, 0x01, 0x00, 0xFF, 0xFF, 0x2A, 0x2B])
     let response = transcript.att(Self.rx, [0x09, 0x12, 0x0D, 0x00] + hash)
-    #expect(response.diagnostics.contains { $0.message.contains("Database Hash 101112131415161718191a1b1c1d1e1f is that of 11:22:33:44:55:66's table") })
+    #expect(response.diagnostics.contains { ($0.kind == .gattTableByHash && $0.message.contains("Database Hash 101112131415161718191a1b1c1d1e1f is that of 11:22:33:44:55:66's table")) })
     let value = Self.notification(&transcript, bpm: 64)
     #expect(value.attributes.first?.meaning?.characteristic == BluetoothUUID(uuid16: 0x2A37))
     // Another hash: nothing.
@@ -154,7 +154,7 @@ import Testing
     let value = Self.notification(&same, bpm: 92)
     #expect(value.attributes.first?.meaning?.source == .cache)
     #expect(value.attributes.first?.value(as: HeartRateMeasurement.self)?.bpm == 92)
-    #expect(value.diagnostics.contains { $0.message.contains("from the cache (test at 2026-01-02T03:04:05Z, /cache/112233445566.json)") })
+    #expect(value.diagnostics.contains { ($0.kind == .gattTableFromCache && $0.message.contains("from the cache (test at 2026-01-02T03:04:05Z, /cache/112233445566.json)")) })
     // Asked by address, for the peers whose address the capture showed.
     #expect(cache.asked == ["address D0:B1:ED:00:48:52", "address 11:22:33:44:55:66"])
   }
@@ -170,7 +170,7 @@ import Testing
     let first = Self.notification(&transcript, bpm: 70)
     #expect(first.attributes.first?.meaning == nil)
     #expect(first.malformed == nil)
-    #expect(first.diagnostics.contains { $0.message.contains("the cache's table (test) dropped: the value of 0x0010 (0646) is not a valid Blood Pressure Measurement") })
+    #expect(first.diagnostics.contains { ($0.kind == .gattTableDropped && $0.message.contains("the cache's table (test) dropped: the value of 0x0010 (0646) is not a valid Blood Pressure Measurement")) })
     var sources: [GATTSource?] = []
     for bpm in [71, 72, 73] as [UInt8] {
       transcript.time += 999_000
@@ -207,7 +207,7 @@ import Testing
     #expect(Self.notification(&changed, bpm: 70).attributes.first?.meaning?.source == .cache)
     _ = changed.att(Self.tx, [0x08, 0x01, 0x00, 0xFF, 0xFF, 0x2A, 0x2B])
     let response = changed.att(Self.rx, [0x09, 0x12, 0x0D, 0x00] + Array(repeating: 0xEE, count: 16))
-    #expect(response.diagnostics.contains { $0.message.contains("dropped: the device reports Database Hash eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee, not the table's 101112131415161718191a1b1c1d1e1f") })
+    #expect(response.diagnostics.contains { ($0.kind == .gattTableDropped && $0.message.contains("dropped: the device reports Database Hash eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee, not the table's 101112131415161718191a1b1c1d1e1f")) })
     #expect(Self.notification(&changed, bpm: 71).attributes.first?.meaning == nil)
 
     // The strap's table with a Generic Attribute service holding Service Changed (value 0x0008).
@@ -221,7 +221,7 @@ import Testing
     #expect(Self.notification(&indicated, bpm: 70).attributes.first?.meaning?.source == .cache)
     // Service Changed (value handle 0x0008 in the strap's table), range 0x0001–0xffff.
     let indication = indicated.att(Self.rx, [0x1D, 0x08, 0x00, 0x01, 0x00, 0xFF, 0xFF])
-    #expect(indication.diagnostics.contains { $0.message.contains("dropped: the device indicated Service Changed") })
+    #expect(indication.diagnostics.contains { ($0.kind == .gattTableDropped && $0.message.contains("dropped: the device indicated Service Changed")) })
     #expect(Self.notification(&indicated, bpm: 71).attributes.first?.meaning == nil)
   }
 
@@ -253,7 +253,7 @@ import Testing
     _ = transcript.att(handle: 0x0041, Self.rx, [0x11, 0x06, 0x01, 0x00, 0x05, 0x00, 0x0F, 0x18])
     let ambiguous = transcript.att(handle: 0x0900, Self.rx, [0x1B, 0x10, 0x00, 0x06, 70])
     #expect(ambiguous.attributes.first?.meaning == nil)
-    #expect(ambiguous.diagnostics.contains { $0.message.contains("2 known GATT tables differ") })
+    #expect(ambiguous.diagnostics.contains { ($0.kind == .gattLayoutsAmbiguous && $0.message.contains("2 known GATT tables differ")) })
   }
 }
 

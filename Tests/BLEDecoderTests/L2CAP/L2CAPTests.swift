@@ -69,21 +69,21 @@ import BLERender
     let pdu = Self.notification
     // A continuation with no start.
     let orphan = t.acl(handle: 0x40, rx, pb: 1, Array(pdu[4...]))
-    #expect(orphan.diagnostics.contains { $0.message.contains("continuation fragment without a start") })
+    #expect(orphan.diagnostics.contains { $0.kind == .l2capContinuationWithoutStart })
     // A new start while a PDU is incomplete: the old one is dropped, the new one decodes.
     _ = t.acl(handle: 0x40, rx, pb: 2, Array(pdu[..<6]))
     let restart = t.acl(handle: 0x40, rx, pb: 2, pdu)
-    #expect(restart.diagnostics.contains { $0.message.contains("is incomplete") })
+    #expect(restart.diagnostics.contains { $0.kind == .l2capPDUInterrupted })
     #expect(restart.fields.uint("decoded.heart_rate_measurement.bpm") == 72)
     // More bytes than the L2CAP length.
     _ = t.acl(handle: 0x40, rx, pb: 2, Array(pdu[..<10]))
     let overflow = t.acl(handle: 0x40, rx, pb: 1, Array(pdu[10...]) + [0xEE, 0xEE])
-    #expect(overflow.diagnostics.contains { $0.message.contains("more than the L2CAP length") })
+    #expect(overflow.diagnostics.contains { $0.kind == .l2capPDUTrailingBytes })
     #expect(overflow.fields.uint("decoded.heart_rate_measurement.bpm") == 72)
     // A disconnect in the middle of a PDU.
     _ = t.acl(handle: 0x40, rx, pb: 2, Array(pdu[..<10]))
     let gone = t.disconnect(handle: 0x40)
-    #expect(gone.diagnostics.contains { $0.message.contains("incomplete") })
+    #expect(gone.diagnostics.contains { $0.kind == .l2capPDUDropped })
     // And the next connection starts clean.
     _ = t.connect(handle: 0x40, peer: "D0:B1:ED:00:48:52")
     let fresh = t.acl(handle: 0x40, rx, pb: 2, pdu)
@@ -164,6 +164,6 @@ import BLERender
     // A request pending on one bearer does not pair with a response on another.
     _ = t.l2cap(handle: 0x40, tx, cid: 0x50, [3, 0, 0x0A, 0x18, 0x00])
     let unrelated = t.att(rx, [0x0B, 0x50])
-    #expect(unrelated.diagnostics.contains { $0.message.contains("without a pending request") })
+    #expect(unrelated.diagnostics.contains { $0.kind == .attResponseWithoutRequest })
   }
 }

@@ -126,6 +126,7 @@ import Testing
     let cscReserved = try decodeProfile(0x2A5C, [0x08, 0x00])
     #expect(cscReserved.warnings.isEmpty)
     #expect(cscReserved.diagnostics.map(\.message) == ["reserved bits set in CSC Feature: 0x0008"])
+    #expect(cscReserved.diagnostics.map(\.code) == ["profile.reserved_feature_bits"])
     #expect(cscReserved.summaryText == "no features")
     expectPrefixesTruncate(0x2A5C, [0x03, 0x00])
     expectTrailingByteRejected(0x2A5C, [0x03, 0x00])
