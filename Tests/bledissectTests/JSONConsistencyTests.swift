@@ -5,7 +5,10 @@ import BLETestSupport
 @testable import bledissect
 
 /// One key, one type, in every frame of every sample capture (jq filters and typed readers rely
-/// on it), and no number a JSON reader would round: 64-bit fields are "0x…" strings.
+/// on it), and no number a JSON reader would round: 64-bit fields are "0x…" strings. A key is
+/// its path (`signaling.code`, `diagnostics[].code`): that is what a jq filter or a typed
+/// reader's struct names, and one member name may mean different things in different objects
+/// (an L2CAP signaling code is a number, a diagnostic's code a string).
 @Suite struct JSONConsistencyTests {
   static func typeName(_ value: Any) -> String {
     switch value {
@@ -52,7 +55,7 @@ import BLETestSupport
         }
       }
       if let object = value as? [String: Any] {
-        for (member, inner) in object { walk(inner, key: member, file: file) }
+        for (member, inner) in object { walk(inner, key: key == "" ? member : key + "." + member, file: file) }
       } else if let array = value as? [Any] {
         for element in array { walk(element, key: key + "[]", file: file) }
       }

@@ -115,7 +115,7 @@ import Testing
     #expect(quoted.string("text") == "température \"x\\y\"\t")
     #expect(quoted.summary == #""température \"x\\y\"\t""#)
     // Some control characters are still text (an escape sequence), shown escaped.
-    #expect(decodeVendor(tx, [0x1B] + Array("[31mred".utf8), .notification).summary == #""\x1b[31mred""#)
+    #expect(decodeVendor(tx, [0x1B] + Array("[31mred".utf8), .notification).summary == #""\x1B[31mred""#)
     // Binary: a NUL, invalid UTF-8, or mostly control characters.
     for bytes: [UInt8] in [[0x41, 0x00, 0x42], [0xFF, 0xFE, 0x41], [0x01, 0x02, 0x41]] {
       let binary = decodeVendor(tx, bytes, .notification)
