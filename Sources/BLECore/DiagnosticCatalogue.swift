@@ -74,6 +74,8 @@ extension DiagnosticKind {
   public static let attPrepareResponseDiffers = DiagnosticKind("att.prepare_response_differs", .warning, .att, "A Prepare Write Response that differs from its request.")
   public static let attPrepareQueueCancelled = DiagnosticKind("att.prepare_queue_cancelled", .note, .att, "A prepared-write queue cancelled.")
   public static let attPreparedPartsDropped = DiagnosticKind("att.prepared_parts_dropped", .warning, .att, "Prepared parts beyond the queue's limit are not in the written values.")
+  public static let attDiscoveryOutsideRange = DiagnosticKind("att.discovery_outside_range", .warning, .att, "A discovery response lists a handle outside the range its request asked for.")
+  public static let attDiscoveryOutOfOrder = DiagnosticKind("att.discovery_out_of_order", .warning, .att, "A discovery response lists handles out of ascending order.")
   public static let gattLabelledInHindsight = DiagnosticKind("gatt.labelled_in_hindsight", .note, .gatt, "A value labelled after the fact, from later values that made the guess.")
   public static let gattTableForgotten = DiagnosticKind("gatt.table_forgotten", .note, .gatt, "A GATT table forgotten: more servers or attributes than bledissect keeps.")
   public static let gattServiceChanged = DiagnosticKind("gatt.service_changed", .note, .gatt, "Service Changed: a handle range is forgotten until rediscovered.")
@@ -149,6 +151,8 @@ extension DiagnosticKind {
     .attPrepareResponseDiffers,
     .attPrepareQueueCancelled,
     .attPreparedPartsDropped,
+    .attDiscoveryOutsideRange,
+    .attDiscoveryOutOfOrder,
     .gattLabelledInHindsight,
     .gattTableForgotten,
     .gattServiceChanged,

@@ -333,7 +333,7 @@ extension Dissector {
     }
     let link = ATTLinkContext(
       frameNumber: frame.number, timestamp: frame.record.timestamp, direction: direction,
-      channel: channel, peer: connections.entries[slot].peer)
+      channel: channel, bearer: bearerKey, peer: connections.entries[slot].peer)
     let footprint = gattDatabases.databases[database].footprint
     let revision = gattDatabases.databases[database].revision
     let wasEmpty = gattDatabases.databases[database].isEmpty

@@ -130,6 +130,9 @@ public struct ATTFact: Sendable, Equatable {
   public var opcode: UInt8
   /// The L2CAP channel (4 for the fixed channel; an EATT or BR/EDR channel otherwise).
   public var channel: UInt16
+  /// The ATT bearer, the same in both directions (a dynamic channel's two CIDs differ): 4 for
+  /// the fixed channel.
+  public var bearer: UInt32
   public var operation: ATTOperationFact = .plain
   /// The request or indication this PDU answers or confirms, and its opcode.
   public var requestFrame: Int?
@@ -137,9 +140,10 @@ public struct ATTFact: Sendable, Equatable {
   /// Time from that request, in microseconds (nil when the clock ran backwards).
   public var latency: Int64?
 
-  public init(opcode: UInt8, channel: UInt16) {
+  public init(opcode: UInt8, channel: UInt16, bearer: UInt32 = 4) {
     self.opcode = opcode
     self.channel = channel
+    self.bearer = bearer
   }
 
   public var kind: ATTMethodKind { ATTMethodKind(opcode: opcode) }

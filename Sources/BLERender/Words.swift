@@ -17,4 +17,9 @@ package enum Words {
       return "GATT table of \(server) from the map \(provenance.origin)"
     }
   }
+
+  /// "1 frame", "2 frames".
+  package static func count(_ number: Int, _ noun: String) -> String {
+    "\(number) \(noun)\(number == 1 ? "" : "s")"
+  }
 }

@@ -23,8 +23,11 @@ enum ATTDiscoveryPDUs {
     }
     frame.fields.beginArray("information", "Information")
     var count = 0
+    var listed = ListedHandles(pdu.answered)
+    defer { listed.diagnose(&frame) }
     while !r.isAtEnd {
       let handle = try r.readUInt16LE()
+      listed.add(handle)
       let uuid = format == 1 ? try r.readUUID16() : try r.readUUID128()
       frame.fields.beginObject("", "Attribute")
       frame.fields.hex("handle", "Handle", handle, width: 4)
@@ -58,9 +61,12 @@ enum ATTDiscoveryPDUs {
     frame.fields.beginArray("handles", "Found")
     let request = pdu.answered
     let serviceUUID = request.flatMap { [0x2800, 0x2801].contains($0.type?.uuid16 ?? 0) ? ByteView.pinning($0.findValue) { ATTLayer.uuidValue($0) } : nil }
+    var listed = ListedHandles(request)
+    defer { listed.diagnose(&frame) }
     while !r.isAtEnd {
       let found = try r.readUInt16LE()
       let end = try r.readUInt16LE()
+      listed.add(found)
       frame.fields.beginObject("", "Range")
       frame.fields.hex("handle", "Found", found, width: 4)
       frame.fields.hex("end_handle", "Group end", end, width: 4)
@@ -89,9 +95,12 @@ enum ATTDiscoveryPDUs {
     let isServiceDiscovery = requestType == 0x2800 || requestType == 0x2801 || pdu.answered == nil
     frame.fields.beginArray("services", "Services")
     var count = 0
+    var listed = ListedHandles(pdu.answered)
+    defer { listed.diagnose(&frame) }
     while !r.isAtEnd {
       var item = try r.readReader(count: length)
       let start = try item.readUInt16LE()
+      listed.add(start)
       let end = try item.readUInt16LE()
       let uuid = length == 6 ? try item.readUUID16() : try item.readUUID128()
       frame.fields.beginObject("", "Service")
@@ -124,9 +133,12 @@ enum ATTDiscoveryPDUs {
     }
     frame.fields.beginArray("attributes", kind == 0x2803 ? "Characteristics" : (kind == 0x2802 ? "Includes" : "Attributes"))
     var count = 0
+    var listed = ListedHandles(pdu.answered)
+    defer { listed.diagnose(&frame) }
     while !r.isAtEnd {
       var item = try r.readReader(count: length)
       let handle = try item.readUInt16LE()
+      listed.add(handle)
       frame.fields.beginObject("", kind == 0x2803 ? "Characteristic" : "Attribute")
       frame.fields.addVerbose("handle", "Handle", .unsigned(UInt64(handle), .hex(4)))
       switch kind {
@@ -179,5 +191,36 @@ enum ATTDiscoveryPDUs {
       else { return false }
     }
     return true
+  }
+}
+
+/// The handles a discovery response lists, against its request's range and each other: a
+/// server lists them ascending, inside the range asked for (Core v5.4 Vol 3 Part F §3.4.3.2,
+/// §3.4.3.4, §3.4.4.2, §3.4.4.10). Said once per response, with the first offender.
+struct ListedHandles {
+  var range: ClosedRange<UInt16>?
+  var previous: UInt16?
+  var outside: UInt16?
+  var outOfOrder: (previous: UInt16, next: UInt16)?
+
+  init(_ request: PendingRequest?) {
+    if let request, request.startHandle <= request.endHandle { range = request.startHandle...request.endHandle }
+  }
+
+  mutating func add(_ handle: UInt16) {
+    if outside == nil, let range, !range.contains(handle) { outside = handle }
+    if outOfOrder == nil, let previous, handle <= previous { outOfOrder = (previous, handle) }
+    previous = handle
+  }
+
+  func diagnose(_ frame: inout DissectedFrame) {
+    if let outside, let range {
+      frame.diagnostics.append(Diagnostic(.attDiscoveryOutsideRange,
+        "handle \(Hex.prefixed(UInt64(outside), width: 4)) is outside the requested range \(Hex.prefixed(UInt64(range.lowerBound), width: 4))–\(Hex.prefixed(UInt64(range.upperBound), width: 4))"))
+    }
+    if let outOfOrder {
+      frame.diagnostics.append(Diagnostic(.attDiscoveryOutOfOrder,
+        "handle \(Hex.prefixed(UInt64(outOfOrder.next), width: 4)) follows \(Hex.prefixed(UInt64(outOfOrder.previous), width: 4)): not ascending"))
+    }
   }
 }

@@ -7,6 +7,9 @@ struct ATTLinkContext: Sendable {
   var direction: Direction
   /// The L2CAP channel of the bearer (4: the fixed channel).
   var channel: UInt16
+  /// The bearer's key, the same in both directions (4: the fixed channel; a dynamic channel's
+  /// two CIDs share one).
+  var bearer: UInt32
   /// The device on the other end, when the capture showed its address.
   var peer: BDAddr?
 }
@@ -65,7 +68,7 @@ enum ATTLayer {
     let size = r.remaining
     let opcode = try r.readUInt8()
     frame.deepestLayer = .att
-    frame.att = ATTFact(opcode: opcode, channel: link.channel)
+    frame.att = ATTFact(opcode: opcode, channel: link.channel, bearer: link.bearer)
     frame.attOpcode = opcode
 
     frame.fields.beginObject("att", "ATT", inline: true)

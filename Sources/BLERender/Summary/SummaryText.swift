@@ -523,9 +523,7 @@ package enum SummaryText {
     GATTDatabase.name(uuid).map { "\($0)" } ?? uuid.description
   }
 
-  static func count(_ number: Int, _ noun: String) -> String {
-    "\(number) \(noun)\(number == 1 ? "" : "s")"
-  }
+  static func count(_ number: Int, _ noun: String) -> String { Words.count(number, noun) }
 
   static func hex(_ value: UInt16) -> String { String(Hex.prefixed(UInt64(value), width: 4).dropFirst(2)) }
   static func hex8(_ value: UInt8) -> String { String(Hex.prefixed(UInt64(value), width: 2).dropFirst(2)) }

@@ -95,7 +95,7 @@ protocol CLICommand {
 enum BLEDissectCLI {
   static let version = "0.1.0"
   nonisolated(unsafe) static let commands: [any CLICommand.Type] = [
-    AnnotateCommand.self, InfoCommand.self, SummaryCommand.self, GATTCommand.self, HRCommand.self, DiffCommand.self, ConvertCommand.self, LiveCommand.self, CacheCommand.self,
+    AnnotateCommand.self, InfoCommand.self, SummaryCommand.self, GATTCommand.self, HRCommand.self, DiffCommand.self, CheckCommand.self, ConvertCommand.self, LiveCommand.self, CacheCommand.self,
   ]
 
   static let exitStatusHelp = """

@@ -1,0 +1,170 @@
+import BLECore
+import BLEDecoder
+
+/// What `check` keeps of one connection: the gates' facts (seen from its start, lossy,
+/// encrypted), the ATT transactions open on each bearer, the MTU exchanges, the Client
+/// Characteristic Configuration each write left, and the profile values that must not change.
+struct CheckedLink {
+  var label: ConnectionLabel
+  /// The capture holds the connect event: history rules may speak from the first frame.
+  var seenFromStart: Bool
+  /// The capturing device's role (an air capture's "local" side is the central).
+  var localRole: LinkRole?
+  var lossy = false
+  var encrypted = false
+  /// A response went the same way as the request it answers: the capture's directions are
+  /// wrong on this link (a sniffer's flags), so rules that name a sender by direction keep quiet.
+  var directionsContradict = false
+  /// Which way each open request went (true: sent by the capturing device), by frame.
+  var requestWays: [Int: Bool] = [:]
+
+  /// An ATT bearer and the way its transactions go: the channel and whether the capturing
+  /// device is the one that asks (client for requests, server for indications).
+  struct Bearer: Hashable {
+    var channel: UInt32
+    var localAsks: Bool
+  }
+  struct Open {
+    var frame: Int
+    var time: Double
+    var opcode: UInt8
+  }
+  /// Requests awaiting their response, indications awaiting their confirmation.
+  var openRequests: [Bearer: Open] = [:]
+  var openIndications: [Bearer: Open] = [:]
+  /// Bearers on which a request (indication) was seen: before that, on a link seen late, a
+  /// response (confirmation) may answer one sent before the capture began.
+  var requestSeen: Set<Bearer> = []
+  var indicationSeen: Set<Bearer> = []
+
+  /// Exchange MTU Requests and Responses by the device that sent them (true: the capturing one).
+  var mtuRequests: [Bool: (frame: Int, mtu: UInt16)] = [:]
+  var mtuResponses: [Bool: (frame: Int, mtu: UInt16)] = [:]
+
+  /// A characteristic, as a frame's GATT meaning names it.
+  struct Characteristic: Hashable {
+    var service: BluetoothUUID?
+    var uuid: BluetoothUUID
+  }
+  /// Writes awaiting their Write Response: what they said (request frame → write).
+  enum PendingWrite {
+    case configuration(Characteristic, bits: UInt16)
+    case heartRateControl(value: [UInt8])
+  }
+  var pendingWrites: [Int: PendingWrite] = [:]
+  /// Configurations the server acknowledged with notifications or indications off: the
+  /// acknowledging frame.
+  var turnedOff: [Characteristic: (frame: Int, bits: UInt16)] = [:]
+  /// Heart Rate Measurement's Sensor Contact Supported bit, and where it was first seen so.
+  var contactSupport: (supported: Bool, frame: Int)?
+  var bodySensorLocation: (value: UInt8, frame: Int)?
+
+  static let transactionTimeout = 30.0
+  /// Bounds on what one link keeps (a hostile capture's stream of writes).
+  static let maximumPending = 256
+
+  // MARK: Gates
+
+  /// Diagnostics that say the sniffer did not get every packet of the link.
+  mutating func noteQuality(_ frame: DissectedFrame) {
+    for diagnostic in frame.diagnostics {
+      switch diagnostic.kind {
+      case .linkLayerCRCBad, .linkLayerPacketsMissed, .linkLayerMICFailed, .linkLayerNoKey, .linkLayerSnifferGap,
+        .linkLayerKeyTriesExhausted, .linkLayerLinkSilent, .linkLayerAccessAddressWithoutConnect:
+        lossy = true
+      default: break
+      }
+    }
+  }
+
+  /// ATT-02: a request or indication open for more than 30 s while the link is still heard
+  /// (this frame is on it).
+  mutating func checkTimeouts(_ context: FrameContext, _ findings: inout FindingCollector) {
+    for (bearer, open) in openRequests where context.time - open.time > Self.transactionTimeout {
+      openRequests[bearer] = nil
+      var late = context
+      late.frame = open.frame
+      late.time = open.time
+      findings.add(
+        .att02, late, side: .server, frames: [context.frame],
+        "\(ATTNames.opcode(open.opcode)) not answered in \(Self.seconds(context.time - open.time)); the link is still up at #\(context.frame)")
+    }
+    for (bearer, open) in openIndications where context.time - open.time > Self.transactionTimeout {
+      openIndications[bearer] = nil
+      var late = context
+      late.frame = open.frame
+      late.time = open.time
+      findings.add(
+        .att02, late, side: .client, frames: [context.frame],
+        "indication not confirmed in \(Self.seconds(context.time - open.time)); the link is still up at #\(context.frame)")
+    }
+  }
+
+  static func seconds(_ value: Double) -> String {
+    let tenths = (value * 10).rounded()
+    return "\(Int(tenths) / 10).\(Int(tenths) % 10) s"
+  }
+
+  // MARK: Link events
+
+  mutating func linkEvent(_ event: LinkEvent, _ context: FrameContext, _ findings: inout FindingCollector) {
+    switch event {
+    case let .encryptionChanged(status, _, enabled) where status == 0:
+      encrypted = enabled
+    case let .parametersRequested(_, minimum, maximum, latency, timeout):
+      let sender = directionsContradict ? .unknown : context.senderRole(local: localRole)
+      if sender == .central {
+        findings.add(.l2c02, context, side: .central, "the central sent a Connection Parameter Update Request (only the peripheral may)")
+      }
+      if let problem = Self.parameterProblem(minimum: minimum, maximum: maximum, latency: latency, timeout: timeout) {
+        findings.add(.l2c03, context, side: sender == .unknown ? .peripheral : sender, "Connection Parameter Update Request \(problem)")
+      }
+    case let .securityManager(code, _) where (0x06...0x0A).contains(code):
+      // Keys travel only over a link the pairing encrypted; on a link seen late the
+      // encryption may predate the capture.
+      guard seenFromStart, !encrypted, !lossy else { break }
+      let side = directionsContradict ? .unknown : context.senderRole(local: localRole)
+      findings.add(.smp05, context, side: side, "\(Self.keyName(code)) sent before the link was encrypted: the key travels in the clear")
+    default: break
+    }
+  }
+
+  static func keyName(_ code: UInt8) -> String {
+    switch code {
+    case 0x06: return "Encryption Information (LTK)"
+    case 0x07: return "Central Identification (EDIV, Rand)"
+    case 0x08: return "Identity Information (IRK)"
+    case 0x09: return "Identity Address Information"
+    default: return "Signing Information (CSRK)"
+    }
+  }
+
+  /// What is out of range in a parameter request (units: 1.25 ms, events, 10 ms), or nil.
+  static func parameterProblem(minimum: UInt16, maximum: UInt16, latency: UInt16, timeout: UInt16) -> String? {
+    if !(6...3200).contains(minimum) || !(6...3200).contains(maximum) {
+      return "asks for an interval of \(minimum)–\(maximum) (× 1.25 ms), outside 6–3200"
+    }
+    if minimum > maximum { return "asks for a minimum interval \(minimum) above its maximum \(maximum)" }
+    if latency > 499 { return "asks for a peripheral latency of \(latency), above 499" }
+    if !(10...3200).contains(timeout) { return "asks for a supervision timeout of \(timeout) (× 10 ms), outside 10–3200" }
+    // timeout × 10 ms > (1 + latency) × maximum × 1.25 ms × 2, in 0.25 ms units on both sides.
+    let timeoutQuarters = Int(timeout) * 40
+    let neededQuarters = (1 + Int(latency)) * Int(maximum) * 5 * 2
+    if timeoutQuarters <= neededQuarters {
+      return "asks for a supervision timeout of \(Int(timeout) * 10) ms, not more than (1 + latency \(latency)) × \(Self.milliseconds(maximum)) × 2 = \(Double(neededQuarters) / 4) ms"
+    }
+    return nil
+  }
+
+  static func milliseconds(_ interval: UInt16) -> String {
+    let quarters = Int(interval) * 5
+    return quarters % 4 == 0 ? "\(quarters / 4) ms" : "\(Double(quarters) / 4) ms"
+  }
+}
+
+/// Opcode names for messages.
+enum ATTNames {
+  static func opcode(_ opcode: UInt8) -> String {
+    AssignedNumbers.attOpcodeName(opcode).map { "\($0)" } ?? "ATT opcode " + Hex.prefixed(UInt64(opcode), width: 2)
+  }
+}

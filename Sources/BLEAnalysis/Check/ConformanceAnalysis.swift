@@ -1,0 +1,161 @@
+import BLECore
+import BLEDecoder
+import BLEEngine
+
+/// The `check` analysis: reads the frames' facts and finds the rules of the specifications
+/// (`ConformanceRule`) the devices broke, each with the frames that prove it and the side at
+/// fault. Decoders already flag what one PDU shows against its request (a response without a
+/// request, a PDU over the ATT_MTU); this adds what needs the link's history (an MTU exchange
+/// twice, a transaction timed out, a notification the client turned off) and the gates that
+/// keep a capture's gaps (a late start, a lossy sniff, a cut record) from passing for
+/// violations. A struct, run with `run(into: &analysis)`. Memory is bounded: per link a few
+/// fields, per server a capped table of the writes seen.
+public struct ConformanceAnalysis: FrameConsumer {
+  var links: [LinkKey: CheckedLink] = [:]
+  /// Connections whose start (a connect event) the capture showed, until their first frame.
+  var startsSeen: [UInt32: LinkRole?] = [:]
+  var findings = FindingCollector()
+  var tableChecks = TableChecks()
+  var firstTimestamp: Int64?
+  public private(set) var frames = 0
+
+  public init() {}
+
+  public var fieldDetail: FieldDetail { .none }
+
+  /// A connection: controller, handle and which use of the handle.
+  struct LinkKey: Hashable {
+    var adapter: UInt16
+    var handle: UInt16
+    var generation: Int
+    init(_ label: ConnectionLabel) {
+      adapter = label.adapter
+      handle = label.handle
+      generation = label.generation
+    }
+  }
+
+  public mutating func consume(_ frame: inout DissectedFrame) -> Bool {
+    frames += 1
+    if firstTimestamp == nil { firstTimestamp = frame.record.timestamp }
+    let time = Double(frame.record.timestamp - (firstTimestamp ?? 0)) / 1_000_000
+    noteStarts(frame)
+    guard let label = frame.connection else { return true }
+    let key = LinkKey(label)
+    if links[key] == nil {
+      if links.count >= Self.maximumLinks { links.removeAll() }
+      let startKey = UInt32(label.adapter) << 16 | UInt32(label.handle)
+      let role = startsSeen.removeValue(forKey: startKey)
+      // A sniffed link's "local" side is its central (Direction: central to peripheral is
+      // host to controller), whether or not its CONNECT_IND was heard.
+      let localRole = frame.air != nil ? .central : (role ?? nil)
+      links[key] = CheckedLink(label: label, seenFromStart: role != nil, localRole: localRole)
+    }
+    var context = FrameContext(frame: frame.number, time: time, direction: frame.direction, label: label)
+    links[key]!.label = label
+    links[key]!.checkTimeouts(context, &findings)
+    links[key]!.noteQuality(frame)
+    context.lossy = links[key]!.lossy
+    for event in frame.linkEvents { links[key]!.linkEvent(event, context, &findings) }
+    if frame.att != nil { links[key]!.att(&frame, context, &findings, &tableChecks) }
+    for event in frame.linkEvents {
+      if case .disconnected(let status, _, _) = event, status == 0 { links.removeValue(forKey: key) }
+    }
+    return true
+  }
+
+  /// Connect events: the link they open is seen from its start.
+  mutating func noteStarts(_ frame: DissectedFrame) {
+    for event in frame.linkEvents {
+      guard case let .connected(status, handle, _, _, role, _) = event, status == 0 else { continue }
+      if startsSeen.count >= Self.maximumLinks { startsSeen.removeAll() }
+      startsSeen[UInt32(frame.record.adapter) << 16 | UInt32(handle)] = .some(role)
+    }
+  }
+
+  public mutating func finish(_ end: FrameStream.End) {
+    tableChecks.finish(databases: end.dissector.databases, &findings)
+  }
+
+  /// The findings, grouped, in frame order.
+  public func report(file: String) -> ConformanceReport {
+    ConformanceReport(file: file, groups: findings.groups.sorted { $0.first.frame < $1.first.frame }, frames: frames)
+  }
+
+  /// Links followed at once; past it the table starts again (a hostile capture's million
+  /// handles cost no more than this).
+  static let maximumLinks = 4096
+}
+
+/// What every rule needs to know of the frame it looks at.
+struct FrameContext {
+  var frame: Int
+  var time: Double
+  var direction: Direction?
+  var label: ConnectionLabel
+  /// The link lost packets to the sniffer (or could not be decrypted): state rules only warn.
+  var lossy = false
+
+  /// The link role of the device that sent the frame, given the capturing device's role.
+  func senderRole(local: LinkRole?) -> ConformanceFinding.Side {
+    guard let direction, let local else { return .unknown }
+    let sentByLocal = direction == .hostToController
+    switch (local, sentByLocal) {
+    case (.central, true), (.peripheral, false): return .central
+    case (.peripheral, true), (.central, false): return .peripheral
+    }
+  }
+}
+
+/// Findings grouped as they come: one group per rule, link, side and severity.
+struct FindingCollector {
+  var groups: [ConformanceGroup] = []
+  var index: [GroupKey: Int] = [:]
+
+  struct GroupKey: Hashable {
+    var rule: String
+    var link: ConformanceAnalysis.LinkKey?
+    var side: ConformanceFinding.Side
+    var severity: ConformanceFinding.Severity
+  }
+
+  /// Distinct groups kept; past it further kinds of finding are counted in the last group
+  /// seen of their rule (a hostile capture can make millions of links).
+  static let maximumGroups = 10_000
+
+  /// One finding (`repeats`: how many times the same thing happened, noted once).
+  mutating func add(_ finding: ConformanceFinding, repeats: Int = 1) {
+    let key = GroupKey(rule: finding.rule.id, link: finding.connection.map(ConformanceAnalysis.LinkKey.init), side: finding.side, severity: finding.severity)
+    if let at = index[key] {
+      groups[at].count += repeats
+      if groups[at].frames.count < ConformanceGroup.listedFrames { groups[at].frames.append(finding.frame) }
+      return
+    }
+    guard groups.count < Self.maximumGroups else {
+      if let at = groups.lastIndex(where: { $0.first.rule == finding.rule }) { groups[at].count += repeats }
+      return
+    }
+    index[key] = groups.count
+    groups.append(ConformanceGroup(first: finding, count: repeats, frames: [finding.frame]))
+  }
+
+  mutating func add(
+    _ rule: ConformanceRule, _ context: FrameContext, side: ConformanceFinding.Side, frames: [Int] = [], _ message: String,
+    severity: ConformanceFinding.Severity? = nil, assumption: String? = nil, repeats: Int = 1
+  ) {
+    var chosen = severity ?? rule.severity
+    var why = assumption
+    if context.lossy, ConformanceRule.lossSensitive.contains(rule), chosen == .error {
+      chosen = .warning
+      why = why ?? "the sniffer missed packets on this link (or could not decrypt them): a missing PDU may explain it"
+    }
+    add(ConformanceFinding(
+      rule: rule, severity: chosen, side: side, frames: [context.frame] + frames.filter { $0 != context.frame }, time: context.time,
+      connection: context.label, message: message, assumption: why), repeats: repeats)
+  }
+}
+
+extension ConformanceRule {
+  /// Rules a packet the sniffer missed could make appear broken.
+  static let lossSensitive: Set<ConformanceRule> = [.att01, .att03, .att04, .att05, .att16, .att19, .gatt08]
+}
