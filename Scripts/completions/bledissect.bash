@@ -18,15 +18,15 @@ _bledissect() {
     if [[ $cur == -* ]]; then
       COMPREPLY=($(compgen -W '--json --format -t --time --color -1 --oneline --empty -v --verbose -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help --version' -- "$cur"))
     else
-      COMPREPLY=($(compgen -W 'annotate info summary gatt hr diff convert live cache help' -- "$cur"))
+      COMPREPLY=($(compgen -W 'annotate info summary gatt hr diff check convert live cache help' -- "$cur"))
       _bledissect_files "$cur"
     fi
     return 0
   fi
   case ${COMP_WORDS[1]} in
-    annotate|info|summary|gatt|hr|diff|convert|live|cache) command=${COMP_WORDS[1]} ;;
+    annotate|info|summary|gatt|hr|diff|check|convert|live|cache) command=${COMP_WORDS[1]} ;;
     help)
-      if ((COMP_CWORD == 2)); then COMPREPLY=($(compgen -W 'annotate info summary gatt hr diff convert live cache' -- "$cur")); fi
+      if ((COMP_CWORD == 2)); then COMPREPLY=($(compgen -W 'annotate info summary gatt hr diff check convert live cache' -- "$cur")); fi
       return 0
       ;;
   esac
@@ -124,6 +124,19 @@ _bledissect() {
           ;;
       esac
       options='--json -v --verbose --ignore --threshold --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
+      ;;
+    check)
+      case $prev in
+        --rule|--ignore|-j|--jobs|--decode-as|--ltk|--keys-from|--passkey|--tk)
+          :
+          return 0
+          ;;
+        --gatt|--decoders|--keys)
+          _bledissect_files "$cur"
+          return 0
+          ;;
+      esac
+      options='--json --rule --ignore --strict -j --jobs --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
       ;;
     convert)
       case $prev in

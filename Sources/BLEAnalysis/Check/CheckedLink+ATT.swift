@@ -9,9 +9,11 @@ extension CheckedLink {
     let sentByLocal = context.direction == .hostToController
     let side: ConformanceFinding.Side = kind.isClientToServer ? .client : .server
     let cutShort = frame.diagnostics.contains { $0.kind == .hciDataTruncatedByWriter }
-    transactions(frame, att, context, sentByLocal: sentByLocal, side: side, &findings)
+    let window = previousATT
+    previousATT = context.frame
+    transactions(frame, att, context, sentByLocal: sentByLocal, side: side, window: window, &findings)
     exchangeMTU(att, context, sentByLocal: sentByLocal, &findings)
-    if let error = frame.malformed, error.layer == .att, !cutShort, !context.lossy {
+    if let error = frame.malformed, error.layer == .att, !cutShort, !lostSince(window) {
       let rule: ConformanceRule
       switch att.opcode {
       case 0x01: rule = .att13
@@ -33,7 +35,7 @@ extension CheckedLink {
       switch diagnostic.kind {
       case .attPDUExceedsMTU where seenFromStart || !mtuResponses.isEmpty:
         findings.add(.att06, context, side: side, "\(ATTNames.opcode(att.opcode)): \(diagnostic.message)")
-      case .attPrepareResponseDiffers:
+      case .attPrepareResponseDiffers where !lostSince(window):
         findings.add(.att19, context, side: .server, frames: att.requestFrame.map { [$0] } ?? [], "Prepare Write Response: \(diagnostic.message)")
       case .attDiscoveryOutsideRange, .attDiscoveryOutOfOrder:
         findings.add(att.opcode == 0x05 ? .att17 : .att18, context, side: .server, frames: att.requestFrame.map { [$0] } ?? [],
@@ -63,14 +65,19 @@ extension CheckedLink {
 
   /// ATT-01, ATT-03, ATT-04, ATT-05: the transactions of each bearer.
   mutating func transactions(
-    _ frame: DissectedFrame, _ att: ATTFact, _ context: FrameContext, sentByLocal: Bool, side: ConformanceFinding.Side,
+    _ frame: DissectedFrame, _ att: ATTFact, _ context: FrameContext, sentByLocal: Bool, side: ConformanceFinding.Side, window: Int,
     _ findings: inout FindingCollector
   ) {
+    // A rule is judged unless the capture's directions are wrong on this link (the bearers
+    // below are told apart by direction) or the sniffer lost a packet since `since`.
+    let contradict = directionsContradict
+    let lastLoss = lossy ? self.lastLoss : -1
+    let judged = { (since: Int) in !contradict && lastLoss < since }
     let has = { (kind: DiagnosticKind) in frame.diagnostics.contains { $0.kind == kind } }
     switch att.kind {
     case .request:
       let bearer = Bearer(channel: att.bearer, localAsks: sentByLocal)
-      if has(.attRequestWhilePending) {
+      if has(.attRequestWhilePending), judged(openRequests[bearer]?.frame ?? window) {
         let open = openRequests[bearer]
         findings.add(.att01, context, side: .client, frames: open.map { [$0.frame] } ?? [],
           "\(ATTNames.opcode(att.opcode)) sent while \(open.map { "\(ATTNames.opcode($0.opcode)) #\($0.frame)" } ?? "an earlier request") is unanswered")
@@ -89,7 +96,7 @@ extension CheckedLink {
         // The response to a request sent the same way: one of the two directions is wrong.
         directionsContradict = true
       }
-      guard seenFromStart || requestSeen.contains(bearer) else { return }
+      guard seenFromStart || requestSeen.contains(bearer), !directionsContradict, judged(open?.frame ?? window) else { return }
       if has(.attResponseWithoutRequest) {
         findings.add(.att03, context, side: .server, "\(ATTNames.opcode(att.opcode)) with no request outstanding")
       } else if has(.attResponseMismatch) || has(.attErrorNamesOtherRequest) {
@@ -99,7 +106,7 @@ extension CheckedLink {
       }
     case .indication:
       let bearer = Bearer(channel: att.bearer, localAsks: sentByLocal)
-      if has(.attIndicationWhileUnconfirmed) {
+      if has(.attIndicationWhileUnconfirmed), judged(openIndications[bearer]?.frame ?? window) {
         let open = openIndications[bearer]
         findings.add(.att05, context, side: .server, frames: open.map { [$0.frame] } ?? [],
           "an indication sent while \(open.map { "the one of #\($0.frame)" } ?? "an earlier one") is unconfirmed")
@@ -109,7 +116,7 @@ extension CheckedLink {
     case .confirmation:
       let bearer = Bearer(channel: att.bearer, localAsks: !sentByLocal)
       let wasOpen = openIndications.removeValue(forKey: bearer) != nil
-      if has(.attConfirmationWithoutIndication), !wasOpen, seenFromStart || indicationSeen.contains(bearer) {
+      if has(.attConfirmationWithoutIndication), !wasOpen, seenFromStart || indicationSeen.contains(bearer), judged(window) {
         findings.add(.att04, context, side: .client, "Handle Value Confirmation with no indication outstanding")
       }
     default: break
@@ -181,7 +188,7 @@ extension CheckedLink {
     switch fact.operation {
     case .notification, .indication:
       let needed: UInt16 = fact.operation == .notification ? 0x1 : 0x2
-      if let off = turnedOff[characteristic], off.bits & needed == 0 {
+      if let off = turnedOff[characteristic], off.bits & needed == 0, !lostSince(off.frame) {
         findings.add(.gatt08, context, side: .server, frames: [off.frame],
           "\(fact.operation == .notification ? "notification" : "indication") of \(Self.name(uuid)) after the client turned it off (acknowledged at #\(off.frame))")
       }

@@ -11,6 +11,11 @@ struct CheckedLink {
   /// The capturing device's role (an air capture's "local" side is the central).
   var localRole: LinkRole?
   var lossy = false
+  /// The last frame of the link where the sniffer said it lost something: a finding that a
+  /// lost PDU could explain is not made across it.
+  var lastLoss = 0
+  /// The link's previous ATT PDU (the start of the window a response's missing request fell in).
+  var previousATT = 0
   var encrypted = false
   /// A response went the same way as the request it answers: the capture's directions are
   /// wrong on this link (a sniffer's flags), so rules that name a sender by direction keep quiet.
@@ -72,6 +77,7 @@ struct CheckedLink {
       case .linkLayerCRCBad, .linkLayerPacketsMissed, .linkLayerMICFailed, .linkLayerNoKey, .linkLayerSnifferGap,
         .linkLayerKeyTriesExhausted, .linkLayerLinkSilent, .linkLayerAccessAddressWithoutConnect:
         lossy = true
+        lastLoss = frame.number
       default: break
       }
     }
@@ -104,6 +110,10 @@ struct CheckedLink {
     let tenths = (value * 10).rounded()
     return "\(Int(tenths) / 10).\(Int(tenths) % 10) s"
   }
+
+  /// Whether the sniffer lost something on this link since `frame` (the window in which a
+  /// missing PDU would explain what follows).
+  func lostSince(_ frame: Int) -> Bool { lossy && lastLoss >= frame }
 
   // MARK: Link events
 

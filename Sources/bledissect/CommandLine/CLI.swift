@@ -136,7 +136,7 @@ enum BLEDissectCLI {
     }
     text += "  help        \(helpCommandAbstract)\n\n"
     text += "  See 'bledissect help <command>' for a command's options, 'bledissect help --diagnostics'\n"
-    text += "  for every diagnostic code.\n\n"
+    text += "  for every diagnostic code, 'bledissect help --rules' for every rule check knows.\n\n"
     text += "OPTIONS:\n"
     for option in globalOptions {
       let left = (option.short.map { "-\($0), " } ?? "") + "--" + option.name
@@ -172,6 +172,11 @@ enum BLEDissectCLI {
       // Every diagnostic code (docs/diagnostics.md quotes it; Scripts/update-cli-docs).
       guard arguments.count == 2 else { return usageError("help --diagnostics takes nothing more", command: nil, context) }
       context.stdout.append(string: DiagnosticList.text())
+      return ExitStatus.success
+    case "help" where arguments.count > 1 && arguments[1].text == "--rules":
+      // Every rule `check` knows (docs/check.md quotes it; Scripts/update-cli-docs).
+      guard arguments.count == 2 else { return usageError("help --rules takes nothing more", command: nil, context) }
+      context.stdout.append(string: RuleList.text())
       return ExitStatus.success
     case "help" where arguments.count > 1 && arguments[1].text == "--completions":
       guard arguments.count == 3, let script = Manual.completions(arguments[2].text) else {
