@@ -8,10 +8,10 @@ extension CheckedLink {
     let kind = att.kind
     let sentByLocal = context.direction == .hostToController
     let side: ConformanceFinding.Side = kind.isClientToServer ? .client : .server
-    let cutShort = frame.diagnostics.contains { $0.kind == .hciDataTruncatedByWriter }
+    let cutShort = !frame.diagnostics.isEmpty && frame.diagnostics.contains { $0.kind == .hciDataTruncatedByWriter }
     let window = previousATT
     previousATT = context.frame
-    transactions(frame, att, context, sentByLocal: sentByLocal, side: side, window: window, &findings)
+    transactions(frame.diagnostics, att, context, sentByLocal: sentByLocal, side: side, window: window, &findings)
     exchangeMTU(att, context, sentByLocal: sentByLocal, &findings)
     if let error = frame.malformed, error.layer == .att, !cutShort, !lostSince(window) {
       let rule: ConformanceRule
@@ -65,7 +65,7 @@ extension CheckedLink {
 
   /// ATT-01, ATT-03, ATT-04, ATT-05: the transactions of each bearer.
   mutating func transactions(
-    _ frame: DissectedFrame, _ att: ATTFact, _ context: FrameContext, sentByLocal: Bool, side: ConformanceFinding.Side, window: Int,
+    _ diagnostics: [Diagnostic], _ att: ATTFact, _ context: FrameContext, sentByLocal: Bool, side: ConformanceFinding.Side, window: Int,
     _ findings: inout FindingCollector
   ) {
     // A rule is judged unless the capture's directions are wrong on this link (the bearers
@@ -73,7 +73,7 @@ extension CheckedLink {
     let contradict = directionsContradict
     let lastLoss = lossy ? self.lastLoss : -1
     let judged = { (since: Int) in !contradict && lastLoss < since }
-    let has = { (kind: DiagnosticKind) in frame.diagnostics.contains { $0.kind == kind } }
+    let has = { (kind: DiagnosticKind) in !diagnostics.isEmpty && diagnostics.contains { $0.kind == kind } }
     switch att.kind {
     case .request:
       let bearer = Bearer(channel: att.bearer, localAsks: sentByLocal)

@@ -35,33 +35,52 @@ public struct ConformanceAnalysis: FrameConsumer {
     }
   }
 
+  /// The link of the previous frame, kept out of `links`: most frames are on the same link
+  /// as the one before, which then costs no lookup and no copy.
+  var current: CheckedLink?
+  var currentKey: LinkKey?
+
   public mutating func consume(_ frame: inout DissectedFrame) -> Bool {
     frames += 1
     if firstTimestamp == nil { firstTimestamp = frame.record.timestamp }
     let time = Double(frame.record.timestamp - (firstTimestamp ?? 0)) / 1_000_000
-    noteStarts(frame)
+    if !frame.linkEvents.isEmpty { noteStarts(frame) }
     guard let label = frame.connection else { return true }
     let key = LinkKey(label)
-    if links[key] == nil {
-      if links.count >= Self.maximumLinks { links.removeAll() }
-      let startKey = UInt32(label.adapter) << 16 | UInt32(label.handle)
-      let role = startsSeen.removeValue(forKey: startKey)
-      // A sniffed link's "local" side is its central (Direction: central to peripheral is
-      // host to controller), whether or not its CONNECT_IND was heard.
-      let localRole = frame.air != nil ? .central : (role ?? nil)
-      links[key] = CheckedLink(label: label, seenFromStart: role != nil, localRole: localRole)
-    }
+    if currentKey != key { switchLink(to: key, label, isAir: frame.air != nil) }
     var context = FrameContext(frame: frame.number, time: time, direction: frame.direction, label: label)
-    links[key]!.label = label
-    links[key]!.checkTimeouts(context, &findings)
-    links[key]!.noteQuality(frame)
-    context.lossy = links[key]!.lossy
-    for event in frame.linkEvents { links[key]!.linkEvent(event, context, &findings) }
-    if frame.att != nil { links[key]!.att(&frame, context, &findings, &tableChecks) }
+    current!.label = label
+    current!.checkTimeouts(context, &findings)
+    if !frame.diagnostics.isEmpty { current!.noteQuality(frame) }
+    context.lossy = current!.lossy
+    for event in frame.linkEvents { current!.linkEvent(event, context, &findings) }
+    if frame.attOpcode != nil { current!.att(&frame, context, &findings, &tableChecks) }
     for event in frame.linkEvents {
-      if case .disconnected(let status, _, _) = event, status == 0 { links.removeValue(forKey: key) }
+      if case .disconnected(let status, _, _) = event, status == 0 {
+        current = nil
+        currentKey = nil
+      }
     }
     return true
+  }
+
+  /// Puts the current link back and takes out (or opens) the link of `key`.
+  mutating func switchLink(to key: LinkKey, _ label: ConnectionLabel, isAir: Bool) {
+    if let currentKey, let current {
+      if links.count >= Self.maximumLinks { links.removeAll() }
+      links[currentKey] = current
+    }
+    currentKey = key
+    if let known = links.removeValue(forKey: key) {
+      current = known
+      return
+    }
+    let startKey = UInt32(label.adapter) << 16 | UInt32(label.handle)
+    let role = startsSeen.removeValue(forKey: startKey)
+    // A sniffed link's "local" side is its central (Direction: central to peripheral is
+    // host to controller), whether or not its CONNECT_IND was heard.
+    let localRole = isAir ? .central : (role ?? nil)
+    current = CheckedLink(label: label, seenFromStart: role != nil, localRole: localRole)
   }
 
   /// Connect events: the link they open is seen from its start.
@@ -139,8 +158,10 @@ struct FindingCollector {
     groups.append(ConformanceGroup(first: finding, count: repeats, frames: [finding.frame]))
   }
 
+  /// A finding at `context`'s frame. The message is worded only for the first of its group:
+  /// a strap that breaks a rule on every notification costs a count, not a sentence, each time.
   mutating func add(
-    _ rule: ConformanceRule, _ context: FrameContext, side: ConformanceFinding.Side, frames: [Int] = [], _ message: String,
+    _ rule: ConformanceRule, _ context: FrameContext, side: ConformanceFinding.Side, frames: [Int] = [], _ message: @autoclosure () -> String,
     severity: ConformanceFinding.Severity? = nil, assumption: String? = nil, repeats: Int = 1
   ) {
     var chosen = severity ?? rule.severity
@@ -149,9 +170,15 @@ struct FindingCollector {
       chosen = .warning
       why = why ?? "the sniffer missed packets on this link (or could not decrypt them): a missing PDU may explain it"
     }
+    let key = GroupKey(rule: rule.id, link: ConformanceAnalysis.LinkKey(context.label), side: side, severity: chosen)
+    if let at = index[key] {
+      groups[at].count += repeats
+      if groups[at].frames.count < ConformanceGroup.listedFrames { groups[at].frames.append(context.frame) }
+      return
+    }
     add(ConformanceFinding(
       rule: rule, severity: chosen, side: side, frames: [context.frame] + frames.filter { $0 != context.frame }, time: context.time,
-      connection: context.label, message: message, assumption: why), repeats: repeats)
+      connection: context.label, message: message(), assumption: why), repeats: repeats)
   }
 }
 
