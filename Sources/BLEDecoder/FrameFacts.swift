@@ -88,7 +88,9 @@ public enum LinkEvent: Sendable, Equatable {
   /// SMP Pairing Request (code 1) or Pairing Response (2): what its sender can do, from which
   /// the pairing method follows (Core Vol 3 Part H §2.3.5.1). `authRequirements` is AuthReq
   /// (bit 2 MITM, bit 3 Secure Connections).
-  case pairingFeatures(code: UInt8, ioCapability: UInt8, oobData: UInt8, authRequirements: UInt8)
+  /// `maximumKeySize` in octets; `initiatorKeys`/`responderKeys` the Key Distribution bits
+  /// (0 when the command was too short to hold them).
+  case pairingFeatures(code: UInt8, ioCapability: UInt8, oobData: UInt8, authRequirements: UInt8, maximumKeySize: UInt8, initiatorKeys: UInt8, responderKeys: UInt8)
   /// SMP Identity Address Information: the identity address its sender distributed (type 0
   /// public, 1 random static).
   case identityAddress(address: BDAddr, type: AddressType)

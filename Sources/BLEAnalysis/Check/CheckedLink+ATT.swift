@@ -83,12 +83,17 @@ extension CheckedLink {
           "\(ATTNames.opcode(att.opcode)) sent while \(open.map { "\(ATTNames.opcode($0.opcode)) #\($0.frame)" } ?? "an earlier request") is unanswered")
       }
       openRequests[bearer] = Open(frame: context.frame, time: context.time, opcode: att.opcode)
+      owed[bearer, default: 0] += 1
       requestSeen.insert(bearer)
       if requestWays.count >= Self.maximumPending { requestWays.removeAll() }
       requestWays[context.frame] = sentByLocal
     case .response:
       let bearer = Bearer(channel: att.bearer, localAsks: !sentByLocal)
       let open = openRequests[bearer]
+      // Responses owed before this one: after a client's second request (ATT-01) the server
+      // owes two, answered in order, which a single pending request would call mismatched.
+      let owedBefore = owed[bearer, default: 0]
+      if owedBefore > 0 { owed[bearer] = owedBefore - 1 }
       if let request = att.requestFrame {
         openRequests[bearer] = nil
         if let way = requestWays.removeValue(forKey: request), way == sentByLocal { directionsContradict = true }
@@ -97,9 +102,9 @@ extension CheckedLink {
         directionsContradict = true
       }
       guard seenFromStart || requestSeen.contains(bearer), !directionsContradict, judged(open?.frame ?? window) else { return }
-      if has(.attResponseWithoutRequest) {
+      if has(.attResponseWithoutRequest), owedBefore == 0 {
         findings.add(.att03, context, side: .server, "\(ATTNames.opcode(att.opcode)) with no request outstanding")
-      } else if has(.attResponseMismatch) || has(.attErrorNamesOtherRequest) {
+      } else if has(.attResponseMismatch) || has(.attErrorNamesOtherRequest), owedBefore < 2 {
         let answered = att.requestOpcode ?? open?.opcode
         findings.add(.att03, context, side: .server, frames: open.map { [$0.frame] } ?? [],
           "\(ATTNames.opcode(att.opcode)) does not answer the outstanding \(answered.map(ATTNames.opcode) ?? "request")")
@@ -112,11 +117,14 @@ extension CheckedLink {
           "an indication sent while \(open.map { "the one of #\($0.frame)" } ?? "an earlier one") is unconfirmed")
       }
       openIndications[bearer] = Open(frame: context.frame, time: context.time, opcode: att.opcode)
+      owed[bearer, default: 0] += 1
       indicationSeen.insert(bearer)
     case .confirmation:
       let bearer = Bearer(channel: att.bearer, localAsks: !sentByLocal)
       let wasOpen = openIndications.removeValue(forKey: bearer) != nil
-      if has(.attConfirmationWithoutIndication), !wasOpen, seenFromStart || indicationSeen.contains(bearer), judged(window) {
+      let owedBefore = owed[bearer, default: 0]
+      if owedBefore > 0 { owed[bearer] = owedBefore - 1 }
+      if has(.attConfirmationWithoutIndication), !wasOpen, owedBefore == 0, seenFromStart || indicationSeen.contains(bearer), judged(window) {
         findings.add(.att04, context, side: .client, "Handle Value Confirmation with no indication outstanding")
       }
     default: break
@@ -178,7 +186,7 @@ extension CheckedLink {
     // The rules below read a value (a request, a Write Response, names the attribute without
     // one) and need to know what the handle is, from this capture's own discovery.
     guard fact.rawValue != nil, let meaning = fact.meaning, meaning.source == .capture else { return }
-    let server = GATTConsumer.server(direction: context.direction, attOpcode: att.opcode, context.label)
+    let server = GATTConsumer.server(direction: context.direction, attOpcode: att.opcode, label)
     if meaning.role == .descriptor, meaning.descriptor?.uuid16 == 0x2902, let uuid = meaning.characteristic {
       configuration(fact, raw, Characteristic(service: meaning.service, uuid: uuid), server: server, context, &findings, &tables)
       return
@@ -201,6 +209,20 @@ extension CheckedLink {
     case 0x2A39 where fact.operation == .write:
       if !raw.elementsEqual([0x01]), pendingWrites.count < Self.maximumPending { pendingWrites[context.frame] = .heartRateControl(value: Array(raw)) }
     case 0x2A38 where fact.operation == .read: bodySensorLocation(raw, context, &findings)
+    case 0x2A01 where !writes && raw.count != 2:
+      findings.add(.gap01, context, side: .server, "Appearance of \(raw.count) octets (2)")
+    case 0x2A04 where !writes && raw.count != 8:
+      findings.add(.gap01, context, side: .server, "Peripheral Preferred Connection Parameters of \(raw.count) octets (8)")
+    case 0x2A00 where raw.count > 248:
+      findings.add(.gap01, context, side: side, "Device Name of \(raw.count) octets (at most 248)")
+    case 0x2A23 where !writes && raw.count != 8:
+      findings.add(.dis01, context, side: .server, "System ID of \(raw.count) octets (8)")
+    case 0x2A50 where !writes:
+      if raw.count != 7 {
+        findings.add(.dis01, context, side: .server, "PnP ID of \(raw.count) octets (7)")
+      } else if let source = raw.first, source != 1 && source != 2 {
+        findings.add(.dis01, context, side: .server, "PnP ID with Vendor ID Source \(source) (1: Bluetooth SIG, 2: USB-IF)")
+      }
     case 0x2A19 where !writes:
       if raw.count != 1 {
         findings.add(.bas01, context, side: .server, "Battery Level of \(raw.count) octets")

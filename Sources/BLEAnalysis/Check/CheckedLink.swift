@@ -40,6 +40,9 @@ struct CheckedLink {
   /// Bearers on which a request (indication) was seen: before that, on a link seen late, a
   /// response (confirmation) may answer one sent before the capture began.
   var requestSeen: Set<Bearer> = []
+  /// Responses (confirmations) the bearer still owes: requests (indications) sent, less those
+  /// answered.
+  var owed: [Bearer: Int] = [:]
   var indicationSeen: Set<Bearer> = []
 
   /// Exchange MTU Requests and Responses by the device that sent them (true: the capturing one).
@@ -63,6 +66,8 @@ struct CheckedLink {
   /// Heart Rate Measurement's Sensor Contact Supported bit, and where it was first seen so.
   var contactSupport: (supported: Bool, frame: Int)?
   var bodySensorLocation: (value: UInt8, frame: Int)?
+  /// The link's last Pairing Request: its frame and Key Distribution bits.
+  var pairingRequest: (frame: Int, initiatorKeys: UInt8, responderKeys: UInt8)?
 
   static let transactionTimeout = 30.0
   /// Bounds on what one link keeps (a hostile capture's stream of writes).
@@ -128,6 +133,21 @@ struct CheckedLink {
       }
       if let problem = Self.parameterProblem(minimum: minimum, maximum: maximum, latency: latency, timeout: timeout) {
         findings.add(.l2c03, context, side: sender == .unknown ? .peripheral : sender, "Connection Parameter Update Request \(problem)")
+      }
+    case let .pairingFeatures(code, _, _, _, keySize, initiatorKeys, responderKeys):
+      let side = directionsContradict ? .unknown : context.senderRole(local: localRole)
+      let command = code == 0x01 ? "Pairing Request" : "Pairing Response"
+      if !(7...16).contains(keySize) {
+        findings.add(.smp02, context, side: side, "\(command) with Maximum Encryption Key Size \(keySize), outside 7–16")
+      }
+      if code == 0x01 {
+        pairingRequest = (context.frame, initiatorKeys, responderKeys)
+      } else if let request = pairingRequest {
+        let added = (initiatorKeys & ~request.initiatorKeys & 0x0F, responderKeys & ~request.responderKeys & 0x0F)
+        if added.0 != 0 || added.1 != 0 {
+          findings.add(.smp03, context, side: side, frames: [request.frame],
+            "Pairing Response asks for keys the Pairing Request (#\(request.frame)) left out: initiator \(Hex.prefixed(UInt64(added.0), width: 2)), responder \(Hex.prefixed(UInt64(added.1), width: 2))")
+        }
       }
     case let .securityManager(code, _) where (0x06...0x0A).contains(code):
       // Keys travel only over a link the pairing encrypted; on a link seen late the

@@ -45,6 +45,16 @@ public struct ConformanceAnalysis: FrameConsumer {
     if firstTimestamp == nil { firstTimestamp = frame.record.timestamp }
     let time = Double(frame.record.timestamp - (firstTimestamp ?? 0)) / 1_000_000
     if !frame.linkEvents.isEmpty { noteStarts(frame) }
+    if let error = frame.malformed, error.layer == .advertising,
+      !frame.diagnostics.contains(where: { $0.kind == .hciDataTruncatedByWriter || $0.kind == .linkLayerCRCBad }) {
+      // An advertiser's data that does not parse: its own fault, on no connection.
+      let context = FrameContext(frame: frame.number, time: time, direction: frame.direction, label: frame.connection)
+      // Sniffed, these are the advertiser's own bytes; in an HCI report, the controller's
+      // account of them.
+      let heard = frame.air != nil
+      findings.add(.adv03, context, side: .peripheral, "advertising data does not fit its format: \(error)",
+        severity: heard ? .error : .warning, assumption: heard ? nil : "the controller reported the data as the advertiser sent it")
+    }
     guard let label = frame.connection else { return true }
     let key = LinkKey(label)
     if currentKey != key { switchLink(to: key, label, isAir: frame.air != nil) }
@@ -111,7 +121,8 @@ struct FrameContext {
   var frame: Int
   var time: Double
   var direction: Direction?
-  var label: ConnectionLabel
+  /// The link (nil for an advertising report).
+  var label: ConnectionLabel?
   /// The link lost packets to the sniffer (or could not be decrypted): state rules only warn.
   var lossy = false
 
@@ -170,7 +181,7 @@ struct FindingCollector {
       chosen = .warning
       why = why ?? "the sniffer missed packets on this link (or could not decrypt them): a missing PDU may explain it"
     }
-    let key = GroupKey(rule: rule.id, link: ConformanceAnalysis.LinkKey(context.label), side: side, severity: chosen)
+    let key = GroupKey(rule: rule.id, link: context.label.map(ConformanceAnalysis.LinkKey.init), side: side, severity: chosen)
     if let at = index[key] {
       groups[at].count += repeats
       if groups[at].frames.count < ConformanceGroup.listedFrames { groups[at].frames.append(context.frame) }

@@ -106,6 +106,12 @@ extension ConformanceRule {
   static let l2c03 = ConformanceRule(
     "L2C-03", .error, "A Connection Parameter Update Request asks for parameters in range: interval 6–3200 with minimum ≤ maximum, latency ≤ 499, timeout 10–3200 and longer than (1 + latency) × maximum interval × 2.",
     "Core v5.4 Vol 3 Part A §4.20; Vol 6 Part B §4.5.2", gate: "none")
+  static let smp02 = ConformanceRule(
+    "SMP-02", .error, "Pairing Request and Pairing Response ask for a maximum encryption key size of 7 to 16 octets.",
+    "Core v5.4 Vol 3 Part H §3.5.1, §3.5.2", gate: "none")
+  static let smp03 = ConformanceRule(
+    "SMP-03", .error, "A Pairing Response sets no key-distribution bit that the Pairing Request left 0.",
+    "Core v5.4 Vol 3 Part H §3.6.1", gate: "only with the Pairing Request of the same link in the capture")
   static let smp05 = ConformanceRule(
     "SMP-05", .error, "Keys are distributed only over a link encrypted with the new key.",
     "Core v5.4 Vol 3 Part H §3.6.1", gate: "off on a connection whose start the capture lacks")
@@ -124,6 +130,16 @@ extension ConformanceRule {
   static let hrs09 = ConformanceRule(
     "HRS-09", .warning, "Body Sensor Location is one octet, 0–6 (7–255 reserved), and stays the same within a connection.",
     "HRS v1.0 §3.2", gate: "a changed value within a connection is an error")
+  static let adv03 = ConformanceRule(
+    "ADV-03", .error, "Each advertising data structure fits the data and holds whole values of its type (UUID lists a multiple of 2, 4 or 16 octets, and so on).",
+    "Core v5.4 Vol 3 Part C §11; Core Specification Supplement Part A §1",
+    gate: "off for records the capture cut short; a warning in an HCI report (it assumes the controller passed the data on as sent)")
+  static let gap01 = ConformanceRule(
+    "GAP-01", .error, "GAP characteristics have their sizes: Appearance 2 octets, Peripheral Preferred Connection Parameters 8, Device Name at most 248.",
+    "Core v5.4 Vol 3 Part C §12.1, §12.2, §12.3", gate: "only where the handle is known to be the characteristic")
+  static let dis01 = ConformanceRule(
+    "DIS-01", .error, "Device Information's System ID is 8 octets; PnP ID is 7 octets with Vendor ID Source 1 (Bluetooth SIG) or 2 (USB-IF).",
+    "DIS v1.1 §3.9, §3.10", gate: "only where the handle is known to be the characteristic")
   static let bas01 = ConformanceRule(
     "BAS-01", .error, "Battery Level is one octet, a percentage 0–100 (101–255 reserved).",
     "BAS v1.0 §3.1; GATT Specification Supplement (Battery Level)", gate: "none")
@@ -131,6 +147,6 @@ extension ConformanceRule {
   /// Every rule, in the catalogue's order.
   public static let all: [ConformanceRule] = [
     att01, att02, att03, att04, att05, att06, att07, att08, att09, att13, att16, att17, att18, att19, att20,
-    gatt06, gatt07, gatt08, gatt09, l2c02, l2c03, smp05, hrs01, hrs04, hrs06, hrs07, hrs09, bas01,
+    gatt06, gatt07, gatt08, gatt09, l2c02, l2c03, smp02, smp03, smp05, adv03, gap01, hrs01, hrs04, hrs06, hrs07, hrs09, bas01, dis01,
   ]
 }

@@ -375,7 +375,7 @@ public struct SessionAnalyzer: Sendable {
       let index = link(label, frame: frame.number, time: time)
       guard index >= 0 else { return }
       security(code: code, reason: reason, fromLocalHost: frame.direction == .hostToController, index: index, frame: frame.number, time: time)
-    case .pairingFeatures(let code, let io, let oob, let auth):
+    case .pairingFeatures(let code, let io, let oob, let auth, _, _, _):
       guard let label = frame.connection else { return }
       let index = link(label, frame: frame.number, time: time)
       guard index >= 0 else { return }

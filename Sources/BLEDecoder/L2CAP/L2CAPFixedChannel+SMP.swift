@@ -44,7 +44,12 @@ extension Dissector {
     frame.linkEvents.append(.securityManager(code: code, reason: code == 0x05 ? try? rest.readUInt8() : nil))
     // What a summary needs beyond the code: the pairing features and an identity address.
     if code == 0x01 || code == 0x02, let io = try? rest.readUInt8(), let oob = try? rest.readUInt8(), let auth = try? rest.readUInt8() {
-      frame.linkEvents.append(.pairingFeatures(code: code, ioCapability: io, oobData: oob, authRequirements: auth))
+      let keySize = (try? rest.readUInt8()) ?? 0
+      let initiatorKeys = (try? rest.readUInt8()) ?? 0
+      let responderKeys = (try? rest.readUInt8()) ?? 0
+      frame.linkEvents.append(.pairingFeatures(
+        code: code, ioCapability: io, oobData: oob, authRequirements: auth, maximumKeySize: keySize, initiatorKeys: initiatorKeys,
+        responderKeys: responderKeys))
     } else if code == 0x09, let type = try? rest.readUInt8(), let address = try? rest.readBDAddr() {
       frame.linkEvents.append(.identityAddress(address: address, type: AddressType(rawValue: type)))
     }

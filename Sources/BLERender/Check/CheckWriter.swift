@@ -16,7 +16,7 @@ package enum CheckWriter {
       line += ": " + finding.message
       if group.count > 1 {
         let shown = group.frames.map { "#\($0)" }.joined(separator: ", ")
-        line += " (\(group.count) times on this link: \(shown)\(group.count > group.frames.count ? ", …" : ""))"
+        line += " (\(group.count) times\(finding.connection == nil ? "" : " on this link"): \(shown)\(group.count > group.frames.count ? ", …" : ""))"
       }
       let others = finding.frames.dropFirst()
       if !others.isEmpty { line += "; see " + others.map { "#\($0)" }.joined(separator: ", ") }
