@@ -111,7 +111,7 @@ _bledissect() {
     diff)
       case $prev in
         --ignore)
-          COMPREPLY=($(compgen -W 'devices gatt parameters mtu phy security disconnect procedure reads writes values timing air' -- "$cur"))
+          COMPREPLY=($(compgen -W 'devices gatt parameters mtu phy security disconnect procedure reads writes values timing air rules' -- "$cur"))
           return 0
           ;;
         --threshold|--decode-as|--ltk|--keys-from|--passkey|--tk)

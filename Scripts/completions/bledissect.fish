@@ -103,7 +103,7 @@ complete -c bledissect -n '__fish_seen_subcommand_from hr' -s h -l help -d 'Show
 # diff
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -l json -d 'Write the comparison as one JSON object (docs/json.md)'
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -s v -l verbose -d 'Also list every place each difference shows (frame and seconds), eight to a line'
-complete -c bledissect -n '__fish_seen_subcommand_from diff' -l ignore -x -a 'devices gatt parameters mtu phy security disconnect procedure reads writes values timing air' -d 'Leave out a class of differences: devices, gatt, parameters, mtu, phy, security, disconnect, procedure, reads, writes, values, timing, air'
+complete -c bledissect -n '__fish_seen_subcommand_from diff' -l ignore -x -a 'devices gatt parameters mtu phy security disconnect procedure reads writes values timing air rules' -d 'Leave out a class of differences: devices, gatt, parameters, mtu, phy, security, disconnect, procedure, reads, writes, values, timing, air, rules (a rule of the specifications broken in one capture only, as check finds it)'
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -l threshold -x -d 'Change a threshold: gap_factor (3), gap_s (5), bpm (10), share (0.5: counts differing by half)'
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -l stop-at-damage -d 'Stop at the first damaged record (as tshark and btmon do) instead of skipping to the next plausible one'
 complete -c bledissect -n '__fish_seen_subcommand_from diff' -l gatt -r -F -d 'GATT tables to use where the capture shows no discovery: a \'gatt --json\' map, a capture, or a BlueZ cache file (/var/lib/bluetooth/<adapter>/cache/<address>)'

@@ -110,6 +110,31 @@ import BLETestSupport
     #expect(Set(ConformanceRule.all.map(\.id)).subtracting(rulesCovered) == ["ATT-16"])
   }
 
+  /// diff names a rule one capture breaks and the other does not, with its first frame.
+  @Test func diffNamesARuleBrokenOnOneSide() {
+    let healthy = capturePath("check/healthy_indications.btsnoop")
+    let broken = capturePath("check/att_05.btsnoop")
+    let result = runCLI(["diff", "--no-cache", healthy, broken])
+    #expect(result.status == 1)
+    #expect(result.stdout.contains("ATT-05: broken in B only (1×, server): an indication sent while the one of #98 is unconfirmed  (B #99 "))
+    let ignored = runCLI(["diff", "--no-cache", "--ignore", "rules", healthy, broken])
+    #expect(!ignored.stdout.contains("ATT-05"))
+    // Both break it: no line.
+    #expect(!runCLI(["diff", "--no-cache", broken, broken]).stdout.contains("ATT-05"))
+  }
+
+  /// summary counts the findings per rule, and says where to look.
+  @Test func summaryCountsTheRulesBroken() throws {
+    let text = runCLI(["summary", "--no-cache", capturePath("huami.btsnoop")]).stdout
+    #expect(text.contains("\n  rules broken: 10 errors, 0 warnings (HRS-07 ×10); 'bledissect check' names the frames\n"))
+    #expect(!runCLI(["summary", "--no-cache", capturePath("two_straps.btsnoop")]).stdout.contains("rules broken"))
+    let json = runCLI(["summary", "--json", "--no-cache", capturePath("huami.btsnoop")]).stdout
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+    let findings = try #require(object["findings"] as? [String: Any])
+    #expect(findings["errors"] as? Int == 10 && findings["warnings"] as? Int == 0)
+    #expect((findings["rules"] as? [String: Int]) == ["HRS-07": 10])
+  }
+
   @Test func strictFailsOnWarnings() {
     let warned = capturePath("check/gatt_09.btsnoop")
     #expect(runCLI(["check", "--no-cache", warned]).status == 0)

@@ -48,7 +48,10 @@ extension CheckedLink {
     }
     for index in frame.attributes.indices {
       let fact = frame.withAttribute(index) { fact in
-        AttributeSummary(handle: fact.handle, operation: fact.operation, meaning: fact.meaning, rawValue: fact.rawValue)
+        AttributeSummary(
+          handle: fact.handle, operation: fact.operation, rawValue: fact.rawValue,
+          // Only what the rules read, and only meanings this capture's discovery gave.
+          meaning: fact.meaning.flatMap { $0.source == .capture ? Meaning(role: $0.role, service: $0.service, characteristic: $0.characteristic, descriptor: $0.descriptor) : nil })
       }
       let raw = fact.rawValue.map { frame.valueBytes($0) } ?? []
       attribute(fact, raw, att, context, sentByLocal: sentByLocal, &findings, &tables)
@@ -59,8 +62,15 @@ extension CheckedLink {
   struct AttributeSummary {
     var handle: UInt16
     var operation: GATTOperation
-    var meaning: ResolvedHandle?
     var rawValue: Range<Int>?
+    var meaning: Meaning?
+  }
+  /// What a handle is, as this capture's discovery said (no names: they are not read).
+  struct Meaning {
+    var role: ResolvedHandle.Role
+    var service: BluetoothUUID?
+    var characteristic: BluetoothUUID?
+    var descriptor: BluetoothUUID?
   }
 
   /// ATT-01, ATT-03, ATT-04, ATT-05: the transactions of each bearer.
@@ -83,6 +93,7 @@ extension CheckedLink {
           "\(ATTNames.opcode(att.opcode)) sent while \(open.map { "\(ATTNames.opcode($0.opcode)) #\($0.frame)" } ?? "an earlier request") is unanswered")
       }
       openRequests[bearer] = Open(frame: context.frame, time: context.time, opcode: att.opcode)
+      oldestOpen = min(oldestOpen ?? context.time, context.time)
       owed[bearer, default: 0] += 1
       requestSeen.insert(bearer)
       if requestWays.count >= Self.maximumPending { requestWays.removeAll() }
@@ -117,6 +128,7 @@ extension CheckedLink {
           "an indication sent while \(open.map { "the one of #\($0.frame)" } ?? "an earlier one") is unconfirmed")
       }
       openIndications[bearer] = Open(frame: context.frame, time: context.time, opcode: att.opcode)
+      oldestOpen = min(oldestOpen ?? context.time, context.time)
       owed[bearer, default: 0] += 1
       indicationSeen.insert(bearer)
     case .confirmation:
@@ -185,7 +197,7 @@ extension CheckedLink {
     }
     // The rules below read a value (a request, a Write Response, names the attribute without
     // one) and need to know what the handle is, from this capture's own discovery.
-    guard fact.rawValue != nil, let meaning = fact.meaning, meaning.source == .capture else { return }
+    guard fact.rawValue != nil, let meaning = fact.meaning else { return }
     let server = GATTConsumer.server(direction: context.direction, attOpcode: att.opcode, label)
     if meaning.role == .descriptor, meaning.descriptor?.uuid16 == 0x2902, let uuid = meaning.characteristic {
       configuration(fact, raw, Characteristic(service: meaning.service, uuid: uuid), server: server, context, &findings, &tables)
@@ -196,7 +208,7 @@ extension CheckedLink {
     switch fact.operation {
     case .notification, .indication:
       let needed: UInt16 = fact.operation == .notification ? 0x1 : 0x2
-      if let off = turnedOff[characteristic], off.bits & needed == 0, !lostSince(off.frame) {
+      if !turnedOff.isEmpty, let off = turnedOff[characteristic], off.bits & needed == 0, !lostSince(off.frame) {
         findings.add(.gatt08, context, side: .server, frames: [off.frame],
           "\(fact.operation == .notification ? "notification" : "indication") of \(Self.name(uuid)) after the client turned it off (acknowledged at #\(off.frame))")
       }
@@ -285,7 +297,11 @@ extension CheckedLink {
         "Sensor Contact Supported \(supported ? "set" : "cleared") within the connection (\(earlier.supported ? "set" : "clear") at #\(earlier.frame))")
     }
     contactSupport = (supported, context.frame)
-    if flags & 0x08 != 0 { tables.noteEnergy(server: server, context) }
+    // HRS-06 is about the server, once: the first Energy Expended of each is noted.
+    if flags & 0x08 != 0, energyNoted != server {
+      tables.noteEnergy(server: server, context)
+      energyNoted = server
+    }
   }
 
   /// HRS-09: one octet, not reserved, the same within a connection.

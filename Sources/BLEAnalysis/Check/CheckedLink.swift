@@ -37,6 +37,9 @@ struct CheckedLink {
   /// Requests awaiting their response, indications awaiting their confirmation.
   var openRequests: [Bearer: Open] = [:]
   var openIndications: [Bearer: Open] = [:]
+  /// No request or indication open now was opened before this (nil: none open), so most
+  /// frames need not look at them for ATT-02.
+  var oldestOpen: Double?
   /// Bearers on which a request (indication) was seen: before that, on a link seen late, a
   /// response (confirmation) may answer one sent before the capture began.
   var requestSeen: Set<Bearer> = []
@@ -65,6 +68,8 @@ struct CheckedLink {
   var turnedOff: [Characteristic: (frame: Int, bits: UInt16)] = [:]
   /// Heart Rate Measurement's Sensor Contact Supported bit, and where it was first seen so.
   var contactSupport: (supported: Bool, frame: Int)?
+  /// The server whose Energy Expended was noted last (HRS-06), so the next is only counted.
+  var energyNoted: GATTServerIdentity?
   var bodySensorLocation: (value: UInt8, frame: Int)?
   /// The link's last Pairing Request: its frame and Key Distribution bits.
   var pairingRequest: (frame: Int, initiatorKeys: UInt8, responderKeys: UInt8)?
@@ -91,6 +96,11 @@ struct CheckedLink {
   /// ATT-02: a request or indication open for more than 30 s while the link is still heard
   /// (this frame is on it).
   mutating func checkTimeouts(_ context: FrameContext, _ findings: inout FindingCollector) {
+    guard let oldestOpen, context.time - oldestOpen > Self.transactionTimeout else { return }
+    defer {
+      let open = openRequests.values.map(\.time) + openIndications.values.map(\.time)
+      self.oldestOpen = open.min()
+    }
     for (bearer, open) in openRequests where context.time - open.time > Self.transactionTimeout {
       openRequests[bearer] = nil
       var late = context

@@ -141,6 +141,9 @@ struct FrameContext {
 struct FindingCollector {
   var groups: [ConformanceGroup] = []
   var index: [GroupKey: Int] = [:]
+  /// The group added to last: a rule broken on every notification finds its group without a
+  /// lookup.
+  var last: (key: GroupKey, at: Int)?
 
   struct GroupKey: Hashable {
     var rule: String
@@ -182,7 +185,13 @@ struct FindingCollector {
       why = why ?? "the sniffer missed packets on this link (or could not decrypt them): a missing PDU may explain it"
     }
     let key = GroupKey(rule: rule.id, link: context.label.map(ConformanceAnalysis.LinkKey.init), side: side, severity: chosen)
+    if let last, last.key == key {
+      groups[last.at].count += repeats
+      if groups[last.at].frames.count < ConformanceGroup.listedFrames { groups[last.at].frames.append(context.frame) }
+      return
+    }
     if let at = index[key] {
+      last = (key, at)
       groups[at].count += repeats
       if groups[at].frames.count < ConformanceGroup.listedFrames { groups[at].frames.append(context.frame) }
       return

@@ -60,6 +60,13 @@ public struct ConformanceReport: Sendable {
   /// Why the capture's read ended early, when it did.
   public var damage: String?
 
+  /// Findings per rule id, in the catalogue's order.
+  public var countsByRule: [(rule: ConformanceRule, count: Int)] {
+    var counts: [String: Int] = [:]
+    for group in groups { counts[group.first.rule.id, default: 0] += group.count }
+    return ConformanceRule.all.compactMap { rule in counts[rule.id].map { (rule, $0) } }
+  }
+
   public init(file: String, groups: [ConformanceGroup], frames: Int) {
     self.file = file
     self.groups = groups

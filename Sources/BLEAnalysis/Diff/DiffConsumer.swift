@@ -10,6 +10,7 @@ public struct DiffConsumer: FrameConsumer {
   var operations = OperationLog()
   var tables: [BDAddr: GATTAttributeTree] = [:]
   var tableSources: [BDAddr: GATTMapProvenance] = [:]
+  var conformance = ConformanceAnalysis()
 
   public init() {}
 
@@ -18,11 +19,13 @@ public struct DiffConsumer: FrameConsumer {
   public mutating func consume(_ frame: inout DissectedFrame) -> Bool {
     analyzer.add(&frame)
     operations.add(&frame)
+    _ = conformance.consume(&frame)
     return true
   }
 
   public mutating func finish(_ end: FrameStream.End) {
     analyzer.finish(databases: end.dissector.databases)
+    conformance.finish(end)
     let databases = end.dissector.databases
     // The table a connection's requests were about: the peer's, or the local device's when the
     // capturing host answered them (a peripheral's capture). Kept under the peer's address,
@@ -51,5 +54,7 @@ public struct DiffConsumer: FrameConsumer {
   }
 
   /// What the comparison reads, once the stream has run.
-  public var side: DiffSide { DiffSide(summary: analyzer.summary, tables: tables, operations: operations, tableSources: tableSources) }
+  public var side: DiffSide {
+    DiffSide(summary: analyzer.summary, tables: tables, operations: operations, tableSources: tableSources, findings: conformance.report(file: ""))
+  }
 }

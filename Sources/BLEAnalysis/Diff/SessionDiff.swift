@@ -9,8 +9,14 @@ public struct DiffSide: Sendable {
   public var operations: OperationLog
   /// Where a table came from when not from this capture's own discovery (a map, the cache).
   public var tableSources: [BDAddr: GATTMapProvenance]
+  /// The rules the capture breaks (`check`'s findings); nil: not looked for.
+  public var findings: ConformanceReport?
 
-  public init(summary: SessionSummary, tables: [BDAddr: GATTAttributeTree], operations: OperationLog, tableSources: [BDAddr: GATTMapProvenance] = [:]) {
+  public init(
+    summary: SessionSummary, tables: [BDAddr: GATTAttributeTree], operations: OperationLog, tableSources: [BDAddr: GATTMapProvenance] = [:],
+    findings: ConformanceReport? = nil
+  ) {
+    self.findings = findings
     self.summary = summary
     self.tables = tables
     self.operations = operations
@@ -132,7 +138,40 @@ public struct SessionDiff: Sendable {
       differences += compareAttempts(deviceA.address, deviceB.address, a, b, subject: subject)
     }
     differences += compareLatencies(a.operations.latencies, b.operations.latencies)
+    differences += compareFindings(a, b)
     return Self.ordered(differences)
+  }
+
+  /// A rule of the specifications one capture shows broken and the other does not (`check`'s
+  /// findings, by rule id): where it first shows, and how often.
+  func compareFindings(_ a: DiffSide, _ b: DiffSide) -> [SessionDifference] {
+    guard let findingsA = a.findings, let findingsB = b.findings else { return [] }
+    func firsts(_ report: ConformanceReport) -> [String: (group: ConformanceGroup, count: Int)] {
+      var byRule: [String: (group: ConformanceGroup, count: Int)] = [:]
+      for group in report.groups {
+        let id = group.first.rule.id
+        if let known = byRule[id] { byRule[id] = (known.group, known.count + group.count) } else { byRule[id] = (group, group.count) }
+      }
+      return byRule
+    }
+    let (inA, inB) = (firsts(findingsA), firsts(findingsB))
+    var differences: [SessionDifference] = []
+    for rule in ConformanceRule.all {
+      switch (inA[rule.id], inB[rule.id]) {
+      case (let found?, nil):
+        let finding = found.group.first
+        differences.append(SessionDifference(kind: .rules, subject: rule.id,
+          text: "broken in A only (\(found.count)×, \(finding.side.rawValue)): \(finding.message)",
+          inA: DifferencePlace(frame: finding.frame, seconds: finding.time), a: "\(found.count)", b: "0"))
+      case (nil, let found?):
+        let finding = found.group.first
+        differences.append(SessionDifference(kind: .rules, subject: rule.id,
+          text: "broken in B only (\(found.count)×, \(finding.side.rawValue)): \(finding.message)",
+          inB: DifferencePlace(frame: finding.frame, seconds: finding.time), a: "0", b: "\(found.count)"))
+      default: break
+      }
+    }
+    return differences
   }
 
   /// In the order they show in B; then what shows only in A, in A's order; then what has no

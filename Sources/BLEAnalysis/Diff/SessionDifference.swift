@@ -15,7 +15,7 @@ public struct DifferencePlace: Sendable, Equatable {
 /// where it first shows in each capture.
 public struct SessionDifference: Sendable {
   public enum Kind: String, Sendable, CaseIterable {
-    case devices, gatt, parameters, mtu, phy, security, disconnect, procedure, reads, writes, values, timing, air
+    case devices, gatt, parameters, mtu, phy, security, disconnect, procedure, reads, writes, values, timing, air, rules
   }
   public var kind: Kind
   /// The device (or connection) it is about.

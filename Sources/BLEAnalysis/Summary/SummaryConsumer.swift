@@ -6,6 +6,8 @@ import BLEEngine
 /// run with `run(into: &consumer)`: the analyzer is touched per frame without run-time checks.
 public struct SummaryConsumer: FrameConsumer {
   public private(set) var analyzer = SessionAnalyzer()
+  /// The rules the capture breaks (`check`'s analysis): summary shows their counts.
+  public private(set) var conformance = ConformanceAnalysis()
   /// Damage the reader skipped, in bytes and places (the summary says the capture was damaged).
   public private(set) var skippedBytes = 0
   public private(set) var skippedPlaces = 0
@@ -19,6 +21,7 @@ public struct SummaryConsumer: FrameConsumer {
 
   public mutating func consume(_ frame: inout DissectedFrame) -> Bool {
     analyzer.add(&frame)
+    _ = conformance.consume(&frame)
     return true
   }
 
@@ -30,6 +33,7 @@ public struct SummaryConsumer: FrameConsumer {
 
   public mutating func finish(_ end: FrameStream.End) {
     analyzer.finish(databases: end.dissector.databases)
+    conformance.finish(end)
   }
 
   /// The summary, once the stream has run.

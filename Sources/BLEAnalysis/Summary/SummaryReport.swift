@@ -12,6 +12,8 @@ package struct SummaryReport {
   package var skippedPlaces = 0
   /// GATT tables not from the capture's discovery (a map, the cache, a layout).
   package var tablesFromElsewhere: [(server: GATTServerIdentity, provenance: GATTMapProvenance)] = []
+  /// What `check` finds in the capture (summary gives the counts per rule).
+  package var findings: ConformanceReport?
 
   package init(file: String, format: String, summary: SessionSummary) {
     self.file = file

@@ -65,9 +65,7 @@ package enum CheckWriter {
     json.int("errors", report.errors)
     json.int("warnings", report.warnings)
     json.open("rules")
-    var byRule: [String: Int] = [:]
-    for group in report.groups { byRule[group.first.rule.id, default: 0] += group.count }
-    for rule in ConformanceRule.all where byRule[rule.id] != nil { json.int(rule.id, byRule[rule.id]!) }
+    for (rule, count) in report.countsByRule { json.int(rule.id, count) }
     json.close()
     if let damage = report.damage { json.string("damage", damage) }
     json.close()

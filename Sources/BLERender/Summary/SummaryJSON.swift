@@ -25,6 +25,15 @@ package enum SummaryJSON {
       json.int("skipped_places", report.skippedPlaces)
       json.close()
     }
+    if let findings = report.findings, !findings.groups.isEmpty {
+      json.open("findings")
+      json.int("errors", findings.errors)
+      json.int("warnings", findings.warnings)
+      json.open("rules")
+      for (rule, count) in findings.countsByRule { json.int(rule.id, count) }
+      json.close()
+      json.close()
+    }
     if !report.tablesFromElsewhere.isEmpty {
       json.openArray("gatt_maps")
       for (server, provenance) in report.tablesFromElsewhere {

@@ -53,6 +53,10 @@ package enum SummaryText {
       text.line("  damaged: skipped \(count(Int(clamping: report.skippedBytes), "byte")) in \(count(report.skippedPlaces, "place"))")
     }
     for (server, provenance) in report.tablesFromElsewhere { text.line("  " + Words.provenance(server, provenance)) }
+    if let findings = report.findings, !findings.groups.isEmpty {
+      let rules = findings.countsByRule.map { "\($0.rule.id) ×\($0.count)" }.joined(separator: ", ")
+      text.line("  rules broken: \(count(findings.errors, "error")), \(count(findings.warnings, "warning")) (\(rules)); 'bledissect check' names the frames")
+    }
   }
 
   static func devices(_ summary: SessionSummary, _ text: inout Lines) {

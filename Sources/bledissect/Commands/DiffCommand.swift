@@ -32,7 +32,7 @@ enum DiffCommand: CLICommand {
       OptionSpec(name: "json", short: nil, kind: .flag, help: "Write the comparison as one JSON object (docs/json.md)."),
       OptionSpec(name: "verbose", short: "v", kind: .flag, help: "Also list every place each difference shows (frame and seconds), eight to a line."),
       OptionSpec(name: "ignore", short: nil, kind: .value(valueName: "kind"),
-        help: "Leave out a class of differences: devices, gatt, parameters, mtu, phy, security, disconnect, procedure, reads, writes, values, timing, air. Repeatable.",
+        help: "Leave out a class of differences: devices, gatt, parameters, mtu, phy, security, disconnect, procedure, reads, writes, values, timing, air, rules (a rule of the specifications broken in one capture only, as check finds it). Repeatable.",
         choices: SessionDifference.Kind.allCases.map(\.rawValue)),
       OptionSpec(name: "threshold", short: nil, kind: .value(valueName: "name=value"),
         help: "Change a threshold: gap_factor (3), gap_s (5), bpm (10), share (0.5: counts differing by half). Repeatable."),

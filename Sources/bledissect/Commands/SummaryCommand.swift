@@ -93,6 +93,7 @@ enum SummaryCommand: CLICommand {
     report.skippedBytes = reader.damage.bytes
     report.skippedPlaces = reader.damage.places
     report.tablesFromElsewhere = DecodingOptions.tablesFromElsewhere(end)
+    report.findings = consumer.conformance.report(file: path.display)
     if settings.json {
       SummaryJSON.write(report, to: &context.stdout)
     } else {
