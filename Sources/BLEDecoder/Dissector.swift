@@ -4,93 +4,27 @@ import BLECore
 ///
 /// One owner (the CLI loop or a test) feeds records in capture order. `dissect` never throws:
 /// bytes that do not decode become `frame.malformed`, and the next frame starts afresh.
+///
+/// The coordinator: it owns each layer's state and routes a record up through the layers (HCI
+/// or the air's link layer, then L2CAP, then the channel's protocol: ATT, SMP, signaling),
+/// handing each layer its own state and what it reads, never the dissector itself.
 public struct Dissector: Sendable {
   /// What is decoded by lookup: characteristic decoders, handle overrides, payload hooks.
   public let registry: DecoderRegistry
+  /// The open connections, by controller and handle (HCI's table; sniffed links get handles
+  /// too). Each holds every layer's state of its link (`LinkState`: L2CAP's, ATT's).
   public internal(set) var connections = ConnectionTable()
-  /// GATT databases learned from discovery, one per server (a peer by address, or the local
-  /// device), in slots that links remember so a PDU finds its database without hashing.
-  var gattDatabases = GATTDatabaseTable()
-  /// `L2CAPFixedChannels.byCID`, held here: reading the static table costs a lazy
-  /// initialization check on every PDU.
-  let fixedChannels = L2CAPFixedChannels.byCID
-  /// Links sniffed over the air, by access address.
-  var airLinks = AirLinks()
-
-  /// The databases by server (tests, tools).
-  public var databases: [GATTServerIdentity: GATTDatabase] { gattDatabases.byServer }
-
-  /// Bytes put into reassembly buffers (ACL and SDU) since their total was last measured.
-  var reassemblyGrowth = 0
-  /// What incomplete PDUs may hold in all, and how often (in bytes added) that is checked.
-  static let reassemblyBudget = 16 << 20
-  static let reassemblyCheckInterval = 4 << 20
-
-  /// GATT tables given beforehand (`--gatt`): a capture without discovery uses them.
-  public let maps: GATTMapSet
-  /// Tables learned from earlier captures, asked by a device's address or Database Hash.
-  public let cache: (any GATTMapLookup)?
-  /// The layouts of `maps`, worked out when a connection first needs a match by layout.
-  var importedLayouts: [Int: [Int]]?
-  /// Whether guesses label the values that came before them (`takeHindsight`): set by a
-  /// stream that holds frames back until it knows.
-  public var labelsInHindsight = false
-  /// Database slots with values waiting for a guess.
-  var undecidedSlots: Set<Int> = []
-  /// Whether a value waits for a guess or labels wait to be taken (`mayHoldBack`).
-  @usableFromInline var holdsBack = false
-  /// Earlier values that guesses made since the last `takeHindsight` explain.
-  @usableFromInline var hindsight: [HindsightLabel] = []
-
-  /// Long-term keys given beforehand (`--ltk`, `--keys`, `--keys-from`), for sniffed links.
-  public let keys: LinkKeyRing
-  /// Keys the capture gave away: STKs worked out from sniffed legacy pairings, LTKs
-  /// distributed on links it decrypted.
-  public internal(set) var learnedKeys = LinkKeyRing()
-  /// Passkey searches done (each up to a million c1 runs), and how many a capture may ask for.
-  var passkeySearches = 0
-  static let maximumPasskeySearches = 2
-  /// Packets decrypted, by where their key came from (`LinkKeyRing.Key.source`; as many sources
-  /// as keys, which are bounded).
-  public internal(set) var decryptedBySource: [String: Int] = [:]
-  /// The value of each key the capture gave away, by its source (hex, as `--ltk` takes it).
-  public internal(set) var keyValues: [String: String] = [:]
-  /// The TKs that fitted a sniffed legacy pairing (`TemporaryKey.words`), the legacy pairings
-  /// whose TK was looked for, and the passkey searches that found none: what a run says of the
-  /// passkeys and TKs it was given.
-  public internal(set) var fittedTemporaryKeys: Set<String> = []
-  public internal(set) var legacyPairingsTried = 0
-  public internal(set) var failedSearches = 0
-  /// The keys that opened a link's packets (bounded), to say which keys given opened none.
-  public internal(set) var openedKeys: Set<[UInt8]> = []
-  /// The devices of the links sniffed (bounded), to say a key bound to another fits none.
-  public internal(set) var airDevices: Set<BDAddr> = []
-  static let maximumAirDevices = 4096
-  /// Key tries (a key at a packet counter) a capture may spend choosing its links' keys.
-  static let maximumKeyTrials = 1 << 18
-  var keyTrialsLeft = maximumKeyTrials
+  /// L2CAP's state across links: the fixed channels, the reassembly budget.
+  var l2cap = L2CAPState()
+  /// The ATT layer's knowledge of GATT servers: databases, tables given beforehand, hindsight.
+  @usableFromInline package var gatt: GATTState
+  /// The link layer's state for records sniffed over the air: the links, and their keys.
+  var air: AirLinkState
 
   public init(registry: DecoderRegistry = .standard, maps: GATTMapSet = GATTMapSet(), cache: (any GATTMapLookup)? = nil, keys: LinkKeyRing = LinkKeyRing()) {
     self.registry = registry
-    self.maps = maps
-    self.cache = cache
-    self.keys = keys
-  }
-
-  /// Counts bytes an incomplete PDU now holds; every few MiB, measures all links, and when they
-  /// hold more than the budget, drops the incomplete PDUs of every link but `slot`.
-  mutating func reassemblyGrew(by bytes: Int, slot: Int, _ frame: inout DissectedFrame) {
-    reassemblyGrowth += bytes
-    guard reassemblyGrowth >= Self.reassemblyCheckInterval else { return }
-    reassemblyGrowth = 0
-    var held = 0
-    for entry in connections.entries { held += entry.link.reassemblyBytes }
-    guard held > Self.reassemblyBudget else { return }
-    var dropped = 0
-    for other in connections.entries.indices where other != slot {
-      dropped += connections.entries[other].link.dropIncompletePDUs()
-    }
-    frame.diagnostics.append(Diagnostic(.l2capReassemblyMemoryDropped, "incomplete PDUs held \(held) bytes: \(dropped) of them on other links dropped"))
+    gatt = GATTState(maps: maps, cache: cache)
+    air = AirLinkState(keys: AirKeys(given: keys))
   }
 
   /// Decodes `record` into `frame` (whose buffers are reused), as frame `number`.
@@ -163,7 +97,7 @@ public struct Dissector: Sendable {
         connections.closeAll(adapter: adapter)
         try MonitorNote.decode(&reader, kind: kind, into: &frame)
       case .airPacket:
-        try AirPacket.decode(&reader, into: &frame, &self)
+        try AirPacket.decode(&reader, into: &frame, &air, connections: &connections, l2cap: &l2cap, gatt: &gatt, registry: registry)
       case .other(let code):
         frame.header = .unknownRecord(type: code)
         frame.fields.bytes("data", "Data", reader.readRemaining())
@@ -201,7 +135,7 @@ public struct Dissector: Sendable {
     case .closed(let handle)?:
       let key = ConnectionTable.Key(adapter: adapter, handle: handle)
       for direction in [Direction.hostToController, .controllerToHost] {
-        if let slot = connections.slot(key), let lost = connections.entries[slot].link.reassemblers[direction].reset() {
+        if let slot = connections.slot(key), let lost = connections.entries[slot].link.l2cap.reassemblers[direction].reset() {
           frame.diagnostics.append(Diagnostic(.l2capPDUDropped, lost))
         }
       }
@@ -225,4 +159,44 @@ public struct Dissector: Sendable {
       frame.connection = ConnectionLabel(adapter: adapter, handle: handle, generation: 0, peer: nil, peerType: nil)
     }
   }
+}
+
+/// What a run learned, for tools and tests (the state is the layers').
+extension Dissector {
+  /// The databases by server (tests, tools).
+  public var databases: [GATTServerIdentity: GATTDatabase] { gatt.table.byServer }
+  /// GATT tables given beforehand (`--gatt`): a capture without discovery uses them.
+  public var maps: GATTMapSet { gatt.maps }
+  /// Tables learned from earlier captures, asked by a device's address or Database Hash.
+  public var cache: (any GATTMapLookup)? { gatt.cache }
+  /// Whether guesses label the values that came before them (`GATTState.takeHindsight`): set
+  /// by a stream that holds frames back until it knows.
+  public var labelsInHindsight: Bool {
+    get { gatt.labelsInHindsight }
+    set { gatt.labelsInHindsight = newValue }
+  }
+  /// Whether labels wait to be taken (asked after every frame: one comparison).
+  @inlinable public var hasHindsight: Bool { !gatt.hindsight.isEmpty }
+  /// Whether a stream must hold the frame just dissected: a value waits for a guess, or a
+  /// guess just labelled earlier ones (asked after every frame: two comparisons).
+  @inlinable public var mayHoldBack: Bool { gatt.holdsBack }
+
+  /// Long-term keys given beforehand (`--ltk`, `--keys`, `--keys-from`), for sniffed links.
+  public var keys: LinkKeyRing { air.keys.given }
+  /// Keys the capture gave away: STKs worked out from sniffed legacy pairings, LTKs
+  /// distributed on links it decrypted.
+  public var learnedKeys: LinkKeyRing { air.keys.learned }
+  /// Packets decrypted, by where their key came from (`LinkKeyRing.Key.source`).
+  public var decryptedBySource: [String: Int] { air.keys.decryptedBySource }
+  /// The value of each key the capture gave away, by its source (hex, as `--ltk` takes it).
+  public var keyValues: [String: String] { air.keys.keyValues }
+  /// The TKs that fitted a sniffed legacy pairing (`TemporaryKey.words`), the legacy pairings
+  /// whose TK was looked for, and the passkey searches that found none.
+  public var fittedTemporaryKeys: Set<String> { air.keys.fittedTemporaryKeys }
+  public var legacyPairingsTried: Int { air.keys.legacyPairingsTried }
+  public var failedSearches: Int { air.keys.failedSearches }
+  /// The keys that opened a link's packets (bounded), to say which keys given opened none.
+  public var openedKeys: Set<[UInt8]> { air.keys.openedKeys }
+  /// The devices of the links sniffed (bounded), to say a key bound to another fits none.
+  public var airDevices: Set<BDAddr> { air.keys.devices }
 }

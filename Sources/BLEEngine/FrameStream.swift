@@ -141,7 +141,7 @@ public struct FrameStream {
           if !goOn { break }
           continue
         }
-        if !held.hold(&frame, &dissector, &consumer) { break }
+        if !held.hold(&frame, &dissector.gatt, registry: dissector.registry, &consumer) { break }
       }
     } catch {
       failure = error
@@ -200,15 +200,15 @@ public struct FrameStream {
     var handedOver = false
     // Batches held back for hindsight (their frames' values wait for a guess), oldest first.
     var held: [FrameBatch] = []
-    // The dissector is passed, not captured: a captured variable lives in a box, and every
-    // `dissect` through it would pay a dynamic exclusivity check.
-    func handOver(_ dissector: inout Dissector, nextFrame: Int) {
-      if dissector.labelsInHindsight {
-        while let oldest = dissector.oldestUndecidedFrame() {
+    // The dissector's GATT state (what hindsight is about) is passed, not captured: a captured
+    // variable lives in a box, and every `dissect` through it would pay a dynamic exclusivity check.
+    func handOver(_ gatt: inout GATTState, nextFrame: Int) {
+      if gatt.labelsInHindsight {
+        while let oldest = gatt.oldestUndecidedFrame() {
           let first = held.first.map { $0.frames[0].number } ?? (batch.count > 0 ? batch.frames[0].number : nextFrame)
           if oldest < first {
             // Its frame is gone already: nothing to label.
-            dissector.abandonUndecided(through: first - 1)
+            gatt.abandonUndecided(through: first - 1)
           } else if held.count < Self.heldBatches {
             held.append(batch)
             batch = empty.take()
@@ -218,7 +218,7 @@ public struct FrameStream {
           } else {
             // Waited long enough: the oldest batch goes as it is.
             let released = held.removeFirst()
-            dissector.abandonUndecided(through: released.frames[released.count - 1].number)
+            gatt.abandonUndecided(through: released.frames[released.count - 1].number)
             filled.put(released)
           }
         }
@@ -231,12 +231,12 @@ public struct FrameStream {
       batchBytes = 0
     }
     /// Labels held frames that a guess just explained.
-    func applyHindsight(_ dissector: inout Dissector) {
-      for label in dissector.takeHindsight() {
+    func applyHindsight(_ gatt: inout GATTState, registry: DecoderRegistry) {
+      for label in gatt.takeHindsight() {
         for candidate in held + [batch] where candidate.count > 0 {
           let offset = label.frame - candidate.frames[0].number
           if offset >= 0 && offset < candidate.count {
-            dissector.applyHindsight(label, to: &candidate.frames[offset])
+            gatt.applyHindsight(label, to: &candidate.frames[offset], registry: registry)
             break
           }
         }
@@ -247,7 +247,7 @@ public struct FrameStream {
       while number < options.limit {
         if watchesInput && (batch.count > 0 || handedOver) && !reader.nextIsReady() {
           batch.inputIdle = true
-          handOver(&dissector, nextFrame: number + 1)
+          handOver(&dissector.gatt, nextFrame: number + 1)
           handedOver = false
           if side.stopped { break }
         }
@@ -262,9 +262,9 @@ public struct FrameStream {
         if number & 7 >= leftEighths { ValueStage.complete(&batch.frames[batch.count], registry: dissector.registry) }
         batchBytes += batch.frames[batch.count].record.bytes.count
         batch.count += 1
-        if dissector.hasHindsight { applyHindsight(&dissector) }
+        if dissector.hasHindsight { applyHindsight(&dissector.gatt, registry: dissector.registry) }
         if batch.count == Self.batchSize || batchBytes >= Self.batchByteLimit {
-          handOver(&dissector, nextFrame: number + 1)
+          handOver(&dissector.gatt, nextFrame: number + 1)
           handedOver = true
           // This thread waited for an empty batch: the consumer is behind, decode more here.
           // The consumer waited for a full one: this thread is behind, leave it more.
@@ -298,17 +298,17 @@ struct HeldFrames {
 
   /// Takes `frame` in (it is replaced by a cleared one), labels what a guess just explained,
   /// and hands over the frames no guess can still label. Returns false once the consumer stopped.
-  mutating func hold(_ frame: inout DissectedFrame, _ dissector: inout Dissector, _ consumer: inout some FrameConsumer) -> Bool {
-    for label in dissector.takeHindsight() {
-      if let index = frames.firstIndex(where: { $0.number == label.frame }) { dissector.applyHindsight(label, to: &frames[index]) }
+  mutating func hold(_ frame: inout DissectedFrame, _ gatt: inout GATTState, registry: DecoderRegistry, _ consumer: inout some FrameConsumer) -> Bool {
+    for label in gatt.takeHindsight() {
+      if let index = frames.firstIndex(where: { $0.number == label.frame }) { gatt.applyHindsight(label, to: &frames[index], registry: registry) }
     }
     frames.append(spare.popLast() ?? DissectedFrame())
     swap(&frame, &frames[frames.count - 1])
     if frames.count > FrameStream.heldFrames {
       // Waited long enough: the oldest frame goes as it is.
-      dissector.abandonUndecided(through: frames[0].number)
+      gatt.abandonUndecided(through: frames[0].number)
     }
-    let oldest = dissector.oldestUndecidedFrame()
+    let oldest = gatt.oldestUndecidedFrame()
     var count = 0
     while count < frames.count, oldest.map({ frames[count].number < $0 }) ?? true { count += 1 }
     release(count, &consumer)

@@ -76,12 +76,12 @@ import Testing
       warned += frame.diagnostics.filter { $0.kind == .attPrepareQueueFull }.count
     }
     #expect(warned == 1)
-    let bearer = t.dissector.connections.entries[0].link.fixedBearer
+    let bearer = t.dissector.connections.entries[0].link.att.fixedBearer
     #expect(bearer.prepared[Self.tx].parts.count == PrepareQueue.maximumParts)
     #expect(bearer.prepared[Self.tx].dropped == 200)
     let execute = t.att(Self.tx, [0x18, 0x01])
     #expect(execute.diagnostics.contains { $0.message == "200 prepared parts beyond the queue's limit not included in the written values" })
-    #expect(t.dissector.connections.entries[0].link.fixedBearer.prepared[Self.tx].isEmpty)
+    #expect(t.dissector.connections.entries[0].link.att.fixedBearer.prepared[Self.tx].isEmpty)
   }
 
   @Test func databasesAreBoundedAndTheLeastRecentlyUsedGoesFirst() {
@@ -100,7 +100,7 @@ import Testing
       // The strap speaks now and then.
       if index % 512 == 0 { _ = t.att(Self.rx, [0x1B, 0x10, 0x00, 0x06, 0x48]) }
     }
-    #expect(t.dissector.gattDatabases.count == GATTDatabaseTable.maximumDatabases)
+    #expect(t.dissector.gatt.table.count == GATTDatabaseTable.maximumDatabases)
     #expect(forgotten >= 100)
     let strap = t.att(Self.rx, [0x1B, 0x10, 0x00, 0x06, 0x48])
     #expect(strap.summaryText.contains("Heart Rate Measurement: 72 bpm"), "\(strap.summaryText)")
@@ -142,8 +142,8 @@ import Testing
       }
     }
     let link = t.dissector.connections.entries[0].link
-    #expect(link.bearers.count == 64)
-    #expect(link.channels.channels.count <= 256)
+    #expect(link.att.bearers.count == 64)
+    #expect(link.l2cap.channels.channels.count <= 256)
   }
 
   /// Incomplete PDUs on many links: past the budget, those of other links are dropped.
@@ -160,7 +160,7 @@ import Testing
     }
     #expect(dropped)
     var held = 0
-    for entry in t.dissector.connections.entries { held += entry.link.reassemblyBytes }
-    #expect(held <= Dissector.reassemblyBudget + Dissector.reassemblyCheckInterval)
+    for entry in t.dissector.connections.entries { held += entry.link.l2cap.reassemblyBytes }
+    #expect(held <= L2CAPState.reassemblyBudget + L2CAPState.reassemblyCheckInterval)
   }
 }

@@ -15,30 +15,30 @@ public struct HindsightLabel: Sendable {
 /// values of the run came first. A stream that holds frames back (files) asks which of them
 /// wait for a guess, takes the labels once a guess is made, and applies them to the frames it
 /// still holds, so a capture's first values are labelled like the rest.
-extension Dissector {
+extension GATTState {
   /// Notes a database whose guesses wait or were just made (after an ATT PDU).
-  mutating func collectHindsight(_ slot: Int, decidedIn frame: Int) {
-    if gattDatabases.databases[slot].guesses.pendingCount > 0 {
+  mutating func collectHindsight(_ slot: Int, decidedIn frame: Int, registry: DecoderRegistry) {
+    if table.databases[slot].guesses.pendingCount > 0 {
       undecidedSlots.insert(slot)
       updateHoldsBack()
     }
-    guard !gattDatabases.databases[slot].guesses.settled.isEmpty else { return }
-    let settled = gattDatabases.databases[slot].guesses.settled
-    gattDatabases.databases[slot].guesses.settled.removeAll()
+    guard !table.databases[slot].guesses.settled.isEmpty else { return }
+    let settled = table.databases[slot].guesses.settled
+    table.databases[slot].guesses.settled.removeAll()
     guard labelsInHindsight else { return }
     for (earlier, handle) in settled {
-      guard let meaning = gattDatabases.databases[slot].guesses.meaning(forHandle: handle) else { continue }
+      guard let meaning = table.databases[slot].guesses.meaning(forHandle: handle) else { continue }
       hindsight.append(HindsightLabel(
         frame: earlier, handle: handle, decidedIn: frame, meaning: meaning, decoder: GATTDatabase.decoderIndex(for: meaning, registry: registry)))
     }
   }
 
   /// The oldest frame whose value waits for a guess (nil: none waits).
-  public mutating func oldestUndecidedFrame() -> Int? {
+  package mutating func oldestUndecidedFrame() -> Int? {
     guard labelsInHindsight, !undecidedSlots.isEmpty else { return nil }
     var oldest: Int?
     for slot in undecidedSlots {
-      if let frame = gattDatabases.databases[slot].guesses.oldestPendingFrame {
+      if let frame = table.databases[slot].guesses.oldestPendingFrame {
         oldest = min(oldest ?? frame, frame)
       } else {
         undecidedSlots.remove(slot)
@@ -49,16 +49,9 @@ extension Dissector {
   }
 
   /// Values of frames up to `frame` no longer wait: the stream let those frames go.
-  public mutating func abandonUndecided(through frame: Int) {
-    for slot in undecidedSlots { gattDatabases.databases[slot].guesses.abandonPending(through: frame) }
+  package mutating func abandonUndecided(through frame: Int) {
+    for slot in undecidedSlots { table.databases[slot].guesses.abandonPending(through: frame) }
   }
-
-  /// Whether labels wait to be taken (asked after every frame: one comparison).
-  @inlinable public var hasHindsight: Bool { !hindsight.isEmpty }
-
-  /// Whether a stream must hold the frame just dissected: a value waits for a guess, or a
-  /// guess just labelled earlier ones (asked after every frame: two comparisons).
-  @inlinable public var mayHoldBack: Bool { holdsBack }
 
   /// Keeps `holdsBack` true while a value waits for a guess or labels wait to be taken.
   mutating func updateHoldsBack() {
@@ -66,7 +59,7 @@ extension Dissector {
   }
 
   /// The labels of guesses made since the last call, in the order they were made.
-  public mutating func takeHindsight() -> [HindsightLabel] {
+  package mutating func takeHindsight() -> [HindsightLabel] {
     guard !hindsight.isEmpty else { return [] }
     defer {
       hindsight.removeAll(keepingCapacity: true)
@@ -77,7 +70,7 @@ extension Dissector {
 
   /// Labels the value of `label.handle` in `frame` (frame `label.frame`, not yet handed to a
   /// consumer): its meaning, its GATT fields and its decoded value, with a note.
-  public func applyHindsight(_ label: HindsightLabel, to frame: inout DissectedFrame) {
+  package func applyHindsight(_ label: HindsightLabel, to frame: inout DissectedFrame, registry: DecoderRegistry) {
     guard frame.number == label.frame,
       let index = frame.attributes.firstIndex(where: { $0.handle == label.handle && $0.meaning == nil }),
       let raw = frame.attributes[index].rawValue

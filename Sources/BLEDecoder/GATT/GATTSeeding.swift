@@ -8,7 +8,7 @@ import BLECore
 /// The cache is memory of identities, never a guess: it is asked only by address or hash, and a
 /// cached (or layout-matched) table stays on trial while values arrive: one the traffic
 /// contradicts is dropped for the run, with a note, and inference takes over.
-extension Dissector {
+extension GATTState {
   /// Whether a PDU names the handle of a value (not discovery, MTU or an error): what makes a
   /// table given beforehand worth applying.
   static func namesValueHandle(_ opcode: UInt8) -> Bool {
@@ -20,7 +20,7 @@ extension Dissector {
   static let maximumLayoutEntries = 2048
 
   mutating func seed(_ slot: Int, for server: GATTServerIdentity, _ frame: inout DissectedFrame) {
-    gattDatabases.databases[slot].wasSeeded = true
+    table.databases[slot].wasSeeded = true
     switch server {
     case .peer(let address):
       if let (map, _) = maps.map(for: address) {
@@ -36,7 +36,7 @@ extension Dissector {
     case .local:
       return
     }
-    gattDatabases.settle(slot, footprintBefore: 0, diagnostics: &frame.diagnostics)
+    table.settle(slot, footprintBefore: 0, diagnostics: &frame.diagnostics)
   }
 
   /// "learned from CAPTURE at TIME, FILE" for notes.
@@ -58,12 +58,20 @@ extension Dissector {
     } else {
       return
     }
-    // Inside `dissectATT`, whose exit accounts for the table's new size.
-    gattDatabases.databases[slot].wasSeeded = true
+    // Inside `ATTLayer.dissect`, whose exit accounts for the table's new size.
+    table.databases[slot].wasSeeded = true
     apply(found.map, source: found.source, to: slot)
     let whose = found.map.address.map { "\($0)'s table" } ?? "the table"
     let whence = found.source == .cache ? "the cache, " + Self.describeCached(found.map) : found.map.origin
     frame.diagnostics.append(Diagnostic(.gattTableByHash, "Database Hash \(Hex.string(hash)) is that of \(whose) (\(whence)): its handles are used"))
+  }
+
+  /// Forgets the entries a map gave the table in `slot` (the capture's own stay), with a note:
+  /// the traffic contradicts them. Inference explains the handles from here on. (Called inside
+  /// `ATTLayer.dissect`, whose exit accounts for the table's new size.)
+  mutating func dropSeededTable(_ slot: Int, because reason: String, _ frame: inout DissectedFrame) {
+    guard let dropped = table.databases[slot].dropSeededEntries() else { return }
+    frame.diagnostics.append(GATTDatabase.droppedNote(dropped, reason))
   }
 
   /// A connection whose peer the capture never named: the tables learned so far in this capture
@@ -74,8 +82,8 @@ extension Dissector {
   mutating func seedByLayout(_ slot: Int, _ frame: inout DissectedFrame) {
     let imported = importedLayouts ?? Self.layouts(of: maps)
     importedLayouts = imported
-    gattDatabases.layoutIndex.refresh(gattDatabases.databases, gattDatabases.servers)
-    let learned = gattDatabases.layoutIndex
+    table.layoutIndex.refresh(table.databases, table.servers)
+    let learned = table.layoutIndex
     var distinct = learned.counts.count
     for fingerprint in imported.keys where learned.counts[fingerprint] == nil { distinct += 1 }
     guard distinct == 1 else {
@@ -86,8 +94,8 @@ extension Dissector {
       return
     }
     let chosen: GATTMap
-    if let (fingerprint, _) = learned.counts.first, let owner = learned.owner(of: fingerprint), case .peer(let address) = gattDatabases.servers[owner] {
-      let tree = gattDatabases.databases[owner].attributeTree
+    if let (fingerprint, _) = learned.counts.first, let owner = learned.owner(of: fingerprint), case .peer(let address) = table.servers[owner] {
+      let tree = table.databases[owner].attributeTree
       let frameNumber = tree.services.first.map(\.learnedIn) ?? 0
       chosen = GATTMap(address: address, tree: tree, origin: "the table learned in frame \(frameNumber)")
     } else if let (_, indices) = imported.first, let last = indices.last {
@@ -140,13 +148,13 @@ extension Dissector {
   }
 }
 
-extension Dissector {
+extension GATTState {
   /// Seeds the table in `slot` from `map` and remembers where its entries came from.
   mutating func apply(_ map: GATTMap, source: GATTSource, to slot: Int) {
-    gattDatabases.databases[slot].seed(from: map, source: source)
-    gattDatabases.databases[slot].provenance = GATTMapProvenance(source: source, origin: map.origin, file: map.file, learned: map.learned)
-    gattDatabases.databases[slot].seededHash = map.databaseHash
-    gattDatabases.databases[slot].isOnTrial = source == .cache || source == .layout
+    table.databases[slot].seed(from: map, source: source)
+    table.databases[slot].provenance = GATTMapProvenance(source: source, origin: map.origin, file: map.file, learned: map.learned)
+    table.databases[slot].seededHash = map.databaseHash
+    table.databases[slot].isOnTrial = source == .cache || source == .layout
   }
 }
 
@@ -189,12 +197,12 @@ struct GATTLayoutIndex: Sendable {
       remove(slot)
       guard slot < databases.count, case .peer = servers[slot] else { continue }
       let database = databases[slot]
-      guard database.services.count + database.characteristics.count + database.types.count <= Dissector.maximumLayoutEntries,
+      guard database.services.count + database.characteristics.count + database.types.count <= GATTState.maximumLayoutEntries,
         database.hasCapturedEntries
       else { continue }
-      let layout = Dissector.layout(of: database.attributeTree)
+      let layout = GATTState.layout(of: database.attributeTree)
       guard !layout.isEmpty else { continue }
-      let fingerprint = Dissector.fingerprint(layout)
+      let fingerprint = GATTState.fingerprint(layout)
       fingerprints[slot] = fingerprint
       counts[fingerprint, default: 0] += 1
       total += 1

@@ -31,7 +31,7 @@ public struct Connection: Sendable, Equatable {
   public var isLE: Bool
   /// The local side's own address when the capture shows it (a sniffed link's central).
   public var localAddress: BDAddr? = nil
-  /// L2CAP reassembly, channels and ATT bearers of this link.
+  /// The layers' state of this link: L2CAP reassembly and channels, ATT bearers.
   var link = LinkState()
   /// Used since the table's eviction hand last passed (see `ConnectionTable.maximumOpen`); a
   /// new connection starts without it, so one seen once goes before one in use.
@@ -40,6 +40,16 @@ public struct Connection: Sendable, Equatable {
   public var label: ConnectionLabel {
     ConnectionLabel(adapter: adapter, handle: handle, generation: generation, peer: peer, peerType: peerType, localAddress: localAddress)
   }
+}
+
+/// Per-connection state of the layers above HCI, hung off `Connection`: each layer's part is
+/// its own (`L2CAPLinkState`, `ATTLinkState`); a layer is handed its part, not the table.
+public struct LinkState: Sendable {
+  var l2cap = L2CAPLinkState()
+  var att = ATTLinkState()
+  /// The direction of the last PDU start, for ACL continuations in formats that do not say.
+  var lastStartDirection = Direction.controllerToHost
+  public init() {}
 }
 
 /// What an event did to the set of connections; the dissector applies it to the table.

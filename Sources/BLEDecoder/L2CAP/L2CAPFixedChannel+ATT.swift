@@ -6,9 +6,12 @@ enum ATTChannel: L2CAPFixedChannel {
   static var name: Name { "ATT" }
 
   static func decode(
-    _ payload: inout ByteReader, on link: L2CAPLink, _ dissector: inout Dissector, into frame: inout DissectedFrame
+    _ payload: inout ByteReader, direction: Direction, connection: inout Connection, gatt: inout GATTState, air: inout AirLinkState,
+    registry: DecoderRegistry, into frame: inout DissectedFrame
   ) throws(DecodeError) {
-    try dissector.dissectATT(&payload, slot: link.slot, bearerKey: 4, channel: cid, direction: link.direction, into: &frame)
+    try ATTLayer.dissect(
+      &payload, bearerKey: 4, channel: cid, direction: direction, connection: connection.label, link: &connection.link.att, gatt: &gatt,
+      registry: registry, into: &frame)
     // An ATT PDU has no length of its own: it is the whole payload, nothing follows it.
     _ = payload.readRemaining()
   }

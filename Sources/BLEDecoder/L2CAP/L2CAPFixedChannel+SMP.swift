@@ -6,17 +6,18 @@ enum SMPChannel: L2CAPFixedChannel {
   static var name: Name { "SMP" }
 
   static func decode(
-    _ payload: inout ByteReader, on link: L2CAPLink, _ dissector: inout Dissector, into frame: inout DissectedFrame
+    _ payload: inout ByteReader, direction: Direction, connection: inout Connection, gatt: inout GATTState, air: inout AirLinkState,
+    registry: DecoderRegistry, into frame: inout DissectedFrame
   ) throws(DecodeError) {
     // Over the air, the pairing is kept: a legacy one gives its keys away.
     if let accessAddress = frame.air?.accessAddress {
       var look = payload
       let command = Array(look.readRemaining())
-      if let key = dissector.airLinks.notePairing(accessAddress, command, direction: link.direction, frame: frame.number) {
-        dissector.learned(key, tk: nil, into: &frame)
+      if let key = air.links.notePairing(accessAddress, command, direction: direction, frame: frame.number) {
+        air.keys.learn(key, tk: nil, into: &frame)
       }
     }
-    try Dissector.dissectSMP(&payload, into: &frame)
+    try SecurityManager.dissect(&payload, into: &frame)
   }
 }
 
@@ -26,16 +27,17 @@ enum BREDRSMPChannel: L2CAPFixedChannel {
   static var name: Name { "BR/EDR SMP" }
 
   static func decode(
-    _ payload: inout ByteReader, on link: L2CAPLink, _ dissector: inout Dissector, into frame: inout DissectedFrame
+    _ payload: inout ByteReader, direction: Direction, connection: inout Connection, gatt: inout GATTState, air: inout AirLinkState,
+    registry: DecoderRegistry, into frame: inout DissectedFrame
   ) throws(DecodeError) {
-    try Dissector.dissectSMP(&payload, into: &frame)
+    try SecurityManager.dissect(&payload, into: &frame)
   }
 }
 
-extension Dissector {
+extension SecurityManager {
   /// An SMP command: its fields, and the link events a summary reads (the code, the pairing
   /// features, an identity address).
-  static func dissectSMP(_ payload: inout ByteReader, into frame: inout DissectedFrame) throws(DecodeError) {
+  static func dissect(_ payload: inout ByteReader, into frame: inout DissectedFrame) throws(DecodeError) {
     frame.deepestLayer = .l2cap
     frame.header = .securityManager(.empty)
     let code = try payload.peekUInt8()

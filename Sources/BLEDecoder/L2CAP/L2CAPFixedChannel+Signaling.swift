@@ -6,9 +6,10 @@ enum BREDRSignalingChannel: L2CAPFixedChannel {
   static var name: Name { "BR/EDR signaling" }
 
   static func decode(
-    _ payload: inout ByteReader, on link: L2CAPLink, _ dissector: inout Dissector, into frame: inout DissectedFrame
+    _ payload: inout ByteReader, direction: Direction, connection: inout Connection, gatt: inout GATTState, air: inout AirLinkState,
+    registry: DecoderRegistry, into frame: inout DissectedFrame
   ) throws(DecodeError) {
-    try dissector.dissectSignaling(&payload, isLE: false, on: link, into: &frame)
+    try L2CAPSignaling.dissect(&payload, isLE: false, direction: direction, connection: &connection, into: &frame)
   }
 }
 
@@ -18,15 +19,18 @@ enum LESignalingChannel: L2CAPFixedChannel {
   static var name: Name { "LE signaling" }
 
   static func decode(
-    _ payload: inout ByteReader, on link: L2CAPLink, _ dissector: inout Dissector, into frame: inout DissectedFrame
+    _ payload: inout ByteReader, direction: Direction, connection: inout Connection, gatt: inout GATTState, air: inout AirLinkState,
+    registry: DecoderRegistry, into frame: inout DissectedFrame
   ) throws(DecodeError) {
-    try dissector.dissectSignaling(&payload, isLE: true, on: link, into: &frame)
+    try L2CAPSignaling.dissect(&payload, isLE: true, direction: direction, connection: &connection, into: &frame)
   }
 }
 
-extension Dissector {
+extension L2CAPSignaling {
   /// Signaling commands; the channels they open are learned (an EATT channel gets its bearer).
-  mutating func dissectSignaling(_ payload: inout ByteReader, isLE: Bool, on link: L2CAPLink, into frame: inout DissectedFrame) throws(DecodeError) {
+  static func dissect(
+    _ payload: inout ByteReader, isLE: Bool, direction: Direction, connection: inout Connection, into frame: inout DissectedFrame
+  ) throws(DecodeError) {
     frame.header = .signaling([], unfinished: nil)
     frame.fields.beginObject("signaling", "Signaling", inline: true)
     var commands: [SignalingCommand] = []
@@ -42,10 +46,10 @@ extension Dissector {
     for case let .connectionParameterUpdateRequest(_, minimum, maximum, latency, timeout) in commands {
       frame.linkEvents.append(
         .parametersRequested(
-          handle: connections.entries[link.slot].handle, intervalMinimum: minimum, intervalMaximum: maximum, latency: latency, supervisionTimeout: timeout))
+          handle: connection.handle, intervalMinimum: minimum, intervalMaximum: maximum, latency: latency, supervisionTimeout: timeout))
     }
-    for bearer in connections.entries[link.slot].link.channels.learn(commands, direction: link.direction) {
-      connections.entries[link.slot].link.bearers[bearer] = ATTBearer(mtu: 65535)
+    for bearer in connection.link.l2cap.channels.learn(commands, direction: direction) {
+      connection.link.att.bearers[bearer] = ATTBearer(mtu: 65535)
     }
   }
 }

@@ -8,22 +8,20 @@ protocol L2CAPFixedChannel: SendableMetatype {
   static var cid: UInt16 { get }
   /// The channel's name in the `cid` field.
   static var name: Name { get }
-  /// Decodes one PDU. `payload` is the L2CAP payload: bytes the decoder leaves in it are
-  /// reported as following the PDU. The `l2cap` group is closed: the decoder opens its own.
+  /// Decodes one PDU sent by `direction`'s side on `connection`. `payload` is the L2CAP
+  /// payload: bytes the decoder leaves in it are reported as following the PDU. The `l2cap`
+  /// group is closed: the decoder opens its own.
+  ///
+  /// A channel's protocol is handed the state it keeps: per link in its connection
+  /// (`connection.link`: the channels signaling opens, ATT's bearers), across links in `gatt`
+  /// (ATT) or `air` (SMP on sniffed links: the pairing, and the keys it gives away).
   static func decode(
-    _ payload: inout ByteReader, on link: L2CAPLink, _ dissector: inout Dissector, into frame: inout DissectedFrame
+    _ payload: inout ByteReader, direction: Direction, connection: inout Connection, gatt: inout GATTState, air: inout AirLinkState,
+    registry: DecoderRegistry, into frame: inout DissectedFrame
   ) throws(DecodeError)
 }
 
-/// Where an L2CAP PDU travels: what a channel's decoder needs of the link besides the dissector
-/// (the channel is its own `cid`).
-struct L2CAPLink {
-  /// The connection's slot in `Dissector.connections`.
-  let slot: Int
-  let direction: Direction
-}
-
-/// The fixed channels, and the dispatch to them: `Dissector.dissectL2CAP` finds a PDU's
+/// The fixed channels, and the dispatch to them: `L2CAPState.dissectL2CAP` finds a PDU's
 /// channel by an array index.
 enum L2CAPFixedChannels {
   /// The fixed channels bledissect decodes.
@@ -43,7 +41,7 @@ enum L2CAPFixedChannels {
     let channel: (any L2CAPFixedChannel.Type)?
   }
 
-  /// Every fixed CID's entry, by CID (nil: unknown); `Dissector.fixedChannels` holds it.
+  /// Every fixed CID's entry, by CID (nil: unknown); `L2CAPState.fixedChannels` holds it.
   static let byCID: [Entry?] = {
     var table = [Entry?](repeating: nil, count: Int(dynamicStart))
     func add(_ cid: UInt16, _ entry: Entry) {

@@ -8,10 +8,16 @@ import BLECore
 /// The corresponding specification is Core Vol 6 Part B §2.1 (packet), §2.3 (advertising PDUs),
 /// §2.4 (data PDUs and LL control).
 enum AirPacket {
-  static func decode(_ reader: inout ByteReader, into frame: inout DissectedFrame, _ dissector: inout Dissector) throws(DecodeError) {
+  /// The link layer's entry point: `air` is its own state; a connection's packets find their
+  /// connection in `connections`, and carry L2CAP pieces up with the state of L2CAP and the
+  /// protocols above it (`l2cap`, `gatt`), which it passes on.
+  static func decode(
+    _ reader: inout ByteReader, into frame: inout DissectedFrame, _ air: inout AirLinkState, connections: inout ConnectionTable,
+    l2cap: inout L2CAPState, gatt: inout GATTState, registry: DecoderRegistry
+  ) throws(DecodeError) {
     reader.layer = .linkLayer
     frame.deepestLayer = .linkLayer
-    if frame.record.timestamp >= dissector.airLinks.nextTimeoutCheck { dissector.closeSilentAirLinks(into: &frame) }
+    if frame.record.timestamp >= air.links.nextTimeoutCheck { air.closeSilentAirLinks(into: &frame) }
     let header = try AirPacketHeader(parsing: &reader)
     describe(header, &frame.fields)
     frame.fields.end()  // air
@@ -39,32 +45,33 @@ enum AirPacket {
       frame.diagnostics.append(Diagnostic(.linkLayerCRCBad, "the sniffer found the CRC wrong: the packet is not decoded"))
       frame.header = .damagedAirPacket(advertising: accessAddress == AirFact.advertisingAccessAddress, length: length)
       // Named by its link when it has one (summaries count a link's damaged packets).
-      if let handle = dissector.airLinks.links[accessAddress]?.handle, let connection = dissector.connections.connection(adapter: 0, handle: handle) {
+      if let handle = air.links.links[accessAddress]?.handle, let connection = connections.connection(adapter: 0, handle: handle) {
         frame.connection = connection.label
       }
       frame.fields.hex("header", "PDU header", try pdu.readUInt16LE(), width: 4)
       frame.fields.bytes("payload", "Payload (not decoded)", pdu.readRemaining())
     } else if accessAddress == AirFact.advertisingAccessAddress {
-      let request = try AdvertisingPDU.decode(&pdu, into: &frame, registry: dissector.registry)
+      let request = try AdvertisingPDU.decode(&pdu, into: &frame, registry: registry)
       // A silent link's device heard again here: advertising to be connected (ADV_IND,
       // ADV_DIRECT_IND), or in a CONNECT_IND. Others may advertise or scan while connected.
-      if !dissector.airLinks.byDevice.isEmpty {
+      if !air.links.byDevice.isEmpty {
         switch frame.header {
         case let .advertisingPDU(type, advertiser?, _, _) where type == 0 || type == 1:
-          dissector.heardElsewhere(advertiser, into: &frame)
+          air.heardElsewhere(advertiser, &connections, into: &frame)
         case let .connectIndication(initiator, advertiser, _, _, _):
-          dissector.heardElsewhere(initiator, into: &frame)
-          dissector.heardElsewhere(advertiser, into: &frame)
+          air.heardElsewhere(initiator, &connections, into: &frame)
+          air.heardElsewhere(advertiser, &connections, into: &frame)
         default: break
         }
       }
       if case let .connectIndication(initiator, advertiser, advertiserType, linkAddress, _) = frame.header, let request {
-        dissector.openAirLink(
+        air.openAirLink(
           linkAddress, central: (initiator, request.initiatorType), peripheral: (advertiser, advertiserType), parameters: request.parameters,
-          window: request.window, into: &frame)
+          window: request.window, &connections, into: &frame)
       }
     } else {
-      try dissector.dissectDataPDU(&pdu, accessAddress: accessAddress, group: group, into: &frame)
+      try air.dissectDataPDU(
+        &pdu, accessAddress: accessAddress, group: group, connections: &connections, l2cap: &l2cap, gatt: &gatt, registry: registry, into: &frame)
     }
     if !reader.isAtEnd {
       frame.diagnostics.append(Diagnostic(.linkLayerTrailingBytes, "\(reader.remaining) bytes after the CRC"))
@@ -94,7 +101,7 @@ enum AirPacket {
   }
 }
 
-/// What the dissector keeps of each connection sniffed, by access address: the connection
+/// What the link layer keeps of each connection sniffed, by access address: the connection
 /// handle it is given (connections sniffed over the air are numbered from 1, on controller
 /// index 0, so every layer above finds them as it finds HCI ones), whether its payloads are
 /// encrypted, and what tells a retransmission. Bounded: past `maximumLinks` the oldest is

@@ -9,8 +9,15 @@ import BLECore
 /// L2CAP pieces go up through the same reassembly as HCI ACL data, the central's as
 /// host-to-controller (the capture is read as the central's). A packet repeating the SN and
 /// payload of the last one its side sent is a retransmission: shown, not decoded twice.
-extension Dissector {
-  mutating func dissectDataPDU(_ pdu: inout ByteReader, accessAddress: UInt32, group: Int, into frame: inout DissectedFrame) throws(DecodeError) {
+///
+/// The link layer keeps its own state (`AirLinkState`: links, keys) and finds a link's
+/// connection in the table by its handle; the L2CAP pieces go up with the state of L2CAP and
+/// of the protocols above it, which it only passes on.
+extension AirLinkState {
+  mutating func dissectDataPDU(
+    _ pdu: inout ByteReader, accessAddress: UInt32, group: Int,
+    connections: inout ConnectionTable, l2cap: inout L2CAPState, gatt: inout GATTState, registry: DecoderRegistry, into frame: inout DissectedFrame
+  ) throws(DecodeError) {
     let bits = try pdu.readUInt8()
     let length = Int(try pdu.readUInt8())
     let llid = bits & 0x03
@@ -29,11 +36,11 @@ extension Dissector {
     // One lookup of the link tells who sent it, whether it repeats its side's last packet, and
     // whether the link is encrypted.
     let fromCentral = frame.air?.header.fromCentral
-    let seen = airLinks.observe(
+    let seen = links.observe(
       accessAddress, frame: frame.number, time: frame.record.timestamp, fromCentral: fromCentral,
       eventCounter: frame.air?.header.eventCounter,
       coded: frame.air?.header.phy == .leCoded, sn: sn, nesn: (bits >> 2) & 1, digest: AirLinks.digest(llid: llid, payload), empty: length == 0 && llid == 1,
-      attSender: fromCentral == nil && llid == 2 ? Self.attSender(payload) : nil)
+      attSender: fromCentral == nil && llid == 2 ? DataPDU.attSender(payload) : nil)
     let (handle, direction, repeated) = (seen.handle, seen.direction, seen.repeated)
     frame.direction = direction
     frame.air?.note(event: seen.event, directionSource: seen.directionSource)
@@ -59,12 +66,12 @@ extension Dissector {
       frame.fields.flag("retransmission", "Retransmission", true)
       frame.air?.isRetransmission = true
     }
-    let news = seen.hasNews ? airLinks.takeNews(accessAddress) : AirLinks.News()
+    let news = seen.hasNews ? links.takeNews(accessAddress) : AirLinks.News()
     if let gap = news.gap {
       frame.air?.silenceBefore = UInt32(clamping: max(1, gap.microseconds / 1000))
       frame.diagnostics.append(Diagnostic(
         .linkLayerSnifferGap,
-        "the sniffer heard nothing on this link for \(Self.words(microseconds: gap.microseconds)) (since #\(gap.lastFrame)), longer than it may be silent: it lost the link's hops, and the link went on"))
+        "the sniffer heard nothing on this link for \(DataPDU.words(microseconds: gap.microseconds)) (since #\(gap.lastFrame)), longer than it may be silent: it lost the link's hops, and the link went on"))
     }
     if let (parameters, updateFrame) = news.update {
       // What HCI's LE Connection Update Complete says, at the instant.
@@ -78,14 +85,14 @@ extension Dissector {
     // Encryption is a fact of the LL procedure, whether or not a key opens it: the link's
     // first packet after LL_START_ENC_REQ that is not empty was sent encrypted (Core Vol 6
     // Part B §5.1.3.1), so from it the link is encrypted — what HCI's Encryption Change says.
-    if length > 0 && seen.encrypted && !repeated && airLinks.announceEncryption(accessAddress) {
+    if length > 0 && seen.encrypted && !repeated && links.announceEncryption(accessAddress) {
       frame.linkEvents.append(.encryptionChanged(status: 0, handle: handle, enabled: true))
     }
     var encrypted = length > 0 && seen.encrypted && frame.air?.header.decryptedBySniffer != true
-    if encrypted && (airLinks.storesPlaintext(accessAddress) || Self.isStoredPlaintext(payload, llid: llid, link: accessAddress, airLinks)) {
+    if encrypted && (links.storesPlaintext(accessAddress) || DataPDU.isStoredPlaintext(payload, llid: llid, link: accessAddress, links)) {
       // Written already decrypted (SweynTooth's and crackle's files): decoded as it is.
-      if !airLinks.storesPlaintext(accessAddress) {
-        airLinks.noteStoresPlaintext(accessAddress)
+      if !links.storesPlaintext(accessAddress) {
+        links.noteStoresPlaintext(accessAddress)
         frame.diagnostics.append(Diagnostic(
           .linkLayerStoredDecrypted,
           "this capture holds the link's encrypted packets already decrypted, MIC removed (this packet is too short for a MIC, or its L2CAP length fits it without one): decoded as plain text"))
@@ -95,7 +102,7 @@ extension Dissector {
     }
     // A packet opened with the link's key says by its counter what was missed (and by its MIC
     // who sent it); others by their SN and NESN.
-    if !encrypted { sequenceNotes(seen.missedBefore, seen.missedFromPeer, slot: slot, direction: direction, into: &frame) }
+    if !encrypted { Self.sequenceNotes(seen.missedBefore, seen.missedFromPeer, slot: slot, direction: direction, &connections, into: &frame) }
     if repeated && (llid != 3 || encrypted) {
       // Shown, not decoded again; an encrypted one keeps its counter, so it is not opened again.
       if encrypted { frame.fields.flag("encrypted", "Encrypted", true) }
@@ -106,25 +113,27 @@ extension Dissector {
     if encrypted {
       try dissectEncryptedPayload(
         payload, header: bits, llid: llid, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group,
-        seen: seen, into: &frame)
+        seen: seen, connections: &connections, l2cap: &l2cap, gatt: &gatt, registry: registry, into: &frame)
       return
     }
-    try dissectDataPayload(payload, llid: llid, length: length, repeated: repeated, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group, into: &frame)
+    try dissectDataPayload(
+      payload, llid: llid, length: length, repeated: repeated, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction,
+      group: group, connections: &connections, l2cap: &l2cap, gatt: &gatt, registry: registry, into: &frame)
   }
 
   /// An encrypted payload (then its MIC): opened with the link's key and decoded as plain
   /// text, or shown encrypted with why it was not opened.
   mutating func dissectEncryptedPayload(
     _ payload: ByteView, header bits: UInt8, llid: UInt8, accessAddress: UInt32, handle: UInt16, slot: Int, direction: Direction, group: Int,
-    seen: AirLinks.Seen, into frame: inout DissectedFrame
+    seen: AirLinks.Seen, connections: inout ConnectionTable, l2cap: inout L2CAPState, gatt: inout GATTState, registry: DecoderRegistry, into frame: inout DissectedFrame
   ) throws(DecodeError) {
     let length = payload.count
     frame.fields.flag("encrypted", "Encrypted", true)
-    var opening = airLinks.open(accessAddress, header: bits, sealed: payload, direction: direction, keys: keys, learned: learnedKeys, trials: &keyTrialsLeft)
+    var opening = links.open(accessAddress, header: bits, sealed: payload, direction: direction, keys: keys.given, learned: keys.learned, trials: &keys.trialsLeft)
     if case .sealed(let reason) = opening, reason == .noKeys || reason == .noKeyFits,
       learnShortTermKeyByMIC(accessAddress, header: bits, sealed: payload, direction: direction, into: &frame)
     {
-      opening = airLinks.open(accessAddress, header: bits, sealed: payload, direction: direction, keys: keys, learned: learnedKeys, trials: &keyTrialsLeft)
+      opening = links.open(accessAddress, header: bits, sealed: payload, direction: direction, keys: keys.given, learned: keys.learned, trials: &keys.trialsLeft)
     }
     switch opening {
     case let .opened(plain, counter, missed, keySource, flipped):
@@ -134,31 +143,33 @@ extension Dissector {
         direction = direction.opposite
         frame.direction = direction
         frame.air?.directionSource = .mic
-        let renoted = airLinks.renote(accessAddress, from: direction)
+        let renoted = links.renote(accessAddress, from: direction)
         let side = direction == .hostToController ? "central → peripheral" : "peripheral → central"
         frame.fields.add("corrected_direction", "Direction (from the MIC)", .text(side))
         frame.diagnostics.append(Diagnostic(
           .linkLayerDirectionFlagWrong, "the sniffer's direction flag is wrong: the MIC verifies only as sent \(side), which is used"))
-        sequenceNotes(false, renoted.missedFromPeer, slot: slot, direction: direction, into: &frame)
+        Self.sequenceNotes(false, renoted.missedFromPeer, slot: slot, direction: direction, &connections, into: &frame)
       } else {
-        sequenceNotes(false, seen.missedFromPeer, slot: slot, direction: direction, into: &frame)
+        Self.sequenceNotes(false, seen.missedFromPeer, slot: slot, direction: direction, &connections, into: &frame)
       }
       frame.fields.add("key", "Decrypted with", .text(keySource))
       frame.air?.keySource = keySource
-      if decryptedBySource[keySource] == nil || !openedKeys.contains(airLinks.key(accessAddress)) {
-        if openedKeys.count < LinkKeyRing.maximumKeys { openedKeys.insert(airLinks.key(accessAddress)) }
+      if keys.decryptedBySource[keySource] == nil || !keys.openedKeys.contains(links.key(accessAddress)) {
+        if keys.openedKeys.count < LinkKeyRing.maximumKeys { keys.openedKeys.insert(links.key(accessAddress)) }
       }
-      decryptedBySource[keySource, default: 0] += 1
+      keys.decryptedBySource[keySource, default: 0] += 1
       frame.fields.addVerbose("packet_counter", "Packet counter", .unsigned(counter, .decimal))
       var sealed = ByteReader(payload, layer: .linkLayer)
       _ = try sealed.readBytes(count: plain.count)
       frame.fields.addVerbose("mic", "MIC", .unsigned(UInt64(try sealed.readUInt32LE()), .hex(8)))
-      if missed > 0 { missedPackets(missed, encrypted: true, slot: slot, direction: direction, into: &frame) }
+      if missed > 0 { Self.missedPackets(missed, encrypted: true, slot: slot, direction: direction, &connections, into: &frame) }
       try ByteReader.reading(plain, layer: .linkLayer) { (open: inout ByteReader) throws(DecodeError) in
-        try dissectDataPayload(open.readRemaining(), llid: llid, length: plain.count, repeated: false, accessAddress: accessAddress, handle: handle, slot: slot, direction: direction, group: group, into: &frame)
+        try dissectDataPayload(
+          open.readRemaining(), llid: llid, length: plain.count, repeated: false, accessAddress: accessAddress, handle: handle, slot: slot,
+          direction: direction, group: group, connections: &connections, l2cap: &l2cap, gatt: &gatt, registry: registry, into: &frame)
       }
     case .sealed(let reason):
-      sequenceNotes(seen.missedBefore, seen.missedFromPeer, slot: slot, direction: direction, into: &frame)
+      Self.sequenceNotes(seen.missedBefore, seen.missedFromPeer, slot: slot, direction: direction, &connections, into: &frame)
       frame.header = .dataPDU(llid: llid, length: length, encrypted: true, reassembly: .none)
       var sealed = ByteReader(payload, layer: .linkLayer)
       frame.fields.bytes("payload", "Encrypted payload", try sealed.readBytes(count: max(length - 4, 0)))
@@ -167,10 +178,10 @@ extension Dissector {
       case .micFailed:
         frame.diagnostics.append(Diagnostic(.linkLayerMICFailed, "the MIC does not verify with the link's key: damaged, or more than \(LinkEncryption.missedPacketWindow) packets missed"))
       case .noTrialsLeft:
-        frame.diagnostics.append(Diagnostic(.linkLayerKeyTriesExhausted, "not decrypted: this capture used up the \(Self.maximumKeyTrials) key tries it may spend"))
-      case .noKeyFits where !keys.isEmpty || !learnedKeys.isEmpty:
+        frame.diagnostics.append(Diagnostic(.linkLayerKeyTriesExhausted, "not decrypted: this capture used up the \(AirKeys.maximumKeyTrials) key tries it may spend"))
+      case .noKeyFits where !keys.given.isEmpty || !keys.learned.isEmpty:
         // Said once, on the packet the keys were tried on.
-        if !airLinks.saidNoKeyFits(accessAddress) {
+        if !links.saidNoKeyFits(accessAddress) {
           frame.diagnostics.append(Diagnostic(.linkLayerNoKey, "no key given opens this link's packets"))
         }
       default:
@@ -181,24 +192,29 @@ extension Dissector {
 
   /// What a packet's SN and NESN say was missed (`AirLinks.Acknowledgements.note`): of its side, or of
   /// the other side.
-  mutating func sequenceNotes(_ missedBefore: Bool, _ missedFromPeer: Bool, slot: Int, direction: Direction, into frame: inout DissectedFrame) {
+  static func sequenceNotes(
+    _ missedBefore: Bool, _ missedFromPeer: Bool, slot: Int, direction: Direction, _ connections: inout ConnectionTable, into frame: inout DissectedFrame
+  ) {
     if missedFromPeer {
       let side = direction == .hostToController ? "central" : "peripheral"
-      missedPackets(nil, encrypted: false, slot: slot, direction: direction.opposite, how: "the \(side)'s NESN acknowledges one not heard", into: &frame)
+      missedPackets(nil, encrypted: false, slot: slot, direction: direction.opposite, &connections, how: "the \(side)'s NESN acknowledges one not heard", into: &frame)
     }
-    if missedBefore { missedPackets(nil, encrypted: false, slot: slot, direction: direction, into: &frame) }
+    if missedBefore { missedPackets(nil, encrypted: false, slot: slot, direction: direction, &connections, into: &frame) }
   }
 
   /// Packets of one side the sniffer did not record (`count`, or at least one when nil): said,
   /// and an L2CAP PDU that side had in progress is dropped, since a piece of it may be lost.
-  mutating func missedPackets(_ count: UInt64?, encrypted: Bool, slot: Int, direction: Direction, how explained: String? = nil, into frame: inout DissectedFrame) {
+  static func missedPackets(
+    _ count: UInt64?, encrypted: Bool, slot: Int, direction: Direction, _ connections: inout ConnectionTable, how explained: String? = nil,
+    into frame: inout DissectedFrame
+  ) {
     let before = frame.air?.missedBefore ?? 0
     frame.air?.missedBefore = before.saturatingAdd(UInt16(clamping: count ?? 1))
     let side = direction == .hostToController ? "central" : "peripheral"
     let what = count.map { "\($0) packet\($0 == 1 ? "" : "s")" } ?? "a packet or more"
     let how = explained ?? (encrypted ? "the packet counter jumped" : "its SN repeats after an acknowledgement, or with other data")
     frame.diagnostics.append(Diagnostic(.linkLayerPacketsMissed, "\(what) from the \(side) missed by the sniffer before this one (\(how))"))
-    if let lost = connections.entries[slot].link.reassemblers[direction].reset("and is dropped: a piece of it may be among them") {
+    if let lost = connections.entries[slot].link.l2cap.reassemblers[direction].reset("and is dropped: a piece of it may be among them") {
       frame.diagnostics.append(Diagnostic(.l2capPDUDropped, lost))
     }
   }
@@ -206,7 +222,7 @@ extension Dissector {
   /// A data PDU's payload in plain text: an LL control PDU, or a piece of an L2CAP PDU.
   mutating func dissectDataPayload(
     _ payload: ByteView, llid: UInt8, length: Int, repeated: Bool, accessAddress: UInt32, handle: UInt16, slot: Int, direction: Direction, group: Int,
-    into frame: inout DissectedFrame
+    connections: inout ConnectionTable, l2cap: inout L2CAPState, gatt: inout GATTState, registry: DecoderRegistry, into frame: inout DissectedFrame
   ) throws(DecodeError) {
     switch llid {
     case 3:
@@ -215,33 +231,38 @@ extension Dissector {
       let fact = try LinkControl.decode(&control, into: &frame.fields)
       frame.header = .linkControl(fact)
       // A repeated control PDU is shown again; what it changes happened once.
-      if !repeated { noteLinkControl(fact, accessAddress: accessAddress, handle: handle, direction: direction, into: &frame) }
+      if !repeated { noteLinkControl(fact, accessAddress: accessAddress, handle: handle, direction: direction, &connections, into: &frame) }
     case 1 where length > 0, 2 where length > 0:
-      try dissectLinkData(payload, isStart: llid == 2, slot: slot, direction: direction, origin: .air(llid: llid, length: length, group: group), into: &frame)
+      try l2cap.dissectLinkData(
+        payload, isStart: llid == 2, slot: slot, direction: direction, origin: .air(llid: llid, length: length, group: group),
+        connections: &connections, gatt: &gatt, air: &self, registry: registry, into: &frame)
     default:
       if length > 0 { frame.fields.bytes("payload", "Payload", payload) }
     }
   }
 
   /// What an LL control PDU changes: encryption starts or pauses, the link ends.
-  mutating func noteLinkControl(_ fact: LinkControlFact, accessAddress: UInt32, handle: UInt16, direction: Direction, into frame: inout DissectedFrame) {
+  mutating func noteLinkControl(
+    _ fact: LinkControlFact, accessAddress: UInt32, handle: UInt16, direction: Direction, _ connections: inout ConnectionTable,
+    into frame: inout DissectedFrame
+  ) {
     switch fact {
     case .opcode(0x05):  // LL_START_ENC_REQ: what follows on this link is encrypted
-      airLinks.setEncrypted(accessAddress, true)
+      links.setEncrypted(accessAddress, true)
     case .opcode(0x0B):  // LL_PAUSE_ENC_RSP: no longer
-      airLinks.setEncrypted(accessAddress, false)
+      links.setEncrypted(accessAddress, false)
       frame.linkEvents.append(.encryptionChanged(status: 0, handle: handle, enabled: false))
     case let .version(version, company, subversion) where direction == .controllerToHost:
       // The peripheral's: what HCI's Read Remote Version Information Complete gives the central.
       frame.linkEvents.append(.remoteVersion(status: 0, handle: handle, version: version, manufacturer: company, subversion: subversion))
     case let .phyUpdate(toPeripheral, toCentral, instant):
-      if let (transmit, receive) = airLinks.schedulePHY(
+      if let (transmit, receive) = links.schedulePHY(
         accessAddress, toPeripheral: toPeripheral, toCentral: toCentral, instant: instant, sniffersCount: frame.air?.header.eventCounter != nil)
       {
         frame.linkEvents.append(.phyUpdated(status: 0, handle: handle, transmit: transmit, receive: receive))
       }
     case let .length(_, receive, receiveTime, transmit, transmitTime):
-      if let effective = airLinks.noteLength(
+      if let effective = links.noteLength(
         accessAddress, from: direction, receive: receive, receiveTime: receiveTime, transmit: transmit, transmitTime: transmitTime)
       {
         frame.linkEvents.append(.dataLengthChanged(
@@ -249,18 +270,18 @@ extension Dissector {
           maxReceiveTime: effective.receiveTime))
       }
     case .encryptionRequest(let random, let ediv, _, _):
-      airLinks.noteEncryption(accessAddress, fact)
+      links.noteEncryption(accessAddress, fact)
       // Rand and EDIV 0 with a legacy pairing just seen: the STK, which the pairing gives away.
       if random == 0 && ediv == 0 { learnShortTermKey(accessAddress, into: &frame) }
     case .encryptionResponse:
-      airLinks.noteEncryption(accessAddress, fact)
+      links.noteEncryption(accessAddress, fact)
     case .terminate(let reason):
       // The central is the capture's local side: its LL_TERMINATE_IND is the host's Disconnect.
       if direction == .hostToController { frame.linkEvents.append(.disconnectRequested(handle: handle, reason: reason)) }
-      closeAirLink(accessAddress, handle: handle, reason: reason, into: &frame)
+      closeAirLink(accessAddress, handle: handle, reason: reason, &connections, into: &frame)
     case let .connectionUpdate(interval, latency, timeout, instant):
       let parameters = ConnectionParameters(interval: interval, latency: latency, supervisionTimeout: timeout)
-      let scheduled = airLinks.scheduleUpdate(
+      let scheduled = links.scheduleUpdate(
         accessAddress, parameters, instant: instant, frame: frame.number, sniffersCount: frame.air?.header.eventCounter != nil)
       if !scheduled { frame.linkEvents.append(.parametersUpdated(status: 0, handle: handle, parameters: parameters)) }
     default:
@@ -274,7 +295,7 @@ extension Dissector {
   /// must not cost seconds. Without the central's confirm, the TKs wait for the MIC of the
   /// link's first encrypted packet (`learnShortTermKeyByMIC`).
   mutating func learnShortTermKey(_ accessAddress: UInt32, into frame: inout DissectedFrame) {
-    guard airLinks.pairingWasSeen(accessAddress) else { return }
+    guard links.pairingWasSeen(accessAddress) else { return }
     let (found, searched) = findTemporaryKey(
       known: { links, known in links.shortTermKey(accessAddress, candidates: known) },
       search: { links in
@@ -289,7 +310,7 @@ extension Dissector {
           : "a legacy pairing whose TK is not 0 (nor a passkey or TK given): --passkey N if you know it, --find-passkey to try them all, --tk HEX for out-of-band data"))
       return
     }
-    learned(key, tk: tk, into: &frame)
+    keys.learn(key, tk: tk, into: &frame)
   }
 
   /// The TK of a sniffed legacy pairing, the one way both checks look for it: the TKs known
@@ -299,34 +320,24 @@ extension Dissector {
     known: (inout AirLinks, [TemporaryKey]) -> (key: LinkKeyRing.Key, tk: TemporaryKey)?,
     search: (inout AirLinks) -> (key: LinkKeyRing.Key, tk: TemporaryKey)?
   ) -> (found: (key: LinkKeyRing.Key, tk: TemporaryKey)?, searched: Bool) {
-    let candidates = keys.knownTemporaryKeys
-    var found = known(&airLinks, candidates)
+    let candidates = keys.given.knownTemporaryKeys
+    var found = known(&links, candidates)
     var searched = false
-    if found == nil, keys.searchesPasskeys, passkeySearches < Self.maximumPasskeySearches {
-      passkeySearches += 1
+    if found == nil, keys.given.searchesPasskeys, keys.passkeySearches < AirKeys.maximumPasskeySearches {
+      keys.passkeySearches += 1
       searched = true
-      found = search(&airLinks)
+      found = search(&links)
     }
-    legacyPairingsTried += 1
-    if found == nil && searched { failedSearches += 1 }
+    keys.legacyPairingsTried += 1
+    if found == nil && searched { keys.failedSearches += 1 }
     return (found, searched)
-  }
-
-  /// A key the capture gave away: kept for the link, said on the frame with its value in the
-  /// byte order `--ltk` takes, and the TK that gave it noted (a TK given that fits nothing is
-  /// said at the end).
-  mutating func learned(_ key: LinkKeyRing.Key, tk: TemporaryKey?, into frame: inout DissectedFrame) {
-    learnedKeys.add(key)
-    if let tk { fittedTemporaryKeys.insert(tk.words) }
-    keyValues[key.source] = key.hex
-    frame.diagnostics.append(Diagnostic(.linkLayerKeyFound, "key: \(key.source): \(key.hex) (as --ltk takes it)"))
   }
 
   /// The first encrypted packet of a link whose legacy pairing was sniffed without the
   /// central's confirm: the TKs known (and every passkey with `--find-passkey`) tried against
   /// its MIC. True when one fits (the key is learned).
   mutating func learnShortTermKeyByMIC(_ accessAddress: UInt32, header: UInt8, sealed: ByteView, direction: Direction, into frame: inout DissectedFrame) -> Bool {
-    guard airLinks.awaitsMICCheck(accessAddress) else { return false }
+    guard links.awaitsMICCheck(accessAddress) else { return false }
     let number = frame.number
     let (found, searched) = findTemporaryKey(
       known: { links, known in
@@ -344,14 +355,14 @@ extension Dissector {
           : "the pairing's confirms were not sniffed, and no TK known makes this packet's MIC verify: --passkey N if you know it, --find-passkey to try them all, --tk HEX for out-of-band data"))
       return false
     }
-    learned(key, tk: tk, into: &frame)
+    keys.learn(key, tk: tk, into: &frame)
     return true
   }
 
   /// The link on `accessAddress` ended (LL_TERMINATE_IND).
-  mutating func closeAirLink(_ accessAddress: UInt32, handle: UInt16, reason: UInt8, into frame: inout DissectedFrame) {
-    airLinks.end(accessAddress)
-    frame.connection = closeAirConnection(handle, reason: reason, into: &frame)
+  mutating func closeAirLink(_ accessAddress: UInt32, handle: UInt16, reason: UInt8, _ connections: inout ConnectionTable, into frame: inout DissectedFrame) {
+    links.end(accessAddress)
+    frame.connection = Self.closeAirConnection(handle, reason: reason, &connections, into: &frame)
   }
 
   /// Links silent past the time they may be (`AirLinks.lossTime`, Core Vol 6 Part B §4.5.2)
@@ -359,7 +370,7 @@ extension Dissector {
   /// silence as one whose link was dropped. Later frames tell which (`closeLostAirLinks`, a
   /// packet on the link); the capture's end tells neither ("last heard at").
   mutating func closeSilentAirLinks(into frame: inout DissectedFrame) {
-    for silent in airLinks.takeSilentLinks(at: frame.record.timestamp) {
+    for silent in links.takeSilentLinks(at: frame.record.timestamp) {
       frame.diagnostics.append(Diagnostic(
         .linkLayerLinkSilent,
         "conn \(silent.handle): nothing heard since #\(silent.lastFrame) for longer than it may be silent (\(silent.limit / 1000) ms): the devices dropped it, or the sniffer lost it"))
@@ -370,13 +381,13 @@ extension Dissector {
   /// connected, or in a CONNECT_IND). A link silent past the time it may be was lost
   /// (Connection Timeout, or Failed to be Established before any packet): closed on this frame.
   /// One quiet for six intervals or more may have ended unseen: said, as a link event.
-  mutating func heardElsewhere(_ device: BDAddr, into frame: inout DissectedFrame) {
-    let (lost, quiet) = airLinks.heardElsewhere(device, at: frame.record.timestamp)
+  mutating func heardElsewhere(_ device: BDAddr, _ connections: inout ConnectionTable, into frame: inout DissectedFrame) {
+    let (lost, quiet) = links.heardElsewhere(device, at: frame.record.timestamp)
     for link in lost {
       frame.diagnostics.append(Diagnostic(
         .linkLayerLinkLost,
         "conn \(link.handle): silent since #\(link.lastFrame) for longer than it may be (\(link.limit / 1000) ms), and \(device) is heard here: the link was lost"))
-      _ = closeAirConnection(link.handle, reason: link.established ? 0x08 : 0x3E, into: &frame)
+      _ = Self.closeAirConnection(link.handle, reason: link.established ? 0x08 : 0x3E, &connections, into: &frame)
     }
     for handle in quiet {
       frame.linkEvents.append(.heardElsewhere(handle: handle, device: device))
@@ -385,11 +396,11 @@ extension Dissector {
 
   /// Closes the connection of an air link: its disconnect as a link event, an L2CAP PDU left
   /// incomplete said; returns its label.
-  mutating func closeAirConnection(_ handle: UInt16, reason: UInt8, into frame: inout DissectedFrame) -> ConnectionLabel? {
+  static func closeAirConnection(_ handle: UInt16, reason: UInt8, _ connections: inout ConnectionTable, into frame: inout DissectedFrame) -> ConnectionLabel? {
     frame.linkEvents.append(.disconnected(status: 0, handle: handle, reason: reason))
     let key = ConnectionTable.Key(adapter: 0, handle: handle)
     for direction in [Direction.hostToController, .controllerToHost] {
-      if let slot = connections.slot(key), let lost = connections.entries[slot].link.reassemblers[direction].reset() {
+      if let slot = connections.slot(key), let lost = connections.entries[slot].link.l2cap.reassemblers[direction].reset() {
         frame.diagnostics.append(Diagnostic(.l2capPDUDropped, lost))
       }
     }
@@ -400,20 +411,20 @@ extension Dissector {
   /// central, as an HCI capture on the central's host would show it.
   mutating func openAirLink(
     _ accessAddress: UInt32, central: (BDAddr, AddressType), peripheral: (BDAddr, AddressType), parameters: ConnectionParameters,
-    window: (size: UInt8, offset: UInt16), into frame: inout DissectedFrame
+    window: (size: UInt8, offset: UInt16), _ connections: inout ConnectionTable, into frame: inout DissectedFrame
   ) {
     let (peripheral, peripheralType) = peripheral
-    if let old = airLinks.loseIfSilent(accessAddress) {
+    if let old = links.loseIfSilent(accessAddress) {
       // A new link on a silent one's access address (tools that reuse them): that one was lost.
       frame.diagnostics.append(Diagnostic(
         .linkLayerLinkReplaced, "conn \(old.handle): silent since #\(old.lastFrame), and a new link takes its access address here: it was lost"))
-      _ = closeAirConnection(old.handle, reason: old.established ? 0x08 : 0x3E, into: &frame)
+      _ = Self.closeAirConnection(old.handle, reason: old.established ? 0x08 : 0x3E, &connections, into: &frame)
     }
-    if airDevices.count < Self.maximumAirDevices {
-      airDevices.insert(central.0)
-      airDevices.insert(peripheral)
+    if keys.devices.count < AirKeys.maximumDevices {
+      keys.devices.insert(central.0)
+      keys.devices.insert(peripheral)
     }
-    let handle = airLinks.open(
+    let handle = links.open(
       accessAddress, central: central, peripheral: (peripheral, peripheralType), interval: parameters.interval,
       supervisionTimeout: parameters.supervisionTimeout, window: window,
       time: frame.record.timestamp, frame: frame.number)
@@ -427,14 +438,14 @@ extension Dissector {
   }
 }
 
-extension Dissector {
+extension DataPDU {
   /// Whether a payload that should be encrypted was stored decrypted: too short for a MIC
   /// (every encrypted payload has one, 4 octets, and at least one octet before it), or, while no
   /// key has opened the link, an L2CAP start whose basic header gives exactly its length on a
   /// fixed channel (ATT, signaling, SMP), which cipher text matches about once in 2³⁰.
-  static func isStoredPlaintext(_ payload: ByteView, llid: UInt8, link accessAddress: UInt32, _ airLinks: AirLinks) -> Bool {
+  static func isStoredPlaintext(_ payload: ByteView, llid: UInt8, link accessAddress: UInt32, _ links: AirLinks) -> Bool {
     if payload.count < 5 { return true }
-    guard llid == 2, !airLinks.wasOpened(accessAddress), let (channel, _) = wholeL2CAPPDU(payload) else { return false }
+    guard llid == 2, !links.wasOpened(accessAddress), let (channel, _) = wholeL2CAPPDU(payload) else { return false }
     return channel == 4 || channel == 5 || channel == 6
   }
 

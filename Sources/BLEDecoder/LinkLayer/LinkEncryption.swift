@@ -43,7 +43,7 @@ struct LinkEncryption: Sendable {
     case noKeyExchange
     /// No key given opens this link's packets.
     case noKeyFits
-    /// The capture used up the key tries it may spend (`Dissector.maximumKeyTrials`).
+    /// The capture used up the key tries it may spend (`AirKeys.maximumKeyTrials`).
     case noTrialsLeft
     /// The key opened earlier packets, but not this one: damaged, or more packets lost than
     /// `missedPacketWindow`.

@@ -245,8 +245,8 @@ import Testing
       let value = transcript.att(handle: handle, Self.rx, [0x1B, 0x10, 0x00, 0x06, 70])
       #expect(value.attributes.first?.meaning?.source == .layout)
     }
-    #expect(transcript.dissector.gattDatabases.layoutIndex.counts.count == 1)
-    #expect(transcript.dissector.gattDatabases.layoutIndex.changed.isEmpty)
+    #expect(transcript.dissector.gatt.table.layoutIndex.counts.count == 1)
+    #expect(transcript.dissector.gatt.table.layoutIndex.changed.isEmpty)
     // A second device with another layout: the next unknown connection is left to inference.
     _ = transcript.connect(handle: 0x0041, peer: "11:22:33:44:55:66")
     _ = transcript.att(handle: 0x0041, Self.tx, [0x10, 0x01, 0x00, 0xFF, 0xFF, 0x00, 0x28])

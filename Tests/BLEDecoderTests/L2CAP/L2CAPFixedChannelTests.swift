@@ -14,8 +14,8 @@ import BLECore
     for cid in 0..<UInt16(table.count) {
       #expect(table[Int(cid)]?.name.description == expected[cid], "CID \(cid)")
     }
-    #expect(Dissector.unfixedChannelName(0x0040)?.description == "dynamic")
-    #expect(Dissector.unfixedChannelName(0x003F) == nil)
+    #expect(L2CAPState.unfixedChannelName(0x0040)?.description == "dynamic")
+    #expect(L2CAPState.unfixedChannelName(0x003F) == nil)
   }
 
   /// Each registered channel sits at its own CID with its decoder; those only named have none.
