@@ -2,7 +2,7 @@
 """Time and peak memory of bledissect on adversarial captures, at several sizes.
 
 Usage: nice python3 Scripts/hostile-bench.py [--scales 10000,100000] [--full] [--only CASE ...]
-           [--modes text,json,info,convert,diff] [--cache empty,used] [--timeout 120] [--keep DIR]
+           [--modes text,json,info,convert,diff,check] [--cache empty,used] [--timeout 120] [--keep DIR]
            [--binary PATH]
 
 Each case of Scripts/captures/make_hostile_captures.py (listed by its --list) is written at each
@@ -74,7 +74,7 @@ import make_hostile_captures as hostile  # noqa: E402
 
 RSS_LIMIT_MIB = 64
 GNU_TIME = "/usr/bin/time" if sys.platform.startswith("linux") and os.access("/usr/bin/time", os.X_OK) else None
-MODES = ("text", "json", "info", "convert", "diff")
+MODES = ("text", "json", "info", "convert", "diff", "check")
 EXTRA_MODES = {name: ("text-abs", "text-delta") for name in ("timestamps", "timestamps_only")}
 
 
@@ -91,6 +91,8 @@ def command(binary: str, mode: str, capture: str, scratch: str) -> list[str]:
         return [binary, "info", capture]
     if mode == "diff":
         return [binary, "diff", capture, capture]
+    if mode == "check":
+        return [binary, "check", capture]
     if mode == "convert":
         return [binary, "convert", "--to", "pcapng", capture, os.path.join(scratch, "converted.pcapng")]
     raise ValueError(mode)
@@ -229,7 +231,7 @@ def main() -> int:
     parser.add_argument("--scales", default="10000,100000", help="comma-separated units per case (default 10000,100000)")
     parser.add_argument("--full", action="store_true", help="add the 1000000 scale")
     parser.add_argument("--only", action="append", choices=sorted(hostile.CASES) + sorted(hostile.BOMBS), help="only this case (repeatable)")
-    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: text,json,info,convert,diff (default all)")
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated: text,json,info,convert,diff,check (default all)")
     parser.add_argument("--cache", default="empty,used", help="comma-separated cache states: empty,used (default both)")
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds per run (default 120)")
     parser.add_argument("--keep", metavar="DIR", help="write the captures to DIR and keep them")

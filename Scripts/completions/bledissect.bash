@@ -16,7 +16,7 @@ _bledissect() {
   if [[ $prev == = ]] && ((COMP_CWORD > 1)); then prev=${COMP_WORDS[COMP_CWORD-2]}; fi
   if ((COMP_CWORD == 1)); then
     if [[ $cur == -* ]]; then
-      COMPREPLY=($(compgen -W '--json --format -t --time --color -1 --oneline --empty -v --verbose -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help --version' -- "$cur"))
+      COMPREPLY=($(compgen -W '--json --format -t --time --color -1 --oneline --empty -v --verbose --check -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help --version' -- "$cur"))
     else
       COMPREPLY=($(compgen -W 'annotate info summary gatt hr diff check convert live cache help' -- "$cur"))
       _bledissect_files "$cur"
@@ -58,7 +58,7 @@ _bledissect() {
           return 0
           ;;
       esac
-      options='--json --format -t --time --color -1 --oneline --empty -v --verbose -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
+      options='--json --format -t --time --color -1 --oneline --empty -v --verbose --check -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
       ;;
     info)
       case $prev in
@@ -174,7 +174,7 @@ _bledissect() {
           return 0
           ;;
       esac
-      options='-f --follow --android --hr -w --write --json --format -t --time --color -1 --oneline --empty -v --verbose -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
+      options='-f --follow --android --hr -w --write --json --format -t --time --color -1 --oneline --empty -v --verbose --check -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
       ;;
     cache)
       case $prev in

@@ -76,6 +76,13 @@ extension DiagnosticKind {
   public static let attPreparedPartsDropped = DiagnosticKind("att.prepared_parts_dropped", .warning, .att, "Prepared parts beyond the queue's limit are not in the written values.")
   public static let attDiscoveryOutsideRange = DiagnosticKind("att.discovery_outside_range", .warning, .att, "A discovery response lists a handle outside the range its request asked for.")
   public static let attDiscoveryOutOfOrder = DiagnosticKind("att.discovery_out_of_order", .warning, .att, "A discovery response lists handles out of ascending order.")
+  // `annotate --check`: a rule of the specifications the frame proves broken (docs/check.md);
+  // the message names the rule, the side at fault and the clause. One kind per layer.
+  public static let advertisingRuleBroken = DiagnosticKind("advertising.rule_broken", .warning, .advertising, "The advertising data breaks a rule of the specifications (annotate --check; docs/check.md).")
+  public static let l2capRuleBroken = DiagnosticKind("l2cap.rule_broken", .warning, .l2cap, "An L2CAP signaling or SMP command breaks a rule of the specifications (annotate --check; docs/check.md).")
+  public static let attRuleBroken = DiagnosticKind("att.rule_broken", .warning, .att, "An ATT PDU breaks a rule of the specifications (annotate --check; docs/check.md).")
+  public static let gattRuleBroken = DiagnosticKind("gatt.rule_broken", .warning, .gatt, "A GATT procedure or descriptor breaks a rule of the specifications (annotate --check; docs/check.md).")
+  public static let profileRuleBroken = DiagnosticKind("profile.rule_broken", .warning, .profile, "A characteristic value breaks a rule of its service's specification (annotate --check; docs/check.md).")
   public static let gattLabelledInHindsight = DiagnosticKind("gatt.labelled_in_hindsight", .note, .gatt, "A value labelled after the fact, from later values that made the guess.")
   public static let gattTableForgotten = DiagnosticKind("gatt.table_forgotten", .note, .gatt, "A GATT table forgotten: more servers or attributes than bledissect keeps.")
   public static let gattServiceChanged = DiagnosticKind("gatt.service_changed", .note, .gatt, "Service Changed: a handle range is forgotten until rediscovered.")
@@ -153,6 +160,11 @@ extension DiagnosticKind {
     .attPreparedPartsDropped,
     .attDiscoveryOutsideRange,
     .attDiscoveryOutOfOrder,
+    .advertisingRuleBroken,
+    .l2capRuleBroken,
+    .attRuleBroken,
+    .gattRuleBroken,
+    .profileRuleBroken,
     .gattLabelledInHindsight,
     .gattTableForgotten,
     .gattServiceChanged,

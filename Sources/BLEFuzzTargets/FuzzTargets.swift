@@ -58,6 +58,9 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// Any bytes as a capture read for `diff` (`DiffConsumer`), then compared with itself (must
   /// be equivalent) and with an empty side (see `FuzzTarget.diff`).
   case diff
+  /// Any bytes as a capture read by `check` (`ConformanceAnalysis`), then its text and JSON
+  /// writers (see `FuzzTarget.check`).
+  case check
 
   /// What a run saw; the tests assert on it.
   public struct Outcome: Sendable {
@@ -133,6 +136,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
       return Self.keys(bytes, keepingJSON: keepingJSON)
     case .diff:
       return Self.diff(bytes)
+    case .check:
+      return Self.check(bytes)
     }
   }
 

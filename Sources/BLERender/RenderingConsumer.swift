@@ -1,3 +1,4 @@
+import BLEAnalysis
 import BLECore
 import BLEDecoder
 import BLEEngine
@@ -16,6 +17,9 @@ package struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
   package let label: String
   /// Called once when the output closes (`| head`): a live source stops waiting for input.
   package var whenOutputCloses: (() -> Void)?
+  /// `--check`: `check`'s analysis over every frame (shown or not); a frame that proves a rule
+  /// broken carries the finding as a diagnostic, which the renderers show.
+  package var conformance: ConformanceAnalysis?
 
   package init(renderer: Renderer, filter: FrameFilter, output: OutputBuffer, errors: OutputBuffer, label: String) {
     self.renderer = renderer
@@ -29,6 +33,7 @@ package struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
   package var fieldDetail: FieldDetail { renderer.fieldDetail }
 
   package mutating func consume(_ frame: inout DissectedFrame) -> Bool {
+    if conformance != nil { markFindings(&frame) }
     if filtering && !filter.matches(frame) {
       if filter.hidesEmptyPDUs && FrameFilter.isEmptyPDU(frame) { emptyPDUsHidden += 1 }
       renderer.skip(&frame)
@@ -64,6 +69,21 @@ package struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
       output.flush()
       errors.append(string: "bledissect: \(label): \(emptyPDUsHidden) empty link-layer PDUs not shown (--empty shows them)\n")
     }
+  }
+
+  mutating func markFindings(_ frame: inout DissectedFrame) {
+    _ = conformance!.consume(&frame)
+    for finding in conformance!.fresh where finding.frame == frame.number {
+      frame.diagnostics.append(Diagnostic(finding.rule.diagnosticKind, Self.words(finding)))
+    }
+  }
+
+  /// A finding as a frame's diagnostic says it: the rule first (the header's mark reads it).
+  static func words(_ finding: ConformanceFinding) -> String {
+    var words = "\(finding.rule.id) \(finding.severity.rawValue), \(finding.side.rawValue): \(finding.message)"
+    if finding.frames.count > 1 { words += "; see " + finding.frames.dropFirst().map { "#\($0)" }.joined(separator: ", ") }
+    if let assumption = finding.assumption { words += "; assumes \(assumption)" }
+    return words + " [\(finding.rule.clause)]"
   }
 
   /// Empty air data PDUs left out of one-line output.

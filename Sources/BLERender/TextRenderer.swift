@@ -184,6 +184,7 @@ public struct TextRenderer: FrameRenderer {
       out.append("  [malformed]")
       style(Style.reset, &out)
     }
+    if !frame.diagnostics.isEmpty { Self.markRuleBroken(frame.diagnostics, color: color, &out) }
     out.byte(0x0A)
     if details {
       Self.renderFields(frame.fields, verbose: verbose, &out)
@@ -514,6 +515,16 @@ public struct TextRenderer: FrameRenderer {
   }
 
   /// The words, already text: one copy.
+  /// `annotate --check`: "[! ATT-01]" after the header of a frame that proves a rule broken
+  /// (the first rule; the detail lines list them all).
+  @inline(never)
+  static func markRuleBroken(_ diagnostics: [Diagnostic], color: Bool, _ out: inout OutputBuffer) {
+    guard let first = diagnostics.first(where: { $0.kind.code.hasSuffix(".rule_broken") }) else { return }
+    if color { out.append(Style.red) }
+    out.append(string: "  [! " + String(first.message.prefix { $0 != " " }) + "]")
+    if color { out.append(Style.reset) }
+  }
+
   static func writeSummary(_ line: SummaryLine, _ out: inout OutputBuffer) {
     // Words hold names from the air: a control character among them is shown escaped.
     let plain = line.withText { text in

@@ -135,6 +135,25 @@ import BLETestSupport
     #expect((findings["rules"] as? [String: Int]) == ["HRS-07": 10])
   }
 
+  /// annotate --check marks the proving frame, in text and JSON; without it nothing changes.
+  @Test func annotateMarksTheProvingFrame() throws {
+    let path = capturePath("check/att_01.btsnoop")
+    let lines = runCLI(["--check", "-1", "--no-cache", path]).stdout.split(separator: "\n")
+    let marked = lines.filter { $0.contains("[! ") }
+    #expect(marked.count == 1 && marked.first?.hasPrefix("#97 ") == true && marked.first?.hasSuffix("[! ATT-01]") == true)
+    let detail = runCLI(["--check", "--no-cache", path]).stdout
+    #expect(detail.contains("    warning: ATT-01 error, client: Write Request sent while Read Request #95 is unanswered; see #95 [Core v5.4 Vol 3 Part F §3.3.2]\n"))
+    #expect(!runCLI(["-1", "--no-cache", path]).stdout.contains("[! "))
+    var codes: [Int: [String]] = [:]
+    for line in runCLI(["--check", "--json", "--no-cache", path]).stdout.split(separator: "\n") {
+      let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+      let diagnostics = (object["diagnostics"] as? [[String: Any]]) ?? []
+      let rules = diagnostics.compactMap { $0["code"] as? String }.filter { $0.hasSuffix(".rule_broken") }
+      if !rules.isEmpty { codes[object["frame"] as? Int ?? 0] = rules }
+    }
+    #expect(codes == [97: ["att.rule_broken"]])
+  }
+
   @Test func strictFailsOnWarnings() {
     let warned = capturePath("check/gatt_09.btsnoop")
     #expect(runCLI(["check", "--no-cache", warned]).status == 0)

@@ -40,7 +40,19 @@ public struct ConformanceAnalysis: FrameConsumer {
   var current: CheckedLink?
   var currentKey: LinkKey?
 
+  /// Whether each finding is also kept whole, as it is found, in `fresh` (annotate --check
+  /// marks frames with them): off, repeats of a group cost a count only.
+  public var keepsEachFinding: Bool {
+    get { findings.keepsEach }
+    set { findings.keepsEach = newValue }
+  }
+
+  /// The findings made while consuming the last frame (with `keepsEachFinding`): those about
+  /// that frame, and those it revealed about an earlier one (ATT-02).
+  public var fresh: [ConformanceFinding] { findings.fresh }
+
   public mutating func consume(_ frame: inout DissectedFrame) -> Bool {
+    if findings.keepsEach && !findings.fresh.isEmpty { findings.fresh.removeAll(keepingCapacity: true) }
     frames += 1
     if firstTimestamp == nil { firstTimestamp = frame.record.timestamp }
     let time = Double(frame.record.timestamp - (firstTimestamp ?? 0)) / 1_000_000
@@ -141,6 +153,8 @@ struct FrameContext {
 struct FindingCollector {
   var groups: [ConformanceGroup] = []
   var index: [GroupKey: Int] = [:]
+  var keepsEach = false
+  var fresh: [ConformanceFinding] = []
   /// The group added to last: a rule broken on every notification finds its group without a
   /// lookup.
   var last: (key: GroupKey, at: Int)?
@@ -185,6 +199,14 @@ struct FindingCollector {
       why = why ?? "the sniffer missed packets on this link (or could not decrypt them): a missing PDU may explain it"
     }
     let key = GroupKey(rule: rule.id, link: context.label.map(ConformanceAnalysis.LinkKey.init), side: side, severity: chosen)
+    if keepsEach {
+      let finding = ConformanceFinding(
+        rule: rule, severity: chosen, side: side, frames: [context.frame] + frames.filter { $0 != context.frame }, time: context.time,
+        connection: context.label, message: message(), assumption: why)
+      fresh.append(finding)
+      add(finding, repeats: repeats)
+      return
+    }
     if let last, last.key == key {
       groups[last.at].count += repeats
       if groups[last.at].frames.count < ConformanceGroup.listedFrames { groups[last.at].frames.append(context.frame) }

@@ -1,3 +1,5 @@
+import BLECore
+
 /// One rule of the specifications that `check` can prove broken from a capture: its id (the
 /// catalogue's, ../shared/reference/conformance.md), what it says, the clause, how sure a
 /// finding of it is, and the gate that keeps it quiet where the capture cannot tell.
@@ -26,6 +28,17 @@ public struct ConformanceRule: Sendable, Hashable, CustomStringConvertible {
   public var description: String { id }
   public static func == (a: ConformanceRule, b: ConformanceRule) -> Bool { a.id == b.id }
   public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+
+  /// The diagnostic a frame carries when `annotate --check` marks it with this rule.
+  public var diagnosticKind: DiagnosticKind {
+    switch id.prefix(while: { $0 != "-" }) {
+    case "ADV": return .advertisingRuleBroken
+    case "L2C", "SMP": return .l2capRuleBroken
+    case "ATT": return .attRuleBroken
+    case "GATT", "GAP": return .gattRuleBroken
+    default: return .profileRuleBroken
+    }
+  }
 
   /// The rule with this id (any case), if `check` knows it.
   public static func named(_ id: String) -> ConformanceRule? {

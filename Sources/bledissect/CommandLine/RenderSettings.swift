@@ -13,6 +13,8 @@ struct RenderSettings {
   var oneLine = false
   var limit = Int.max
   var filter = FrameFilter()
+  /// `--check`: frames that prove a rule of the specifications broken carry the finding.
+  var check = false
   var damage = DamagePolicy.resynchronize
   var maps = DecodingOptions()
 
@@ -57,6 +59,7 @@ struct RenderSettings {
     }
     settings.verbose = arguments.has("verbose")
     settings.oneLine = arguments.has("oneline")
+    settings.check = arguments.has("check")
     settings.filter.hidesEmptyPDUs = settings.oneLine && !settings.json && !arguments.has("empty")
     settings.damage = damagePolicy(arguments)
     return .success(settings)

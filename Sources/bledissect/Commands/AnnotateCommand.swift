@@ -1,3 +1,4 @@
+import BLEAnalysis
 import BLECapture
 import BLECore
 import BLEDecoder
@@ -36,6 +37,8 @@ enum AnnotateCommand: CLICommand {
     OptionSpec(name: "oneline", short: "1", kind: .flag, help: "Text: only the header line of each frame."),
     OptionSpec(name: "empty", kind: .flag, help: "With -1: show the empty link-layer PDUs of air captures too (left out and counted otherwise)."),
     OptionSpec(name: "verbose", short: "v", kind: .flag, help: "Text: also show lengths, opcode parts and other low-level fields."),
+    OptionSpec(name: "check", short: nil, kind: .flag,
+      help: "Mark the frames that prove a rule of the specifications broken (check's findings): [! RULE] on the header line, then the rule, severity, side, what happened and the clause. Findings a later frame reveals are check's only."),
     OptionSpec(name: "count", short: "c", kind: .value(valueName: "n"), help: "Stop after n frames (counted before filtering)."),
     OptionSpec(name: "conn", short: nil, kind: .value(valueName: "handle"), help: "Only frames of this connection handle (decimal or 0x hex)."),
     OptionSpec(name: "peer", short: nil, kind: .value(valueName: "address"), help: "Only frames of connections to this device (AA:BB:CC:DD:EE:FF)."),
@@ -100,6 +103,11 @@ enum AnnotateCommand: CLICommand {
     // The buffers go to the consumer for the run and come back with it.
     var consumer = RenderingConsumer(renderer: renderer, filter: settings.filter, output: context.stdout, errors: context.stderr, label: label)
     consumer.whenOutputCloses = whenOutputCloses
+    if settings.check {
+      var analysis = ConformanceAnalysis()
+      analysis.keepsEachFinding = true
+      consumer.conformance = analysis
+    }
     let end = FrameStream(source: reader, options: options).run(into: &consumer)
     context.stdout = consumer.output
     context.stderr = consumer.errors
