@@ -43,13 +43,16 @@ Session, in order (as seen by the phone):
   (HCI LE Connection Update) and finally disconnects (0x13 remote user terminated).
 
 The heart-rate measurements are the fixed list HR_MEASUREMENTS below (21 entries)
-and cover every flag combination of interest: 8-bit and 16-bit value format
-(including 16-bit format carrying small values such as 80 and 180 bpm), sensor
-contact not supported (both encodings 0b00 and 0b01) / supported-but-not-detected /
-detected, energy expended present/absent (incl. 0 after the reset), and 0, 1 and
-several RR intervals, including one 20-byte value (max for MTU 23) and one 21-byte
-value (which the strap's host sends as two ACL fragments).  Notifications are
---interval seconds apart (default 1.0 s, like a real strap).
+and cover every flag combination of interest within one connection: 8-bit and
+16-bit value format (including 16-bit format carrying small values such as 80 and
+180 bpm), sensor contact supported-but-not-detected / detected (the Sensor Contact
+Supported bit, flags bit 2, is set in all of them: HRS 1.0 3.1.1.1 wants it static
+while in a connection; "not supported", 0b00 and 0b01, is in late_concat.btsnoop's
+second connection, make_late_start.py), energy expended present/absent (incl. 0
+after the reset), and 0, 1 and several RR intervals, including one 20-byte value
+(max for MTU 23) and one 21-byte value (which the strap's host sends as two ACL
+fragments).  Notifications are --interval seconds apart (default 1.0 s, like a
+real strap).
 
 Outputs (BTSnooper from bumble/snoop.py, attached as ``Host.snooper``, i.e. the
 host<->controller HCI traffic of that device; datalink 1002 = H4, timestamps are
@@ -57,8 +60,19 @@ wall clock, so every run produces different timestamps):
   captures/hr_strap_session.btsnoop      - the phone's (central's) HCI traffic
   captures/hr_strap_peripheral.btsnoop   - the strap's (peripheral's) HCI traffic
 
+--timestamps-from DIR: give each record the timestamp of the same record in DIR's
+file of the same name (read before the run, so DIR may be --out-dir) instead of the
+wall clock.  The run must match that file record by record (same count, same btsnoop
+flags, same lengths, same bytes except the values of Heart Rate Measurement
+notifications), else nothing is written.  The committed files are made this way
+(`--timestamps-from captures`): when issue 28 changed five measurement values, the
+first recording's times (2026-11-30) were kept, so the samples derived from this
+session (the sniffed copies in captures/air/, which place packets by these times)
+keep their connection events; reruns give identical bytes.
+
 Usage:  python3 Scripts/captures/make_hr_session.py [--out-dir captures]
                                                     [--interval 1.0]
+                                                    [--timestamps-from DIR]
 Needs: Python 3.11+, bumble (tested with 0.0.236).  Nothing else.
 
 NOTE on Bumble quirks (0.0.236, emulated controller), all kept as-is:
@@ -99,6 +113,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import io
 import logging
 import os
 import struct
@@ -169,7 +184,7 @@ NOT_SUPPORTED_ALT = "unsupported-alt"
 # Entries 0..12 are sent before the control point write (Reset Energy Expended),
 # entries 13..20 after it (energy expended restarts at 0).
 HR_MEASUREMENTS: list[tuple[int, bool, str, int | None, tuple[int, ...]]] = [
-    (72, False, NOT_SUPPORTED, None, ()),                  # flags 0x00
+    (72, False, NOT_DETECTED, None, ()),                   # flags 0x04
     (73, False, NOT_DETECTED, None, ()),                   # flags 0x04
     (74, False, DETECTED, None, (830,)),                   # flags 0x16
     (75, False, DETECTED, 12, (819,)),                     # flags 0x1E
@@ -178,9 +193,9 @@ HR_MEASUREMENTS: list[tuple[int, bool, str, int | None, tuple[int, ...]]] = [
     (82, True, DETECTED, 15, (750,)),                      # flags 0x1F
     (90, False, DETECTED, 18, ()),                         # flags 0x0E
     (96, False, NOT_DETECTED, 20, ()),                     # flags 0x0C
-    (99, False, NOT_SUPPORTED_ALT, None, (620,)),          # flags 0x12
-    (101, False, NOT_SUPPORTED, None, (610, 605, 600)),    # flags 0x10
-    (118, True, NOT_SUPPORTED, 27, ()),                    # flags 0x09
+    (99, False, DETECTED, None, (620,)),                   # flags 0x16
+    (101, False, NOT_DETECTED, None, (610, 605, 600)),     # flags 0x14
+    (118, True, NOT_DETECTED, 27, ()),                     # flags 0x0D
     (135, False, DETECTED, 31, (520, 515, 510)),           # flags 0x1E
     # --- control point: reset energy expended ---
     (150, True, DETECTED, 0, (410, 408)),                  # flags 0x1F
@@ -190,10 +205,13 @@ HR_MEASUREMENTS: list[tuple[int, bool, str, int | None, tuple[int, ...]]] = [
     (180, True, DETECTED, 2,                               # flags 0x1F, 21 bytes
      (341, 340, 342, 341, 340, 339, 341, 342)),
     (170, True, NOT_DETECTED, None, (361, 362)),           # flags 0x15
-    (140, True, NOT_SUPPORTED, None, ()),                  # flags 0x01
+    (140, True, NOT_DETECTED, None, ()),                   # flags 0x05
     (120, False, NOT_DETECTED, 3, (512,)),                 # flags 0x1C
     (95, False, DETECTED, 4, (647, 650)),                  # flags 0x1E
 ]
+# Sensor Contact Supported (flags bit 2) is set in every entry: HRS 1.0 3.1.1.1 wants it
+# static while in a connection, and all 21 go over one connection.  (Until issue 28 five
+# entries had it clear, 0x00 0x12 0x10 0x09 0x01; each of them now has only bit 2 added.)
 RESET_AFTER = 13  # number of notifications sent before the control point write
 BATTERY_NOTIFY_AFTER = 17  # battery notification after this many HR notifications
 
@@ -575,6 +593,52 @@ async def run_session(
 # -----------------------------------------------------------------------------
 # btsnoop helpers (used for the summary)
 # -----------------------------------------------------------------------------
+def read_btsnoop_records(data: bytes) -> list[tuple[int, int, bytes]]:
+    """[(btsnoop flags, timestamp, packet)] of a btsnoop v1 file."""
+    assert data[:8] == b"btsnoop\0", "not a btsnoop file"
+    records = []
+    offset = 16
+    while offset < len(data):
+        orig, incl, flags, drops, ts = struct.unpack(">IIIIQ", data[offset:offset + 24])
+        assert orig == incl and drops == 0
+        records.append((flags, ts, data[offset + 24:offset + 24 + incl]))
+        offset += 24 + incl
+    assert offset == len(data)
+    return records
+
+
+def is_hrm_notification(packet: bytes, hrm_handle: int = 0x0010) -> bool:
+    """An H4 ACL packet starting an ATT Handle Value Notification on ``hrm_handle`` (the
+    whole PDU, or the first fragment of one the host fragments)."""
+    if len(packet) < 12 or packet[0] != 0x02:
+        return False
+    handle_flags, acl_length, l2cap_length, cid = struct.unpack("<HHHH", packet[1:9])
+    return ((handle_flags >> 12) & 3 != 1 and acl_length == len(packet) - 5
+            and l2cap_length >= acl_length - 4 and cid == 4
+            and packet[9] == 0x1B and struct.unpack("<H", packet[10:12])[0] == hrm_handle)
+
+
+def timestamps_from(data: bytes, reference: bytes, name: str) -> bytes:
+    """``data`` with every record's timestamp taken from the same record of ``reference``
+    (see --timestamps-from); the two must match record by record but for HRM values."""
+    new, old = read_btsnoop_records(data), read_btsnoop_records(reference)
+    assert data[:16] == reference[:16], f"{name}: btsnoop header differs"
+    assert len(new) == len(old), f"{name}: {len(new)} records, the reference has {len(old)}"
+    out = bytearray(data[:16])
+    changed = 0
+    for n, ((flags, _ts, packet), (old_flags, old_ts, old_packet)) in enumerate(zip(new, old), 1):
+        assert flags == old_flags and len(packet) == len(old_packet), f"{name}: record {n} differs in kind"
+        if packet != old_packet:
+            # (the HRM value handle is 0x0010; its flags byte is in the first fragment)
+            assert packet[:12] == old_packet[:12] and is_hrm_notification(packet), \
+                f"{name}: record {n} differs outside a Heart Rate Measurement value"
+            changed += 1
+        out += struct.pack(">IIIIQ", len(packet), len(packet), flags, 0, old_ts) + packet
+    print(f"{name}: timestamps of the reference kept; {changed} records differ from it "
+          "(Heart Rate Measurement values)")
+    return bytes(out)
+
+
 def btsnoop_record_count(path: str) -> int:
     count = 0
     with open(path, "rb") as f:
@@ -602,6 +666,11 @@ def main() -> int:
         help="seconds between heart-rate notifications (default 1.0, like a real strap)",
     )
     parser.add_argument("--no-peripheral", action="store_true", help="skip the strap-side capture")
+    parser.add_argument(
+        "--timestamps-from",
+        metavar="DIR",
+        help="take each record's timestamp from DIR's file of the same name (see the docstring)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     args = parser.parse_args()
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING)
@@ -609,21 +678,35 @@ def main() -> int:
     os.makedirs(args.out_dir, exist_ok=True)
     central_path = os.path.join(args.out_dir, "hr_strap_session.btsnoop")
     peripheral_path = os.path.join(args.out_dir, "hr_strap_peripheral.btsnoop")
+    paths = [central_path] + ([] if args.no_peripheral else [peripheral_path])
+    references = {}
+    if args.timestamps_from:
+        for path in paths:
+            with open(os.path.join(args.timestamps_from, os.path.basename(path)), "rb") as f:
+                references[path] = f.read()
 
     start = time.monotonic()
-    with open(central_path, "wb") as central_file:
-        if args.no_peripheral:
-            stats = asyncio.run(run_session(central_file, None, interval=args.interval))
-        else:
-            with open(peripheral_path, "wb") as peripheral_file:
-                stats = asyncio.run(
-                    run_session(central_file, peripheral_file, interval=args.interval)
-                )
+    buffers = {path: io.BytesIO() for path in paths}
+    stats = asyncio.run(
+        run_session(
+            buffers[central_path],
+            None if args.no_peripheral else buffers[peripheral_path],
+            interval=args.interval,
+        )
+    )
     elapsed = time.monotonic() - start
+    outputs = {path: buffer.getvalue() for path, buffer in buffers.items()}
+    if references:
+        outputs = {
+            path: timestamps_from(data, references[path], os.path.basename(path))
+            for path, data in outputs.items()
+        }
+    for path, data in outputs.items():
+        with open(path, "wb") as f:
+            f.write(data)
 
     print(f"bumble {BUMBLE_VERSION}, session took {elapsed:.1f} s")
     print(f"stats: {stats}")
-    paths = [central_path] + ([] if args.no_peripheral else [peripheral_path])
     for path in paths:
         print(f"{path}: {btsnoop_record_count(path)} records, {os.path.getsize(path)} bytes")
     return 0

@@ -22,15 +22,23 @@ packets while the "user has not enabled the snoop log" and forwards them
 unchanged otherwise, so each file holds exactly what the phone's host and
 controller exchanged while logging was on.
 
-Heart Rate Measurement values (``hr_measurement(i)``, i = the strap's second
-counter, each scenario uses a range of it):
-    combination c = i mod 64: bit 0 = 16-bit bpm format, bits 1-2 = sensor
-    contact encoding (0 = 0b00 not supported, 1 = 0b01 not supported (the
-    second encoding HRS allows), 2 = 0b10 supported but not detected,
-    3 = 0b11 detected), bit 3 = energy expended present, bits 4-5 = number of
-    RR intervals (0-3).  Any 64 consecutive i therefore cover all 64
-    combinations and all 32 flag bytes 0x00..0x1F (those with bit 4 set with
-    1, 2 and 3 RR intervals).
+Heart Rate Measurement values (``hr_measurement(i, supported)``, i = the
+strap's second counter, each scenario uses a range of it; ``supported`` = the
+connection's Sensor Contact Supported bit):
+    combination c = i mod 64: bit 0 = 16-bit bpm format, bit 1 = the Sensor
+    Contact Status bit (flags bit 1), bit 3 = energy expended present, bits 4-5
+    = number of RR intervals (0-3); bit 2 of c is not used: flags bit 2 (Sensor
+    Contact Supported) is the connection's, the same in every value of a
+    connection, as HRS 1.0 3.1.1.1 wants ("static while in a connection").
+    So the sensor contact encoding is 0b10 (supported, not detected) / 0b11
+    (detected) in a connection with support, 0b00 / 0b01 (not supported, both
+    encodings HRS allows) in one without.  Any 64 consecutive i of a connection
+    therefore cover all 32 combinations twice and all 16 flag bytes of the
+    connection (0x04..0x07, 0x0C..0x0F, 0x14..0x17, 0x1C..0x1F with support;
+    those with bit 4 set with 1, 2 and 3 RR intervals).  Connections with
+    support: late_reconnect, late_midstream, late_concat part 1; without:
+    late_concat part 2.  (Until issue 28, bit 2 of c gave flags bit 2, which
+    then changed every 4 values within a connection.)
     bpm = 55 + 2 * triangle(i mod 120, peak 60) + ((7 i) mod 5) - 2, within
     53..177.  Energy expended (kJ) = sum over j <= i of bpm(j) // 40 (the strap
     counts it every second, whether it is sent or not; never reset in the
@@ -67,10 +75,12 @@ Captures (captures/<name>.btsnoop + captures/<name>.truth.json):
    Two logs of the same phone joined like ``mergecap -a`` (one header, the
    second log's records after the first's).  Part 1, logged from power-on:
    LE Create Connection, MTU 247, full discovery, subscribe HRM (Find
-   Information + Write Request 01 00 to 17), 10 HRM notifications (i = 0..9),
-   Disconnect.  Not logged: LE Create Connection again (the controller reuses
-   connection handle 0x0001), MTU 247, Write Request 01 00 to 17 by its cached
-   handle.  Part 2, logged: 40 HRM notifications (i = 610..649), Disconnect.
+   Information + Write Request 01 00 to 17), 10 HRM notifications (i = 0..9,
+   sensor contact supported), Disconnect.  Not logged: LE Create Connection
+   again (the controller reuses connection handle 0x0001), MTU 247, Write
+   Request 01 00 to 17 by its cached handle.  Part 2, logged: 40 HRM
+   notifications (i = 610..649, sensor contact not supported: the strap's
+   contact sensor is off in this connection), Disconnect.
    So part 2 has no LE Connection Complete and no discovery.
 
 Timestamps: Bumble writes wall-clock times; after the run the records are
@@ -154,12 +164,14 @@ BODY_SENSOR_LOCATION = (0x01, "Chest")
 
 # 1. late_reconnect
 RECONNECT_HR = range(0, 120)
+RECONNECT_CONTACT_SUPPORTED = True
 RECONNECT_BATTERY_READ = 81
 RECONNECT_BATTERY_EVERY = 30
 RECONNECT_BATTERY_NOTIFIED = [80, 79, 78, 77]
 
 # 2. late_midstream
 MIDSTREAM_HR = range(1800, 2100)
+MIDSTREAM_CONTACT_SUPPORTED = True
 MIDSTREAM_BATTERY_START = 91  # level before logging starts (never sent)
 MIDSTREAM_BATTERY_EVERY = 60
 MIDSTREAM_BATTERY_NOTIFIED = [90, 89, 88, 87, 86]
@@ -168,6 +180,8 @@ MIDSTREAM_READ_AFTER = 150  # battery Read Request after this many notifications
 # 3. late_concat
 CONCAT_HR_1 = range(0, 10)
 CONCAT_HR_2 = range(610, 650)
+CONCAT_CONTACT_SUPPORTED_1 = True
+CONCAT_CONTACT_SUPPORTED_2 = False  # another connection: legal (HRS 1.0 3.1.1.1)
 
 BASE_TIMES = {
     "late_reconnect": datetime.datetime(2025, 3, 1, 8, 0, 0, tzinfo=datetime.UTC),
@@ -199,11 +213,12 @@ def energy_at(i: int) -> int:
     return sum(bpm_at(j) // 40 for j in range(i + 1))
 
 
-def hr_measurement(i: int) -> tuple[int, bool, str, int | None, tuple[int, ...]]:
-    """(bpm, 16-bit?, contact, energy kJ or None, RR in 1/1024 s) for second i."""
+def hr_measurement(i: int, contact_supported: bool) -> tuple[int, bool, str, int | None, tuple[int, ...]]:
+    """(bpm, 16-bit?, contact, energy kJ or None, RR in 1/1024 s) for second i of a
+    connection whose Sensor Contact Supported bit is ``contact_supported``."""
     c = i % 64
     uint16 = bool(c & 1)
-    contact = CONTACTS[(c >> 1) & 3]
+    contact = CONTACTS[(2 if contact_supported else 0) | ((c >> 1) & 1)]
     energy = energy_at(i) if c & 8 else None
     bpm = bpm_at(i)
     base = round(61440 / bpm)
@@ -431,8 +446,8 @@ async def setup(snooper: GatedSnooper):
     return phone_stack.device, strap
 
 
-async def send_hr(strap, queue, truth, connection, i) -> None:
-    m = hr_measurement(i)
+async def send_hr(strap, queue, truth, connection, i, contact_supported: bool) -> None:
+    m = hr_measurement(i, contact_supported)
     value = encode_checked(m)
     await strap.notify_hr(value)
     got = await asyncio.wait_for(queue.get(), 5)
@@ -473,7 +488,7 @@ async def scenario_reconnect(snooper: GatedSnooper, truth: Truth) -> None:
 
     levels = iter(RECONNECT_BATTERY_NOTIFIED)
     for n, i in enumerate(RECONNECT_HR, start=1):
-        await send_hr(strap, hr_queue, truth, connection, i)
+        await send_hr(strap, hr_queue, truth, connection, i, RECONNECT_CONTACT_SUPPORTED)
         if n % RECONNECT_BATTERY_EVERY == 0:
             await send_battery(strap, battery_queue, truth, connection, next(levels))
     assert next(levels, None) is None
@@ -512,7 +527,7 @@ async def scenario_midstream(snooper: GatedSnooper, truth: Truth) -> None:
     snooper.enable()  # the user switches the snoop log on
     levels = iter(MIDSTREAM_BATTERY_NOTIFIED)
     for n, i in enumerate(MIDSTREAM_HR, start=1):
-        await send_hr(strap, hr_queue, truth, connection, i)
+        await send_hr(strap, hr_queue, truth, connection, i, MIDSTREAM_CONTACT_SUPPORTED)
         if n % MIDSTREAM_BATTERY_EVERY == 0:
             await send_battery(strap, battery_queue, truth, connection, next(levels))
         if n == MIDSTREAM_READ_AFTER:
@@ -539,7 +554,7 @@ async def scenario_concat(snooper: GatedSnooper, truth: Truth) -> None:
     await peer.subscribe(sc.find_char(peer, GATT_HEART_RATE_MEASUREMENT_CHARACTERISTIC),
                          lambda v: hr_queue.put_nowait(bytes(v)))
     for i in CONCAT_HR_1:
-        await send_hr(strap, hr_queue, truth, connection, i)
+        await send_hr(strap, hr_queue, truth, connection, i, CONCAT_CONTACT_SUPPORTED_1)
     await sc.disconnect(connection, strap_connection)
     await sc.settle()
     snooper.disable()
@@ -555,7 +570,7 @@ async def scenario_concat(snooper: GatedSnooper, truth: Truth) -> None:
 
     snooper.enable()  # part 2
     for i in CONCAT_HR_2:
-        await send_hr(strap, hr_queue, truth, connection, i)
+        await send_hr(strap, hr_queue, truth, connection, i, CONCAT_CONTACT_SUPPORTED_2)
     await sc.disconnect(connection, strap_connection)
     await sc.settle()
     truth.segments.append({"connection_complete_logged": False, "discovery_logged": False})
@@ -600,6 +615,15 @@ def verify(path: str, truth: Truth) -> dict:
     for segment, (start, end) in zip(truth.segments, zip(starts, starts[1:])):
         complete = [r for r in range(start, end) if is_le_connection_complete(*records[r][::2])]
         assert bool(complete) == segment["connection_complete_logged"], (segment, complete)
+    # Sensor Contact Supported (HRM flags bit 2) static within each connection (each
+    # segment here is one connection): HRS 1.0 3.1.1.1.
+    for start, end in zip(starts, starts[1:]):
+        supported = set()
+        for flags, _ts, packet in records[start:end]:
+            pdu = att_pdu(flags, packet)
+            if is_hr_notification(flags, packet):
+                supported.add(bool(pdu[3] & 0x04))
+        assert len(supported) <= 1, f"records {start}..{end - 1}: contact-supported bit varies"
     if not truth.segments[0]["connection_complete_logged"]:
         assert not is_le_connection_complete(records[0][0], records[0][2])
     times = [ts for _f, ts, _p in records]

@@ -103,9 +103,10 @@ let strap = BDAddr("D0:B1:ED:00:48:52")!
     #expect(hr.rr.count == 37)
     #expect(abs(hr.rr.standardDeviation! - sdnn) < 1e-6 && abs(sdnn - 164.28) < 0.01)
     #expect(abs(hr.successive.rmssd! - rmssd) < 1e-6 && abs(rmssd - 46.005) < 0.001)
-    // "Not detected" in measurements 2, 9, 18 and 20; each span ends at the next measurement.
-    #expect(hr.contactNotDetected == 4 && hr.contactLossSpans == 4)
-    #expect(hr.contactLoss.map { summary.offset($0.start) / 100_000 } == [13, 83, 173, 193])
+    // "Not detected" in measurements 1–2, 9, 11–12 and 18–20 (four spans); each span ends at
+    // the next measurement.
+    #expect(hr.contactNotDetected == 8 && hr.contactLossSpans == 4)
+    #expect(hr.contactLoss.map { summary.offset($0.start) / 100_000 } == [3, 83, 103, 173])
     #expect(hr.dropoutCount == 0 && hr.dropouts.isEmpty)
     #expect(hr.energyExpended == 4)
 

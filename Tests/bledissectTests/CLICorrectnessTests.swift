@@ -287,8 +287,9 @@ import Testing
     let notifications = terminal.filter { $0.contains(" Notify 0x") }
     #expect(notifications.count == piped.filter { $0.contains(" Notify 0x") }.count)
     #expect(notifications.count == 22)
-    // The common notification line fits 100 columns uncut: "Notify" names the PDU in -1 lines.
-    #expect(piped.contains { $0.hasSuffix("Notify 0x0010 Heart Rate Measurement: 72 bpm") && $0.count <= 100 })
+    // A short notification line fits 100 columns uncut: "Notify" names the PDU in -1 lines.
+    // (Every heart-rate line of this session says the contact, so none is that short.)
+    #expect(piped.contains { $0.hasSuffix("Notify 0x0018 Battery Level: 86 %") && $0.count <= 100 })
     for line in terminal { #expect(line.count <= 100, "\(line)") }
     for (whole, shown) in zip(piped, terminal) where whole.count <= 100 { #expect(whole == shown) }
     // Piped: the longest notification keeps all nine RR intervals.
@@ -301,8 +302,8 @@ import Testing
   @Test func headerColumnsAreCompactAndAligned() {
     let lines = runCLI(["-1", session]).stdout.split(separator: "\n")
     let notification = lines.first { $0.hasPrefix("#130 ") }
-    #expect(notification == "#130       0.332579 rx ATT   conn 1 D0:B1:ED:00:48:52 Notify 0x0010 Heart Rate Measurement: 72 bpm")
-    #expect(notification?.count == 98)
+    #expect(notification == "#130       0.332579 rx ATT   conn 1 D0:B1:ED:00:48:52 Notify 0x0010 Heart Rate Measurement: 72 bpm, no contact")
+    #expect(notification?.count == 110)
     // The protocol column starts at the same place on every line, before and after 10 s.
     let starts = Set(lines.map { $0.distance(from: $0.startIndex, to: $0.range(of: " rx ")?.lowerBound ?? $0.range(of: " tx ")!.lowerBound) })
     #expect(starts == [19])

@@ -153,7 +153,7 @@ extension DiffScenarioTests {
     let percent = try #require(battery["battery_percent"] as? Int)
     #expect(lines.contains { $0.contains("Read Battery Level: 87 % in A, \(percent) % in B") })
     #expect(!lines.contains { $0.contains("unnamed attribute") || $0.contains("Battery Level 1× only") }, "\(lines)")
-    #expect(lines.contains { $0.contains("flagged heart-rate values: 4 no_contact in A, \(noContact) no_contact in B") }, "\(lines)")
+    #expect(lines.contains { $0.contains("flagged heart-rate values: 8 no_contact in A, \(noContact) no_contact in B") }, "\(lines)")
     // One battery notification in A: no rhythm to call B's 30 s between them a silence.
     #expect(!lines.contains { $0.contains("Battery Level: values stopped") })
   }

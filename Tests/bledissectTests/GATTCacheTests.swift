@@ -114,7 +114,7 @@ import BLECapture
     #expect(hr.stdout.split(separator: "\n").count == clean.stdout.split(separator: "\n").count)
     #expect(clean.stdout.split(separator: "\n").count > 100)
     let text = folder.run([late]).stdout
-    #expect(text.contains("the cache's table (learned from \(capturePath("hr_strap_session.btsnoop"))) dropped: the value of 0x0010 (0035) is not a valid Blood Pressure Measurement; values are read without it from here on"))
+    #expect(text.contains("the cache's table (learned from \(capturePath("hr_strap_session.btsnoop"))) dropped: the value of 0x0010 (0435) is not a valid Blood Pressure Measurement; values are read without it from here on"))
     #expect(!text.contains("Blood Pressure Measurement (cached map)"))
   }
 

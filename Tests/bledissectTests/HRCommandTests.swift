@@ -10,14 +10,14 @@ import Testing
 /// The strap session's 21 notifications (Tests/BLEDecoderTests/Profiles/HeartRateProfileTests
 /// `bumbleNotifications`): bpm, contact, energy, RR in 1/1024 s.
 let strapNotifications: [(bpm: Int, contact: String, energy: Int?, rr: [Int])] = [
-  (72, "unsupported", nil, []), (73, "not_detected", nil, []), (74, "detected", nil, [830]),
+  (72, "not_detected", nil, []), (73, "not_detected", nil, []), (74, "detected", nil, [830]),
   (75, "detected", 12, [819]), (78, "detected", nil, [790, 785]), (80, "detected", nil, []),
   (82, "detected", 15, [750]), (90, "detected", 18, []), (96, "not_detected", 20, []),
-  (99, "unsupported", nil, [620]), (101, "unsupported", nil, [610, 605, 600]), (118, "unsupported", 27, []),
+  (99, "detected", nil, [620]), (101, "not_detected", nil, [610, 605, 600]), (118, "not_detected", 27, []),
   (135, "detected", 31, [520, 515, 510]), (150, "detected", 0, [410, 408]), (160, "detected", 1, [384]),
   (184, "detected", nil, [335, 334, 333, 334, 335, 336, 334, 333, 332]),
   (180, "detected", 2, [341, 340, 342, 341, 340, 339, 341, 342]), (170, "not_detected", nil, [361, 362]),
-  (140, "unsupported", nil, []), (120, "not_detected", 3, [512]), (95, "detected", 4, [647, 650]),
+  (140, "not_detected", nil, []), (120, "not_detected", 3, [512]), (95, "detected", 4, [647, 650]),
 ]
 
 /// A copy of a btsnoop capture whose records from `frame` on are `seconds` later: a gap in
@@ -78,7 +78,7 @@ func textRows(_ output: String) -> [[Substring]] {
     for (row, expected) in zip(rows, strapNotifications) {
       #expect(Int(row[3]) == expected.bpm && String(row[4]) == expected.contact)
       #expect(row[5] == (expected.energy.map(String.init) ?? "-"))
-      // RR intervals, then the flags after "!" (contact lost on four rows).
+      // RR intervals, then the flags after "!" (contact lost on eight rows).
       let rr = row.dropFirst(6).prefix { $0 != "!" }
       #expect(rr.map { Double($0) } == expected.rr.map { (Double($0) * 1000 / 1024 * 10).rounded() / 10 })
       #expect(Array(row.drop { $0 != "!" }.dropFirst()) == (expected.contact == "not_detected" ? ["no_contact"] : []))
@@ -283,7 +283,7 @@ struct SVGElements {
     // The energy starts again after the Reset Energy Expended written in frame 143: no flag.
     let json = runCLI(["hr", "--json", "--no-cache", capturePath("hr_strap_session.btsnoop")]).stdout
     #expect(!json.contains("energy_backwards"))
-    #expect(json.components(separatedBy: #""flags":["no_contact"]"#).count - 1 == 4)
+    #expect(json.components(separatedBy: #""flags":["no_contact"]"#).count - 1 == 8)
   }
 
   @Test func energyGoingBackwardsWithoutTheResetIsFlagged() throws {
@@ -298,8 +298,8 @@ struct SVGElements {
     #expect(flagged.first?.hasSuffix("  ! energy_backwards") == true)
     // summary counts it; with the reset, it has nothing to count.
     let summary = runCLI(["summary", "--no-cache", path]).stdout
-    #expect(summary.contains("    flagged   1 energy_backwards, 4 no_contact\n"))
+    #expect(summary.contains("    flagged   1 energy_backwards, 8 no_contact\n"))
     let whole = runCLI(["summary", "--no-cache", capturePath("hr_strap_session.btsnoop")]).stdout
-    #expect(whole.contains("    flagged   4 no_contact\n"))
+    #expect(whole.contains("    flagged   8 no_contact\n"))
   }
 }

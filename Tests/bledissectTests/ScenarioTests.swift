@@ -65,7 +65,7 @@ import BLETestSupport
 
   /// Scripts/captures/make_hr_session.py HR_MEASUREMENTS (bpm, contact, energy kJ, RR in 1/1024 s).
   static let strapSession: [Measurement] = [
-    .init(bpm: 72, contact: "unsupported", energy: nil, rr: []),
+    .init(bpm: 72, contact: "not_detected", energy: nil, rr: []),
     .init(bpm: 73, contact: "not_detected", energy: nil, rr: []),
     .init(bpm: 74, contact: "detected", energy: nil, rr: [830]),
     .init(bpm: 75, contact: "detected", energy: 12, rr: [819]),
@@ -74,16 +74,16 @@ import BLETestSupport
     .init(bpm: 82, contact: "detected", energy: 15, rr: [750]),
     .init(bpm: 90, contact: "detected", energy: 18, rr: []),
     .init(bpm: 96, contact: "not_detected", energy: 20, rr: []),
-    .init(bpm: 99, contact: "unsupported", energy: nil, rr: [620]),
-    .init(bpm: 101, contact: "unsupported", energy: nil, rr: [610, 605, 600]),
-    .init(bpm: 118, contact: "unsupported", energy: 27, rr: []),
+    .init(bpm: 99, contact: "detected", energy: nil, rr: [620]),
+    .init(bpm: 101, contact: "not_detected", energy: nil, rr: [610, 605, 600]),
+    .init(bpm: 118, contact: "not_detected", energy: 27, rr: []),
     .init(bpm: 135, contact: "detected", energy: 31, rr: [520, 515, 510]),
     .init(bpm: 150, contact: "detected", energy: 0, rr: [410, 408]),
     .init(bpm: 160, contact: "detected", energy: 1, rr: [384]),
     .init(bpm: 184, contact: "detected", energy: nil, rr: [335, 334, 333, 334, 335, 336, 334, 333, 332]),
     .init(bpm: 180, contact: "detected", energy: 2, rr: [341, 340, 342, 341, 340, 339, 341, 342]),
     .init(bpm: 170, contact: "not_detected", energy: nil, rr: [361, 362]),
-    .init(bpm: 140, contact: "unsupported", energy: nil, rr: []),
+    .init(bpm: 140, contact: "not_detected", energy: nil, rr: []),
     .init(bpm: 120, contact: "not_detected", energy: 3, rr: [512]),
     .init(bpm: 95, contact: "detected", energy: 4, rr: [647, 650]),
   ]

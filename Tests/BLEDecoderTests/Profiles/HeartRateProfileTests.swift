@@ -113,9 +113,11 @@ import Testing
   }
 
   /// Every value the strap in captures/hr_strap_session.btsnoop notifies (bumble 0.0.236
-  /// heart_rate_service as notified, frames 130–154), with the values make_hr_session.py encoded.
+  /// heart_rate_service as notified, frames 130–154), with the values make_hr_session.py encoded:
+  /// the contact-supported bit set in all (static within the connection, HRS §3.1.1.1; the
+  /// "not supported" encodings 0b00 / 0b01 are in `everyFlagCombination`).
   static let bumbleNotifications: [(bytes: [UInt8], bpm: UInt64, contact: String, energy: UInt64?, rr: [UInt64])] = [
-    ([0x00, 0x48], 72, "unsupported", nil, []),
+    ([0x04, 0x48], 72, "not_detected", nil, []),
     ([0x04, 0x49], 73, "not_detected", nil, []),
     ([0x16, 0x4A, 0x3E, 0x03], 74, "detected", nil, [830]),
     ([0x1E, 0x4B, 0x0C, 0x00, 0x33, 0x03], 75, "detected", 12, [819]),
@@ -124,9 +126,9 @@ import Testing
     ([0x1F, 0x52, 0x00, 0x0F, 0x00, 0xEE, 0x02], 82, "detected", 15, [750]),
     ([0x0E, 0x5A, 0x12, 0x00], 90, "detected", 18, []),
     ([0x0C, 0x60, 0x14, 0x00], 96, "not_detected", 20, []),
-    ([0x12, 0x63, 0x6C, 0x02], 99, "unsupported", nil, [620]),
-    ([0x10, 0x65, 0x62, 0x02, 0x5D, 0x02, 0x58, 0x02], 101, "unsupported", nil, [610, 605, 600]),
-    ([0x09, 0x76, 0x00, 0x1B, 0x00], 118, "unsupported", 27, []),
+    ([0x16, 0x63, 0x6C, 0x02], 99, "detected", nil, [620]),
+    ([0x14, 0x65, 0x62, 0x02, 0x5D, 0x02, 0x58, 0x02], 101, "not_detected", nil, [610, 605, 600]),
+    ([0x0D, 0x76, 0x00, 0x1B, 0x00], 118, "not_detected", 27, []),
     ([0x1E, 0x87, 0x1F, 0x00, 0x08, 0x02, 0x03, 0x02, 0xFE, 0x01], 135, "detected", 31, [520, 515, 510]),
     ([0x1F, 0x96, 0x00, 0x00, 0x00, 0x9A, 0x01, 0x98, 0x01], 150, "detected", 0, [410, 408]),
     ([0x1E, 0xA0, 0x01, 0x00, 0x80, 0x01], 160, "detected", 1, [384]),
@@ -139,7 +141,7 @@ import Testing
       180, "detected", 2, [341, 340, 342, 341, 340, 339, 341, 342]
     ),
     ([0x15, 0xAA, 0x00, 0x69, 0x01, 0x6A, 0x01], 170, "not_detected", nil, [361, 362]),
-    ([0x01, 0x8C, 0x00], 140, "unsupported", nil, []),
+    ([0x05, 0x8C, 0x00], 140, "not_detected", nil, []),
     ([0x1C, 0x78, 0x03, 0x00, 0x00, 0x02], 120, "not_detected", 3, [512]),
     ([0x1E, 0x5F, 0x04, 0x00, 0x87, 0x02, 0x8A, 0x02], 95, "detected", 4, [647, 650]),
   ]
