@@ -78,6 +78,8 @@ extension DiagnosticKind {
   public static let attDiscoveryOutOfOrder = DiagnosticKind("att.discovery_out_of_order", .warning, .att, "A discovery response lists handles out of ascending order.")
   // `annotate --check`: a rule of the specifications the frame proves broken (docs/check.md);
   // the message names the rule, the side at fault and the clause. One kind per layer.
+  public static let hciRuleBroken = DiagnosticKind("hci.rule_broken", .warning, .hci, "The controller reports a protocol failure of the peer (annotate --check; docs/check.md).")
+  public static let linkLayerRuleBroken = DiagnosticKind("ll.rule_broken", .warning, .linkLayer, "An LL control PDU breaks a rule of the specifications (annotate --check; docs/check.md).")
   public static let advertisingRuleBroken = DiagnosticKind("advertising.rule_broken", .warning, .advertising, "The advertising data breaks a rule of the specifications (annotate --check; docs/check.md).")
   public static let l2capRuleBroken = DiagnosticKind("l2cap.rule_broken", .warning, .l2cap, "An L2CAP signaling or SMP command breaks a rule of the specifications (annotate --check; docs/check.md).")
   public static let attRuleBroken = DiagnosticKind("att.rule_broken", .warning, .att, "An ATT PDU breaks a rule of the specifications (annotate --check; docs/check.md).")
@@ -160,6 +162,8 @@ extension DiagnosticKind {
     .attPreparedPartsDropped,
     .attDiscoveryOutsideRange,
     .attDiscoveryOutOfOrder,
+    .hciRuleBroken,
+    .linkLayerRuleBroken,
     .advertisingRuleBroken,
     .l2capRuleBroken,
     .attRuleBroken,

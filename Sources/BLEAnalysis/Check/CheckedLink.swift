@@ -159,6 +159,12 @@ struct CheckedLink {
             "Pairing Response asks for keys the Pairing Request (#\(request.frame)) left out: initiator \(Hex.prefixed(UInt64(added.0), width: 2)), responder \(Hex.prefixed(UInt64(added.1), width: 2))")
         }
       }
+    case let .disconnected(status, _, reason) where status == 0 && Self.peerFailures[reason] != nil:
+      findings.add(.hci04, context, side: Self.peerSide(localRole),
+        "the controller ended the link with \(Self.peerFailures[reason]!) (\(Hex.prefixed(UInt64(reason), width: 2)))")
+    case let .parametersUpdated(status, _, _) where Self.peerFailures[status] != nil:
+      findings.add(.hci04, context, side: Self.peerSide(localRole),
+        "the connection update failed with \(Self.peerFailures[status]!) (\(Hex.prefixed(UInt64(status), width: 2)))")
     case let .securityManager(code, _) where (0x06...0x0A).contains(code):
       // Keys travel only over a link the pairing encrypted; on a link seen late the
       // encryption may predate the capture.
@@ -169,6 +175,21 @@ struct CheckedLink {
     }
   }
 
+  /// HCI error codes by which a controller says the peer broke the link layer's protocol.
+  static let peerFailures: [UInt8: String] = [
+    0x1E: "Invalid LL Parameters", 0x22: "LL Response Timeout", 0x23: "LL Procedure Collision", 0x28: "Instant Passed",
+    0x2A: "Different Transaction Collision", 0x3B: "Unacceptable Connection Parameters", 0x3D: "Connection Terminated due to MIC Failure",
+  ]
+
+  /// The other device's link role.
+  static func peerSide(_ local: LinkRole?) -> ConformanceFinding.Side {
+    switch local {
+    case .central: return .peripheral
+    case .peripheral: return .central
+    case nil: return .unknown
+    }
+  }
+
   static func keyName(_ code: UInt8) -> String {
     switch code {
     case 0x06: return "Encryption Information (LTK)"
@@ -176,6 +197,39 @@ struct CheckedLink {
     case 0x08: return "Identity Information (IRK)"
     case 0x09: return "Identity Address Information"
     default: return "Signing Information (CSRK)"
+    }
+  }
+
+  /// LL-01, LL-03, LL-04: an LL control PDU of a sniffed link.
+  mutating func linkControl(_ control: LinkControlFact, air: AirFact, _ context: FrameContext, _ findings: inout FindingCollector) {
+    guard !air.isRetransmission else { return }
+    let sender: ConformanceFinding.Side =
+      directionsContradict || air.directionSource != .sniffer ? .unknown : context.senderRole(local: localRole)
+    var instant: UInt16?
+    switch control {
+    case let .connectionUpdate(interval, latency, timeout, at):
+      instant = at
+      if sender == .peripheral { findings.add(.ll03, context, side: .peripheral, "the peripheral sent LL_CONNECTION_UPDATE_IND") }
+      if let problem = Self.parameterProblem(minimum: interval, maximum: interval, latency: latency, timeout: timeout) {
+        findings.add(.ll04, context, side: .central, "LL_CONNECTION_UPDATE_IND \(problem)")
+      }
+    case let .channelMap(used, at):
+      instant = at
+      if sender == .peripheral { findings.add(.ll03, context, side: .peripheral, "the peripheral sent LL_CHANNEL_MAP_IND") }
+      if used < 2 { findings.add(.ll04, context, side: .central, "LL_CHANNEL_MAP_IND uses \(used) channel\(used == 1 ? "" : "s") (at least 2)") }
+    case let .phyUpdate(_, _, at):
+      instant = at
+    case let .connectionParameters(opcode, minimum, maximum, latency, timeout):
+      if let problem = Self.parameterProblem(minimum: minimum, maximum: maximum, latency: latency, timeout: timeout) {
+        findings.add(.ll04, context, side: sender, "\(opcode == 0x0F ? "LL_CONNECTION_PARAM_REQ" : "LL_CONNECTION_PARAM_RSP") \(problem)")
+      }
+    default: break
+    }
+    // The instant against the event that carries it, counted: it has passed when
+    // (event − instant) mod 65536 < 32767 (§5.5), the event itself included.
+    if let instant, let event = air.event, !lossy, event &- instant < 32767 {
+      findings.add(.ll01, context, side: .central,
+        "instant \(instant) is not ahead of the connection event \(event) that carries it (\(UInt16(event &- instant)) events past)")
     }
   }
 

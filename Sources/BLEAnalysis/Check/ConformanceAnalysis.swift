@@ -76,6 +76,7 @@ public struct ConformanceAnalysis: FrameConsumer {
     if !frame.diagnostics.isEmpty { current!.noteQuality(frame) }
     context.lossy = current!.lossy
     for event in frame.linkEvents { current!.linkEvent(event, context, &findings) }
+    if case .linkControl(let control) = frame.header, let air = frame.air { current!.linkControl(control, air: air, context, &findings) }
     if frame.attOpcode != nil { current!.att(&frame, context, &findings, &tableChecks) }
     for event in frame.linkEvents {
       if case .disconnected(let status, _, _) = event, status == 0 {

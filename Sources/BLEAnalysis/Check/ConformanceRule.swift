@@ -34,6 +34,8 @@ public struct ConformanceRule: Sendable, Hashable, CustomStringConvertible {
     switch id.prefix(while: { $0 != "-" }) {
     case "ADV": return .advertisingRuleBroken
     case "L2C", "SMP": return .l2capRuleBroken
+    case "LL": return .linkLayerRuleBroken
+    case "HCI": return .hciRuleBroken
     case "ATT": return .attRuleBroken
     case "GATT", "GAP": return .gattRuleBroken
     default: return .profileRuleBroken
@@ -143,6 +145,20 @@ extension ConformanceRule {
   static let hrs09 = ConformanceRule(
     "HRS-09", .warning, "Body Sensor Location is one octet, 0–6 (7–255 reserved), and stays the same within a connection.",
     "HRS v1.0 §3.2", gate: "a changed value within a connection is an error")
+  static let ll01 = ConformanceRule(
+    "LL-01", .error, "An LL_CONNECTION_UPDATE_IND, LL_CHANNEL_MAP_IND or LL_PHY_UPDATE_IND names an instant still ahead of the connection event that carries it.",
+    "Core v5.4 Vol 6 Part B §5.5, §5.1.1, §5.1.2",
+    gate: "air captures whose connection events are counted, on a link where the sniffer lost nothing; retransmissions are not judged")
+  static let ll03 = ConformanceRule(
+    "LL-03", .error, "Only the central sends LL_CONNECTION_UPDATE_IND and LL_CHANNEL_MAP_IND.",
+    "Core v5.4 Vol 6 Part B §5.1.1, §5.1.2", gate: "only where the sniffer says who sent the packet, and no ATT exchange contradicts it")
+  static let ll04 = ConformanceRule(
+    "LL-04", .error, "Connection parameters in LL_CONNECTION_UPDATE_IND and LL_CONNECTION_PARAM_REQ/RSP are in range (interval 6–3200, latency ≤ 499, timeout 10–3200 and longer than (1 + latency) × interval × 2); a channel map uses at least 2 channels.",
+    "Core v5.4 Vol 6 Part B §2.4.2, §4.5.2, §5.1.1, §5.1.2, §5.1.7", gate: "none")
+  static let hci04 = ConformanceRule(
+    "HCI-04", .warning, "The controller reports no protocol failure by the peer (Instant Passed 0x28, LL Response Timeout 0x22, Invalid LL Parameters 0x1E, MIC Failure 0x3D, collisions 0x23 and 0x2A, Unacceptable Connection Parameters 0x3B).",
+    "Core v5.4 Vol 1 Part F; Vol 6 Part B §5.2, §5.5",
+    gate: "a warning: it rests on the controller's word (a local controller may be at fault)")
   static let adv03 = ConformanceRule(
     "ADV-03", .error, "Each advertising data structure fits the data and holds whole values of its type (UUID lists a multiple of 2, 4 or 16 octets, and so on).",
     "Core v5.4 Vol 3 Part C §11; Core Specification Supplement Part A §1",
@@ -160,6 +176,6 @@ extension ConformanceRule {
   /// Every rule, in the catalogue's order.
   public static let all: [ConformanceRule] = [
     att01, att02, att03, att04, att05, att06, att07, att08, att09, att13, att16, att17, att18, att19, att20,
-    gatt06, gatt07, gatt08, gatt09, l2c02, l2c03, smp02, smp03, smp05, adv03, gap01, hrs01, hrs04, hrs06, hrs07, hrs09, bas01, dis01,
+    gatt06, gatt07, gatt08, gatt09, l2c02, l2c03, smp02, smp03, smp05, ll01, ll03, ll04, hci04, adv03, gap01, hrs01, hrs04, hrs06, hrs07, hrs09, bas01, dis01,
   ]
 }
