@@ -176,7 +176,8 @@ extension CheckedLink {
     guard response == 0x13 else { return }
     switch write {
     case let .configuration(characteristic, bits):
-      if bits & 0x3 == 0x3 { turnedOff[characteristic] = nil } else { turnedOff[characteristic] = (context.frame, bits) }
+      turnedOff.removeAll { $0.characteristic == characteristic }
+      if bits & 0x3 != 0x3, turnedOff.count < Self.maximumPending { turnedOff.append((characteristic, context.frame, bits)) }
     case .heartRateControl(let value):
       findings.add(.hrs07, context, side: .server, frames: [request],
         "Heart Rate Control Point write of \(Hex.string(value)) (#\(request)) answered with Write Response, not Error Response 0x80")
@@ -208,7 +209,9 @@ extension CheckedLink {
     switch fact.operation {
     case .notification, .indication:
       let needed: UInt16 = fact.operation == .notification ? 0x1 : 0x2
-      if !turnedOff.isEmpty, let off = turnedOff[characteristic], off.bits & needed == 0, !lostSince(off.frame) {
+      if !turnedOff.isEmpty, let off = turnedOff.first(where: { $0.characteristic == characteristic }), off.bits & needed == 0,
+        !lostSince(off.frame)
+      {
         findings.add(.gatt08, context, side: .server, frames: [off.frame],
           "\(fact.operation == .notification ? "notification" : "indication") of \(Self.name(uuid)) after the client turned it off (acknowledged at #\(off.frame))")
       }

@@ -65,7 +65,9 @@ struct CheckedLink {
   var pendingWrites: [Int: PendingWrite] = [:]
   /// Configurations the server acknowledged with notifications or indications off: the
   /// acknowledging frame.
-  var turnedOff: [Characteristic: (frame: Int, bits: UInt16)] = [:]
+  /// A few entries, searched in order (a hash of two UUIDs per notification cost more than the
+  /// rest of the rules together).
+  var turnedOff: [(characteristic: Characteristic, frame: Int, bits: UInt16)] = []
   /// Heart Rate Measurement's Sensor Contact Supported bit, and where it was first seen so.
   var contactSupport: (supported: Bool, frame: Int)?
   /// The server whose Energy Expended was noted last (HRS-06), so the next is only counted.
