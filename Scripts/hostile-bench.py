@@ -19,6 +19,7 @@ and the cap's message (shown as the row's note):
     info     bledissect info FILE
     convert  bledissect convert --to pcapng FILE TMP  (TMP deleted afterwards)
     diff     bledissect diff FILE FILE                (each side read on its own thread)
+    check    bledissect check FILE                    (the conformance analysis)
     (timestamps and timestamps_only also: text-abs = -t abs, text-delta = -t delta)
 
 Each run has a GATT cache of its own (XDG_CACHE_HOME), never the user's, in each --cache state:

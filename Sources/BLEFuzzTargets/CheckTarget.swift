@@ -9,26 +9,10 @@ extension FuzzTarget {
   /// finding's frames lie within the frames read, the counts add up, and no raw control byte
   /// reaches the text (names and messages come from the capture).
   static func check(_ bytes: UnsafeBufferPointer<UInt8>) -> Outcome {
-    var outcome = Outcome()
-    let reader: any CaptureReader
-    do {
-      reader = try open(bytes)
-    } catch {
-      check(error)
-      outcome.error = error
-      return outcome
-    }
-    var options = FrameStream.Options()
-    options.threading = .one
-    options.limit = frameLimit
     var analysis = ConformanceAnalysis()
-    let end = FrameStream(source: reader, options: options).run(into: &analysis)
-    outcome.records = end.frames
-    if let failure = end.failure {
-      let error = failure.cause as! CaptureError
-      check(error)
-      outcome.error = error
-    }
+    let (opened, stopped) = stream(bytes, into: &analysis)
+    var outcome = opened
+    guard let end = stopped else { return outcome }
     let report = analysis.report(file: "fuzz")
     var counted = 0
     for group in report.groups {

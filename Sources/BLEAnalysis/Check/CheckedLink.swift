@@ -103,23 +103,25 @@ struct CheckedLink {
       let open = openRequests.values.map(\.time) + openIndications.values.map(\.time)
       self.oldestOpen = open.min()
     }
-    for (bearer, open) in openRequests where context.time - open.time > Self.transactionTimeout {
-      openRequests[bearer] = nil
-      var late = context
-      late.frame = open.frame
-      late.time = open.time
-      findings.add(
-        .att02, late, side: .server, frames: [context.frame],
-        "\(ATTNames.opcode(open.opcode)) not answered in \(Self.seconds(context.time - open.time)); the link is still up at #\(context.frame)")
+    timeOut(&openRequests, context, side: .server, &findings) { open, waited in
+      "\(ATTNames.opcode(open.opcode)) not answered in \(waited)"
     }
-    for (bearer, open) in openIndications where context.time - open.time > Self.transactionTimeout {
-      openIndications[bearer] = nil
+    timeOut(&openIndications, context, side: .client, &findings) { _, waited in "indication not confirmed in \(waited)" }
+  }
+
+  /// The transactions of `open` older than the timeout: each a finding at its own frame,
+  /// proved by this one (the link is still heard).
+  func timeOut(
+    _ open: inout [Bearer: Open], _ context: FrameContext, side: ConformanceFinding.Side, _ findings: inout FindingCollector,
+    _ what: (Open, String) -> String
+  ) {
+    for (bearer, transaction) in open where context.time - transaction.time > Self.transactionTimeout {
+      open[bearer] = nil
       var late = context
-      late.frame = open.frame
-      late.time = open.time
-      findings.add(
-        .att02, late, side: .client, frames: [context.frame],
-        "indication not confirmed in \(Self.seconds(context.time - open.time)); the link is still up at #\(context.frame)")
+      late.frame = transaction.frame
+      late.time = transaction.time
+      let waited = Self.seconds(context.time - transaction.time)
+      findings.add(.att02, late, side: side, frames: [context.frame], what(transaction, waited) + "; the link is still up at #\(context.frame)")
     }
   }
 

@@ -60,6 +60,14 @@ public struct ConformanceReport: Sendable {
   /// Why the capture's read ended early, when it did.
   public var damage: String?
 
+  /// The report with only the rules in `rules` (nil: every rule) and none of `ignored`.
+  public func keeping(rules: Set<String>?, ignoring ignored: Set<String>) -> ConformanceReport {
+    var kept = ConformanceReport(
+      file: file, groups: groups.filter { (rules?.contains($0.first.rule.id) ?? true) && !ignored.contains($0.first.rule.id) }, frames: frames)
+    kept.damage = damage
+    return kept
+  }
+
   /// Findings per rule id, in the catalogue's order.
   public var countsByRule: [(rule: ConformanceRule, count: Int)] {
     var counts: [String: Int] = [:]

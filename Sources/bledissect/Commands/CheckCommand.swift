@@ -95,11 +95,7 @@ enum CheckCommand: CLICommand {
     var analysis = ConformanceAnalysis()
     let end = FrameStream(source: reader, options: options).run(into: &analysis)
     settings.maps.finish(end, capture: path.display, context)
-    var report = analysis.report(file: path.display)
-    report = ConformanceReport(
-      file: report.file,
-      groups: report.groups.filter { (settings.rules?.contains($0.first.rule.id) ?? true) && !settings.ignored.contains($0.first.rule.id) },
-      frames: report.frames)
+    var report = analysis.report(file: path.display).keeping(rules: settings.rules, ignoring: settings.ignored)
     report.damage = end.failure?.message
     if settings.json {
       CheckWriter.json(report, to: &output.buffer)
