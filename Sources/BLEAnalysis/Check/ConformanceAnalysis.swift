@@ -55,7 +55,7 @@ public struct ConformanceAnalysis: FrameConsumer {
     if findings.keepsEach && !findings.fresh.isEmpty { findings.fresh.removeAll(keepingCapacity: true) }
     frames += 1
     if firstTimestamp == nil { firstTimestamp = frame.record.timestamp }
-    let time = Double(frame.record.timestamp - (firstTimestamp ?? 0)) / 1_000_000
+    let time = Double(Timestamp.elapsed(from: firstTimestamp ?? 0, to: frame.record.timestamp)) / 1_000_000
     if !frame.linkEvents.isEmpty { noteStarts(frame) }
     if let error = frame.malformed, error.layer == .advertising,
       !frame.diagnostics.contains(where: { $0.kind == .hciDataTruncatedByWriter || $0.kind == .linkLayerCRCBad }) {
