@@ -6,21 +6,21 @@
 /// Times are seconds and expected to be mostly non-decreasing. A time before the first point's
 /// (a clock that went back) is clamped to it, into the first bucket. A point with a non-finite time
 /// or value, or a time whose distance from the first point overflows, is ignored and counted.
-public struct DownsampledSeries: Sendable, Equatable {
+package struct DownsampledSeries: Sendable, Equatable {
   /// What one bucket holds of the points that fell into it.
-  public struct Bucket: Sendable, Equatable {
-    public var count: Int
-    public var minimum: Double
-    public var maximum: Double
+  package struct Bucket: Sendable, Equatable {
+    package var count: Int
+    package var minimum: Double
+    package var maximum: Double
     /// Sum of the values: infinite if they overflow, so the mean is then infinite too.
-    public var sum: Double
+    package var sum: Double
     /// The earliest and latest (clamped) times of the points in the bucket.
-    public var earliestTime: Double
-    public var latestTime: Double
+    package var earliestTime: Double
+    package var latestTime: Double
 
-    public var mean: Double { sum / Double(count) }
+    package var mean: Double { sum / Double(count) }
     /// Halfway between the earliest and latest time: where the bucket's mean is plotted.
-    public var midpointTime: Double { earliestTime / 2 + latestTime / 2 }
+    package var midpointTime: Double { earliestTime / 2 + latestTime / 2 }
 
     fileprivate init(time: Double, value: Double) {
       count = 1
@@ -52,21 +52,21 @@ public struct DownsampledSeries: Sendable, Equatable {
   }
 
   /// The most buckets kept.
-  public let capacity: Int
+  package let capacity: Int
   /// The time width of every bucket: the initial width times a power of two.
-  public private(set) var bucketWidth: Double
+  package private(set) var bucketWidth: Double
   /// The first point's time: bucket i covers [origin + i·width, origin + (i+1)·width).
-  public private(set) var origin: Double?
+  package private(set) var origin: Double?
   /// Points counted.
-  public private(set) var count = 0
+  package private(set) var count = 0
   /// Points left out: non-finite time or value, or a distance from the first point that overflows.
-  public private(set) var ignoredCount = 0
+  package private(set) var ignoredCount = 0
   /// One slot per bucket from the origin on; nil where no point fell.
   private var slots: [Bucket?] = []
 
   /// A series of at most `capacity` buckets (at least 2), starting `initialWidth` seconds wide
   /// (positive and finite; about 1 ms by default, so a short series keeps every point apart).
-  public init(capacity: Int = 2048, initialWidth: Double = 1.0 / 1024) {
+  package init(capacity: Int = 2048, initialWidth: Double = 1.0 / 1024) {
     precondition(capacity >= 2, "a series needs room for two buckets to merge them")
     precondition(initialWidth.isFinite && initialWidth > 0, "bucket width must be positive and finite")
     self.capacity = capacity
@@ -74,13 +74,13 @@ public struct DownsampledSeries: Sendable, Equatable {
   }
 
   /// True until a point is counted.
-  public var isEmpty: Bool { count == 0 }
+  package var isEmpty: Bool { count == 0 }
 
   /// The buckets that hold points, in time order.
-  public var buckets: [Bucket] { slots.compactMap { $0 } }
+  package var buckets: [Bucket] { slots.compactMap { $0 } }
 
   /// Counts `value` at `time` (seconds).
-  public mutating func add(time: Double, value: Double) {
+  package mutating func add(time: Double, value: Double) {
     guard time.isFinite, value.isFinite else {
       ignoredCount += 1
       return

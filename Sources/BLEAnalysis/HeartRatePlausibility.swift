@@ -3,59 +3,59 @@ import BLEDecoder
 
 /// What is doubtful about a heart-rate measurement, as facts beside its value: a strap that
 /// lost contact, or misreports, sends values that look like any other.
-public struct HeartRateFlags: OptionSet, Sendable, Hashable {
-  public let rawValue: UInt8
-  public init(rawValue: UInt8) { self.rawValue = rawValue }
+package struct HeartRateFlags: OptionSet, Sendable, Hashable {
+  package let rawValue: UInt8
+  package init(rawValue: UInt8) { self.rawValue = rawValue }
 
   /// bpm outside 30–220 (the decoder's own check).
-  public static let bpmOutOfRange = HeartRateFlags(rawValue: 1 << 0)
+  package static let bpmOutOfRange = HeartRateFlags(rawValue: 1 << 0)
   /// An RR interval outside 250–2000 ms (240–30 bpm).
-  public static let rrOutOfRange = HeartRateFlags(rawValue: 1 << 1)
+  package static let rrOutOfRange = HeartRateFlags(rawValue: 1 << 1)
   /// The RR intervals imply a rate more than 30 % (and 15 bpm) from the bpm sent with them.
-  public static let rrInconsistent = HeartRateFlags(rawValue: 1 << 2)
+  package static let rrInconsistent = HeartRateFlags(rawValue: 1 << 2)
   /// Energy expended lower than the device's last value with no reset written to its Heart
   /// Rate Control Point in between (a reset is not a fault).
-  public static let energyBackwards = HeartRateFlags(rawValue: 1 << 3)
+  package static let energyBackwards = HeartRateFlags(rawValue: 1 << 3)
   /// The sensor says it has no contact with the skin.
-  public static let noContact = HeartRateFlags(rawValue: 1 << 4)
+  package static let noContact = HeartRateFlags(rawValue: 1 << 4)
 
   /// Every flag with its word (CSV, JSON, text), in this order.
-  public static let all: [(flag: HeartRateFlags, word: String)] = [
+  package static let all: [(flag: HeartRateFlags, word: String)] = [
     (.bpmOutOfRange, "bpm_out_of_range"), (.rrOutOfRange, "rr_out_of_range"), (.rrInconsistent, "rr_inconsistent"),
     (.energyBackwards, "energy_backwards"), (.noContact, "no_contact"),
   ]
 
   /// The flags' words, in `all`'s order.
-  public var words: [String] { Self.all.filter { contains($0.flag) }.map(\.word) }
+  package var words: [String] { Self.all.filter { contains($0.flag) }.map(\.word) }
 
   /// The words joined by spaces (text, CSV) and as JSON strings joined by commas, made once
   /// for every combination: a row's flags are written without building anything.
-  public var spaced: String { Self.spacedByValue[Int(rawValue & 0x1F)] }
-  public var jsonList: String { Self.jsonListByValue[Int(rawValue & 0x1F)] }
+  package var spaced: String { Self.spacedByValue[Int(rawValue & 0x1F)] }
+  package var jsonList: String { Self.jsonListByValue[Int(rawValue & 0x1F)] }
   static let spacedByValue: [String] = (0..<32).map { HeartRateFlags(rawValue: UInt8($0)).words.joined(separator: " ") }
   static let jsonListByValue: [String] = (0..<32).map { HeartRateFlags(rawValue: UInt8($0)).words.map { "\"\($0)\"" }.joined(separator: ",") }
 
   /// Flags that make the bpm itself doubtful: such values stay out of minimum, maximum and mean.
-  public static let doubtfulRate: HeartRateFlags = [.bpmOutOfRange, .rrInconsistent]
+  package static let doubtfulRate: HeartRateFlags = [.bpmOutOfRange, .rrInconsistent]
 }
 
 /// Checks one device's measurements in order (the energy check needs the one before).
-public struct HeartRatePlausibility: Sendable {
+package struct HeartRatePlausibility: Sendable {
   // The ranges: 30–220 bpm; RR intervals 250–2000 ms, in 1/1024 s 256–2048.
   /// The same ranges as real numbers, for the plot (its axes cover plausible values only).
-  public static let plausibleBPM = 30.0...220.0
-  public static let plausibleRRMilliseconds = 250.0...2000.0
+  package static let plausibleBPM = 30.0...220.0
+  package static let plausibleRRMilliseconds = 250.0...2000.0
 
   var lastEnergy: UInt16?
 
-  public init() {}
+  package init() {}
 
   /// A write of Reset Energy Expended to the device's Heart Rate Control Point: the next
   /// energy may start again from zero.
-  public mutating func energyWasReset() { lastEnergy = nil }
+  package mutating func energyWasReset() { lastEnergy = nil }
 
   /// The flags of `measurement`, the device's next one.
-  public mutating func check(_ measurement: HeartRateMeasurement) -> HeartRateFlags {
+  package mutating func check(_ measurement: HeartRateMeasurement) -> HeartRateFlags {
     var flags = Self.flags(of: measurement)
     if let energy = measurement.energyExpended {
       if let last = lastEnergy, energy < last { flags.insert(.energyBackwards) }
@@ -66,7 +66,7 @@ public struct HeartRatePlausibility: Sendable {
 
   /// The flags a measurement carries on its own (all but the energy check). In integers, one
   /// pass over the intervals: `hr` asks it of every row.
-  public static func flags(of measurement: HeartRateMeasurement) -> HeartRateFlags {
+  package static func flags(of measurement: HeartRateMeasurement) -> HeartRateFlags {
     var flags: HeartRateFlags = []
     let bpm = Int(measurement.bpm)
     if bpm < 30 || bpm > 220 { flags.insert(.bpmOutOfRange) }
@@ -94,28 +94,28 @@ public struct HeartRatePlausibility: Sendable {
 
 /// The checks of several devices, kept together so that a row costs one access to them.
 /// Bounded: past `maximumDevices` a device is checked without its history.
-public struct HeartRatePlausibilityTable: Sendable {
-  public static let maximumDevices = 4096
+package struct HeartRatePlausibilityTable: Sendable {
+  package static let maximumDevices = 4096
   var checkers: [HeartRatePlausibility] = []
   var indices: [String: Int] = [:]
   /// The device whose measurements come now (-1: none, or past the bound).
   var current = -1
   /// Measurements checked so far (counted here, where a row already writes).
-  public private(set) var checked = 0
+  package private(set) var checked = 0
 
-  public init() {}
+  package init() {}
 
   /// Makes `label` the device the next measurements come from.
-  public mutating func select(_ label: String) { current = index(label) }
+  package mutating func select(_ label: String) { current = index(label) }
 
   /// The flags of the current device's next measurement.
-  public mutating func check(_ measurement: HeartRateMeasurement) -> HeartRateFlags {
+  package mutating func check(_ measurement: HeartRateMeasurement) -> HeartRateFlags {
     checked = checked.saturatingAdd(1)
     return current >= 0 ? checkers[current].check(measurement) : HeartRatePlausibility.flags(of: measurement)
   }
 
   /// A Reset Energy Expended written to the device `label`.
-  public mutating func energyWasReset(_ label: String) {
+  package mutating func energyWasReset(_ label: String) {
     let found = index(label)
     if found >= 0 { checkers[found].energyWasReset() }
   }

@@ -10,42 +10,42 @@
 /// The document grows with the number of buckets in the series (at most one vertex per pixel
 /// column of each unbroken stretch of data), never with the number of points they summarize, and
 /// with the number of devices. Shaded spans and marks that touch on screen are drawn as one.
-public struct HeartRatePlot: Sendable {
+package struct HeartRatePlot: Sendable {
   /// Values of one flag, kept as a series so that a million of them cost at most its buckets.
-  public struct FlaggedValues: Sendable {
-    public var flag: HeartRateFlags
-    public var values: DownsampledSeries
+  package struct FlaggedValues: Sendable {
+    package var flag: HeartRateFlags
+    package var values: DownsampledSeries
 
     /// Flags drawn at the heart rate (the others at RR intervals, or shaded: no contact).
-    public static let heartRateFlags: [HeartRateFlags] = [.bpmOutOfRange, .rrInconsistent, .energyBackwards]
+    package static let heartRateFlags: [HeartRateFlags] = [.bpmOutOfRange, .rrInconsistent, .energyBackwards]
 
-    public init(flag: HeartRateFlags, values: DownsampledSeries = DownsampledSeries(capacity: 512, initialWidth: 1e-6)) {
+    package init(flag: HeartRateFlags, values: DownsampledSeries = DownsampledSeries(capacity: 512, initialWidth: 1e-6)) {
       self.flag = flag
       self.values = values
     }
   }
 
   /// What is plotted for one device.
-  public struct Device: Sendable {
+  package struct Device: Sendable {
     /// The panel's title, e.g. "bledissect HR (D0:B1:ED:00:48:52)".
-    public var label: String
+    package var label: String
     /// Words after the title, in a lighter colour ("21 measurements").
-    public var detail = ""
+    package var detail = ""
     /// Heart rate in beats per minute (plausible values: the axis is made from these).
-    public var heartRate: DownsampledSeries
+    package var heartRate: DownsampledSeries
     /// RR intervals in milliseconds (plausible values).
-    public var rrIntervals: DownsampledSeries
+    package var rrIntervals: DownsampledSeries
     /// Flagged heart rates and RR intervals, drawn as markers.
-    public var flaggedHeartRate: [FlaggedValues] = []
-    public var flaggedRRIntervals: [FlaggedValues] = []
+    package var flaggedHeartRate: [FlaggedValues] = []
+    package var flaggedRRIntervals: [FlaggedValues] = []
     /// Where notifications stopped. The heart-rate line is broken across each.
-    public var dropouts: [TimeSpan]
+    package var dropouts: [TimeSpan]
     /// Where the sensor reported no skin contact.
-    public var contactLosses: [TimeSpan]
+    package var contactLosses: [TimeSpan]
     /// Events of the device's links, in time order (`LinkTimeline`), bounded there.
-    public var marks: [LinkMark] = []
+    package var marks: [LinkMark] = []
 
-    public init(
+    package init(
       label: String, heartRate: DownsampledSeries, rrIntervals: DownsampledSeries, dropouts: [TimeSpan] = [],
       contactLosses: [TimeSpan] = []
     ) {
@@ -66,19 +66,19 @@ public struct HeartRatePlot: Sendable {
     }
   }
 
-  public var title: String
-  public var devices: [Device]
+  package var title: String
+  package var devices: [Device]
   /// Width of the document in pixels (at least 640).
-  public var width: Int
+  package var width: Int
 
-  public init(title: String, devices: [Device], width: Int = 1200) {
+  package init(title: String, devices: [Device], width: Int = 1200) {
     self.title = title
     self.devices = devices
     self.width = width
   }
 
   /// The SVG document.
-  public func svg() -> String {
+  package func svg() -> String {
     let layout = Layout(width: Double(Swift.max(width, 640)))
     var body = ""
     let fittedTitle = SVGText.truncated(

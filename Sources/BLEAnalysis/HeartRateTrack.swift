@@ -12,17 +12,17 @@ import BLECore
 /// and judged in `dropouts`. Gaps and contact losses are kept in `SpanList`s: past
 /// `SpanList.maximumCount` spans, neighbours closer than a growing resolution merge (as the
 /// series' buckets do), so a capture with a million short losses still shades where they are.
-public struct HeartRateTrack: Sendable {
+package struct HeartRateTrack: Sendable {
   /// The shortest gap that can be a dropout, in seconds.
-  public static let minimumDropout = 2.0
+  package static let minimumDropout = 2.0
 
   /// Buckets start 1 µs wide (capture timestamps' resolution): a short capture keeps every point.
-  public private(set) var heartRate = DownsampledSeries(initialWidth: 1e-6)
-  public private(set) var rrIntervals = DownsampledSeries(initialWidth: 1e-6)
-  public private(set) var measurements = 0
+  package private(set) var heartRate = DownsampledSeries(initialWidth: 1e-6)
+  package private(set) var rrIntervals = DownsampledSeries(initialWidth: 1e-6)
+  package private(set) var measurements = 0
   /// Flagged heart rates (bpm) and RR intervals (ms), one series per flag, made when first needed.
-  public private(set) var flaggedHeartRate: [HeartRatePlot.FlaggedValues] = []
-  public private(set) var flaggedRRIntervals: [HeartRatePlot.FlaggedValues] = []
+  package private(set) var flaggedHeartRate: [HeartRatePlot.FlaggedValues] = []
+  package private(set) var flaggedRRIntervals: [HeartRatePlot.FlaggedValues] = []
   private var intervals = QuantileSketch()
   private var gaps = SpanList()
   private var contactLosses = SpanList()
@@ -30,13 +30,13 @@ public struct HeartRateTrack: Sendable {
   /// Where the current loss of contact began, while the sensor says it has none.
   private var lossStart: Double?
 
-  public init() {}
+  package init() {}
 
   /// One measurement at `time` (seconds): its heart rate, whether the sensor reported no
   /// contact, its RR intervals in milliseconds, oldest first (each is placed where its beat
   /// ended: the last at `time`, the ones before it earlier by the intervals after them), and
   /// its flags (`HeartRatePlausibility`).
-  public mutating func add(
+  package mutating func add(
     time: Double, bpm: Double, contactLost: Bool, rrMilliseconds: [Double], flags: HeartRateFlags = []
   ) {
     guard time.isFinite else { return }
@@ -86,16 +86,16 @@ public struct HeartRateTrack: Sendable {
   }
 
   /// The median time between notifications, in seconds; nil before two measurements.
-  public var medianInterval: Double? { intervals.count > 0 ? intervals.quantile(0.5) : nil }
+  package var medianInterval: Double? { intervals.count > 0 ? intervals.quantile(0.5) : nil }
 
   /// The gaps longer than max(2 s, 3 × the median interval).
-  public var dropouts: [TimeSpan] {
+  package var dropouts: [TimeSpan] {
     let threshold = max(Self.minimumDropout, 3 * (medianInterval ?? 0))
     return gaps.spans.filter { $0.end - $0.start > threshold }
   }
 
   /// The spans without contact; one still open ends at the last measurement.
-  public var contactLossSpans: [TimeSpan] {
+  package var contactLossSpans: [TimeSpan] {
     guard let start = lossStart, let lastTime else { return contactLosses.spans }
     var spans = contactLosses
     spans.add(TimeSpan(start: start, end: lastTime))
@@ -103,7 +103,7 @@ public struct HeartRateTrack: Sendable {
   }
 
   /// The device as the plot takes it: `label` its title, `detail` the words after it.
-  public func plotDevice(label: String, detail: String = "", marks: [LinkMark] = []) -> HeartRatePlot.Device {
+  package func plotDevice(label: String, detail: String = "", marks: [LinkMark] = []) -> HeartRatePlot.Device {
     var device = HeartRatePlot.Device(
       label: label, heartRate: heartRate, rrIntervals: rrIntervals, dropouts: dropouts, contactLosses: contactLossSpans)
     device.detail = detail
@@ -118,13 +118,13 @@ public struct HeartRateTrack: Sendable {
 /// under `resolution` merge, the resolution doubling until they fit. A plot cannot tell apart
 /// spans closer than a pixel anyway; merging overstates a span by at most the resolution (two
 /// dropout candidates merged are judged as one: only past 4096 gaps of over 2 s).
-public struct SpanList: Sendable, Equatable {
-  public static let maximumCount = 4096
-  public private(set) var spans: [TimeSpan] = []
+package struct SpanList: Sendable, Equatable {
+  package static let maximumCount = 4096
+  package private(set) var spans: [TimeSpan] = []
   /// Gaps up to this many seconds are merged; 0 until the list first fills.
-  public private(set) var resolution = 0.0
+  package private(set) var resolution = 0.0
 
-  public init() {}
+  package init() {}
 
   /// Adds a span that starts at or after the previous one; spans with a non-finite end are left out.
   /// Spans that merge: separated by less than the resolution (touching spans stay apart: two
@@ -133,7 +133,7 @@ public struct SpanList: Sendable, Equatable {
     resolution == .infinity || later.start - earlier.end < resolution
   }
 
-  public mutating func add(_ span: TimeSpan) {
+  package mutating func add(_ span: TimeSpan) {
     guard span.start.isFinite, span.end.isFinite else { return }
     if let last = spans.last, closeEnough(last, span) {
       spans[spans.count - 1].end = Swift.max(last.end, span.end)

@@ -2,16 +2,16 @@ import BLECore
 import BLEDecoder
 
 /// What the heart-rate plot marks on its time axis: a link event of one kind.
-public enum LinkMarkKind: Int, CaseIterable, Sendable, Comparable {
+package enum LinkMarkKind: Int, CaseIterable, Sendable, Comparable {
   case connected, disconnected, subscribed, unsubscribed, mtuExchanged, parametersRequested, parametersUpdated
 
-  public static func < (a: LinkMarkKind, b: LinkMarkKind) -> Bool { a.rawValue < b.rawValue }
+  package static func < (a: LinkMarkKind, b: LinkMarkKind) -> Bool { a.rawValue < b.rawValue }
 }
 
 /// One mark: an event, or several of one kind merged once a device's list is full.
-public struct LinkMark: Sendable, Equatable {
+package struct LinkMark: Sendable, Equatable {
   /// What the label says beyond the kind.
-  public enum Detail: Sendable, Equatable {
+  package enum Detail: Sendable, Equatable {
     case plain
     /// Merged events whose details differ.
     case mixed
@@ -27,14 +27,14 @@ public struct LinkMark: Sendable, Equatable {
     case indications
   }
 
-  public var kind: LinkMarkKind
+  package var kind: LinkMarkKind
   /// Seconds; a merged mark spans its events.
-  public var start: Double
-  public var end: Double
-  public var count: Int
-  public var detail: Detail
+  package var start: Double
+  package var end: Double
+  package var count: Int
+  package var detail: Detail
 
-  public init(kind: LinkMarkKind, time: Double, detail: Detail = .plain) {
+  package init(kind: LinkMarkKind, time: Double, detail: Detail = .plain) {
     self.kind = kind
     start = time
     end = time
@@ -52,7 +52,7 @@ public struct LinkMark: Sendable, Equatable {
 
   /// The label's words for `count` events of `kind` with `detail` ("disconnected: Connection
   /// Timeout", "MTU 247", "interval 50 ms"), with "×N" for more than one.
-  public static func words(kind: LinkMarkKind, detail: Detail, count: Int) -> String {
+  package static func words(kind: LinkMarkKind, detail: Detail, count: Int) -> String {
     var text: String
     switch (kind, detail) {
     case (.connected, _): text = "connected"
@@ -81,13 +81,13 @@ public struct LinkMark: Sendable, Equatable {
 /// Marks of one kind in time order, bounded: past `maximumCount`, neighbours closer than a
 /// resolution merge, the resolution chosen to leave half the list (and never shrinking), so
 /// 100 000 reconnects keep at most `maximumCount` marks, each counting what it stands for.
-public struct MarkList: Sendable, Equatable {
-  public static let maximumCount = 256
-  public private(set) var marks: [LinkMark] = []
+package struct MarkList: Sendable, Equatable {
+  package static let maximumCount = 256
+  package private(set) var marks: [LinkMark] = []
   /// Marks less than this far apart (seconds) merge; 0 until the list first fills.
-  public private(set) var resolution = 0.0
+  package private(set) var resolution = 0.0
 
-  public init() {}
+  package init() {}
 
   private func closeEnough(_ earlier: LinkMark, _ later: LinkMark) -> Bool {
     resolution == .infinity || later.start - earlier.end < resolution
@@ -95,7 +95,7 @@ public struct MarkList: Sendable, Equatable {
 
   /// Adds a mark; one with a non-finite time is left out. Marks come mostly in time order; one
   /// that comes earlier (a subscription recognised after the fact) is put in its place.
-  public mutating func add(_ mark: LinkMark) {
+  package mutating func add(_ mark: LinkMark) {
     guard mark.start.isFinite, mark.end.isFinite else { return }
     var position = marks.count
     while position > 0, marks[position - 1].start > mark.start { position -= 1 }
@@ -130,19 +130,19 @@ public struct MarkList: Sendable, Equatable {
 /// per device and kind a `MarkList`, at most `maximumDevices` devices, `maximumNames` names.
 ///
 /// It reads facts only: link events, ATT facts, typed values.
-public struct LinkTimeline: Sendable {
+package struct LinkTimeline: Sendable {
   /// Whose measurements a plot panel shows, as `hr` labels them: a peer by address, the
   /// capturing host itself (a capture taken on the strap), or a connection whose peer is unknown.
-  public enum Owner: Hashable, Sendable {
+  package enum Owner: Hashable, Sendable {
     case peer(BDAddr)
     case localHost(adapter: UInt16)
     case connection(adapter: UInt16, handle: UInt16)
   }
 
   /// Devices (peers, or connections without a known peer) whose events are kept.
-  public static let maximumDevices = 128
+  package static let maximumDevices = 128
   /// Names kept (peers seen advertising a name or read over GATT).
-  public static let maximumNames = 4096
+  package static let maximumNames = 4096
   /// Links followed at once; past it the table starts afresh (handles opened and never closed).
   static let maximumOpenLinks = 4096
   /// CCCD writes of unknown characteristic kept per link until its heart rate shows where it is.
@@ -175,7 +175,7 @@ public struct LinkTimeline: Sendable {
   /// Per device, one list per `LinkMarkKind`.
   var lists: [[MarkList]] = []
   /// Events of devices past `maximumDevices`: counted only.
-  public private(set) var eventsLeftOut = 0
+  package private(set) var eventsLeftOut = 0
   /// Open links by adapter and handle: the device they belong to (-1: past the bound).
   var open: [UInt32: Int] = [:]
   var pending: [UInt32: [PendingConfiguration]] = [:]
@@ -183,14 +183,14 @@ public struct LinkTimeline: Sendable {
   /// Names read from the capturing host's own GATT server (a capture taken on the strap).
   var localNames: [UInt16: String] = [:]
 
-  public init() {}
+  package init() {}
 
   static func linkKey(adapter: UInt16, handle: UInt16) -> UInt32 { UInt32(adapter) << 16 | UInt32(handle) }
 
   // MARK: - Frames
 
   /// Takes in one frame at `time` seconds (the plot's time axis).
-  public mutating func add(_ frame: inout DissectedFrame, time: Double) {
+  package mutating func add(_ frame: inout DissectedFrame, time: Double) {
     if !frame.linkEvents.isEmpty {
       for event in frame.linkEvents { linkEvent(event, frame: frame, time: time) }
     }
@@ -348,7 +348,7 @@ public struct LinkTimeline: Sendable {
   // MARK: - Results
 
   /// The marks of `owner`'s links, in time order, bounded per kind as each device's are.
-  public func marks(for owner: Owner) -> [LinkMark] {
+  package func marks(for owner: Owner) -> [LinkMark] {
     let matching = keys.indices.filter { index in
       let key = keys[index]
       switch owner {
@@ -373,7 +373,7 @@ public struct LinkTimeline: Sendable {
   /// The name `owner` goes by: for a peer the one read over GATT (Device Name), else the one it
   /// advertised, as `summary` names devices; for the capturing host, its own Device Name read by
   /// the peer; nil when none was seen.
-  public func name(for owner: Owner) -> String? {
+  package func name(for owner: Owner) -> String? {
     switch owner {
     case .peer(let address): return names[address].flatMap { $0.read ?? $0.advertised }
     case .localHost(let adapter): return localNames[adapter]

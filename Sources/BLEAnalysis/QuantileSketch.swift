@@ -16,14 +16,14 @@
 /// Memory: one `Int` per bucket, at most `maximumBucketCount` (4738, about 37 KiB), whatever the
 /// input; storage grows only up to the highest bucket used (values up to 2^20, a second in
 /// microseconds, use under 2000 buckets). NaN, infinities and negative values are not counted.
-public struct QuantileSketch: Sendable, Equatable {
+package struct QuantileSketch: Sendable, Equatable {
   /// The values the buckets tell apart; those below share one bucket, and so do those above.
-  public static let resolvedRange = Double(sign: .plus, exponent: lowestExponent, significand: 1)
+  package static let resolvedRange = Double(sign: .plus, exponent: lowestExponent, significand: 1)
     ..< Double(sign: .plus, exponent: lowestExponent + octaveCount, significand: 1)
   /// Largest relative error of an answer for values in `resolvedRange`.
-  public static let relativeErrorBound = 1.0 / Double(2 * bucketsPerOctave)
+  package static let relativeErrorBound = 1.0 / Double(2 * bucketsPerOctave)
   /// The most buckets a sketch ever stores: one below the range, 64 per power of two, one above.
-  public static let maximumBucketCount = 1 + octaveCount * bucketsPerOctave + 1
+  package static let maximumBucketCount = 1 + octaveCount * bucketsPerOctave + 1
 
   private static let bucketsPerOctave = 64
   private static let lowestExponent = -10
@@ -32,23 +32,23 @@ public struct QuantileSketch: Sendable, Equatable {
   private static let aboveRangeBucket = maximumBucketCount - 1
 
   /// Values counted.
-  public private(set) var count = 0
+  package private(set) var count = 0
   /// Values passed to `add` and left out: NaN, infinite or negative.
-  public private(set) var ignoredCount = 0
+  package private(set) var ignoredCount = 0
   /// The smallest value counted, exactly; nil before the first.
-  public private(set) var minimum: Double?
+  package private(set) var minimum: Double?
   /// The largest value counted, exactly; nil before the first.
-  public private(set) var maximum: Double?
+  package private(set) var maximum: Double?
   /// Counts per bucket, from the bucket below the range up to the highest bucket used.
   private var bucketCounts: [Int] = []
 
-  public init() {}
+  package init() {}
 
   /// Buckets held in memory now; never more than `maximumBucketCount`.
-  public var storedBucketCount: Int { bucketCounts.count }
+  package var storedBucketCount: Int { bucketCounts.count }
 
   /// Counts `value`, unless it is NaN, infinite or negative.
-  public mutating func add(_ value: Double) {
+  package mutating func add(_ value: Double) {
     guard value.isFinite, value >= 0 else {
       ignoredCount += 1
       return
@@ -67,7 +67,7 @@ public struct QuantileSketch: Sendable, Equatable {
   /// the minimum for q = 0, the maximum for q = 1, and within `relativeErrorBound` of the exact
   /// value in between (for values in `resolvedRange`). Nil when nothing was counted or q is not in
   /// 0...1 (NaN included).
-  public func quantile(_ q: Double) -> Double? {
+  package func quantile(_ q: Double) -> Double? {
     guard let minimum, let maximum, q >= 0, q <= 1 else { return nil }
     if q == 0 { return minimum }
     if q == 1 { return maximum }
@@ -85,7 +85,7 @@ public struct QuantileSketch: Sendable, Equatable {
   /// The fewest values a q-quantile is given for (`carriedQuantile`): at least one value must
   /// lie above it and one below, by count, so that it says something the minimum and maximum
   /// do not: 3 for the median, 20 for p95 (one value in twenty above it), 100 for p99.
-  public static func minimumCount(carrying q: Double) -> Int {
+  package static func minimumCount(carrying q: Double) -> Int {
     guard q > 0, q < 1 else { return 1 }
     let share = 1 / min(q, 1 - q)
     // 1 / 0.05 is 19.999999999999982 in binary: a share within rounding of a whole number is that number.
@@ -96,7 +96,7 @@ public struct QuantileSketch: Sendable, Equatable {
   /// `quantile(q)` when the sample carries it (at least `minimumCount(carrying: q)` values),
   /// else nil: with 2 values a median is one of them, with 10 a p95 is the maximum or below
   /// it by chance. Within the minimum and maximum, as every answer is.
-  public func carriedQuantile(_ q: Double) -> Double? {
+  package func carriedQuantile(_ q: Double) -> Double? {
     count >= Self.minimumCount(carrying: q) ? quantile(q) : nil
   }
 

@@ -5,23 +5,23 @@
 /// Non-finite values (NaN, ±infinity) are not counted: they come from hostile or broken input and
 /// would poison every result. Finite values beyond about 1e154 can still make the variance infinite;
 /// nothing traps.
-public struct RunningStatistics: Sendable, Equatable {
+package struct RunningStatistics: Sendable, Equatable {
   /// Values counted so far.
-  public private(set) var count = 0
+  package private(set) var count = 0
   /// Non-finite values passed to `add` and left out.
-  public private(set) var ignoredCount = 0
+  package private(set) var ignoredCount = 0
   /// The smallest value counted; nil before the first.
-  public private(set) var minimum: Double?
+  package private(set) var minimum: Double?
   /// The largest value counted; nil before the first.
-  public private(set) var maximum: Double?
+  package private(set) var maximum: Double?
   private var runningMean = 0.0
   /// Sum of squared distances from the running mean (Welford's M2).
   private var squaredDeviations = 0.0
 
-  public init() {}
+  package init() {}
 
   /// Counts `x`, unless it is NaN or infinite.
-  public mutating func add(_ x: Double) {
+  package mutating func add(_ x: Double) {
     guard x.isFinite else {
       ignoredCount += 1
       return
@@ -35,11 +35,11 @@ public struct RunningStatistics: Sendable, Equatable {
   }
 
   /// The arithmetic mean; nil before the first value.
-  public var mean: Double? { count > 0 ? runningMean : nil }
+  package var mean: Double? { count > 0 ? runningMean : nil }
 
   /// The sample variance (divided by count − 1); nil with fewer than 2 values.
-  public var variance: Double? { count > 1 ? squaredDeviations / Double(count - 1) : nil }
+  package var variance: Double? { count > 1 ? squaredDeviations / Double(count - 1) : nil }
 
   /// The sample standard deviation (SDNN when the values are RR intervals); nil with fewer than 2 values.
-  public var standardDeviation: Double? { variance.map { $0.squareRoot() } }
+  package var standardDeviation: Double? { variance.map { $0.squareRoot() } }
 }

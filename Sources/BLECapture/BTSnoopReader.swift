@@ -2,11 +2,11 @@ import BLECore
 
 /// Constants of the btsnoop format (shared/reference/capture-formats.md §1).
 public enum BTSnoopFormat {
-  public static let magic: [UInt8] = Array("btsnoop".utf8) + [0]
-  public static let headerSize = 16
-  public static let recordHeaderSize = 24
+  package static let magic: [UInt8] = Array("btsnoop".utf8) + [0]
+  package static let headerSize = 16
+  package static let recordHeaderSize = 24
   /// btsnoop timestamps count microseconds from 0000-01-01; this is 1970-01-01 on that scale.
-  public static let unixEpochOffset: Int64 = 0x00DC_DDB3_0F2F_8000
+  package static let unixEpochOffset: Int64 = 0x00DC_DDB3_0F2F_8000
 
   public enum Datalink: UInt32, Sendable {
     case h1 = 1001, h4 = 1002, bcsp = 1003, h5 = 1004, linuxMonitor = 2001, simulator = 2002

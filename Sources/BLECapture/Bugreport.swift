@@ -6,11 +6,11 @@ import BLECore
 /// it comes, keeping only the decoded payload (a 9-byte preamble and a zlib stream of packed
 /// records, bounded); its records are inflated and converted to btsnoop as they are read
 /// (`BtsnoozConverter`), and the btsnoop reader reads them.
-public enum Bugreport {
+package enum Bugreport {
   static let beginMarker = Array("--- BEGIN:BTSNOOP_LOG_SUMMARY".utf8)
   /// Largest base64 text and largest inflated body accepted by default
   /// (`InflationLimits.summary`): Android keeps at most about 1 MiB of records for the summary.
-  public static let maximumSummaryBytes = Int(InflationLimits.standard.summary)
+  package static let maximumSummaryBytes = Int(InflationLimits.standard.summary)
 
   /// Whether the first bytes look like text (a bugreport starts with `====` lines; dumpsys with
   /// words): printable ASCII, tabs and line ends.

@@ -10,17 +10,17 @@ import BLECore
 /// Writes records to a capture file as they come (`live -w`): the header at once, then each
 /// record whole in one `write(2)`, nothing kept in memory, so the file is a valid capture after
 /// every record, whatever ends the process.
-public final class CaptureRecorder {
-  public let name: String
-  public let format: CaptureWriteFormat
+package final class CaptureRecorder {
+  package let name: String
+  package let format: CaptureWriteFormat
   let fd: Int32
   var writer: CaptureWriter
-  public private(set) var records = 0
+  package private(set) var records = 0
   /// Records the format cannot carry (notes in btsnoop H4).
-  public var skipped: Int { writer.skipped }
+  package var skipped: Int { writer.skipped }
 
   /// Creates (or empties) the file and writes the format's header.
-  public init(pathBytes: [UInt8], name: String, format: CaptureWriteFormat) throws(CaptureError) {
+  package init(pathBytes: [UInt8], name: String, format: CaptureWriteFormat) throws(CaptureError) {
     self.name = name
     self.format = format
     guard !pathBytes.contains(0) else { throw .cannotOpen("file name holds a NUL byte") }
@@ -39,7 +39,7 @@ public final class CaptureRecorder {
   deinit { close(fd) }
 
   /// The format for a file name: pcapng, pcap or pklg by extension, else btsnoop (H4).
-  public static func format(forName name: String) -> CaptureWriteFormat {
+  package static func format(forName name: String) -> CaptureWriteFormat {
     let lowered = name.lowercased()
     if lowered.hasSuffix(".pcapng") { return .pcapngH4WithDirection }
     if lowered.hasSuffix(".pcap") { return .pcapH4WithDirection }
@@ -48,11 +48,11 @@ public final class CaptureRecorder {
   }
 
   /// The first failure to write (`keep` then writes nothing more).
-  public private(set) var failure: String?
+  package private(set) var failure: String?
 
   /// Writes `record` unless an earlier write failed; tells `notice` of the first failure
   /// (the recording stops there, the decoding goes on).
-  public func keep(_ record: CaptureRecord, notice: ((String) -> Void)?) {
+  package func keep(_ record: CaptureRecord, notice: ((String) -> Void)?) {
     guard failure == nil else { return }
     if let problem = write(record) {
       failure = problem
@@ -61,7 +61,7 @@ public final class CaptureRecorder {
   }
 
   /// Writes one record; the reason when the write failed.
-  public func write(_ record: CaptureRecord) -> String? {
+  package func write(_ record: CaptureRecord) -> String? {
     let before = writer.skipped
     writer.write(record)
     if writer.skipped == before { records += 1 }

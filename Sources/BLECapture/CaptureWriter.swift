@@ -1,7 +1,7 @@
 import BLECore
 
 /// The container formats bledissect can write (for conversion, `-w`, and test fixtures).
-public enum CaptureWriteFormat: Sendable, Hashable {
+package enum CaptureWriteFormat: Sendable, Hashable {
   case btsnoopH1, btsnoopH4, btsnoopMonitor
   case packetLogger(bigEndian: Bool)
   /// Classic pcap, microsecond timestamps, with a link type of `PcapLinkType.readable`.
@@ -10,30 +10,30 @@ public enum CaptureWriteFormat: Sendable, Hashable {
   case pcapng(PcapLinkType)
 
   /// Classic pcap, link type 201 (H4 + direction).
-  public static let pcapH4WithDirection = pcap(.h4WithDirection)
+  package static let pcapH4WithDirection = pcap(.h4WithDirection)
   /// Classic pcap, link type 254 (Linux monitor).
-  public static let pcapMonitor = pcap(.linuxMonitor)
+  package static let pcapMonitor = pcap(.linuxMonitor)
   /// Classic pcap, link type 187 (H4 without direction).
-  public static let pcapH4 = pcap(.h4)
+  package static let pcapH4 = pcap(.h4)
   /// pcapng, link type 201.
-  public static let pcapngH4WithDirection = pcapng(.h4WithDirection)
+  package static let pcapngH4WithDirection = pcapng(.h4WithDirection)
 }
 
 /// Serializes normalized records into a capture format, appending to a byte buffer.
 ///
 /// Records a format cannot carry (a note in btsnoop H4, SCO in H1) are skipped and counted.
-public struct CaptureWriter: Sendable {
-  public let format: CaptureWriteFormat
-  public private(set) var output: [UInt8] = []
-  public private(set) var skipped = 0
+package struct CaptureWriter: Sendable {
+  package let format: CaptureWriteFormat
+  package private(set) var output: [UInt8] = []
+  package private(set) var skipped = 0
 
-  public init(format: CaptureWriteFormat) {
+  package init(format: CaptureWriteFormat) {
     self.format = format
     writeHeader()
   }
 
   /// Moves the bytes written so far out of the writer (for streaming to a file).
-  public mutating func takeOutput() -> [UInt8] {
+  package mutating func takeOutput() -> [UInt8] {
     defer { output.removeAll(keepingCapacity: true) }
     return output
   }
@@ -74,7 +74,7 @@ public struct CaptureWriter: Sendable {
     }
   }
 
-  public mutating func write(_ record: CaptureRecord) {
+  package mutating func write(_ record: CaptureRecord) {
     switch format {
     case .btsnoopH4:
       guard let indicator = record.kind.h4Indicator else { skipped += 1; return }

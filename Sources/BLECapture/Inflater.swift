@@ -4,24 +4,24 @@ import CZlib
 /// How far inflation may go, so that a decompression bomb costs no more than a file of ordinary
 /// size would. Real captures compress 3 to 10 times (the corpus: at most 8); deflate's most is
 /// 1032 times, which is what a bomb uses.
-public struct InflationLimits: Sendable, Equatable {
+package struct InflationLimits: Sendable, Equatable {
   /// gzip files and zip entries: past `floor` bytes, the inflated bytes may be at most `ratio`
   /// times the compressed bytes inflated so far. No absolute cap: a 10 GB capture gzipped is read;
   /// what a file can cost stays in proportion to its size.
-  public var ratio: Int64
+  package var ratio: Int64
   /// Inflated bytes always allowed, whatever the ratio (small, highly compressible files).
-  public var floor: Int64
+  package var floor: Int64
   /// A bugreport's BTSNOOP_LOG_SUMMARY: at most this many base64 characters and this many
   /// inflated bytes (Android keeps at most about 1 MiB of records for it).
-  public var summary: Int64
+  package var summary: Int64
 
-  public init(ratio: Int64 = 100, floor: Int64 = 64 << 20, summary: Int64 = 16 << 20) {
+  package init(ratio: Int64 = 100, floor: Int64 = 64 << 20, summary: Int64 = 16 << 20) {
     self.ratio = ratio
     self.floor = floor
     self.summary = summary
   }
 
-  public static let standard = InflationLimits()
+  package static let standard = InflationLimits()
 }
 
 /// Streaming zlib inflation with bounded buffers: gzip files, zlib streams (btsnooz) and raw
@@ -206,9 +206,9 @@ final class Inflater {
 }
 
 /// Compression through zlib, for writing fixtures and archives (`Deflate.compress`).
-public enum Deflate {
+package enum Deflate {
   /// What surrounds the deflate data.
-  public enum Wrapper: Sendable {
+  package enum Wrapper: Sendable {
     /// RFC 1952; members may follow one another (as `cat a.gz b.gz` makes).
     case gzip
     /// RFC 1950 (zlib header and Adler-32).
@@ -235,7 +235,7 @@ public enum Deflate {
   }
 
   /// Compresses `bytes` whole with zlib's default level.
-  public static func compress(_ bytes: [UInt8], wrapper: Wrapper) -> [UInt8] {
+  package static func compress(_ bytes: [UInt8], wrapper: Wrapper) -> [UInt8] {
     let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
     stream.initialize(to: z_stream())
     defer {
@@ -261,7 +261,7 @@ public enum Deflate {
   }
 
   /// CRC-32 (zip entries).
-  public static func crc32(_ bytes: [UInt8]) -> UInt32 {
+  package static func crc32(_ bytes: [UInt8]) -> UInt32 {
     bytes.withUnsafeBufferPointer { crc32(0, $0) }
   }
 

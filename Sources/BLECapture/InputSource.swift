@@ -30,12 +30,12 @@ public final class InputSource: @unchecked Sendable {
   public var position: Int64 { bufferOffset &+ Int64(start) }
   public let name: String
   /// Whether the descriptor is a regular file: reads from it never wait for a writer.
-  public let isRegularFile: Bool
+  package let isRegularFile: Bool
   /// The source whose descriptor a region reads (kept open while the region is read).
   var owner: InputSource?
   /// Set for live inputs (`bledissect live`): what happens before a read that would wait and at
   /// the end of a followed file. Nil for everything else (the end of a file is its end).
-  public var live: (any LiveInputWaiting)?
+  package var live: (any LiveInputWaiting)?
 
   static let chunkSize = 256 * 1024
 
@@ -44,7 +44,7 @@ public final class InputSource: @unchecked Sendable {
   var inflater: Inflater?
   /// How far compressed content read through this source may inflate; zip entries and summaries
   /// found in it get the same. Set before the capture is opened (tests and fuzz targets lower it).
-  public var inflationLimits = InflationLimits.standard
+  package var inflationLimits = InflationLimits.standard
   /// Where the content comes from when it is made as it is read (a btsnooz summary converted to
   /// btsnoop): no descriptor then.
   var producer: (any ContentProducer)?
@@ -133,7 +133,7 @@ public final class InputSource: @unchecked Sendable {
 
   /// Makes at least `count` bytes available unless the input ends first; returns what is available.
   @discardableResult
-  public func fill(_ count: Int) throws(CaptureError) -> Int {
+  package func fill(_ count: Int) throws(CaptureError) -> Int {
     if end - start >= count { return end - start }
     if reachedEOF {
       if declaredCountedInMemory { try checkDeclared(buffer, 0) }
@@ -160,7 +160,7 @@ public final class InputSource: @unchecked Sendable {
   /// Whether `count` bytes are buffered, or the input ends before them, without waiting for a
   /// writer: reads only what a pipe already holds (poll with no timeout before each read).
   /// Always true for regular files. A read error answers true: the next `fill` reports it.
-  public func canFillWithoutWaiting(_ count: Int) -> Bool {
+  package func canFillWithoutWaiting(_ count: Int) -> Bool {
     if end - start >= count || reachedEOF || (isRegularFile && live == nil) { return true }
     makeRoom(for: count)
     while end - start < count {
@@ -341,38 +341,38 @@ public final class InputSource: @unchecked Sendable {
   }
 
   /// The byte at `index` past the read position; the caller has filled that far.
-  @inline(__always) public func peek(_ index: Int) -> UInt8 { buffer[start + index] }
+  @inline(__always) package func peek(_ index: Int) -> UInt8 { buffer[start + index] }
 
-  public func peekBytes(_ count: Int) -> [UInt8] { Array(UnsafeBufferPointer(start: buffer + start, count: min(count, available))) }
+  package func peekBytes(_ count: Int) -> [UInt8] { Array(UnsafeBufferPointer(start: buffer + start, count: min(count, available))) }
 
-  @inline(__always) public func peekUInt32BE(_ index: Int) -> UInt32 {
+  @inline(__always) package func peekUInt32BE(_ index: Int) -> UInt32 {
     let i = start + index
     return UInt32(buffer[i]) << 24 | UInt32(buffer[i + 1]) << 16 | UInt32(buffer[i + 2]) << 8 | UInt32(buffer[i + 3])
   }
 
-  @inline(__always) public func peekUInt32LE(_ index: Int) -> UInt32 {
+  @inline(__always) package func peekUInt32LE(_ index: Int) -> UInt32 {
     let i = start + index
     return UInt32(buffer[i]) | UInt32(buffer[i + 1]) << 8 | UInt32(buffer[i + 2]) << 16 | UInt32(buffer[i + 3]) << 24
   }
 
-  @inline(__always) public func peekUInt64BE(_ index: Int) -> UInt64 {
+  @inline(__always) package func peekUInt64BE(_ index: Int) -> UInt64 {
     UInt64(peekUInt32BE(index)) << 32 | UInt64(peekUInt32BE(index + 4))
   }
 
   /// Copies `count` filled bytes starting `offset` past the read position.
-  public func copy(from offset: Int, count: Int) -> [UInt8] {
+  package func copy(from offset: Int, count: Int) -> [UInt8] {
     let from = start + offset
     return Array(UnsafeBufferPointer(start: buffer + from, count: count))
   }
 
   /// Replaces `destination`'s contents with `count` filled bytes from `offset` past the read
   /// position, keeping its capacity (no allocation once it is large enough).
-  public func copy(from offset: Int, count: Int, into destination: inout [UInt8]) {
+  package func copy(from offset: Int, count: Int, into destination: inout [UInt8]) {
     // One call resizes (within the capacity) and copies.
     destination.replaceSubrange(0..<destination.count, with: UnsafeBufferPointer(start: buffer + start + offset, count: count))
   }
 
-  public func consume(_ count: Int) {
+  package func consume(_ count: Int) {
     start += count
   }
 
@@ -427,7 +427,7 @@ protocol ContentProducer: AnyObject {
 
 /// What a live input does where a file's reading would end or a pipe's would wait
 /// (`LiveReader`): wait for data or for a request to stop, follow a growing file.
-public protocol LiveInputWaiting: AnyObject {
+package protocol LiveInputWaiting: AnyObject {
   /// Before a read of a descriptor that may wait (a pipe, a socket): waits until it is
   /// readable (true) or the reading should stop (false: the input ends here).
   func awaitReadable(_ fd: Int32) -> Bool

@@ -9,11 +9,11 @@ import Darwin
 /// A request to stop a live read, made from any thread (a signal source's handler): a
 /// self-pipe that every wait of a live input watches, so a read waiting for a writer, a
 /// followed file's pause and a reconnection's pause all end at once.
-public final class LiveControl: @unchecked Sendable {
+package final class LiveControl: @unchecked Sendable {
   let readEnd: Int32
   let writeEnd: Int32
 
-  public init() {
+  package init() {
     var ends: [Int32] = [-1, -1]
     if pipe(&ends) != 0 { ends = [-1, -1] }
     readEnd = ends[0]
@@ -31,29 +31,29 @@ public final class LiveControl: @unchecked Sendable {
 
   /// Asks the live read to end (safe from any thread; the pipe is never drained, so it stays
   /// asked).
-  public func requestStop() {
+  package func requestStop() {
     var byte: UInt8 = 1
     _ = write(writeEnd, &byte, 1)
   }
 
   /// The pipe's write end, for a signal handler: writing one byte to it is requesting a stop.
-  public var writeDescriptor: Int32 { writeEnd }
+  package var writeDescriptor: Int32 { writeEnd }
 
   /// A descriptor whose closing also asks to stop (standard output when it is a pipe: its
   /// reader leaving, `| head`, ends a wait that no new record would end): watched for errors
   /// and hang-ups only. -1 for none.
-  public var watchedOutput: Int32 = -1
+  package var watchedOutput: Int32 = -1
 
-  public var stopRequested: Bool { wait(milliseconds: 0) }
+  package var stopRequested: Bool { wait(milliseconds: 0) }
 
   /// Sleeps up to `milliseconds`; true as soon as a stop is (or was) requested.
-  public func wait(milliseconds: Int32) -> Bool {
+  package func wait(milliseconds: Int32) -> Bool {
     waitFor(-1, milliseconds: milliseconds) == false
   }
 
   /// Waits until `fd` is readable (or at its end, or in error: the read says which): true; or
   /// until a stop is requested: false. `events` may ask for writability instead.
-  public func waitFor(_ fd: Int32, events: Int32 = Int32(POLLIN), milliseconds: Int32 = -1) -> Bool? {
+  package func waitFor(_ fd: Int32, events: Int32 = Int32(POLLIN), milliseconds: Int32 = -1) -> Bool? {
     // A negative descriptor is ignored by poll: then this only sleeps.
     var requests = [
       pollfd(fd: fd, events: Int16(events), revents: 0),

@@ -16,8 +16,8 @@ import BLECore
 /// record being read then is not returned), at the end of a pipe, or at an error that
 /// reading again would not cure. Events worth a line (truncated, reconnecting) go to `notice`,
 /// called on the reading thread.
-public final class LiveReader: CaptureReader {
-  public enum Origin: Sendable {
+package final class LiveReader: CaptureReader {
+  package enum Origin: Sendable {
     /// A file followed as it grows (a regular file; a FIFO is read as a stream).
     case file(path: [UInt8], name: String)
     /// An open descriptor: standard input, a FIFO.
@@ -26,16 +26,16 @@ public final class LiveReader: CaptureReader {
     case android(host: String, port: UInt16)
   }
 
-  public let origin: Origin
+  package let origin: Origin
   let control: LiveControl
   let damagePolicy: DamagePolicy
   let notice: (String) -> Void
   /// How long a followed file's end is waited on before looking again (ms).
-  public var pollInterval: Int32 = 50
+  package var pollInterval: Int32 = 50
   /// How long between connection attempts (ms).
-  public var retryInterval: Int32 = 1000
+  package var retryInterval: Int32 = 1000
   /// Each record read is written here first (`-w`), whole, straight to the file.
-  public var recorder: CaptureRecorder?
+  package var recorder: CaptureRecorder?
 
   var inner: (any CaptureReader)?
   var follower: FileFollower?
@@ -46,17 +46,17 @@ public final class LiveReader: CaptureReader {
   var following = false
   /// A followed name's file is not a capture: said once until it is one again.
   var invalidSaid = false
-  public private(set) var frames = 0
-  public private(set) var bytes: Int64 = 0
+  package private(set) var frames = 0
+  package private(set) var bytes: Int64 = 0
   /// Times the feed was lost and taken up again: connections dropped, files truncated or replaced.
-  public private(set) var interruptions = 0
+  package private(set) var interruptions = 0
   /// Damage skipped by readers before the current one.
   var earlierDamage = DamageTally()
   /// The first failure to write the recording (it then stops).
-  public var recordingFailure: String? { recorder?.failure }
+  package var recordingFailure: String? { recorder?.failure }
 
   /// Checks that a file can be read (missing, permission denied, a directory); waits for nothing.
-  public init(_ origin: Origin, control: LiveControl, damage: DamagePolicy = .resynchronize, notice: @escaping (String) -> Void) throws(CaptureError) {
+  package init(_ origin: Origin, control: LiveControl, damage: DamagePolicy = .resynchronize, notice: @escaping (String) -> Void) throws(CaptureError) {
     self.origin = origin
     self.control = control
     self.damagePolicy = damage
@@ -83,17 +83,17 @@ public final class LiveReader: CaptureReader {
     return found && (info.st_mode & S_IFMT) == S_IFDIR
   }
 
-  public var name: String {
+  package var name: String {
     switch origin {
     case .file(_, let name), .stream(_, let name, _): return name
     case .android(let host, let port): return "\(host):\(port)"
     }
   }
 
-  public var format: CaptureFormat { inner?.format ?? CaptureFormat(name: "live", detail: "not started") }
-  public var mayWaitForInput: Bool { true }
-  public var damagePlaces: Int { earlierDamage.places + (inner?.damagePlaces ?? 0) }
-  public var damage: DamageTally {
+  package var format: CaptureFormat { inner?.format ?? CaptureFormat(name: "live", detail: "not started") }
+  package var mayWaitForInput: Bool { true }
+  package var damagePlaces: Int { earlierDamage.places + (inner?.damagePlaces ?? 0) }
+  package var damage: DamageTally {
     guard let inner else { return earlierDamage }
     var all = inner.damage
     all.places &+= earlierDamage.places
@@ -101,17 +101,17 @@ public final class LiveReader: CaptureReader {
     return all
   }
 
-  public func nextIsReady() -> Bool {
+  package func nextIsReady() -> Bool {
     guard let inner else { return false }
     return control.stopRequested || inner.nextIsReady()
   }
 
-  public func next() throws(CaptureError) -> CaptureRecord? {
+  package func next() throws(CaptureError) -> CaptureRecord? {
     var record = CaptureRecord(timestamp: 0, direction: nil, kind: .other(0), bytes: [])
     return try next(into: &record) ? record : nil
   }
 
-  public func next(into record: inout CaptureRecord) throws(CaptureError) -> Bool {
+  package func next(into record: inout CaptureRecord) throws(CaptureError) -> Bool {
     while true {
       if inner == nil {
         guard try start() else { return false }

@@ -24,20 +24,20 @@ public final class MonitorSocketReader: CaptureReader {
   /// Bytes of payload received.
   public private(set) var bytes: Int64 = 0
   /// Waits before each receive, so a stop request (Ctrl-C) ends the reading; nil: just wait.
-  public var control: LiveControl?
+  package var control: LiveControl?
   /// Each record received is written here first (`-w`), whole.
-  public var recorder: CaptureRecorder?
+  package var recorder: CaptureRecorder?
   /// The first failure to write the recording (it then stops).
-  public var recordingFailure: String? { recorder?.failure }
+  package var recordingFailure: String? { recorder?.failure }
   /// Told when the recording stops.
-  public var notice: ((String) -> Void)?
+  package var notice: ((String) -> Void)?
   /// Controllers the monitor announced (NEW_INDEX, INDEX_INFO), by index; at most
   /// `maximumAdapters` (a hostile stream cannot grow it).
   public private(set) var adapters: [UInt16: MonitorAdapter] = [:]
   static let maximumAdapters = 64
   /// Told what the opening burst showed (the kernel replays every present controller when the
   /// socket is bound), then of each controller that appears or goes away.
-  public var adapterEvent: ((MonitorAdapterEvent) -> Void)?
+  package var adapterEvent: ((MonitorAdapterEvent) -> Void)?
   /// Whether the opening burst has been read and reported.
   var reportedPresence = false
   /// How long the opening burst may take to arrive: the kernel queues it as the socket binds.
@@ -220,7 +220,7 @@ public final class MonitorSocketReader: CaptureReader {
   }
 
   /// What `parse` made of a datagram.
-  public enum Datagram: Sendable, Equatable {
+  package enum Datagram: Sendable, Equatable {
     /// A record, its header's length equal to the payload's.
     case whole
     /// A record (the datagram's payload, whatever the header's length says): counted malformed.
@@ -231,7 +231,7 @@ public final class MonitorSocketReader: CaptureReader {
 
   /// Makes one monitor datagram (opcode, controller index, length, little-endian; the payload)
   /// into `record`, reusing its byte buffer. Pure: the socket reader and the fuzz target share it.
-  public static func parse(datagram: UnsafeBufferPointer<UInt8>, timestamp: Int64, into record: inout CaptureRecord) -> Datagram {
+  package static func parse(datagram: UnsafeBufferPointer<UInt8>, timestamp: Int64, into record: inout CaptureRecord) -> Datagram {
     guard datagram.count >= 6 else { return .tooShort }
     let opcode = UInt16(datagram[0]) | UInt16(datagram[1]) << 8
     let index = UInt16(datagram[2]) | UInt16(datagram[3]) << 8
@@ -248,7 +248,7 @@ public final class MonitorSocketReader: CaptureReader {
   }
 
   /// A kernel time stamp in µs since 1970, saturating.
-  public static func timestamp(_ time: timeval) -> Int64 {
+  package static func timestamp(_ time: timeval) -> Int64 {
     Int64(time.tv_sec).saturatingMultiply(1_000_000).saturatingAdd(Int64(time.tv_usec))
   }
 
@@ -301,7 +301,7 @@ public struct MonitorAdapter: Sendable, Equatable {
 }
 
 /// What the monitor says about controllers.
-public enum MonitorAdapterEvent: Sendable, Equatable {
+package enum MonitorAdapterEvent: Sendable, Equatable {
   /// After the opening burst: the controllers present when reading began (maybe none).
   case present([MonitorAdapter])
   case appeared(MonitorAdapter)

@@ -11,19 +11,19 @@ import BLECore
 /// the central directory, local file headers, and entries stored (method 0) or deflated
 /// (method 8, inflated as a stream). Encrypted and zip64 entries are refused. Only regular files:
 /// the directory is at the end of the archive.
-public enum ZipArchive {
-  public struct Entry: Sendable, Equatable {
-    public var name: String
-    public var method: UInt16
-    public var flags: UInt16
-    public var compressedSize: UInt32
-    public var uncompressedSize: UInt32
-    public var localHeaderOffset: UInt32
-    public var crc: UInt32 = 0
+package enum ZipArchive {
+  package struct Entry: Sendable, Equatable {
+    package var name: String
+    package var method: UInt16
+    package var flags: UInt16
+    package var compressedSize: UInt32
+    package var uncompressedSize: UInt32
+    package var localHeaderOffset: UInt32
+    package var crc: UInt32 = 0
 
     /// The name as messages show it, on one line (the one escaper's line style). Names come
     /// from the archive: any bytes.
-    public var shownName: String { Escaping.escaped(name, .line) }
+    package var shownName: String { Escaping.escaped(name, .line) }
   }
 
   /// Largest central directory read (a bugreport lists a few thousand entries).
@@ -90,7 +90,7 @@ public enum ZipArchive {
   }
 
   /// The archive's entries, from its central directory.
-  public static func directory(_ input: InputSource) throws(CaptureError) -> [Entry] {
+  package static func directory(_ input: InputSource) throws(CaptureError) -> [Entry] {
     guard input.isRegularFile, input.inflater == nil, input.region == nil, input.position == 0 else {
       throw .corrupt("a zip archive can be read from a file only (its directory is at its end), not from a pipe or inside another container")
     }
@@ -211,7 +211,7 @@ public enum ZipArchive {
   static func u32(_ bytes: [UInt8], _ at: Int) -> UInt32 { UInt32(u16(bytes, at)) | UInt32(u16(bytes, at + 2)) << 16 }
 
   /// Writes a zip archive of stored or deflated entries (tests build bugreport fixtures with it).
-  public static func archive(_ files: [(name: String, bytes: [UInt8], deflate: Bool)]) -> [UInt8] {
+  package static func archive(_ files: [(name: String, bytes: [UInt8], deflate: Bool)]) -> [UInt8] {
     var output: [UInt8] = []
     var central: [UInt8] = []
     func le16(_ value: Int, _ into: inout [UInt8]) { into += [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF)] }

@@ -38,12 +38,12 @@ public struct PayloadDecoder: Sendable {
 
 /// A handle decoded as a given characteristic whatever discovery said (Wireshark's
 /// "Decode As"), on every peer or on one.
-public struct HandleOverride: Sendable, Equatable {
-  public var handle: UInt16
-  public var uuid: BluetoothUUID
-  public var peer: BDAddr?
+package struct HandleOverride: Sendable, Equatable {
+  package var handle: UInt16
+  package var uuid: BluetoothUUID
+  package var peer: BDAddr?
 
-  public init(handle: UInt16, uuid: BluetoothUUID, peer: BDAddr? = nil) {
+  package init(handle: UInt16, uuid: BluetoothUUID, peer: BDAddr? = nil) {
     self.handle = handle
     self.uuid = uuid
     self.peer = peer
@@ -97,13 +97,13 @@ public struct DecoderRegistry: Sendable {
 
   /// Every characteristic decoder; indices are stable (`AttributeFact.decoderIndex`).
   public var decoders: [CharacteristicDecoder] { tables.decoders }
-  public var handleOverrides: [HandleOverride] { tables.handleOverrides }
+  package var handleOverrides: [HandleOverride] { tables.handleOverrides }
   /// The formats users declared, in the order registered (`CharacteristicDecoder.declaredFormat`).
-  public var declaredFormats: [DeclaredFormat] { box.tables.declaredFormats }
+  package var declaredFormats: [DeclaredFormat] { box.tables.declaredFormats }
 
   /// The same registry in a box of its own: a thread that reads it while another copies its
   /// own registry (a retain per PDU) then shares no reference count, and no cache line, with it.
-  public func separateCopy() -> DecoderRegistry {
+  package func separateCopy() -> DecoderRegistry {
     var copy = self
     copy.box = Box(box.tables)
     return copy
@@ -141,7 +141,7 @@ public struct DecoderRegistry: Sendable {
   }
 
   /// Decodes `handle` (on `peer`, or on every peer) as `uuid`.
-  public mutating func override(_ override: HandleOverride) {
+  package mutating func override(_ override: HandleOverride) {
     change { tables in
       tables.handleOverrides.removeAll { $0.handle == override.handle && $0.peer == override.peer }
       tables.handleOverrides.append(override)
@@ -167,7 +167,7 @@ public struct DecoderRegistry: Sendable {
   public func decoder(for uuid: BluetoothUUID) -> CharacteristicDecoder? { index(for: uuid).map { tables.decoders[$0] } }
 
   /// The format a user declared for the decoder at `index`, if it is a user's decoder.
-  public func declaredFormat(decoder index: Int) -> DeclaredFormat? {
+  package func declaredFormat(decoder index: Int) -> DeclaredFormat? {
     box.tables.decoders[index].declaredFormat.map { box.tables.declaredFormats[$0] }
   }
 

@@ -354,7 +354,7 @@ public struct DissectedFrame: Sendable {
   /// Frames are reused, and each buffer keeps the capacity of the largest record or value it
   /// held: 1 024 frames in flight that once held a 256 KiB record would keep 256 MiB. Once a
   /// frame is rendered, buffers grown past this are let go.
-  public static let retainedBufferLimit = 16 << 10
+  package static let retainedBufferLimit = 16 << 10
 
   /// The frame's content is gone afterwards when a buffer was let go: call it once rendered.
   public mutating func releaseLargeBuffers() {

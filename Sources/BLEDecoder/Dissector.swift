@@ -185,18 +185,18 @@ extension Dissector {
   public var keys: LinkKeyRing { air.keys.given }
   /// Keys the capture gave away: STKs worked out from sniffed legacy pairings, LTKs
   /// distributed on links it decrypted.
-  public var learnedKeys: LinkKeyRing { air.keys.learned }
+  package var learnedKeys: LinkKeyRing { air.keys.learned }
   /// Packets decrypted, by where their key came from (`LinkKeyRing.Key.source`).
-  public var decryptedBySource: [String: Int] { air.keys.decryptedBySource }
+  package var decryptedBySource: [String: Int] { air.keys.decryptedBySource }
   /// The value of each key the capture gave away, by its source (hex, as `--ltk` takes it).
-  public var keyValues: [String: String] { air.keys.keyValues }
+  package var keyValues: [String: String] { air.keys.keyValues }
   /// The TKs that fitted a sniffed legacy pairing (`TemporaryKey.words`), the legacy pairings
   /// whose TK was looked for, and the passkey searches that found none.
-  public var fittedTemporaryKeys: Set<String> { air.keys.fittedTemporaryKeys }
-  public var legacyPairingsTried: Int { air.keys.legacyPairingsTried }
-  public var failedSearches: Int { air.keys.failedSearches }
+  package var fittedTemporaryKeys: Set<String> { air.keys.fittedTemporaryKeys }
+  package var legacyPairingsTried: Int { air.keys.legacyPairingsTried }
+  package var failedSearches: Int { air.keys.failedSearches }
   /// The keys that opened a link's packets (bounded), to say which keys given opened none.
-  public var openedKeys: Set<[UInt8]> { air.keys.openedKeys }
+  package var openedKeys: Set<[UInt8]> { air.keys.openedKeys }
   /// The devices of the links sniffed (bounded), to say a key bound to another fits none.
-  public var airDevices: Set<BDAddr> { air.keys.devices }
+  package var airDevices: Set<BDAddr> { air.keys.devices }
 }

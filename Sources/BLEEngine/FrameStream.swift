@@ -51,10 +51,10 @@ extension FrameConsumer {
 /// `heldFrames` frames, then labelled and handed over in order. Streams that hold nothing
 /// back lose nothing: the check is one comparison per frame.
 public struct FrameStream {
-  public enum Threading: Sendable { case two, one }
+  package enum Threading: Sendable { case two, one }
 
   /// Which thread decodes characteristic values on two threads.
-  public enum ValueShare: Sendable {
+  package enum ValueShare: Sendable {
     /// Adjusted batch by batch toward the split that keeps both threads busy.
     case adaptive
     /// This many eighths of the frames leave their value to the consumer's thread (0...8).
@@ -71,8 +71,8 @@ public struct FrameStream {
     public var cache: (any GATTMapLookup)?
     /// Long-term keys for links sniffed over the air (`--ltk`, `--keys`, `--keys-from`).
     public var keys = LinkKeyRing()
-    public var threading = Threading.two
-    public var valueShare = ValueShare.adaptive
+    package var threading = Threading.two
+    package var valueShare = ValueShare.adaptive
     /// Whether frames whose values wait for a guess are held back (a bounded number of them)
     /// until the guess is made, so the values that made it are labelled like the rest. Live
     /// sources turn it off: they show each frame as it comes.

@@ -13,7 +13,7 @@ import BLERender
 /// What the fuzz targets run on one input, shared by the libFuzzer binaries (Fuzz/) and the
 /// tests that replay the saved crashes (Tests/Fixtures/FuzzRegressions/). Each run checks the
 /// pipeline's promises and traps when one is broken, so the fuzzer reports it like a crash.
-public enum FuzzTarget: String, CaseIterable, Sendable {
+package enum FuzzTarget: String, CaseIterable, Sendable {
   /// The btsnoop reader: the input is a btsnoop file without its 8-byte magic.
   case btsnoop
   /// The PacketLogger reader: the input is a whole file (no magic: detection decides).
@@ -63,30 +63,30 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   case check
 
   /// What a run saw; the tests assert on it.
-  public struct Outcome: Sendable {
+  package struct Outcome: Sendable {
     /// Records read (readers) or decoded (packets).
-    public var records = 0
+    package var records = 0
     /// The error that ended the read; nil when the capture ended cleanly or the target has none.
-    public var error: CaptureError?
+    package var error: CaptureError?
     /// Whether the input was skipped (not of the target's format).
-    public var skipped = false
+    package var skipped = false
     /// Frames rendered, header lines written by the text renderer, lines written as JSON.
-    public var frames = 0
-    public var textHeaders = 0
-    public var jsonLines = 0
+    package var frames = 0
+    package var textHeaders = 0
+    package var jsonLines = 0
     /// Connections open at the end, GATT databases kept.
-    public var openConnections = 0
-    public var databases = 0
+    package var openConnections = 0
+    package var databases = 0
     /// The JSON Lines output, when asked for (tests parse it).
-    public var json: [UInt8] = []
+    package var json: [UInt8] = []
     /// Side files: the maps or decoders parsed, or why the file was refused (one line).
-    public var parsed = 0
-    public var refusal: String?
+    package var parsed = 0
+    package var refusal: String?
   }
 
   /// Runs the target on `bytes`; traps (precondition) when a promise is broken.
   @discardableResult
-  public func run(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
+  package func run(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
     switch self {
     case .btsnoop:
       var file = BTSnoopFormat.magic
@@ -141,7 +141,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     }
   }
 
-  public func run(_ bytes: [UInt8], keepingJSON: Bool = false) -> Outcome {
+  package func run(_ bytes: [UInt8], keepingJSON: Bool = false) -> Outcome {
     bytes.withUnsafeBufferPointer { run($0, keepingJSON: keepingJSON) }
   }
 
@@ -150,7 +150,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
 
   /// The inflation caps of the reading targets: lower than the CLI's, so that inputs of a few KiB
   /// reach them (a ratio of 16 past 256 KiB; summaries of 32 KiB), and runs stay short.
-  public static let inflationLimits = InflationLimits(ratio: 16, floor: 256 << 10, summary: 32 << 10)
+  package static let inflationLimits = InflationLimits(ratio: 16, floor: 256 << 10, summary: 32 << 10)
 
   /// No record of `count` input bytes lies further than this into the content: inflated gzip or
   /// zip entries stop at the cap, and a btsnooz summary's body at its cap, each byte of which
@@ -226,7 +226,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
   /// Flag bit 0 puts the record on controller 1 instead of 0; flag bit 2 makes it an air packet
   /// (`.airPacket`: `AirPacketHeader`, then a link-layer packet), whatever the opcode. Without a
   /// timestamp of their own, records are 1 ms apart.
-  public static func packets(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
+  package static func packets(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
     var outcome = Outcome()
     var session = Session(keepingJSON: keepingJSON)
     var at = 0
@@ -427,7 +427,7 @@ extension FuzzTarget {
   /// 9-byte preamble and the records uncompressed (compressed here, so that mutations reach
   /// the records), are each wrapped in a bugreport text as base64 lines of 76; anything else
   /// is skipped (nil).
-  public static func bugreportText(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+  package static func bugreportText(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
     guard let mode = bytes.first else { return nil }
     if (0x20...0x7E).contains(mode) || mode == 0x09 || mode == 0x0A || mode == 0x0D { return Array(bytes) }
     let payload: [UInt8]
@@ -452,7 +452,7 @@ extension FuzzTarget {
     return text
   }
 
-  public static func bugreportText(_ bytes: [UInt8]) -> [UInt8]? {
+  package static func bugreportText(_ bytes: [UInt8]) -> [UInt8]? {
     bytes.withUnsafeBufferPointer { bugreportText($0) }
   }
 
@@ -480,7 +480,7 @@ extension FuzzTarget {
   /// `MonitorSocketReader.parse` as a received one does: datagrams shorter than the header are
   /// no record; the others become records with the datagram's payload, shown as `live` shows
   /// them, then written as btsnoop (monitor) as `live -w` does and read back unchanged.
-  public static func monitor(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
+  package static func monitor(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
     guard bytes.count >= 16 else { return Outcome(skipped: true) }
     func le64(_ at: Int) -> Int64 {
       var value: UInt64 = 0

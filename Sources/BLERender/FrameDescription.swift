@@ -3,15 +3,15 @@ import BLEDecoder
 
 /// The header line's words, derived from a frame's facts: its title, the protocol it belongs
 /// to, and the summary after the title. Decoding never builds them; renderers ask.
-public enum FrameDescription {
+package enum FrameDescription {
   /// The protocol item's name ("Handle Value Notification", "LE Set Scan Enable").
-  public static func title(_ frame: borrowing DissectedFrame) -> Name {
+  package static func title(_ frame: borrowing DissectedFrame) -> Name {
     title(frame, attOpcode: frame.attOpcode)
   }
 
   /// The title, given the frame's ATT opcode (read once by a renderer: each read of
   /// `frame.att` copies the whole fact).
-  public static func title(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> Name {
+  package static func title(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> Name {
     if let attOpcode { return AssignedNumbers.attOpcodeName(attOpcode) ?? "Unknown PDU" }
     return HeaderWords.title(frame)
   }
@@ -24,18 +24,18 @@ public enum FrameDescription {
   }
 
   /// The layer above HCI the title belongs to ("ATT", "SMP", "L2CAP"), or empty.
-  public static func layerLabel(_ frame: borrowing DissectedFrame) -> Name {
+  package static func layerLabel(_ frame: borrowing DissectedFrame) -> Name {
     layerLabel(frame, attOpcode: frame.attOpcode)
   }
 
-  public static func layerLabel(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> Name {
+  package static func layerLabel(_ frame: borrowing DissectedFrame, attOpcode: UInt8?) -> Name {
     attOpcode != nil ? "ATT" : HeaderWords.layerLabel(frame)
   }
 
   /// Writes the summary into `line` (emptied first); returns what joins it to the title: " "
   /// when it continues the title ("Read Request 0x0010 …"), else ": ".
   /// (Renderers hold frames `inout`: the attribute facts are then read where they lie.)
-  public static func summary(_ frame: inout DissectedFrame, into line: inout SummaryLine) -> Name {
+  package static func summary(_ frame: inout DissectedFrame, into line: inout SummaryLine) -> Name {
     line.removeAll(keepingCapacity: true)
     guard let opcode = frame.attOpcode, let operation = frame.att?.operation else {
       HeaderWords.write(frame, into: &line)
@@ -45,7 +45,7 @@ public enum FrameDescription {
   }
 
   /// The summary as text (tests, tools).
-  public static func summaryText(_ frame: borrowing DissectedFrame) -> String {
+  package static func summaryText(_ frame: borrowing DissectedFrame) -> String {
     var line = SummaryLine()
     var copy = copy frame
     _ = summary(&copy, into: &line)
@@ -190,7 +190,7 @@ public enum FrameDescription {
 
 extension DissectedFrame {
   /// The header line's summary as text (tests, tools); renderers write the parts.
-  public var summaryText: String { FrameDescription.summaryText(self) }
+  package var summaryText: String { FrameDescription.summaryText(self) }
   /// The header line's title as text (tests, tools).
-  public var titleText: String { FrameDescription.title(self).description }
+  package var titleText: String { FrameDescription.title(self).description }
 }

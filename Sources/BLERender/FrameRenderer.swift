@@ -2,7 +2,7 @@ import BLECore
 import BLEDecoder
 
 /// How the time column of the text output reads.
-public enum TimeDisplay: String, Sendable, CaseIterable {
+package enum TimeDisplay: String, Sendable, CaseIterable {
   /// Seconds since the capture's first frame (shown or not).
   case relative = "rel"
   /// UTC date and time.
@@ -12,7 +12,7 @@ public enum TimeDisplay: String, Sendable, CaseIterable {
 }
 
 /// Writes decoded frames to an output buffer in one format.
-public protocol FrameRenderer {
+package protocol FrameRenderer {
   /// How much of a frame's field list this renderer shows.
   var fieldDetail: FieldDetail { get }
   /// Renderers do not change the frame: it is `inout` so it is passed by address, never copied.
@@ -24,9 +24,9 @@ public protocol FrameRenderer {
 }
 
 extension FrameRenderer {
-  public var fieldDetail: FieldDetail { .all }
-  public mutating func skip(_ frame: inout DissectedFrame) {}
-  public mutating func finish(to out: inout OutputBuffer) {}
+  package var fieldDetail: FieldDetail { .all }
+  package mutating func skip(_ frame: inout DissectedFrame) {}
+  package mutating func finish(to out: inout OutputBuffer) {}
 }
 
 /// Calendar arithmetic for UTC timestamps, without Foundation (days-from-civil inverse).
@@ -53,7 +53,7 @@ enum UTCDate {
 
 extension OutputBuffer {
   /// Unix microseconds as `seconds.micros` (JSON `ts`).
-  public mutating func unixSeconds(_ micros: Int64) {
+  package mutating func unixSeconds(_ micros: Int64) {
     var seconds = micros / 1_000_000
     var fraction = micros % 1_000_000
     if fraction < 0 {
@@ -66,7 +66,7 @@ extension OutputBuffer {
   }
 
   /// A signed span of microseconds as seconds with six decimals.
-  public mutating func seconds(_ micros: Int64) {
+  package mutating func seconds(_ micros: Int64) {
     if micros < 0 { byte(UInt8(ascii: "-")) }
     let magnitude = micros.magnitude
     decimal(magnitude / 1_000_000)
@@ -76,7 +76,7 @@ extension OutputBuffer {
 
   /// `seconds(micros)` right-aligned in `width` columns: the spaces first, so nothing is moved.
   /// (The header line's time column: its parts written into room made once.)
-  public mutating func seconds(_ micros: Int64, rightAlignedIn width: Int) {
+  package mutating func seconds(_ micros: Int64, rightAlignedIn width: Int) {
     let magnitude = micros.magnitude
     let whole = magnitude / 1_000_000
     let length = (micros < 0 ? 1 : 0) + TextFormat.digitCount(whole) + 7
@@ -94,7 +94,7 @@ extension OutputBuffer {
     uncheckedZeroPadded(magnitude % 1_000_000, width: 6)
   }
 
-  public mutating func utcDateTime(_ micros: Int64) {
+  package mutating func utcDateTime(_ micros: Int64) {
     var seconds = micros / 1_000_000
     var fraction = micros % 1_000_000
     if fraction < 0 {

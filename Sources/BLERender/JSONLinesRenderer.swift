@@ -2,14 +2,14 @@ import BLECore
 import BLEDecoder
 
 /// JSON Lines: one object per frame, keys as documented in docs/json.md.
-public struct JSONLinesRenderer: FrameRenderer {
+package struct JSONLinesRenderer: FrameRenderer {
   /// The schema version written as `"v"` on every line.
-  public static let schemaVersion = 3
+  package static let schemaVersion = 3
 
   /// The last peer address written, and its text.
   var peerText = (address: BDAddr(rawValue: UInt64.max), text: PackedText())
 
-  public init() {}
+  package init() {}
 
   static func direction(_ direction: Direction?) -> Name? {
     switch direction {
@@ -19,7 +19,7 @@ public struct JSONLinesRenderer: FrameRenderer {
     }
   }
 
-  public mutating func render(_ frame: inout DissectedFrame, to out: inout OutputBuffer) {
+  package mutating func render(_ frame: inout DissectedFrame, to out: inout OutputBuffer) {
     // Read through the frame, not a copy of the record: copying it would retain its bytes,
     // whose reference count lives on the dissecting thread's cache line.
     let timestamp = frame.record.timestamp

@@ -31,22 +31,22 @@ final class OutputStorage: @unchecked Sendable {
 /// so the hot path has no reference counting, uniqueness or exclusivity checks. Copies share the
 /// memory: keep one owner (the CLI context, a test) and pass it `inout`.
 /// A closed pipe (`bledissect FILE | head`) sets `isClosed` instead of failing.
-public struct OutputBuffer {
+package struct OutputBuffer {
   let storage: OutputStorage
   let plainNames: UnsafeMutablePointer<UInt>
   @usableFromInline var base: UnsafeMutablePointer<UInt8>
   @usableFromInline var capacity: Int
   /// Bytes appended and not yet written.
-  public private(set) var count = 0
+  package private(set) var count = 0
   let fd: Int32?
   let flushThreshold: Int
-  public private(set) var isClosed = false
-  public private(set) var writeError: String?
+  package private(set) var isClosed = false
+  package private(set) var writeError: String?
   /// The texts of the interned names written so far (a user's decoder names its fields).
   var names = NameCache()
 
   /// Writes to `fd` (1 for standard output); with nil, collects everything in memory (tests).
-  public init(fd: Int32?, flushThreshold: Int = 64 * 1024) {
+  package init(fd: Int32?, flushThreshold: Int = 64 * 1024) {
     self.fd = fd
     self.flushThreshold = flushThreshold
     capacity = flushThreshold + 64 * 1024
@@ -56,11 +56,11 @@ public struct OutputBuffer {
   }
 
   /// Everything appended and not yet flushed.
-  public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
-  public var text: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
+  package var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+  package var text: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
 
   /// Makes room for `extra` more bytes.
-  @inline(__always) public mutating func reserve(_ extra: Int) {
+  @inline(__always) package mutating func reserve(_ extra: Int) {
     if count &+ extra > capacity { grow(count &+ extra) }
   }
 
@@ -75,11 +75,11 @@ public struct OutputBuffer {
     capacity = newCapacity
   }
 
-  @inline(__always) public mutating func flushIfFull() {
+  @inline(__always) package mutating func flushIfFull() {
     if count >= flushThreshold, fd != nil { flush() }
   }
 
-  public mutating func flush() {
+  package mutating func flush() {
     guard let fd, count > 0 else { return }
     defer { count = 0 }
     if isClosed { return }
@@ -91,13 +91,13 @@ public struct OutputBuffer {
 
   // MARK: Appending
 
-  @inline(__always) public mutating func byte(_ value: UInt8) {
+  @inline(__always) package mutating func byte(_ value: UInt8) {
     reserve(1)
     base[count] = value
     count += 1
   }
 
-  @inline(__always) public mutating func append(_ name: Name) {
+  @inline(__always) package mutating func append(_ name: Name) {
     if let text = name.staticString {
       raw(text.utf8Start, text.utf8CodeUnitCount)
     } else {
@@ -120,14 +120,14 @@ public struct OutputBuffer {
   // Unchecked appends: the caller has reserved room (`reserve`) for everything it writes with
   // them. They spare the hottest writer (JSON members) a capacity check per piece.
 
-  @inline(__always) public mutating func uncheckedByte(_ value: UInt8) {
+  @inline(__always) package mutating func uncheckedByte(_ value: UInt8) {
     base[count] = value
     count &+= 1
   }
 
   /// Static text of our own (keys, punctuation); the caller reserved its length. An interned
   /// name (a user's decoder) is appended with its own check.
-  @inline(__always) public mutating func uncheckedAppend(_ name: Name) {
+  @inline(__always) package mutating func uncheckedAppend(_ name: Name) {
     if let text = name.staticString {
       uncheckedAppend(literal: text)
     } else {
@@ -135,7 +135,7 @@ public struct OutputBuffer {
     }
   }
 
-  @inline(__always) public mutating func uncheckedAppend(literal text: StaticString) {
+  @inline(__always) package mutating func uncheckedAppend(literal text: StaticString) {
     uncheckedRaw(text.utf8Start, text.utf8CodeUnitCount)
   }
 
@@ -171,7 +171,7 @@ public struct OutputBuffer {
   /// Starts a detail line: `indent` spaces, `label` and ": ", then makes room for `room` more
   /// bytes and the newline, so the value and the line's end can be written unchecked. A literal
   /// label with an indent of at most 16 (nearly every line) costs one check for room.
-  @inline(__always) public mutating func lineStart(indent: Int, label: Name, room: Int) {
+  @inline(__always) package mutating func lineStart(indent: Int, label: Name, room: Int) {
     guard let text = label.staticString, indent >= 0, indent <= 16 else { return lineStartOutOfLine(indent: indent, label: label, room: room) }
     let length = text.utf8CodeUnitCount
     reserve(16 &+ length &+ 2 &+ room &+ 1)
@@ -190,23 +190,23 @@ public struct OutputBuffer {
   }
 
   /// A decimal into room the caller made (`lineStart`, `TextFormat.maximumDecimal` bytes).
-  @inline(__always) public mutating func uncheckedDecimal(_ value: UInt64) {
+  @inline(__always) package mutating func uncheckedDecimal(_ value: UInt64) {
     count &+= TextFormat.decimal(value, to: base + count)
   }
 
-  @inline(__always) public mutating func uncheckedDecimal(_ value: Int64) {
+  @inline(__always) package mutating func uncheckedDecimal(_ value: Int64) {
     count &+= TextFormat.decimal(value, to: base + count)
   }
 
   /// `0x` and `width` hex digits into room the caller made (`width + 2` bytes).
-  @inline(__always) public mutating func uncheckedHexPrefixed(_ value: UInt64, width: Int) {
+  @inline(__always) package mutating func uncheckedHexPrefixed(_ value: UInt64, width: Int) {
     count &+= TextFormat.hexPrefixed(value, width: width, to: base + count)
   }
 
   /// Text, ours or not: control characters other than the newlines that end its lines are
   /// shown escaped (`Escaping`, line style), so that no name, note or file name from outside
   /// reaches a terminal raw. Our own colour sequences are static names (`append(_: Name)`).
-  public mutating func append(string text: String) {
+  package mutating func append(string text: String) {
     var copy = text
     let plain = copy.withUTF8 { bytes in
       guard !Escaping.containsControl(utf8: bytes) else { return false }
@@ -228,7 +228,7 @@ public struct OutputBuffer {
 
   static let sixteenSpaces: StaticString = "                "
 
-  @inline(__always) public mutating func spaces(_ number: Int) {
+  @inline(__always) package mutating func spaces(_ number: Int) {
     guard number > 0 else { return }
     if number <= 16 {
       // Indents and column padding: two word stores, not a call to memset.
@@ -256,7 +256,7 @@ public struct OutputBuffer {
 
   /// Right-aligns what was appended since `start` in `width` columns (ASCII), moving it right
   /// and filling with spaces; longer text is left as it is.
-  public mutating func alignRight(from start: Int, width: Int) {
+  package mutating func alignRight(from start: Int, width: Int) {
     let length = count &- start
     guard start >= 0, length >= 0, length < width else { return }
     let pad = width - length
@@ -269,7 +269,7 @@ public struct OutputBuffer {
   /// Shortens the line appended since `start` to at most `columns` columns, its end replaced by
   /// "…". Columns are counted as Unicode scalars (what the text renderer writes is not wide);
   /// SGR colour sequences (`ESC [ ... m`) take none and are kept whole.
-  public mutating func clipLine(from start: Int, columns: Int, resetColour: Bool) {
+  package mutating func clipLine(from start: Int, columns: Int, resetColour: Bool) {
     guard columns > 1, start >= 0, start <= count else { return }
     var index = start
     var used = 0
@@ -299,20 +299,20 @@ public struct OutputBuffer {
 
   // Numbers: the digits come from `TextFormat` (shared with the header words' `SummaryLine`).
 
-  public mutating func decimal(_ value: UInt64) {
+  package mutating func decimal(_ value: UInt64) {
     reserve(TextFormat.maximumDecimal)
     count &+= TextFormat.decimal(value, to: base + count)
   }
 
-  public mutating func decimal(_ value: Int64) {
+  package mutating func decimal(_ value: Int64) {
     reserve(TextFormat.maximumDecimal)
     count &+= TextFormat.decimal(value, to: base + count)
   }
 
-  @inline(__always) public mutating func decimal(_ value: Int) { decimal(Int64(value)) }
+  @inline(__always) package mutating func decimal(_ value: Int) { decimal(Int64(value)) }
 
   /// Exactly `width` digits, zero-padded (fractions of seconds).
-  public mutating func zeroPadded(_ value: UInt64, width: Int) {
+  package mutating func zeroPadded(_ value: UInt64, width: Int) {
     reserve(width)
     count &+= TextFormat.zeroPadded(value, width: width, to: base + count)
   }
@@ -326,24 +326,24 @@ public struct OutputBuffer {
     TextFormat.hexDigit(nibble, upper: upper)
   }
 
-  public mutating func hexPrefixed(_ value: UInt64, width: Int) {
+  package mutating func hexPrefixed(_ value: UInt64, width: Int) {
     reserve(width + 2)
     count &+= TextFormat.hexPrefixed(value, width: width, to: base + count)
   }
 
   /// Lowercase hex of `data`, optionally with a separator between bytes.
-  public mutating func hexBytes(_ data: ArraySlice<UInt8>, separator: UInt8? = nil) {
+  package mutating func hexBytes(_ data: ArraySlice<UInt8>, separator: UInt8? = nil) {
     data.withUnsafeBufferPointer { hexBytes($0, separator: separator) }
   }
 
-  public mutating func hexBytes(_ source: UnsafeBufferPointer<UInt8>, separator: UInt8? = nil) {
+  package mutating func hexBytes(_ source: UnsafeBufferPointer<UInt8>, separator: UInt8? = nil) {
     guard !source.isEmpty else { return }
     reserve(source.count * 3)
     count &+= TextFormat.hexBytes(source, separator: separator, to: base + count)
   }
 
   /// A UUID as `2a37` (16-bit), 8 digits (32-bit) or dashed lowercase (128-bit), without a String.
-  public mutating func uuid(_ uuid: BluetoothUUID) {
+  package mutating func uuid(_ uuid: BluetoothUUID) {
     switch uuid.width {
     case 2: hexDigits(uuid.high >> 32, count: 4)
     case 4: hexDigits(uuid.high >> 32, count: 8)
@@ -368,7 +368,7 @@ public struct OutputBuffer {
 
   /// An address's text, `AA:BB:CC:DD:EE:FF` (most significant byte first), kept to be written
   /// again.
-  public static func addressText(_ address: BDAddr) -> PackedText {
+  package static func addressText(_ address: BDAddr) -> PackedText {
     var text = PackedText()
     text.count = 17
     withUnsafeMutableBytes(of: &text.bytes) { bytes in
@@ -388,19 +388,19 @@ public struct OutputBuffer {
   }
 
   /// Writes text kept in a `PackedText`.
-  @inline(__always) public mutating func append(_ text: PackedText) {
+  @inline(__always) package mutating func append(_ text: PackedText) {
     var copy = text
     withUnsafeBytes(of: &copy.bytes) { raw(
       $0.baseAddress!.assumingMemoryBound(to: UInt8.self), text.count) }
   }
 
   /// `AA:BB:CC:DD:EE:FF`, most significant byte first.
-  public mutating func address(_ address: BDAddr) { append(Self.addressText(address)) }
+  package mutating func address(_ address: BDAddr) { append(Self.addressText(address)) }
 
   /// A JSON number for a real value: integral values as `30.0`, others with up to nine
   /// decimals, trailing zeros dropped (exact for the binary fractions decoders produce, such as
   /// 1/1024 s in ms or 1.25 ms steps), without building a String.
-  public mutating func double(_ value: Double) {
+  package mutating func double(_ value: Double) {
     guard value.isFinite else {
       append("null")
       return
@@ -432,7 +432,7 @@ public struct OutputBuffer {
   }
 
   /// `value` rounded to `places` decimals, trailing zeros dropped (`812.5`, `72`).
-  public mutating func real(_ value: Double, places: UInt8) {
+  package mutating func real(_ value: Double, places: UInt8) {
     reserve(TextFormat.maximumReal)
     if let written = TextFormat.real(value, places: places, to: base + count) {
       count &+= written
@@ -443,7 +443,7 @@ public struct OutputBuffer {
 
   /// Writes a line's parts into room made once (`TextComposer`): for rows written from outside
   /// this module, where each of these methods is a call.
-  public mutating func compose(maximumBytes: Int, _ body: (inout TextComposer) -> Void) {
+  package mutating func compose(maximumBytes: Int, _ body: (inout TextComposer) -> Void) {
     reserve(maximumBytes)
     var composer = TextComposer(target: base + count, limit: maximumBytes)
     body(&composer)
@@ -451,13 +451,13 @@ public struct OutputBuffer {
   }
 
   /// A decimal as its parts say (`fraction` zero-padded to `digits`).
-  public mutating func fixed(_ value: FixedDecimal) {
+  package mutating func fixed(_ value: FixedDecimal) {
     reserve(TextFormat.maximumReal)
     count &+= TextFormat.fixed(value, to: base + count)
   }
 
   /// `value` with exactly two decimals.
-  public mutating func fixed2(_ value: Double) {
+  package mutating func fixed2(_ value: Double) {
     guard let fixed = FixedDecimal(value, places: 2) else {
       append(string: value.description)
       return
@@ -471,7 +471,7 @@ public struct OutputBuffer {
   }
 
   /// A JSON string literal: quotes, backslashes and control characters escaped.
-  public mutating func jsonString(_ text: String) {
+  package mutating func jsonString(_ text: String) {
     var copy = text
     copy.withUTF8 { jsonString(utf8: $0) }
   }
@@ -549,12 +549,12 @@ public struct OutputBuffer {
 
   /// A name as a JSON string: a literal's bytes through the fast path below, an interned
   /// name's text escaped as any string's.
-  @inline(__always) public mutating func jsonString(_ name: Name) {
+  @inline(__always) package mutating func jsonString(_ name: Name) {
     if let text = name.staticString { jsonString(literal: text) } else { jsonStringOutOfLine(name) }
   }
 
   /// A literal's bytes as a JSON string.
-  public mutating func jsonString(literal text: StaticString) {
+  package mutating func jsonString(literal text: StaticString) {
     let start = text.utf8Start
     let length = text.utf8CodeUnitCount
     // A name checked before (same address and length: static text never changes) is copied
@@ -599,13 +599,13 @@ public struct OutputBuffer {
 
 /// Up to 24 bytes of text held inline (no heap, nothing to retain): cached renderings such as a
 /// device address.
-public struct PackedText: Sendable {
+package struct PackedText: Sendable {
   var bytes: (UInt64, UInt64, UInt64) = (0, 0, 0)
   var count = 0
-  public init() {}
+  package init() {}
 
   /// Writes the text's bytes (a row composed at once).
-  public func write(to composer: inout TextComposer) {
+  package func write(to composer: inout TextComposer) {
     var copy = bytes
     withUnsafeBytes(of: &copy) { composer.bytes(UnsafeBufferPointer(start: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)) }
   }

@@ -4,15 +4,15 @@ import BLEDecoder
 /// Human-readable output: one header line per frame, then indented detail lines.
 ///
 /// `#12        0.012345 tx ACL   conn 64 C0:FF:EE:00:00:01 ACL Data: handle 64 start dlen 7`
-public struct TextRenderer: FrameRenderer {
-  public var time: TimeDisplay
-  public var color: Bool
+package struct TextRenderer: FrameRenderer {
+  package var time: TimeDisplay
+  package var color: Bool
   /// Detail lines under each header; off gives one line per frame.
-  public var details: Bool
+  package var details: Bool
   /// Also show fields marked verbose (lengths, opcode parts).
-  public var verbose: Bool
+  package var verbose: Bool
   /// Header lines longer than this many columns end in "…" (`-1` on a terminal); nil: never.
-  public var lineWidth: Int?
+  package var lineWidth: Int?
   var firstTimestamp: Int64?
   var previousTimestamp: Int64?
   var firstAdapter: UInt16?
@@ -23,9 +23,9 @@ public struct TextRenderer: FrameRenderer {
   var derivedSummary = SummaryLine()
 
   /// One-line output shows no fields; plain text, those that are not verbose.
-  public var fieldDetail: FieldDetail { !details ? .none : (verbose ? .all : .plain) }
+  package var fieldDetail: FieldDetail { !details ? .none : (verbose ? .all : .plain) }
 
-  public init(time: TimeDisplay = .relative, color: Bool = false, details: Bool = true, verbose: Bool = false, lineWidth: Int? = nil) {
+  package init(time: TimeDisplay = .relative, color: Bool = false, details: Bool = true, verbose: Bool = false, lineWidth: Int? = nil) {
     self.time = time
     self.color = color
     self.details = details
@@ -77,7 +77,7 @@ public struct TextRenderer: FrameRenderer {
   /// Takes note of a frame the filter hides: times stay relative to the capture's first frame
   /// and deltas to the previous frame captured, shown or not (Wireshark's "delta", not "delta
   /// displayed").
-  public mutating func skip(_ frame: inout DissectedFrame) {
+  package mutating func skip(_ frame: inout DissectedFrame) {
     let timestamp = frame.record.timestamp
     if firstTimestamp == nil { firstTimestamp = timestamp }
     previousTimestamp = timestamp
@@ -90,7 +90,7 @@ public struct TextRenderer: FrameRenderer {
     if adapter != firstAdapter { showAdapter = true }
   }
 
-  public mutating func render(_ frame: inout DissectedFrame, to out: inout OutputBuffer) {
+  package mutating func render(_ frame: inout DissectedFrame, to out: inout OutputBuffer) {
     // Read through the frame, not a copy of the record: copying it would retain its bytes,
     // whose reference count lives on the dissecting thread's cache line.
     let timestamp = frame.record.timestamp
@@ -398,7 +398,7 @@ public struct TextRenderer: FrameRenderer {
   }
 
   /// The text form of a value (shared with summaries and tests).
-  public static func writeValue(_ value: FieldValue, _ out: inout OutputBuffer) {
+  package static func writeValue(_ value: FieldValue, _ out: inout OutputBuffer) {
     switch value {
     case let .unsigned(number, style): writeUnsigned(number, style, &out)
     case .signed(let number): out.decimal(number)
@@ -493,7 +493,7 @@ public struct TextRenderer: FrameRenderer {
   }
 
   /// `text` with its control characters written as `\n`, `\r`, `\t` and `\xNN`.
-  public static func escapingControlCharacters(_ text: String) -> String {
+  package static func escapingControlCharacters(_ text: String) -> String {
     Escaping.escaped(text, .line)
   }
 

@@ -5,13 +5,13 @@ import BLECore
 extension FieldList {
   /// The value at `path`, or inside the `hci` and `info` layer groups (so HCI tests can write
   /// `params.handle` for `hci.params.handle`).
-  public func value(_ path: String) -> FieldValue? {
+  package func value(_ path: String) -> FieldValue? {
     if let found = lookup(path) { return found }
     return lookup("hci." + path) ?? lookup("info." + path)
   }
 
   /// The value at exactly `path`.
-  public func lookup(_ path: String) -> FieldValue? {
+  package func lookup(_ path: String) -> FieldValue? {
     let parts = path.split(separator: ".").map(String.init)
     let list = fields
     var depth = 0
@@ -51,7 +51,7 @@ extension FieldList {
   }
 
   /// A number (plain, code or whole measure).
-  public func uint(_ path: String) -> UInt64? {
+  package func uint(_ path: String) -> UInt64? {
     switch value(path) {
     case .unsigned(let v, _)?: return v
     case .code(let v, _, _)?: return v
@@ -61,9 +61,9 @@ extension FieldList {
     }
   }
 
-  public func number(_ path: String) -> UInt64? { uint(path) }
+  package func number(_ path: String) -> UInt64? { uint(path) }
 
-  public func int(_ path: String) -> Int64? {
+  package func int(_ path: String) -> Int64? {
     switch value(path) {
     case .signed(let v)?: return v
     case .measure(let v, _, _)?: return v
@@ -73,7 +73,7 @@ extension FieldList {
   }
 
   /// The name of a code or UUID.
-  public func name(_ path: String) -> String? {
+  package func name(_ path: String) -> String? {
     switch value(path) {
     case .code(_, _, let name?)?: return name.description
     case .codeText(_, _, let name)?: return name
@@ -83,7 +83,7 @@ extension FieldList {
   }
 
   /// Text, an address, a UUID, or bytes as lowercase hex.
-  public func text(_ path: String) -> String? {
+  package func text(_ path: String) -> String? {
     switch value(path) {
     case .text(let t)?: return t
     case .staticText(let t)?: return t.description
@@ -94,15 +94,15 @@ extension FieldList {
     }
   }
 
-  public func string(_ path: String) -> String? { text(path) }
+  package func string(_ path: String) -> String? { text(path) }
 
-  public func bool(_ path: String) -> Bool? {
+  package func bool(_ path: String) -> Bool? {
     if case .bool(let b)? = value(path) { return b }
     return nil
   }
 
   /// The numbers of an array of plain values (its direct members).
-  public func numbers(_ path: String) -> [UInt64] {
+  package func numbers(_ path: String) -> [UInt64] {
     let parts = path.split(separator: ".").map(String.init)
     let list = fields
     var level = 0
@@ -132,7 +132,7 @@ extension FieldList {
   }
 
   /// Every unsigned number whose key is in `keys`, anywhere inside the top-level group `group`.
-  public func allNumbers(named keys: Set<String>, under group: String) -> [UInt64] {
+  package func allNumbers(named keys: Set<String>, under group: String) -> [UInt64] {
     var result: [UInt64] = []
     var inside = false
     for field in fields {
@@ -147,7 +147,7 @@ extension FieldList {
   }
 
   /// Every byte value whose key is `key` nested inside the top-level group `group`, as hex.
-  public func allBytes(named key: String, under group: String) -> [String] {
+  package func allBytes(named key: String, under group: String) -> [String] {
     var result: [String] = []
     var inside = false
     for field in fields {
@@ -162,7 +162,7 @@ extension FieldList {
   }
 
   /// A UUID value as the little-endian bytes it was sent as (Find By Type Value).
-  public func uuidBytes(_ path: String) -> String? {
+  package func uuidBytes(_ path: String) -> String? {
     guard case .uuid(let uuid, _)? = lookup(path) else { return nil }
     if uuid.width == 2, let short = uuid.uuid16 { return Hex.string([UInt8(short & 0xFF), UInt8(short >> 8)]) }
     var bytes: [UInt8] = []

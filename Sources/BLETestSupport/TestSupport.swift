@@ -1,10 +1,10 @@
 /// Helpers shared by the test targets (not part of the tool).
 
 /// A small deterministic generator (SplitMix64), so a random test replays from its seed.
-public struct SeededGenerator: RandomNumberGenerator {
-  public var state: UInt64
-  public init(seed: UInt64) { state = seed }
-  public mutating func next() -> UInt64 {
+package struct SeededGenerator: RandomNumberGenerator {
+  package var state: UInt64
+  package init(seed: UInt64) { state = seed }
+  package mutating func next() -> UInt64 {
     state &+= 0x9E37_79B9_7F4A_7C15
     var z = state
     z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -14,7 +14,7 @@ public struct SeededGenerator: RandomNumberGenerator {
 }
 
 /// Bytes from a hex string such as `"0e0401030c00"` (spaces allowed). Traps on bad input: tests only.
-public func hexBytes(_ text: String) -> [UInt8] {
+package func hexBytes(_ text: String) -> [UInt8] {
   let digits = Array(text.filter { !$0.isWhitespace }.utf8)
   precondition(digits.count % 2 == 0, "odd number of hex digits")
   func nibble(_ c: UInt8) -> UInt8 {
@@ -35,7 +35,7 @@ extension ByteReader {
   /// A reader over a copy of `bytes` kept for the rest of the process (tests only: readers
   /// point into bytes they do not own, and a test's reader must stay valid wherever the test
   /// takes it, closures included). The tool itself pins bytes with `ByteReader.reading`.
-  public init(testBytes bytes: [UInt8], layer: ProtocolLayer) {
+  package init(testBytes bytes: [UInt8], layer: ProtocolLayer) {
     let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(bytes.count, 1))
     _ = copy.initialize(from: bytes)
     self.init(ByteView.pinned(UnsafeBufferPointer(copy), count: bytes.count), layer: layer)
@@ -45,7 +45,7 @@ extension ByteReader {
 /// The records of a btsnoop file (the header's flags and the packet bytes),
 /// read without the project's readers: to cut sample captures into new ones, and to find the
 /// frame number of a known PDU as ground truth.
-public func btsnoopRecords(path: String) throws -> [(flags: UInt32, bytes: [UInt8])] {
+package func btsnoopRecords(path: String) throws -> [(flags: UInt32, bytes: [UInt8])] {
   let data = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
   func be32(_ at: Int) -> UInt32 { data[at..<at + 4].reduce(0) { $0 << 8 | UInt32($1) } }
   var records: [(UInt32, [UInt8])] = []
@@ -61,7 +61,7 @@ public func btsnoopRecords(path: String) throws -> [(flags: UInt32, bytes: [UInt
 
 /// The frame numbers (from 1) of the ACL records of a btsnoop file whose L2CAP payload (after
 /// the H4, ACL and L2CAP headers) starts with `pdu`.
-public func btsnoopFrames(path: String, pdu: [UInt8]) throws -> [Int] {
+package func btsnoopFrames(path: String, pdu: [UInt8]) throws -> [Int] {
   try btsnoopRecords(path: path).enumerated().compactMap { index, record in
     let bytes = record.bytes
     guard bytes.first == 0x02, bytes.count >= 9 + pdu.count, Array(bytes[9..<9 + pdu.count]) == pdu else { return nil }
@@ -70,16 +70,16 @@ public func btsnoopFrames(path: String, pdu: [UInt8]) throws -> [Int] {
 }
 
 /// The repository's root (this file is Sources/BLETestSupport/TestSupport.swift).
-public let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+package let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
 /// `../shared/corpus` beside the repository, when present (it is not in a fresh clone).
-public let sharedCorpusRoot: URL? = {
+package let sharedCorpusRoot: URL? = {
   let url = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
   return FileManager.default.fileExists(atPath: url.appendingPathComponent("PROVENANCE.md").path) ? url : nil
 }()
 
 /// The path of `tool` on the PATH, if it is there.
-public func which(_ tool: String) -> String? {
+package func which(_ tool: String) -> String? {
   for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
     let path = "\(directory)/\(tool)"
     if FileManager.default.isExecutableFile(atPath: path) { return path }
@@ -89,7 +89,7 @@ public func which(_ tool: String) -> String? {
 
 /// Runs a program in `environment` (this process's when nil), returning its exit status and
 /// standard output; its standard error is discarded.
-public func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (Int32, Data) {
+package func runTool(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (Int32, Data) {
   let process = Process()
   if let environment { process.environment = environment }
   process.executableURL = URL(fileURLWithPath: path)

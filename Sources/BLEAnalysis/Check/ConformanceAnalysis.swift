@@ -10,18 +10,18 @@ import BLEEngine
 /// keep a capture's gaps (a late start, a lossy sniff, a cut record) from passing for
 /// violations. A struct, run with `run(into: &analysis)`. Memory is bounded: per link a few
 /// fields, per server a capped table of the writes seen.
-public struct ConformanceAnalysis: FrameConsumer {
+package struct ConformanceAnalysis: FrameConsumer {
   var links: [LinkKey: CheckedLink] = [:]
   /// Connections whose start (a connect event) the capture showed, until their first frame.
   var startsSeen: [UInt32: LinkRole?] = [:]
   var findings = FindingCollector()
   var tableChecks = TableChecks()
   var firstTimestamp: Int64?
-  public private(set) var frames = 0
+  package private(set) var frames = 0
 
-  public init() {}
+  package init() {}
 
-  public var fieldDetail: FieldDetail { .none }
+  package var fieldDetail: FieldDetail { .none }
 
   /// A connection: controller, handle and which use of the handle.
   struct LinkKey: Hashable {
@@ -42,16 +42,16 @@ public struct ConformanceAnalysis: FrameConsumer {
 
   /// Whether each finding is also kept whole, as it is found, in `fresh` (annotate --check
   /// marks frames with them): off, repeats of a group cost a count only.
-  public var keepsEachFinding: Bool {
+  package var keepsEachFinding: Bool {
     get { findings.keepsEach }
     set { findings.keepsEach = newValue }
   }
 
   /// The findings made while consuming the last frame (with `keepsEachFinding`): those about
   /// that frame, and those it revealed about an earlier one (ATT-02).
-  public var fresh: [ConformanceFinding] { findings.fresh }
+  package var fresh: [ConformanceFinding] { findings.fresh }
 
-  public mutating func consume(_ frame: inout DissectedFrame) -> Bool {
+  package mutating func consume(_ frame: inout DissectedFrame) -> Bool {
     if findings.keepsEach && !findings.fresh.isEmpty { findings.fresh.removeAll(keepingCapacity: true) }
     frames += 1
     if firstTimestamp == nil { firstTimestamp = frame.record.timestamp }
@@ -115,12 +115,12 @@ public struct ConformanceAnalysis: FrameConsumer {
     }
   }
 
-  public mutating func finish(_ end: FrameStream.End) {
+  package mutating func finish(_ end: FrameStream.End) {
     tableChecks.finish(databases: end.dissector.databases, &findings)
   }
 
   /// The findings, grouped, in frame order.
-  public func report(file: String) -> ConformanceReport {
+  package func report(file: String) -> ConformanceReport {
     ConformanceReport(file: file, groups: findings.groups.sorted { $0.first.frame < $1.first.frame }, frames: frames)
   }
 

@@ -2,37 +2,37 @@ import BLECore
 import BLEDecoder
 
 /// One broken rule, proved by frames: the `check` command's unit of output.
-public struct ConformanceFinding: Sendable, Equatable {
-  public enum Severity: String, Sendable, Comparable {
+package struct ConformanceFinding: Sendable, Equatable {
+  package enum Severity: String, Sendable, Comparable {
     case warning, error
-    public static func < (a: Severity, b: Severity) -> Bool { a == .warning && b == .error }
+    package static func < (a: Severity, b: Severity) -> Bool { a == .warning && b == .error }
   }
 
   /// Who broke the rule: an ATT role for ATT and GATT rules, a link role for the others.
-  public enum Side: String, Sendable {
+  package enum Side: String, Sendable {
     case client, server, central, peripheral
     /// The capture does not show which device sent the frame.
     case unknown
   }
 
-  public var rule: ConformanceRule
+  package var rule: ConformanceRule
   /// The rule's, or warning where the proof rests on an assumption (`assumption` says which).
-  public var severity: ConformanceFinding.Severity
-  public var side: Side
+  package var severity: ConformanceFinding.Severity
+  package var side: Side
   /// The frame that proves it first, then the others it rests on (the request a response
   /// should have answered, the earlier value it contradicts), ascending.
-  public var frames: [Int]
+  package var frames: [Int]
   /// Seconds since the capture's first frame, of the proving frame.
-  public var time: Double
-  public var connection: ConnectionLabel?
+  package var time: Double
+  package var connection: ConnectionLabel?
   /// What happened, with the values involved ("Exchange MTU Request with Client Rx MTU 20").
-  public var message: String
+  package var message: String
   /// What the finding assumes, when it is a warning for that reason.
-  public var assumption: String?
+  package var assumption: String?
 
-  public var frame: Int { frames.first ?? 0 }
+  package var frame: Int { frames.first ?? 0 }
 
-  public static func == (a: Self, b: Self) -> Bool {
+  package static func == (a: Self, b: Self) -> Bool {
     a.rule == b.rule && a.severity == b.severity && a.side == b.side && a.frames == b.frames && a.message == b.message
       && a.connection == b.connection && a.assumption == b.assumption
   }
@@ -40,25 +40,25 @@ public struct ConformanceFinding: Sendable, Equatable {
 
 /// Repeats of one rule by one side on one link, shown as one line with a count: the first
 /// finding, and the proving frames of the first few.
-public struct ConformanceGroup: Sendable, Equatable {
-  public var first: ConformanceFinding
-  public var count: Int
+package struct ConformanceGroup: Sendable, Equatable {
+  package var first: ConformanceFinding
+  package var count: Int
   /// The proving frame of each of the first `listedFrames` findings.
-  public var frames: [Int]
-  public static let listedFrames = 8
+  package var frames: [Int]
+  package static let listedFrames = 8
 }
 
 /// What `check` found in one capture.
-public struct ConformanceReport: Sendable {
-  public var file: String
-  public var groups: [ConformanceGroup]
+package struct ConformanceReport: Sendable {
+  package var file: String
+  package var groups: [ConformanceGroup]
   /// Findings counted one by one (a group of 12 counts 12).
-  public var errors: Int
-  public var warnings: Int
+  package var errors: Int
+  package var warnings: Int
   /// Frames read.
-  public var frames: Int
+  package var frames: Int
   /// Why the capture's read ended early, when it did.
-  public var damage: String?
+  package var damage: String?
 
   /// The report with only the rules in `rules` (nil: every rule) and none of `ignored`.
   public func keeping(rules: Set<String>?, ignoring ignored: Set<String>) -> ConformanceReport {
@@ -69,13 +69,13 @@ public struct ConformanceReport: Sendable {
   }
 
   /// Findings per rule id, in the catalogue's order.
-  public var countsByRule: [(rule: ConformanceRule, count: Int)] {
+  package var countsByRule: [(rule: ConformanceRule, count: Int)] {
     var counts: [String: Int] = [:]
     for group in groups { counts[group.first.rule.id, default: 0] += group.count }
     return ConformanceRule.all.compactMap { rule in counts[rule.id].map { (rule, $0) } }
   }
 
-  public init(file: String, groups: [ConformanceGroup], frames: Int) {
+  package init(file: String, groups: [ConformanceGroup], frames: Int) {
     self.file = file
     self.groups = groups
     self.frames = frames

@@ -4,18 +4,18 @@ import BLECore
 /// catalogue's, ../shared/reference/conformance.md), what it says, the clause, how sure a
 /// finding of it is, and the gate that keeps it quiet where the capture cannot tell.
 /// docs/check.md lists the same rules (a test keeps the two equal).
-public struct ConformanceRule: Sendable, Hashable, CustomStringConvertible {
+package struct ConformanceRule: Sendable, Hashable, CustomStringConvertible {
   /// Upper case, `AREA-NN`: stable (an id is never reused).
-  public let id: String
+  package let id: String
   /// What the rule requires, in one sentence.
-  public let requirement: String
+  package let requirement: String
   /// Where the specification says so.
-  public let clause: String
+  package let clause: String
   /// error: a "shall" the frames prove broken; warning: a "should", or a proof that rests on
   /// an assumption the message names.
-  public let severity: ConformanceFinding.Severity
+  package let severity: ConformanceFinding.Severity
   /// When the rule keeps quiet (what the capture must show before it may speak).
-  public let gate: String
+  package let gate: String
 
   init(_ id: String, _ severity: ConformanceFinding.Severity, _ requirement: String, _ clause: String, gate: String) {
     self.id = id
@@ -25,12 +25,12 @@ public struct ConformanceRule: Sendable, Hashable, CustomStringConvertible {
     self.gate = gate
   }
 
-  public var description: String { id }
-  public static func == (a: ConformanceRule, b: ConformanceRule) -> Bool { a.id == b.id }
-  public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+  package var description: String { id }
+  package static func == (a: ConformanceRule, b: ConformanceRule) -> Bool { a.id == b.id }
+  package func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
   /// The diagnostic a frame carries when `annotate --check` marks it with this rule.
-  public var diagnosticKind: DiagnosticKind {
+  package var diagnosticKind: DiagnosticKind {
     switch id.prefix(while: { $0 != "-" }) {
     case "ADV": return .advertisingRuleBroken
     case "L2C", "SMP": return .l2capRuleBroken
@@ -43,7 +43,7 @@ public struct ConformanceRule: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// The rule with this id (any case), if `check` knows it.
-  public static func named(_ id: String) -> ConformanceRule? {
+  package static func named(_ id: String) -> ConformanceRule? {
     let wanted = id.uppercased()
     return all.first { $0.id == wanted }
   }
@@ -174,7 +174,7 @@ extension ConformanceRule {
     "BAS v1.0 §3.1; GATT Specification Supplement (Battery Level)", gate: "none")
 
   /// Every rule, in the catalogue's order.
-  public static let all: [ConformanceRule] = [
+  package static let all: [ConformanceRule] = [
     att01, att02, att03, att04, att05, att06, att07, att08, att09, att13, att16, att17, att18, att19, att20,
     gatt06, gatt07, gatt08, gatt09, l2c02, l2c03, smp02, smp03, smp05, ll01, ll03, ll04, hci04, adv03, gap01, hrs01, hrs04, hrs06, hrs07, hrs09, bas01, dis01,
   ]

@@ -5,25 +5,25 @@ import BLEEngine
 /// Collects what a comparison needs from one capture: the session summary and each
 /// connection's procedure steps and exchanges; at the end, the GATT tables they were about. A
 /// struct, run with `run(into: &consumer)`.
-public struct DiffConsumer: FrameConsumer {
+package struct DiffConsumer: FrameConsumer {
   var analyzer = SessionAnalyzer()
   var operations = OperationLog()
   var tables: [BDAddr: GATTAttributeTree] = [:]
   var tableSources: [BDAddr: GATTMapProvenance] = [:]
   var conformance = ConformanceAnalysis()
 
-  public init() {}
+  package init() {}
 
-  public var fieldDetail: FieldDetail { .none }
+  package var fieldDetail: FieldDetail { .none }
 
-  public mutating func consume(_ frame: inout DissectedFrame) -> Bool {
+  package mutating func consume(_ frame: inout DissectedFrame) -> Bool {
     analyzer.add(&frame)
     operations.add(&frame)
     _ = conformance.consume(&frame)
     return true
   }
 
-  public mutating func finish(_ end: FrameStream.End) {
+  package mutating func finish(_ end: FrameStream.End) {
     analyzer.finish(databases: end.dissector.databases)
     conformance.finish(end)
     let databases = end.dissector.databases
@@ -54,7 +54,7 @@ public struct DiffConsumer: FrameConsumer {
   }
 
   /// What the comparison reads, once the stream has run.
-  public var side: DiffSide {
+  package var side: DiffSide {
     DiffSide(summary: analyzer.summary, tables: tables, operations: operations, tableSources: tableSources, findings: conformance.report(file: ""))
   }
 }

@@ -2,10 +2,10 @@ import BLECore
 import BLEDecoder
 
 /// Where something shows in a capture: its frame number and timestamp.
-public struct Occurrence: Sendable, Equatable, Hashable {
-  public var frame: Int
-  public var time: Int64
-  public init(frame: Int, time: Int64) {
+package struct Occurrence: Sendable, Equatable, Hashable {
+  package var frame: Int
+  package var time: Int64
+  package init(frame: Int, time: Int64) {
     self.frame = frame
     self.time = time
   }
@@ -15,16 +15,16 @@ public struct Occurrence: Sendable, Equatable, Hashable {
 /// (to show) and is compared by them, its length and a digest of all its bytes (so long values
 /// that differ past the kept bytes differ); its words (the decoder's reading: "4.1.7", "87 %")
 /// are for showing, not comparing.
-public struct ExchangedValue: Sendable, Hashable {
-  public static let keptBytes = 64
-  public var prefix: [UInt8]
-  public var length: Int
+package struct ExchangedValue: Sendable, Hashable {
+  package static let keptBytes = 64
+  package var prefix: [UInt8]
+  package var length: Int
   /// FNV-1a over every byte.
-  public var digest: UInt64
-  public var outcome: ProcedureStep.Outcome
-  public var words: String?
+  package var digest: UInt64
+  package var outcome: ProcedureStep.Outcome
+  package var words: String?
 
-  public init(bytes: some Collection<UInt8>, outcome: ProcedureStep.Outcome, words: String?) {
+  package init(bytes: some Collection<UInt8>, outcome: ProcedureStep.Outcome, words: String?) {
     prefix = Array(bytes.prefix(Self.keptBytes))
     length = bytes.count
     var hash: UInt64 = 0xCBF2_9CE4_8422_2325
@@ -35,21 +35,21 @@ public struct ExchangedValue: Sendable, Hashable {
   }
 
   /// An exchange that ended without a value (an error, no answer, a cancelled queue).
-  public init(outcome: ProcedureStep.Outcome) {
+  package init(outcome: ProcedureStep.Outcome) {
     self.init(bytes: [], outcome: outcome, words: nil)
   }
 
-  public static func == (a: Self, b: Self) -> Bool {
+  package static func == (a: Self, b: Self) -> Bool {
     a.length == b.length && a.digest == b.digest && a.prefix == b.prefix && a.outcome == b.outcome
   }
-  public func hash(into hasher: inout Hasher) {
+  package func hash(into hasher: inout Hasher) {
     hasher.combine(digest)
     hasher.combine(length)
     hasher.combine(outcome)
   }
 
   /// Whether the words are the bytes read as text (a string characteristic): shown quoted.
-  public var isText: Bool {
+  package var isText: Bool {
     guard let words, length == prefix.count, !prefix.isEmpty else { return false }
     return String(decoding: prefix, as: UTF8.self) == words
   }
@@ -59,27 +59,27 @@ public struct ExchangedValue: Sendable, Hashable {
 /// each distinct value with its count and where it showed. Bounded: at most `maximumValues`
 /// distinct values per attribute and `valueBudget` in all (more are counted), and
 /// `occurrenceBudget` places kept in all.
-public struct ExchangeLedger: Sendable {
-  public static let maximumValues = 256
-  public static let valueBudget = 1 << 16
-  public static let maximumKeys = 1024
+package struct ExchangeLedger: Sendable {
+  package static let maximumValues = 256
+  package static let valueBudget = 1 << 16
+  package static let maximumKeys = 1024
   /// Places kept per value (for `-v` and for where a difference first shows).
-  public static let maximumOccurrences = 256
-  public static let occurrenceBudget = 1 << 18
+  package static let maximumOccurrences = 256
+  package static let occurrenceBudget = 1 << 18
 
   /// Which attribute, by what GATT says it is (so that moved handles compare equal); the handle
   /// only when the capture never named it.
-  public struct Key: Sendable, Hashable {
-    public var kind: ProcedureStep.Kind
-    public var service: BluetoothUUID?
-    public var characteristic: BluetoothUUID?
-    public var descriptor: BluetoothUUID?
+  package struct Key: Sendable, Hashable {
+    package var kind: ProcedureStep.Kind
+    package var service: BluetoothUUID?
+    package var characteristic: BluetoothUUID?
+    package var descriptor: BluetoothUUID?
     /// Set only when the attribute has no name.
-    public var handle: UInt16?
+    package var handle: UInt16?
     /// The attributes a Read Multiple read together (the other fields nil).
-    public var group: [Key]?
+    package var group: [Key]?
 
-    public init(
+    package init(
       kind: ProcedureStep.Kind, service: BluetoothUUID? = nil, characteristic: BluetoothUUID? = nil, descriptor: BluetoothUUID? = nil,
       handle: UInt16? = nil, group: [Key]? = nil
     ) {
@@ -92,32 +92,32 @@ public struct ExchangeLedger: Sendable {
     }
   }
 
-  public struct ValueTally: Sendable {
-    public var value: ExchangedValue
-    public var count = 0
-    public var occurrences: [Occurrence] = []
+  package struct ValueTally: Sendable {
+    package var value: ExchangedValue
+    package var count = 0
+    package var occurrences: [Occurrence] = []
   }
 
-  public struct Tally: Sendable {
-    public var count = 0
-    public var values: [ValueTally] = []
+  package struct Tally: Sendable {
+    package var count = 0
+    package var values: [ValueTally] = []
     /// Exchanges whose value was one too many to list.
-    public var valuesNotListed = 0
+    package var valuesNotListed = 0
     /// Every exchange's place, in order (the first `maximumOccurrences`).
-    public var occurrences: [Occurrence] = []
+    package var occurrences: [Occurrence] = []
     /// Where each value is in `values`.
     var valueIndex: [ExchangedValue: Int] = [:]
   }
 
   /// The attributes in the order first exchanged, and each one's tally (same positions).
-  public private(set) var keys: [Key] = []
-  public private(set) var tallies: [Tally] = []
+  package private(set) var keys: [Key] = []
+  package private(set) var tallies: [Tally] = []
   var index: [Key: Int] = [:]
-  public private(set) var exchangesNotListed = 0
+  package private(set) var exchangesNotListed = 0
 
-  public init() {}
+  package init() {}
 
-  public func tally(for key: Key) -> Tally? { index[key].map { tallies[$0] } }
+  package func tally(for key: Key) -> Tally? { index[key].map { tallies[$0] } }
 
   mutating func add(_ key: Key, _ value: ExchangedValue, at place: Occurrence, budget: inout Int, valueBudget: inout Int) {
     let slot: Int

@@ -3,7 +3,7 @@ import BLEDecoder
 
 /// What a capture's ATT latency measures, by where it was timed. Latencies are compared only
 /// when both captures timed them the same way.
-public enum LatencyClock: String, Sendable, Hashable, CaseIterable {
+package enum LatencyClock: String, Sendable, Hashable, CaseIterable {
   /// An HCI capture of the end that asked: from the request its host sent to the answer its
   /// host got, the whole round trip through both controllers and the air.
   case askingHost = "asking_host"
@@ -15,7 +15,7 @@ public enum LatencyClock: String, Sendable, Hashable, CaseIterable {
   case air
 
   /// How the numbers were taken, for the sentences that name them.
-  public var words: String {
+  package var words: String {
     switch self {
     case .askingHost: return "at the asking host (HCI: the round trip)"
     case .answeringHost: return "at the answering host (HCI: its own answer time)"
@@ -28,26 +28,26 @@ public enum LatencyClock: String, Sendable, Hashable, CaseIterable {
 /// by which end asked (the central or the peripheral: two client stacks are two measures) and
 /// by how the capture timed them. Bounded: at most `maximumKeys` groups (the opcodes that have
 /// answers make far fewer).
-public struct LatencyTimings: Sendable {
-  public static let maximumKeys = 64
+package struct LatencyTimings: Sendable {
+  package static let maximumKeys = 64
 
-  public struct Key: Hashable, Sendable {
-    public var opcode: UInt8
+  package struct Key: Hashable, Sendable {
+    package var opcode: UInt8
     /// Whether the central sent the request (or the indication).
-    public var centralAsked: Bool
-    public var clock: LatencyClock
+    package var centralAsked: Bool
+    package var clock: LatencyClock
   }
 
-  public struct Timing: Sendable {
+  package struct Timing: Sendable {
     /// Microseconds.
-    public var sketch = QuantileSketch()
+    package var sketch = QuantileSketch()
   }
 
-  public internal(set) var timings: [Key: Timing] = [:]
+  package internal(set) var timings: [Key: Timing] = [:]
   /// Answers not counted because the groups were full.
-  public internal(set) var notCounted = 0
+  package internal(set) var notCounted = 0
 
-  public init() {}
+  package init() {}
 
   /// Counts an answer's latency.
   mutating func add(_ key: Key, microseconds: Int64) {

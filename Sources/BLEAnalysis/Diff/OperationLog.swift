@@ -4,8 +4,8 @@ import BLEDecoder
 /// One step of a GATT client's procedure, normalized so that two captures of the same session
 /// give the same steps: what was done, to which characteristic (by UUID, not handle), and how
 /// it ended. Notifications are values, not steps (the diff compares them as values).
-public struct ProcedureStep: Sendable {
-  public enum Kind: String, Sendable {
+package struct ProcedureStep: Sendable {
+  package enum Kind: String, Sendable {
     case exchangeMTU = "exchange_mtu"
     case discoverServices = "discover_services"
     case discoverCharacteristics = "discover_characteristics"
@@ -16,7 +16,7 @@ public struct ProcedureStep: Sendable {
     case subscribe
   }
 
-  public enum Outcome: Sendable, Hashable {
+  package enum Outcome: Sendable, Hashable {
     case ok
     case error(UInt8)
     /// A request the capture shows no answer to.
@@ -25,23 +25,23 @@ public struct ProcedureStep: Sendable {
     case cancelled
   }
 
-  public var kind: Kind
+  package var kind: Kind
   /// The characteristic (a descriptor's characteristic for subscriptions), or the service for
   /// characteristic discovery; nil when the capture never named it.
-  public var uuid: BluetoothUUID?
+  package var uuid: BluetoothUUID?
   /// For subscriptions: "notify", "indicate", "both" or "off".
-  public var detail: Name?
-  public var outcome: Outcome
+  package var detail: Name?
+  package var outcome: Outcome
   /// The frame of the request, and its time.
-  public var frame: Int
-  public var time: Int64
+  package var frame: Int
+  package var time: Int64
   /// The handle the request named (discovery: the range's start), to name the service or
   /// characteristic once the capture's tables are known.
   var handle: UInt16?
 
   /// Equal as steps of a procedure: same kind, same thing, same detail (the outcome and where
   /// it happened aside).
-  public func isSameStep(as other: ProcedureStep) -> Bool {
+  package func isSameStep(as other: ProcedureStep) -> Bool {
     kind == other.kind && uuid == other.uuid && detail?.description == other.detail?.description
   }
 }
@@ -51,9 +51,9 @@ public struct ProcedureStep: Sendable {
 /// other's tables (a band discovering the phone's server while the phone uses the band's),
 /// each end's requests are a log of their own. Bounded: past `maximumSteps` a log's further
 /// steps are counted, not kept (its ledger still counts every exchange).
-public struct OperationLog: Sendable {
-  public static let maximumSteps = 4096
-  public static let maximumConnections = 256
+package struct OperationLog: Sendable {
+  package static let maximumSteps = 4096
+  package static let maximumConnections = 256
   static let maximumOpen = 4096
 
   struct Key: Hashable, Sendable {
@@ -63,19 +63,19 @@ public struct OperationLog: Sendable {
     var localIsClient: Bool
   }
 
-  public struct Connection: Sendable {
-    public var label: ConnectionLabel
-    public var steps: [ProcedureStep] = []
-    public var exchanges = ExchangeLedger()
+  package struct Connection: Sendable {
+    package var label: ConnectionLabel
+    package var steps: [ProcedureStep] = []
+    package var exchanges = ExchangeLedger()
     /// Whether the capturing host was the client (sent these requests) or the server (a
     /// peripheral's capture answers the phone's requests itself). A capture that does not say
     /// which way frames went counts as the client's.
-    public var localIsClient: Bool
+    package var localIsClient: Bool
     /// The capturing host's role on the link, when its connection event was captured.
-    public var localRole: LinkRole?
+    package var localRole: LinkRole?
     /// Whether these are the central's requests (the usual case: a phone using a strap's
     /// table); a link without a known role counts the capturing host as the central.
-    public var centralIsClient: Bool { localIsClient == (localRole != .peripheral) }
+    package var centralIsClient: Bool { localIsClient == (localRole != .peripheral) }
     /// A read whose value may go on in Read Blob responses: accounted when the next step starts.
     var openRead: (key: ExchangeLedger.Key, value: ExchangedValue, place: Occurrence)?
     /// The ledger's key of the last step (an Execute Write names no handle).
@@ -93,10 +93,10 @@ public struct OperationLog: Sendable {
   }
 
   /// Steps by connection, in the order connections were first seen.
-  public private(set) var connections: [Connection] = []
+  package private(set) var connections: [Connection] = []
   /// Every answer's latency, by procedure, by the end that asked and by how the capture timed it.
-  public internal(set) var latencies = LatencyTimings()
-  public private(set) var stepsNotKept = 0
+  package internal(set) var latencies = LatencyTimings()
+  package private(set) var stepsNotKept = 0
   var index: [Key: Int] = [:]
   /// Open requests by request frame.
   var pending: [Int: OpenExchange] = [:]
@@ -105,9 +105,9 @@ public struct OperationLog: Sendable {
   /// The local role of each open link (by controller and handle).
   var roles: [UInt32: LinkRole] = [:]
 
-  public init() {}
+  package init() {}
 
-  public mutating func add(_ frame: inout DissectedFrame) {
+  package mutating func add(_ frame: inout DissectedFrame) {
     for event in frame.linkEvents {
       if case .connected(0, let handle, _, _, let role?, _) = event, roles.count < Self.maximumOpen {
         roles[UInt32(frame.record.adapter) << 16 | UInt32(handle)] = role
@@ -308,7 +308,7 @@ public struct OperationLog: Sendable {
   }
 
   /// Requests the capture never shows answered, and the last read, once the capture has ended.
-  public mutating func finishExchanges() {
+  package mutating func finishExchanges() {
     for open in pending.values.sorted(by: { $0.place.frame < $1.place.frame }) {
       guard let key = open.key else { continue }
       var value = open.written ?? ExchangedValue(outcome: .noAnswer)
@@ -365,7 +365,7 @@ public struct OperationLog: Sendable {
   /// requests of one discovery into one step.
   /// `table`: the attribute table a connection's requests were about (the peer's, or the
   /// local device's when the capturing host was the server).
-  public mutating func finish(table: (Connection) -> GATTAttributeTree?) {
+  package mutating func finish(table: (Connection) -> GATTAttributeTree?) {
     finishExchanges()
     for connection in connections.indices {
       guard let tree = table(connections[connection]) else { continue }

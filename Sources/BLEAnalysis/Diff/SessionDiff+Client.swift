@@ -583,7 +583,7 @@ extension SessionDiff {
     words.count > 60 ? String(words.prefix(59)) + "…" : words
   }
 
-  public func outcomeText(_ outcome: ProcedureStep.Outcome) -> String {
+  package func outcomeText(_ outcome: ProcedureStep.Outcome) -> String {
     switch outcome {
     case .ok: return "success"
     case .noAnswer: return "no answer"

@@ -3,16 +3,16 @@ import BLEDecoder
 
 /// What one capture gives a comparison: its summary, the GATT tables its connections were
 /// about (by the peer's address), and each connection's procedure steps and exchanges.
-public struct DiffSide: Sendable {
-  public var summary: SessionSummary
-  public var tables: [BDAddr: GATTAttributeTree]
-  public var operations: OperationLog
+package struct DiffSide: Sendable {
+  package var summary: SessionSummary
+  package var tables: [BDAddr: GATTAttributeTree]
+  package var operations: OperationLog
   /// Where a table came from when not from this capture's own discovery (a map, the cache).
-  public var tableSources: [BDAddr: GATTMapProvenance]
+  package var tableSources: [BDAddr: GATTMapProvenance]
   /// The rules the capture breaks (`check`'s findings); nil: not looked for.
-  public var findings: ConformanceReport?
+  package var findings: ConformanceReport?
 
-  public init(
+  package init(
     summary: SessionSummary, tables: [BDAddr: GATTAttributeTree], operations: OperationLog, tableSources: [BDAddr: GATTMapProvenance] = [:],
     findings: ConformanceReport? = nil
   ) {
@@ -50,27 +50,27 @@ public struct DiffSide: Sendable {
 /// values beyond thresholds. The two captures may be of either end of a link: a phone's and a
 /// strap's capture of one session compare equal (tables, steps and endings are taken as the
 /// client and server saw them, not as local and remote).
-public struct SessionDiff: Sendable {
-  public struct Thresholds: Sendable {
+package struct SessionDiff: Sendable {
+  package struct Thresholds: Sendable {
     /// A silence between pushed values reported when longer than this many times the other
     /// side's longest, and by at least `gapSeconds`.
-    public var gapFactor = 3.0
-    public var gapSeconds = 5.0
+    package var gapFactor = 3.0
+    package var gapSeconds = 5.0
     /// Mean heart rates this far apart (bpm).
-    public var bpm = 10.0
+    package var bpm = 10.0
     /// Counts and rates differing by more than this share.
-    public var share = 0.5
+    package var share = 0.5
     /// Mean RR intervals this far apart (ms).
-    public var rrMilliseconds = 100.0
+    package var rrMilliseconds = 100.0
     /// A procedure's median ATT latency this many times the other side's, and by at least
     /// `latencyMilliseconds`.
-    public var latencyFactor = 3.0
-    public var latencyMilliseconds = 50.0
-    public init() {}
+    package var latencyFactor = 3.0
+    package var latencyMilliseconds = 50.0
+    package init() {}
   }
 
-  public var thresholds = Thresholds()
-  public init() {}
+  package var thresholds = Thresholds()
+  package init() {}
 
   /// One device on both sides, and the name differences about it go under.
   struct DevicePair {
@@ -82,7 +82,7 @@ public struct SessionDiff: Sendable {
     var centralIsClient = true
   }
 
-  public func compare(_ a: DiffSide, _ b: DiffSide) -> [SessionDifference] {
+  package func compare(_ a: DiffSide, _ b: DiffSide) -> [SessionDifference] {
     var differences: [SessionDifference] = []
     let (pairs, onlyA, onlyB) = matchDevices(a, b)
     for device in onlyA {
@@ -527,7 +527,7 @@ public struct SessionDiff: Sendable {
   /// Latencies the comparison left alone because the captures timed them differently (an HCI
   /// capture and a sniffer, the asking and the answering host): one sentence per end that
   /// asked, when both captures timed its requests but never the same way.
-  public func notes(_ a: DiffSide, _ b: DiffSide) -> [String] {
+  package func notes(_ a: DiffSide, _ b: DiffSide) -> [String] {
     var notes: [String] = []
     for central in [true, false] {
       let clocksA = Set(a.operations.latencies.asked(byCentral: central).keys.map(\.clock))

@@ -2,10 +2,10 @@ import BLECore
 
 /// Where a difference shows in one capture: a frame and its time, in seconds from the
 /// capture's first frame.
-public struct DifferencePlace: Sendable, Equatable {
-  public var frame: Int
-  public var seconds: Double
-  public init(frame: Int, seconds: Double) {
+package struct DifferencePlace: Sendable, Equatable {
+  package var frame: Int
+  package var seconds: Double
+  package init(frame: Int, seconds: Double) {
     self.frame = frame
     self.seconds = seconds
   }
@@ -13,31 +13,31 @@ public struct DifferencePlace: Sendable, Equatable {
 
 /// One difference between two sessions, in words, with the class `--ignore` silences and
 /// where it first shows in each capture.
-public struct SessionDifference: Sendable {
-  public enum Kind: String, Sendable, CaseIterable {
+package struct SessionDifference: Sendable {
+  package enum Kind: String, Sendable, CaseIterable {
     case devices, gatt, parameters, mtu, phy, security, disconnect, procedure, reads, writes, values, timing, air, rules
   }
-  public var kind: Kind
+  package var kind: Kind
   /// The device (or connection) it is about.
-  public var subject: String
-  public var text: String
+  package var subject: String
+  package var text: String
   /// Where it first shows in A and in B; nil where that capture has no such place (something
   /// only the other side did).
-  public var inA: DifferencePlace?
-  public var inB: DifferencePlace?
+  package var inA: DifferencePlace?
+  package var inB: DifferencePlace?
   /// Every place it shows, for `-v` (at most `ExchangeLedger.maximumOccurrences` per value
   /// kept; `placesA`/`placesB` say how many there were when that is more than listed).
-  public var everyA: [DifferencePlace] = []
-  public var everyB: [DifferencePlace] = []
-  public var placesA: Int?
-  public var placesB: Int?
+  package var everyA: [DifferencePlace] = []
+  package var everyB: [DifferencePlace] = []
+  package var placesA: Int?
+  package var placesB: Int?
   /// How many exchanges each side had, when the difference is about a count.
-  public var countA: Int?
-  public var countB: Int?
-  public var a: String?
-  public var b: String?
+  package var countA: Int?
+  package var countB: Int?
+  package var a: String?
+  package var b: String?
 
-  public init(
+  package init(
     kind: Kind, subject: String, text: String, inA: DifferencePlace? = nil, inB: DifferencePlace? = nil, a: String? = nil, b: String? = nil
   ) {
     self.kind = kind
@@ -50,5 +50,5 @@ public struct SessionDifference: Sendable {
   }
 
   /// For ordering: where it shows in B, else in A (seconds).
-  public var time: Double { inB?.seconds ?? inA?.seconds ?? 0 }
+  package var time: Double { inB?.seconds ?? inA?.seconds ?? 0 }
 }

@@ -6,8 +6,8 @@ import BLEDecoder
 /// It reads facts only (link events, ATT facts, typed values), never fields. The common frame
 /// (a notification on a known link and handle) costs a few comparisons: the last link and the
 /// last handle are remembered, so no hashing happens until the frame names another one.
-public struct SessionAnalyzer: Sendable {
-  public internal(set) var summary = SessionSummary()
+package struct SessionAnalyzer: Sendable {
+  package internal(set) var summary = SessionSummary()
 
   /// What a connection's analysis needs while it is open; dropped when it closes.
   struct LinkWork: Sendable {
@@ -68,12 +68,12 @@ public struct SessionAnalyzer: Sendable {
   /// Connection attempts waiting for their completion.
   static let maximumPendingAttempts = 64
 
-  public init() {}
+  package init() {}
 
   // MARK: - Frames
 
   /// Takes in one frame's facts.
-  public mutating func add(_ frame: inout DissectedFrame) {
+  package mutating func add(_ frame: inout DissectedFrame) {
     let time = frame.record.timestamp
     summary.frames += 1
     if summary.firstTimestamp == nil { summary.firstTimestamp = time }
@@ -138,7 +138,7 @@ public struct SessionAnalyzer: Sendable {
   }
 
   /// Ends the analysis: open links and attempts are settled, services taken from `databases`.
-  public mutating func finish(databases: [GATTServerIdentity: GATTDatabase]) {
+  package mutating func finish(databases: [GATTServerIdentity: GATTDatabase]) {
     let end = summary.lastTimestamp ?? 0
     for (_, open) in open where open.index >= 0 {
       settleActivities(open.index, at: end)
@@ -173,7 +173,7 @@ public struct SessionAnalyzer: Sendable {
   /// intervals (the central sends in every event, Core Vol 6 Part B §4.5.1, so a sniffer
   /// following the link hears it at least once an interval); 4 s, the longest interval, when
   /// the interval is not known.
-  public static func quietLimit(_ connection: ConnectionSummary) -> Int64 {
+  package static func quietLimit(_ connection: ConnectionSummary) -> Int64 {
     guard let interval = connection.parameters?.interval else { return 4_000_000 }
     return Int64(interval) * 1_250 * 6
   }

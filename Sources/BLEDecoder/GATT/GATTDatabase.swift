@@ -101,7 +101,7 @@ public struct GATTDatabase: Sendable {
   // `learnedIn`: the frame that showed the entry. Rediscovering an entry unchanged (a reconnect
   // that runs discovery again) keeps the frame it was first learned in.
 
-  public mutating func addService(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool, learnedIn frame: Int = 0, source: GATTSource = .capture) {
+  package mutating func addService(start: UInt16, end: UInt16, uuid: BluetoothUUID, primary: Bool, learnedIn frame: Int = 0, source: GATTSource = .capture) {
     forget()
     revision &+= 1
     var service = Service(start: start, end: max(start, end), uuid: uuid, primary: primary, learnedIn: frame, source: source)
@@ -109,7 +109,7 @@ public struct GATTDatabase: Sendable {
     services[start] = service
   }
 
-  public mutating func addCharacteristic(declaration: UInt16, valueHandle: UInt16, uuid: BluetoothUUID, properties: UInt8, learnedIn frame: Int = 0, source: GATTSource = .capture) {
+  package mutating func addCharacteristic(declaration: UInt16, valueHandle: UInt16, uuid: BluetoothUUID, properties: UInt8, learnedIn frame: Int = 0, source: GATTSource = .capture) {
     forget()
     revision &+= 1
     var characteristic = Characteristic(declaration: declaration, valueHandle: valueHandle, uuid: uuid, properties: properties, learnedIn: frame, source: source)
@@ -119,7 +119,7 @@ public struct GATTDatabase: Sendable {
     characteristics[declaration] = characteristic
   }
 
-  public mutating func setType(_ uuid: BluetoothUUID, of handle: UInt16, learnedIn frame: Int = 0, source: GATTSource = .capture) {
+  package mutating func setType(_ uuid: BluetoothUUID, of handle: UInt16, learnedIn frame: Int = 0, source: GATTSource = .capture) {
     if let old = types[handle], old.uuid == uuid, old.source == source { return }
     forget()
     revision &+= 1
@@ -127,20 +127,20 @@ public struct GATTDatabase: Sendable {
   }
 
   /// Notes an included service whose UUID (128-bit) the client will read at `start`.
-  public mutating func awaitIncludedService(start: UInt16, end: UInt16) {
+  package mutating func awaitIncludedService(start: UInt16, end: UInt16) {
     if pendingIncludes.count < 256 { pendingIncludes[start] = end }
   }
 
   /// Whether an included service announced at `start` waits for its UUID to be read.
-  public func awaitsIncludedService(at start: UInt16) -> Bool { pendingIncludes[start] != nil }
+  package func awaitsIncludedService(at start: UInt16) -> Bool { pendingIncludes[start] != nil }
 
   /// The end of an included service announced at `start` and not yet named; forgets it.
-  public mutating func includedServiceEnd(start: UInt16) -> UInt16? {
+  package mutating func includedServiceEnd(start: UInt16) -> UInt16? {
     pendingIncludes.removeValue(forKey: start)
   }
 
   /// Forgets everything in `start...end` (a Service Changed indication).
-  public mutating func invalidate(_ start: UInt16, _ end: UInt16) {
+  package mutating func invalidate(_ start: UInt16, _ end: UInt16) {
     guard start <= end else { return }
     forget()
     revision &+= 1

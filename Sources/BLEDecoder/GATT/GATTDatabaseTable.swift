@@ -18,7 +18,7 @@ struct GATTDatabaseReference: Sendable, Equatable {
 public struct GATTDatabaseTable: Sendable {
   public static let maximumDatabases = 4096
   /// Services, characteristics, typed handles and resolved handles, summed over all databases.
-  public static let maximumEntries = 262_144
+  package static let maximumEntries = 262_144
 
   var databases: [GATTDatabase] = []
   var servers: [GATTServerIdentity] = []

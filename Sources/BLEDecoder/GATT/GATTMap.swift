@@ -93,7 +93,7 @@ public struct GATTMap: Sendable {
 extension GATTDatabase {
   /// Adds a map's entries, marked with where they came from. Entries the capture learns later
   /// replace them.
-  public mutating func seed(from map: GATTMap, source: GATTSource) {
+  package mutating func seed(from map: GATTMap, source: GATTSource) {
     func add(_ characteristic: GATTCharacteristicEntry) {
       self.addCharacteristic(
         declaration: characteristic.declarationHandle, valueHandle: characteristic.valueHandle, uuid: characteristic.uuid,
@@ -150,8 +150,8 @@ public struct GATTMapProvenance: Sendable, Equatable {
 /// The maps given before decoding (`--gatt`), by device. Bounded: a
 /// hostile map file cannot make the dissector hold more than a capture could.
 public struct GATTMapSet: Sendable {
-  public static let maximumMaps = 4096
-  public static let maximumEntriesPerMap = 65_536
+  package static let maximumMaps = 4096
+  package static let maximumEntriesPerMap = 65_536
 
   struct Entry: Sendable {
     var map: GATTMap

@@ -40,7 +40,7 @@ public enum GATTMapFile {
   /// Our map (`gatt --json`). `name` is how messages show the file; `cached`: a map from our
   /// cache, named by the capture it was learned from. Messages name the line and the place in
   /// the document: `map.json:12: devices[0].services[1].start: …`.
-  public static func parseJSON(bytes: [UInt8], name: String, cached: Bool = false) throws(Failure) -> [GATTMap] {
+  package static func parseJSON(bytes: [UInt8], name: String, cached: Bool = false) throws(Failure) -> [GATTMap] {
     guard bytes.count <= maximumBytes else { throw Failure(message: "\(name): GATT map too large (\(bytes.count) bytes; at most \(maximumBytes))") }
     let document: LineJSON
     do {
@@ -185,7 +185,7 @@ public enum GATTMapFile {
   /// include), `0009=<uuid>` or `0009=<ext props>:<uuid>` (a descriptor). The device's address
   /// is the file's name (`fileName`, the last part of the path); `name` is how messages show
   /// the file. Lines end in LF or CR LF; each failure names its line.
-  public static func parseBlueZ(bytes: [UInt8], name: String, fileName: String) throws(Failure) -> [GATTMap] {
+  package static func parseBlueZ(bytes: [UInt8], name: String, fileName: String) throws(Failure) -> [GATTMap] {
     guard bytes.count <= maximumBytes else { throw Failure(message: "\(name): GATT map too large (\(bytes.count) bytes; at most \(maximumBytes))") }
     guard let address = BDAddr(fileName) else {
       throw Failure(message: "\(name): a BlueZ cache file is named by the device's address (AA:BB:CC:DD:EE:FF); this one is not")

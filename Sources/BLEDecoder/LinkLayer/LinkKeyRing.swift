@@ -34,17 +34,17 @@ public struct LinkKeyRing: Sendable {
     public var hex: String { Hex.string(key).uppercased() }
   }
 
-  public static let maximumKeys = 4096
+  package static let maximumKeys = 4096
   public private(set) var keys: [Key] = []
   /// Passkeys known for sniffed legacy pairings (`--passkey`), tried as their TK with 0.
-  public var passkeys: [UInt32] = []
+  package var passkeys: [UInt32] = []
   /// Whether every passkey is tried on a sniffed legacy pairing whose TK is not known
   /// (`--find-passkey`: a million tries, about 1.5 s a link).
-  public var searchesPasskeys = false
-  public static let maximumPasskeys = 64
+  package var searchesPasskeys = false
+  package static let maximumPasskeys = 64
   /// TKs of 16 octets known for sniffed legacy pairings (`--tk`: out-of-band data), most
   /// significant octet first.
-  public var temporaryKeys: [[UInt8]] = []
+  package var temporaryKeys: [[UInt8]] = []
 
   /// The TKs tried on every sniffed legacy pairing: 0 (Just Works), then the passkeys and TKs given.
   package var knownTemporaryKeys: [TemporaryKey] {
@@ -53,7 +53,7 @@ public struct LinkKeyRing: Sendable {
   }
 
   /// "HEX" (`--tk`): 32 hex digits, most significant first, as `--ltk` takes a key.
-  public static func parseTemporaryKey(_ text: String) -> [UInt8]? { parseKey(text) }
+  package static func parseTemporaryKey(_ text: String) -> [UInt8]? { parseKey(text) }
 
   public init() {}
 
@@ -100,7 +100,7 @@ public struct LinkKeyRing: Sendable {
   /// A keys file: one key a line as `--ltk` takes it (HEX or HEX@ADDRESS), or HEX then the
   /// address after a space; blank lines and lines from `#` on are skipped. A line that is
   /// neither is an error naming it.
-  public static func parseFile(_ text: String, name: String) -> Result<[Key], KeyFileError> {
+  package static func parseFile(_ text: String, name: String) -> Result<[Key], KeyFileError> {
     var keys: [Key] = []
     // Lines end in LF or CR LF ("\r\n" is one Character, a newline too).
     for (index, rawLine) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
@@ -121,8 +121,8 @@ public struct LinkKeyRing: Sendable {
     return .success(keys)
   }
 
-  public struct KeyFileError: Error, Sendable {
-    public var message: String
+  package struct KeyFileError: Error, Sendable {
+    package var message: String
   }
 
   /// The keys to try on a link, best first: those for its Rand and EDIV, then those for either
@@ -159,19 +159,19 @@ extension String {
 /// - LE Long Term Key Request Reply (§7.8.25): the peripheral's host answers the request
 ///   event (§7.7.65.5) that named Rand and EDIV.
 /// Per-handle state is bounded by the 12-bit handle space, per controller seen.
-public struct HCIKeyHarvest: Sendable {
-  public private(set) var ring = LinkKeyRing()
+package struct HCIKeyHarvest: Sendable {
+  package private(set) var ring = LinkKeyRing()
   /// Whether keys were left out because the ring was full.
-  public private(set) var overflowed = false
+  package private(set) var overflowed = false
   private var peers: [UInt32: BDAddr] = [:]
   private var requests: [UInt32: (random: UInt64, ediv: UInt16)] = [:]
   /// Controllers whose handles are tracked; past this, records of others are skipped.
   static let maximumAdapters = 16
   private var adapters: Set<UInt16> = []
 
-  public init() {}
+  package init() {}
 
-  public mutating func take(_ record: CaptureRecord, number: Int, capture: String) {
+  package mutating func take(_ record: CaptureRecord, number: Int, capture: String) {
     guard adapters.contains(record.adapter) || adapters.count < Self.maximumAdapters else { return }
     adapters.insert(record.adapter)
     // Anything short or odd is skipped: the annotating pass reports malformed packets.

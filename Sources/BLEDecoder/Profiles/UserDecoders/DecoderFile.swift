@@ -25,8 +25,8 @@ public struct DecoderFileError: Error, Sendable, CustomStringConvertible {
 /// ```
 public enum DecoderFile {
   /// Bounds: a hostile file cannot make decoding slow or large.
-  public static let maximumDecoders = 1024
-  public static let maximumFields = 64
+  package static let maximumDecoders = 1024
+  package static let maximumFields = 64
 
   public static func parse(_ text: String, file: String) throws(DecoderFileError) -> [UserDecoder] {
     let root: LineJSON
