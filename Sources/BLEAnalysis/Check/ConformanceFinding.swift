@@ -61,7 +61,7 @@ package struct ConformanceReport: Sendable {
   package var damage: String?
 
   /// The report with only the rules in `rules` (nil: every rule) and none of `ignored`.
-  public func keeping(rules: Set<String>?, ignoring ignored: Set<String>) -> ConformanceReport {
+  package func keeping(rules: Set<String>?, ignoring ignored: Set<String>) -> ConformanceReport {
     var kept = ConformanceReport(
       file: file, groups: groups.filter { (rules?.contains($0.first.rule.id) ?? true) && !ignored.contains($0.first.rule.id) }, frames: frames)
     kept.damage = damage
