@@ -12,8 +12,14 @@ public struct ByteArena: Sendable {
   /// Bytes the arena holds room for.
   public var capacity: Int { storage.count }
 
-  /// Copies `bytes` in; returns where they are.
-  @inlinable public mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) -> Range<Int> {
+  /// Copies lent bytes in; returns where they are.
+  @inlinable public mutating func append(_ bytes: ByteView) -> Range<Int> {
+    // Safety: the view's bytes are pinned by its lender for this call.
+    append(UnsafeBufferPointer(start: bytes.base + bytes.startIndex, count: bytes.count))
+  }
+
+  // Safety: `bytes` are lent for the call; room for them is made before the copy.
+  @inlinable mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) -> Range<Int> {
     let start = used
     let end = start + bytes.count
     if end > storage.count {
@@ -21,6 +27,7 @@ public struct ByteArena: Sendable {
       storage.append(contentsOf: repeatElement(0, count: Swift.max(end - storage.count, storage.count)))
     }
     if let source = bytes.baseAddress, !bytes.isEmpty {
+      // Safety: `start..<end` lies within the storage, grown above when it did not.
       storage.withUnsafeMutableBufferPointer { target in
         (target.baseAddress! + start).update(from: source, count: bytes.count)
       }
@@ -36,6 +43,7 @@ public struct ByteArena: Sendable {
   }
 
   @inlinable mutating func append(_ bytes: [UInt8]) -> Range<Int> {
+    // Safety: the array's bytes are lent for the call.
     bytes.withUnsafeBufferPointer { append($0) }
   }
 
@@ -53,9 +61,10 @@ public struct ByteArena: Sendable {
     return storage[run]
   }
 
-  /// The bytes of `run` without a copy.
-  @inlinable public func withBytes<R>(_ run: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+  /// The bytes of `run` without a copy, lent to `body`.
+  @inlinable public func withBytes<R>(_ run: Range<Int>, _ body: (ByteView) -> R) -> R {
     precondition(run.lowerBound >= 0 && run.upperBound <= used, "ByteArena run out of range")
-    return storage.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[run])) }
+    // Safety: the run is checked against `used` above; the storage is pinned while `body` runs.
+    return storage.withUnsafeBufferPointer { body(ByteView.pinned(UnsafeBufferPointer(rebasing: $0[run]), count: run.count)) }
   }
 }

@@ -368,7 +368,7 @@ public struct DissectedFrame: Sendable {
   }
 
   /// Copies a raw value into `valueBytes`; returns where it is.
-  mutating func keepValue(_ view: ByteView) -> Range<Int> { valueBytes.append(view.buffer) }
+  mutating func keepValue(_ view: ByteView) -> Range<Int> { valueBytes.append(view) }
 
   /// The raw bytes of `range` in `valueBytes` (a fact's `rawValue`).
   public func valueBytes(_ range: Range<Int>) -> ArraySlice<UInt8> { valueBytes[range] }

@@ -7,7 +7,7 @@ extension FuzzTarget {
   /// `diff`'s side of a capture (summary, operation log and exchange ledger, tables), then the
   /// comparison: a capture compared with itself must be equivalent, whatever it holds, and
   /// against an empty side it may only list its devices as missing.
-  static func diff(_ bytes: UnsafeBufferPointer<UInt8>) -> Outcome {
+  static func diff(_ bytes: [UInt8]) -> Outcome {
     var outcome = Outcome()
     let reader: any CaptureReader
     do {

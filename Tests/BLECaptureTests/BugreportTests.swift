@@ -247,9 +247,7 @@ enum BugreportFixtures {
     let text = BugreportFixtures.bugreportText(BugreportFixtures.btsnooz(source, version: 2))
     for deflate in [true, false] {
       let archive = ZipArchive.archive([(name: "bugreport-mem.txt", bytes: text, deflate: deflate)])
-      let reader = try archive.withUnsafeBufferPointer { buffer throws(CaptureError) in
-        try CaptureFile.open(InputSource(bytes: buffer, name: "memory"))
-      }
+      let reader = try CaptureFile.open(InputSource(bytes: archive, name: "memory"))
       var records: [CaptureRecord] = []
       while let record = try reader.next() { records.append(record) }
       Self.expectSame(records, source, version: 2)
@@ -433,9 +431,7 @@ enum BugreportFixtures {
       #expect(result.error == nil)
       Self.expectSameRecords(result.records, plain)
       // From memory, as the fuzz targets read: the same.
-      let reader = try archive.withUnsafeBufferPointer { buffer throws(CaptureError) in
-        try CaptureFile.open(InputSource(bytes: buffer, name: "memory"))
-      }
+      let reader = try CaptureFile.open(InputSource(bytes: archive, name: "memory"))
       var records: [CaptureRecord] = []
       while let record = try reader.next() { records.append(record) }
       Self.expectSameRecords(records, plain)
@@ -528,7 +524,7 @@ enum BugreportFixtures {
     Self.setLE32(&archive, Self.centralEntry(archive, name: name) + 24, UInt32(log.count + 1))
     var failure: CaptureError?
     do {
-      let reader = try archive.withUnsafeBufferPointer { buffer throws(CaptureError) in try CaptureFile.open(InputSource(bytes: buffer, name: "memory")) }
+      let reader = try CaptureFile.open(InputSource(bytes: archive, name: "memory"))
       while try reader.next() != nil {}
     } catch {
       failure = error
@@ -542,7 +538,7 @@ enum BugreportFixtures {
     var records = 0
     failure = nil
     do {
-      let reader = try stored.withUnsafeBufferPointer { buffer throws(CaptureError) in try CaptureFile.open(InputSource(bytes: buffer, name: "memory")) }
+      let reader = try CaptureFile.open(InputSource(bytes: stored, name: "memory"))
       while try reader.next() != nil { records += 1 }
     } catch {
       failure = error

@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import BLECapture
 import BLECore
 import BLEEngine
 import BLERender
@@ -203,7 +204,7 @@ private final class OrderedOutput: @unchecked Sendable {
 
   /// Bytes of file `index`: written now if it is that file's turn, else kept. Returns whether
   /// the output is still open.
-  func deliver(_ index: Int, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+  func deliver(_ index: Int, _ bytes: ByteView) -> Bool {
     lock.lock()
     defer { lock.unlock() }
     if stdout.isClosed { return false }
@@ -224,13 +225,13 @@ private final class OrderedOutput: @unchecked Sendable {
     defer { lock.unlock() }
     worstStatus = max(worstStatus, status)
     files[index].done = true
-    errors.withAppendedBytes(since: 0) { files[index].errors = Array($0.prefix(Self.errorLimit)) }
+    files[index].errors = Array(errors.bytes.prefix(Self.errorLimit))
     while head < files.count, files[head].done {
       writeKept(head)
       // Standard error after the file's output, so a terminal shows them in that order.
       stdout.flush()
       if !files[head].errors.isEmpty {
-        files[head].errors.withUnsafeBufferPointer { stderr.append(string: String(decoding: $0, as: UTF8.self)) }
+        stderr.append(string: String(decoding: files[head].errors, as: UTF8.self))
         stderr.flush()
       }
       files[head].errors = []
@@ -238,37 +239,33 @@ private final class OrderedOutput: @unchecked Sendable {
     }
   }
 
-  private func append(_ bytes: UnsafeBufferPointer<UInt8>) {
-    guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+  private func append(_ bytes: ByteView) {
     // In pieces, so the output never holds more than about its flush threshold plus a piece.
-    var offset = 0
-    while offset < bytes.count {
-      let length = min(64 << 10, bytes.count - offset)
-      stdout.append(UnsafeBufferPointer(start: base + offset, count: length))
+    var offset = bytes.startIndex
+    while offset < bytes.endIndex {
+      let length = min(64 << 10, bytes.endIndex - offset)
+      stdout.append(bytes[offset..<(offset + length)])
       stdout.flushIfFull()
       offset += length
     }
   }
 
-  private func keep(_ index: Int, _ bytes: UnsafeBufferPointer<UInt8>) {
+  private func keep(_ index: Int, _ bytes: ByteView) {
     if files[index].spill < 0, files[index].spillFailed == nil, files[index].memory.count + bytes.count <= memoryLimit {
       files[index].memory.append(contentsOf: bytes)
       return
     }
     if files[index].spillFailed != nil { return }
     if files[index].spill < 0 {
-      var template = Array((NSTemporaryDirectory() + "/bledissect-batch-XXXXXX").utf8CString)
-      let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-      guard fd >= 0 else {
+      guard let (fd, path) = makeTemporaryFile(Array((NSTemporaryDirectory() + "/bledissect-batch-XXXXXX").utf8)) else {
         spillFailed(index, String(cString: strerror(errno)))
         return
       }
       // Gone from the directory at once: removed by the system however the run ends.
-      template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+      _ = withCPath(path) { unlink($0) }
       files[index].spill = fd
     }
-    guard let base = bytes.baseAddress else { return }
-    if let code = SystemWrite.all(files[index].spill, base, count: bytes.count) { spillFailed(index, SystemWrite.reason(code)) }
+    if let code = SystemWrite.all(files[index].spill, bytes) { spillFailed(index, SystemWrite.reason(code)) }
   }
 
   private func spillFailed(_ index: Int, _ reason: String) {
@@ -279,7 +276,7 @@ private final class OrderedOutput: @unchecked Sendable {
   /// Writes what file `index` kept (memory, then its temporary file) and forgets it.
   private func writeKept(_ index: Int) {
     if !files[index].memory.isEmpty {
-      files[index].memory.withUnsafeBufferPointer { append($0) }
+      ByteView.pinning(files[index].memory) { append($0) }
       files[index].memory = []
     }
     let fd = files[index].spill
@@ -289,13 +286,13 @@ private final class OrderedOutput: @unchecked Sendable {
       lseek(fd, 0, SEEK_SET)
       var block = [UInt8](repeating: 0, count: 64 << 10)
       while true {
-        let count = block.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+        let count = readDescriptor(fd, into: &block, count: block.count)
         if count < 0 && errno == EINTR { continue }
         guard count > 0 else {
           if count < 0 { spillFailed(index, String(cString: strerror(errno))) }
           break
         }
-        block.withUnsafeBufferPointer { append(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+        ByteView.pinning(block[0..<count]) { append($0) }
       }
     }
     if let reason = files[index].spillFailed {
@@ -304,14 +301,5 @@ private final class OrderedOutput: @unchecked Sendable {
       stderr.append(string: "bledissect: output of file \(index + 1) cut short: cannot keep it in a temporary file: \(reason)\n")
       stderr.flush()
     }
-  }
-}
-
-extension OutputBuffer {
-  /// Appends raw bytes (a batch copying a file's output).
-  mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
-    // OutputBuffer has no public bulk copy; room is reserved once, then bytes go in unchecked.
-    reserve(bytes.count)
-    for value in bytes { uncheckedByte(value) }
   }
 }
