@@ -197,9 +197,8 @@ public struct AttributeFact: Sendable {
   @inlinable public func value<Value: CharacteristicValue>(as type: Value.Type) -> Value? {
     guard hasValue else { return nil }
     func same<Stored: CharacteristicValue>(_ value: Stored) -> Value? {
-      if Stored.self == Value.self { return unsafeBitCast(value, to: Value.self) }
-      if Stored.self == DeclaredValue.self { return unsafeBitCast(value, to: DeclaredValue.self).builtInValue(as: type) }
-      return nil
+      if let same = sameType(value, as: Value.self) { return same }
+      return sameType(value, as: DeclaredValue.self)?.builtInValue(as: type)
     }
     return same(typedValue)
   }

@@ -224,10 +224,9 @@ public struct OutputBuffer {
   /// shown escaped (`Escaping`, line style), so that no name, note or file name from outside
   /// reaches a terminal raw. Our own colour sequences are static names (`append(_: Name)`).
   public mutating func append(string text: String) {
-    var copy = text
-    let plain = copy.withUTF8 { bytes in
+    let plain = ByteView.pinning(utf8: text) { bytes in
       guard !Escaping.containsControl(utf8: bytes) else { return false }
-      if let start = bytes.baseAddress { raw(start, bytes.count) }
+      append(bytes)
       return true
     }
     if !plain { appendEscapingControls(text) }
@@ -238,8 +237,7 @@ public struct OutputBuffer {
     for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
       if !first { byte(0x0A) }
       first = false
-      var escaped = Escaping.escaped(line, .line)
-      escaped.withUTF8 { if let start = $0.baseAddress { raw(start, $0.count) } }
+      ByteView.pinning(utf8: Escaping.escaped(line, .line)) { append($0) }
     }
   }
 
@@ -640,6 +638,6 @@ public struct PackedText: Sendable {
   public func write(to composer: inout TextComposer) {
     var copy = bytes
     // Safety: `count` is at most 24, the tuple's size; the copy lives for the call.
-    withUnsafeBytes(of: &copy) { composer.bytes(UnsafeBufferPointer(start: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)) }
+    withUnsafeBytes(of: &copy) { composer.bytes(ByteView.pinned(UnsafeBufferPointer(start: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count), count: count)) }
   }
 }

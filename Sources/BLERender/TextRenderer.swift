@@ -517,7 +517,7 @@ public struct TextRenderer: FrameRenderer {
     // Words hold names from the air: a control character among them is shown escaped.
     let plain = line.withText { text in
       guard !Escaping.containsControl(utf8: text) else { return false }
-      if let start = text.baseAddress, !text.isEmpty { out.raw(start, text.count) }
+      out.append(text)
       return true
     }
     if !plain { writeText(line.text, &out) }
