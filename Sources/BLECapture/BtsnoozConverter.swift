@@ -30,10 +30,10 @@ final class BtsnoozConverter: ContentProducer {
   private var time: Int64
   private var ended = false
   /// Inflated body bytes, a chunk at a time.
-  private let chunk: UnsafeMutablePointer<UInt8>
+  private var chunk = [UInt8](repeating: 0, count: BtsnoozConverter.chunkSize)
   /// btsnoop bytes made and not yet read: each chunk's (a 7-byte record becomes 25 bytes, so a
   /// chunk makes at most `chunkSize` × 25 / 7 bytes).
-  private let staged: UnsafeMutablePointer<UInt8>
+  private var staged = [UInt8](repeating: 0, count: BtsnoozConverter.stagedCapacity)
   private var stagedStart = 0
   private var stagedEnd = 0
   /// The most bytes `staged` held at once (tests: never more than `stagedCapacity`).
@@ -63,11 +63,9 @@ final class BtsnoozConverter: ContentProducer {
     time = firstTime
     scanner = Scanner(headerSize: headerSize)
     inflater = try Self.makeInflater(limit: limit)
-    chunk = .allocate(capacity: Self.chunkSize)
-    staged = .allocate(capacity: Self.stagedCapacity)
     // The btsnoop file header comes first.
     let header = BTSnoopFormat.magic + [0, 0, 0, 1, 0, 0, 0x03, 0xEA]
-    staged.update(from: header, count: header.count)
+    staged.replaceSubrange(0..<header.count, with: header)
     stagedEnd = header.count
   }
 
@@ -81,15 +79,11 @@ final class BtsnoozConverter: ContentProducer {
     var offset = 9
     do {
       while true {
-        let got = try chunk.withUnsafeMutableBufferPointer { buffer throws(CaptureError) in
-          try inflater.read(into: buffer.baseAddress!, count: buffer.count) { target, size in copy(payload, from: &offset, into: target, size) }
-        }
+        let got = try inflater.read(into: &chunk, from: payload, offset: &offset)
         if got == 0 { return total }
-        chunk.withUnsafeBufferPointer { buffer in
-          scanner.scan(UnsafeBufferPointer(rebasing: buffer[0..<got])) { header in
-            total = total.saturatingAdd(UInt64(header.delta))
-          } data: { _ in }
-        }
+        scanner.scan(chunk[0..<got]) { header in
+          total = total.saturatingAdd(UInt64(header.delta))
+        } data: { _ in }
       }
     } catch {
       // At the cap: the second pass gives the records before it, then the error.
@@ -98,53 +92,37 @@ final class BtsnoozConverter: ContentProducer {
     }
   }
 
-  deinit {
-    chunk.deallocate()
-    staged.deallocate()
-  }
-
   static func makeInflater(limit: Int64) throws(CaptureError) -> Inflater {
     let cap = Inflater.Cap(
       floor: limit, ratio: nil, subject: "the BTSNOOP_LOG_SUMMARY's zlib data",
       advice: "Android keeps at most about 1 MiB of records for a summary")
-    return try Inflater(.zlib, pending: UnsafeBufferPointer(start: nil, count: 0), cap: cap)
+    return try Inflater(.zlib, cap: cap)
   }
 
-  /// Hands the inflater the next compressed bytes of `payload`.
-  static func copy(_ payload: [UInt8], from offset: inout Int, into target: UnsafeMutablePointer<UInt8>, _ size: Int) -> Int {
-    let count = min(size, payload.count - offset)
-    if count > 0 {
-      payload.withUnsafeBufferPointer { target.update(from: $0.baseAddress! + offset, count: count) }
-      offset += count
-    }
-    return count
-  }
-
-  func read(into destination: UnsafeMutablePointer<UInt8>, count: Int) throws(CaptureError) -> Int {
+  func read(upTo count: Int) throws(CaptureError) -> ArraySlice<UInt8> {
     while stagedStart == stagedEnd {
-      if ended { return 0 }
+      if ended { return [] }
       try convertChunk()
     }
     let taken = min(count, stagedEnd - stagedStart)
-    destination.update(from: staged + stagedStart, count: taken)
-    stagedStart += taken
-    return taken
+    defer { stagedStart += taken }
+    return staged[stagedStart..<(stagedStart + taken)]
   }
 
   /// Inflates the next chunk of the body into btsnoop bytes (`staged`, which is empty).
   private func convertChunk() throws(CaptureError) {
     stagedStart = 0
     stagedEnd = 0
-    let got = try inflater.read(into: chunk, count: Self.chunkSize) { target, size in Self.copy(payload, from: &fed, into: target, size) }
+    let got = try inflater.read(into: &chunk, from: payload, offset: &fed)
     if got == 0 {
       ended = true
       // A header cut short: its bytes, as a btsnoop header cut short says the same.
       let partial = scanner.partialHeader
-      staged.update(from: partial, count: partial.count)
+      staged.replaceSubrange(0..<partial.count, with: partial)
       stagedEnd = partial.count
       return
     }
-    scanner.scan(UnsafeBufferPointer(start: chunk, count: got)) { header in
+    scanner.scan(chunk[0..<got]) { header in
       time = time.saturatingAdd(Int64(header.delta))
       let type = header.type
       let flags: UInt32 = (type >> 4 == 1 ? 1 : 0) | (type == 0x20 || type == 0x10 ? 2 : 0)
@@ -158,7 +136,7 @@ final class BtsnoozConverter: ContentProducer {
       staged[stagedEnd] = Bugreport.h4Indicator(btsnoozType: type)
       stagedEnd += 1
     } data: { bytes in
-      staged.advanced(by: stagedEnd).update(from: bytes.baseAddress!, count: bytes.count)
+      staged.replaceSubrange(stagedEnd..<(stagedEnd + bytes.count), with: bytes)
       stagedEnd += bytes.count
     }
     mostStaged = max(mostStaged, stagedEnd)
@@ -196,17 +174,17 @@ final class BtsnoozConverter: ContentProducer {
     /// The bytes of a header the body's end cut short (empty when none).
     var partialHeader: [UInt8] { dataLeft == 0 ? Array(header[0..<headerHave]) : [] }
 
-    mutating func scan(_ bytes: UnsafeBufferPointer<UInt8>, header onHeader: (Header) -> Void, data onData: (UnsafeBufferPointer<UInt8>) -> Void) {
-      var at = 0
-      while at < bytes.count {
+    mutating func scan(_ bytes: ArraySlice<UInt8>, header onHeader: (Header) -> Void, data onData: (ArraySlice<UInt8>) -> Void) {
+      var at = bytes.startIndex
+      while at < bytes.endIndex {
         if dataLeft > 0 {
-          let take = min(dataLeft, bytes.count - at)
-          onData(UnsafeBufferPointer(rebasing: bytes[at..<(at + take)]))
+          let take = min(dataLeft, bytes.endIndex - at)
+          onData(bytes[at..<(at + take)])
           dataLeft -= take
           at += take
           continue
         }
-        let take = min(headerSize - headerHave, bytes.count - at)
+        let take = min(headerSize - headerHave, bytes.endIndex - at)
         for index in 0..<take { header[headerHave + index] = bytes[at + index] }
         headerHave += take
         at += take

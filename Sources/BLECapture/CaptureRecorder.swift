@@ -24,9 +24,7 @@ package final class CaptureRecorder {
     self.name = name
     self.format = format
     guard !pathBytes.contains(0) else { throw .cannotOpen("file name holds a NUL byte") }
-    let opened = (pathBytes + [0]).withUnsafeBufferPointer { bytes in
-      bytes.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
-    }
+    let opened = withCPath(pathBytes) { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
     guard opened >= 0 else { throw .cannotOpen(String(cString: strerror(errno))) }
     fd = opened
     writer = CaptureWriter(format: format)

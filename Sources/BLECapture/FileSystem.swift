@@ -44,8 +44,47 @@ extension FileStatus {
 }
 
 /// Calls `body` with `path` as a NUL-terminated C string (file names are bytes, not text).
+// Safety: the terminated copy lives for the whole call (`body` must not keep the pointer); C reads it up to its NUL.
 package func withCPath<T>(_ path: [UInt8], _ body: (UnsafePointer<CChar>) -> T) -> T {
   (path + [0]).withUnsafeBufferPointer { bytes in bytes.withMemoryRebound(to: CChar.self) { body($0.baseAddress!) } }
+}
+
+/// `mkstemp(3)` on `template` (its last six bytes `XXXXXX`): the new file's descriptor and name,
+/// or nil (`errno` says why).
+package func makeTemporaryFile(_ template: [UInt8]) -> (descriptor: Int32, path: [UInt8])? {
+  var name = template + [0]
+  // Safety: mkstemp rewrites the X's of the NUL-terminated copy in place, within its length.
+  let descriptor = name.withUnsafeMutableBufferPointer { bytes in
+    bytes.withMemoryRebound(to: CChar.self) { mkstemp($0.baseAddress!) }
+  }
+  guard descriptor >= 0 else { return nil }
+  name.removeLast()
+  return (descriptor, name)
+}
+
+/// One `read(2)` (or `pread(2)` at `fileOffset`) of at most `count` bytes into `bytes` from
+/// `index` on: what the call returned (-1 with `errno`).
+package func readDescriptor(_ descriptor: Int32, into bytes: inout [UInt8], at index: Int = 0, count: Int, fileOffset: Int64? = nil) -> Int {
+  precondition(index >= 0 && count >= 0 && index + count <= bytes.count, "read past the array")
+  guard count > 0 else { return 0 }
+  // Safety: the precondition above keeps the `count` bytes from `index` inside the array.
+  return bytes.withUnsafeMutableBytes { buffer in
+    let target = buffer.baseAddress! + index
+    if let fileOffset { return pread(descriptor, target, count, off_t(fileOffset)) }
+    return read(descriptor, target, count)
+  }
+}
+
+/// The program's arguments (after its name) as the bytes the system gave: file names need not
+/// be UTF-8, and `CommandLine.arguments` repairs what is not.
+package func argumentBytes() -> [[UInt8]] {
+  var arguments: [[UInt8]] = []
+  for index in 1..<Int(CommandLine.argc) {
+    // Safety: argv holds argc NUL-terminated strings for the life of the process; strlen stops at the NUL.
+    guard let word = CommandLine.unsafeArgv[index] else { continue }
+    arguments.append(Array(UnsafeBufferPointer(start: word, count: strlen(word)).map { UInt8(bitPattern: $0) }))
+  }
+  return arguments
 }
 
 /// Where convert writes. A regular file (or a new one) is written under a temporary name in
@@ -71,6 +110,7 @@ package enum OutputFile {
       existingMode = existing.mode & 0o7777
       // A symbolic link keeps pointing at the file it named: replace that file, not the link.
       if let resolved = withCPath(path, { realpath($0, nil) }) {
+        // Safety: realpath returned a NUL-terminated string of its own, freed only after the copy.
         final = Array(UnsafeBufferPointer(start: resolved, count: strlen(resolved)).map { UInt8(bitPattern: $0) })
         free(resolved)
       }
@@ -78,12 +118,8 @@ package enum OutputFile {
     let slash = final.lastIndex(of: UInt8(ascii: "/"))
     let directory = slash.map { Array(final[...$0]) } ?? []
     let base = slash.map { Array(final[($0 + 1)...]) } ?? final
-    var template = directory + Array(".".utf8) + base + Array(".bledissect-XXXXXX".utf8) + [0]
-    let descriptor = template.withUnsafeMutableBufferPointer { bytes in
-      bytes.withMemoryRebound(to: CChar.self) { mkstemp($0.baseAddress!) }
-    }
-    guard descriptor >= 0 else { throw Failure(reason: String(cString: strerror(errno))) }
-    template.removeLast()
+    let template = directory + Array(".".utf8) + base + Array(".bledissect-XXXXXX".utf8)
+    guard let (descriptor, temporary) = makeTemporaryFile(template) else { throw Failure(reason: String(cString: strerror(errno))) }
     // mkstemp makes the file 0600; give it the mode the replaced file had, or the usual one.
     let mode: mode_t
     if let existingMode {
@@ -94,7 +130,7 @@ package enum OutputFile {
       mode = 0o644 & ~mask
     }
     _ = fchmod(descriptor, mode)
-    return .replacing(descriptor: descriptor, temporary: template, final: final)
+    return .replacing(descriptor: descriptor, temporary: temporary, final: final)
   }
 
   package var descriptor: Int32 {
@@ -195,6 +231,7 @@ package enum FileSystem {
     defer { closedir(folder) }
     var names: [String] = []
     while let entry = readdir(folder) {
+      // Safety: d_name is a fixed array inside the entry, valid until the next readdir; read up to its NUL.
       let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
         String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
       }

@@ -66,10 +66,12 @@ final class Inflater {
 
   let wrapper: Wrapper
   let cap: Cap
+  // Safety: zlib's state and the input buffer are allocated in `init` and freed only in `deinit`.
   let stream: UnsafeMutablePointer<z_stream>
   let input: UnsafeMutablePointer<UInt8>
   let inputCapacity: Int
   /// The source of the byte after the cap: output past it is asked for one byte at a time.
+  // Safety: one byte, allocated in `init` and freed only in `deinit`, as `stream`.
   let probe: UnsafeMutablePointer<UInt8>
   /// The compressed source said it has no more bytes.
   var sourceEnded = false
@@ -86,12 +88,14 @@ final class Inflater {
   static let inputChunk = 64 * 1024
 
   /// `pending`: compressed bytes already read from the source (format detection buffered them).
-  init(_ wrapper: Wrapper, pending: UnsafeBufferPointer<UInt8>, cap: Cap = .none) throws(CaptureError) {
+  init(_ wrapper: Wrapper, pending: [UInt8] = [], cap: Cap = .none) throws(CaptureError) {
     self.wrapper = wrapper
     self.cap = cap
     inputCapacity = max(Self.inputChunk, pending.count)
-    input = .allocate(capacity: inputCapacity)
-    if let base = pending.baseAddress { input.update(from: base, count: pending.count) }
+    // Safety: just allocated, with room for at least `pending.count` bytes (`inputCapacity`).
+    let input = UnsafeMutablePointer<UInt8>.allocate(capacity: inputCapacity)
+    pending.withUnsafeBufferPointer { if let base = $0.baseAddress { input.update(from: base, count: $0.count) } }
+    self.input = input
     probe = .allocate(capacity: 1)
     stream = .allocate(capacity: 1)
     stream.initialize(to: z_stream())
@@ -120,7 +124,9 @@ final class Inflater {
   /// - Throws: `.readFailed` for corrupt data or compressed data cut short, `.inflationCapped`
   ///   when the output would pass the cap (all of it before the cap was given), every time after.
   func read(
+    // Safety: the caller lends `count` writable bytes at `destination` for the call alone.
     into destination: UnsafeMutablePointer<UInt8>, count: Int,
+    // Safety: `refill` is lent `input` and its capacity, and writes at most that many bytes.
     refill: (UnsafeMutablePointer<UInt8>, Int) throws(CaptureError) -> Int
   ) throws(CaptureError) -> Int {
     if let failure { throw failure }
@@ -188,17 +194,32 @@ final class Inflater {
     throw error
   }
 
+  /// Inflates into `destination` (at most its count), the compressed bytes taken from `source`
+  /// on from `offset` (moved past those taken); 0 at the end of the compressed data.
+  func read(into destination: inout [UInt8], from source: [UInt8], offset: inout Int) throws(CaptureError) -> Int {
+    guard !destination.isEmpty else { return 0 }
+    // Safety: zlib is lent the array's own bytes, and their count, for the call alone.
+    return try destination.withUnsafeMutableBufferPointer { target throws(CaptureError) in
+      try read(into: target.baseAddress!, count: target.count) { room, size in
+        let count = max(0, min(size, source.count - offset))
+        // Safety: `count` is at most the room's size and at most what is left of `source`.
+        source[offset..<(offset + count)].withUnsafeBufferPointer { if let base = $0.baseAddress { room.update(from: base, count: count) } }
+        offset += count
+        return count
+      }
+    }
+  }
+
   /// Inflates all of `bytes` (a whole zlib or raw stream) into memory, refusing more than `limit`
   /// bytes of output (`.inflationCapped`).
   static func inflateAll(_ bytes: ArraySlice<UInt8>, wrapper: Wrapper, limit: Int) throws(CaptureError) -> [UInt8] {
     var output: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 64 * 1024)
     let cap = Cap(floor: Int64(limit), ratio: nil, subject: "\(wrapper.name) data")
-    let inflater = try bytes.withUnsafeBufferPointer { pending throws(CaptureError) in try Inflater(wrapper, pending: pending, cap: cap) }
+    let inflater = try Inflater(wrapper, pending: Array(bytes), cap: cap)
+    var taken = 0
     while true {
-      let got = try chunk.withUnsafeMutableBufferPointer { buffer throws(CaptureError) in
-        try inflater.read(into: buffer.baseAddress!, count: buffer.count) { _, _ in 0 }
-      }
+      let got = try inflater.read(into: &chunk, from: [], offset: &taken)
       if got == 0 { return output }
       output.append(contentsOf: chunk[0..<got])
     }
@@ -236,6 +257,7 @@ package enum Deflate {
 
   /// Compresses `bytes` whole with zlib's default level.
   package static func compress(_ bytes: [UInt8], wrapper: Wrapper) -> [UInt8] {
+    // Safety: zlib's state is freed by the `defer` below, after its last use.
     let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
     stream.initialize(to: z_stream())
     defer {
@@ -247,6 +269,7 @@ package enum Deflate {
     var input = bytes
     let bound = Int(deflateBound(stream, UInt(bytes.count))) + 64
     var output = [UInt8](repeating: 0, count: bound)
+    // Safety: zlib is lent both arrays' bytes, with their counts, for this one deflate call.
     let written = input.withUnsafeMutableBufferPointer { source in
       output.withUnsafeMutableBufferPointer { target in
         stream.pointee.next_in = source.baseAddress
@@ -262,15 +285,18 @@ package enum Deflate {
 
   /// CRC-32 (zip entries).
   package static func crc32(_ bytes: [UInt8]) -> UInt32 {
+    // Safety: the array's bytes are lent for the call.
     bytes.withUnsafeBufferPointer { crc32(0, $0) }
   }
 
   /// CRC-32 of `bytes` continued from `running` (the CRC of the bytes before them).
+  // Safety: zlib reads the lent bytes, each part within them, during the call alone.
   static func crc32(_ running: UInt32, _ bytes: UnsafeBufferPointer<UInt8>) -> UInt32 {
     var crc = UInt(running)
     var rest = bytes
     // zlib takes at most UInt32.max bytes per call.
     while !rest.isEmpty {
+      // Safety: a prefix and the rest after it, both within the lent bytes.
       let part = UnsafeBufferPointer(rebasing: rest.prefix(Int(Int32.max)))
       crc = CZlib.crc32(crc, part.baseAddress, UInt32(part.count))
       rest = UnsafeBufferPointer(rebasing: rest.dropFirst(part.count))

@@ -11,11 +11,13 @@ import BLECore
 ///
 /// Readers ask for exactly the bytes of the next header or record; the buffer grows only to the
 /// largest record asked for, which each format bounds before asking, so memory stays flat.
+// Safety: Sendable so a reader can be handed to the thread that reads it; one thread at a time uses it.
 public final class InputSource: @unchecked Sendable {
   let fd: Int32
   let ownsDescriptor: Bool
   /// The buffer, managed by hand: reading it involves no array (no exclusivity tracking or
   /// uniqueness checks on the per-record path).
+  // Safety: `bufferSize` bytes, allocated by the initializers and `makeRoom`, freed in `deinit`.
   var buffer: UnsafeMutablePointer<UInt8>
   var bufferSize: Int
   /// Next unread byte in `buffer`.
@@ -79,9 +81,7 @@ public final class InputSource: @unchecked Sendable {
       ownsDescriptor = false
     } else {
       guard !pathBytes.contains(0) else { throw .cannotOpen("file name holds a NUL byte") }
-      let opened = (pathBytes + [0]).withUnsafeBufferPointer { bytes in
-        bytes.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_RDONLY) }
-      }
+      let opened = withCPath(pathBytes) { open($0, O_RDONLY) }
       guard opened >= 0 else { throw .cannotOpen(String(cString: strerror(errno))) }
       var info = stat()
       if fstat(opened, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
@@ -112,13 +112,15 @@ public final class InputSource: @unchecked Sendable {
   }
 
   /// Reads `bytes` from memory, as if a file held them (fuzz targets, tests): no descriptor.
-  public init(bytes: UnsafeBufferPointer<UInt8>, name: String) {
+  public init(bytes: [UInt8], name: String) {
     fd = -1
     ownsDescriptor = false
     self.name = name
     bufferSize = max(bytes.count, 1)
-    buffer = .allocate(capacity: bufferSize)
-    if let base = bytes.baseAddress { buffer.update(from: base, count: bytes.count) }
+    // Safety: just allocated, with room for all of `bytes`.
+    let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: bufferSize)
+    bytes.withUnsafeBufferPointer { if let base = $0.baseAddress { buffer.update(from: base, count: $0.count) } }
+    self.buffer = buffer
     end = bytes.count
     reachedEOF = true
     isRegularFile = true
@@ -206,6 +208,7 @@ public final class InputSource: @unchecked Sendable {
 
   /// Reads what the source holds next (inflated when compressed); 0 at its end. Unless
   /// `mayWait`, -1 when the descriptor has nothing yet (compressed input is asked for only then).
+  // Safety: `destination` is room for `count` bytes, in `buffer` or libpcap's, for this call alone.
   private func readSome(into destination: UnsafeMutablePointer<UInt8>, count: Int, mayWait: Bool = true) throws(CaptureError) -> Int {
     let got = try readContent(into: destination, count: count, mayWait: mayWait)
     if declared != nil, got >= 0 { try checkDeclared(destination, got) }
@@ -213,10 +216,12 @@ public final class InputSource: @unchecked Sendable {
   }
 
   /// Counts what a zip entry gave against its directory's sizes and CRC-32.
+  // Safety: `bytes` are the `count` bytes just read, lent for this call alone.
   private func checkDeclared(_ bytes: UnsafeMutablePointer<UInt8>, _ count: Int) throws(CaptureError) {
     guard var check = declared else { return }
     if count > 0 {
       check.seen += Int64(count)
+      // Safety: as above: the `count` bytes just read.
       check.running = Deflate.crc32(check.running, UnsafeBufferPointer(start: bytes, count: count))
       declared = check
       if check.seen > check.size {
@@ -237,8 +242,14 @@ public final class InputSource: @unchecked Sendable {
     return "0x" + String(repeating: "0", count: 8 - digits.count) + digits
   }
 
+  // Safety: as `readSome`: room for `count` bytes, lent for this call alone.
   private func readContent(into destination: UnsafeMutablePointer<UInt8>, count: Int, mayWait: Bool) throws(CaptureError) -> Int {
-    if let producer { return try producer.read(into: destination, count: count) }
+    if let producer {
+      let made = try producer.read(upTo: count)
+      // Safety: a producer gives at most `count` bytes, the room the caller lent at `destination`.
+      made.withUnsafeBufferPointer { if let base = $0.baseAddress { destination.update(from: base, count: min($0.count, count)) } }
+      return min(made.count, count)
+    }
     guard let inflater else {
       if !mayWait && !descriptorIsReady() { return -1 }
       return try readSource(into: destination, count: count)
@@ -251,6 +262,7 @@ public final class InputSource: @unchecked Sendable {
 
   /// Reads the underlying bytes: the descriptor, or the file region; 0 at the end (and always
   /// for bytes given in memory, which were all buffered at the start).
+  // Safety: as `readSome`; read(2) and pread(2) write at most `count` bytes there.
   private func readSource(into destination: UnsafeMutablePointer<UInt8>, count: Int) throws(CaptureError) -> Int {
     if fd < 0 { return 0 }
     while true {
@@ -275,7 +287,8 @@ public final class InputSource: @unchecked Sendable {
   /// start) become the inflater's first input, and reads return inflated bytes from offset 0,
   /// up to the cap of `inflationLimits` (`subject` and `advice` name it in the message).
   func startInflating(_ wrapper: Inflater.Wrapper, subject: String, advice: String) throws(CaptureError) {
-    let pending = UnsafeBufferPointer(start: buffer + start, count: end - start)
+    // Safety: `start..<end` are the buffered bytes, within the buffer; copied out at once.
+    let pending = Array(UnsafeBufferPointer(start: buffer + start, count: end - start))
     inflater = try Inflater(wrapper, pending: pending, cap: ratioCap(subject: subject, advice: advice))
     start = 0
     end = 0
@@ -303,7 +316,7 @@ public final class InputSource: @unchecked Sendable {
     region = (offset, length)
     inflationLimits = input.inflationLimits
     if let wrapper {
-      inflater = try Inflater(wrapper, pending: UnsafeBufferPointer(start: nil, count: 0), cap: ratioCap(subject: subject, advice: advice))
+      inflater = try Inflater(wrapper, cap: ratioCap(subject: subject, advice: advice))
     }
   }
 
@@ -326,6 +339,7 @@ public final class InputSource: @unchecked Sendable {
       let unread = end - start
       if count > bufferSize {
         let grownSize = max(count, bufferSize * 2)
+        // Safety: the unread bytes fit the larger buffer; the old one is freed after the copy.
         let grown = UnsafeMutablePointer<UInt8>.allocate(capacity: grownSize)
         grown.update(from: buffer + start, count: unread)
         buffer.deallocate()
@@ -341,17 +355,23 @@ public final class InputSource: @unchecked Sendable {
   }
 
   /// The byte at `index` past the read position; the caller has filled that far.
-  @inline(__always) package func peek(_ index: Int) -> UInt8 { buffer[start + index] }
+  @inline(__always) public func peek(_ index: Int) -> UInt8 {
+    assert(index >= 0 && start + index < end, "peek past the filled bytes")
+    return buffer[start + index]
+  }
 
+  // Safety: at most the `available` bytes from `start`, copied out at once.
   package func peekBytes(_ count: Int) -> [UInt8] { Array(UnsafeBufferPointer(start: buffer + start, count: min(count, available))) }
 
   @inline(__always) package func peekUInt32BE(_ index: Int) -> UInt32 {
     let i = start + index
+    assert(index >= 0 && i + 4 <= end, "peek past the filled bytes")
     return UInt32(buffer[i]) << 24 | UInt32(buffer[i + 1]) << 16 | UInt32(buffer[i + 2]) << 8 | UInt32(buffer[i + 3])
   }
 
   @inline(__always) package func peekUInt32LE(_ index: Int) -> UInt32 {
     let i = start + index
+    assert(index >= 0 && i + 4 <= end, "peek past the filled bytes")
     return UInt32(buffer[i]) | UInt32(buffer[i + 1]) << 8 | UInt32(buffer[i + 2]) << 16 | UInt32(buffer[i + 3]) << 24
   }
 
@@ -362,13 +382,17 @@ public final class InputSource: @unchecked Sendable {
   /// Copies `count` filled bytes starting `offset` past the read position.
   package func copy(from offset: Int, count: Int) -> [UInt8] {
     let from = start + offset
+    precondition(offset >= 0 && count >= 0 && from + count <= end, "copy past the filled bytes")
+    // Safety: the precondition keeps the copy within the filled bytes.
     return Array(UnsafeBufferPointer(start: buffer + from, count: count))
   }
 
   /// Replaces `destination`'s contents with `count` filled bytes from `offset` past the read
   /// position, keeping its capacity (no allocation once it is large enough).
   package func copy(from offset: Int, count: Int, into destination: inout [UInt8]) {
-    // One call resizes (within the capacity) and copies.
+    // Checked in debug builds only: readers copy what `fill` made available, once a record.
+    assert(offset >= 0 && count >= 0 && start + offset + count <= end, "copy past the filled bytes")
+    // Safety: within the filled bytes, as readers only copy what `fill` said is there (one call resizes and copies).
     destination.replaceSubrange(0..<destination.count, with: UnsafeBufferPointer(start: buffer + start + offset, count: count))
   }
 
@@ -377,6 +401,7 @@ public final class InputSource: @unchecked Sendable {
   }
 
   /// Hands buffered bytes to `destination` (for libpcap's FILE*), returning how many were copied.
+  // Safety: libpcap lends `max` bytes at `destination`; at most that many are copied.
   func drain(into destination: UnsafeMutableRawPointer, max: Int) -> Int {
     let count = min(max, available)
     if count > 0 {
@@ -390,6 +415,7 @@ public final class InputSource: @unchecked Sendable {
   var readThroughFailure: CaptureError?
 
   /// Reads directly from the descriptor once the buffer is drained (used by libpcap's FILE*).
+  // Safety: as `drain`: libpcap lends `max` bytes at `destination`, and no more are written.
   func readThrough(into destination: UnsafeMutableRawPointer, max: Int) -> Int {
     let buffered = drain(into: destination, max: max)
     if buffered == 0 && reachedEOF && declaredCountedInMemory {
@@ -421,8 +447,8 @@ public final class InputSource: @unchecked Sendable {
 
 /// Content made as it is read (`InputSource(producer:)`).
 protocol ContentProducer: AnyObject {
-  /// Writes at most `count` bytes to `destination`; 0 at the end.
-  func read(into destination: UnsafeMutablePointer<UInt8>, count: Int) throws(CaptureError) -> Int
+  /// The next bytes, at most `count` of them; none at the end.
+  func read(upTo count: Int) throws(CaptureError) -> ArraySlice<UInt8>
 }
 
 /// What a live input does where a file's reading would end or a pipe's would wait

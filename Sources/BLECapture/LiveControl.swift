@@ -9,11 +9,13 @@ import Darwin
 /// A request to stop a live read, made from any thread (a signal source's handler): a
 /// self-pipe that every wait of a live input watches, so a read waiting for a writer, a
 /// followed file's pause and a reconnection's pause all end at once.
-package final class LiveControl: @unchecked Sendable {
+package final class LiveControl: Sendable {
   let readEnd: Int32
   let writeEnd: Int32
 
-  package init() {
+  /// `watchedOutput`: a descriptor whose closing also asks to stop (-1 for none).
+  package init(watchedOutput: Int32 = -1) {
+    self.watchedOutput = watchedOutput
     var ends: [Int32] = [-1, -1]
     if pipe(&ends) != 0 { ends = [-1, -1] }
     readEnd = ends[0]
@@ -42,7 +44,7 @@ package final class LiveControl: @unchecked Sendable {
   /// A descriptor whose closing also asks to stop (standard output when it is a pipe: its
   /// reader leaving, `| head`, ends a wait that no new record would end): watched for errors
   /// and hang-ups only. -1 for none.
-  package var watchedOutput: Int32 = -1
+  package let watchedOutput: Int32
 
   package var stopRequested: Bool { wait(milliseconds: 0) }
 
@@ -111,9 +113,7 @@ final class FileFollower: LiveInputWaiting {
         return false
       }
       var named = stat()
-      let found = (path + [0]).withUnsafeBufferPointer { bytes in
-        bytes.withMemoryRebound(to: CChar.self) { stat($0.baseAddress!, &named) == 0 }
-      }
+      let found = withCPath(path) { stat($0, &named) == 0 }
       // A name that names nothing for now (between the rename and the new file) is waited for.
       if found && (named.st_ino != open.st_ino || named.st_dev != open.st_dev) {
         change = .replaced
@@ -127,36 +127,5 @@ final class FileFollower: LiveInputWaiting {
       return false
     }
     return true
-  }
-}
-
-/// The write end of the live control's self-pipe, for the signal handler (set before the
-/// handler is installed, read only by it).
-nonisolated(unsafe) private var signalPipe: Int32 = -1
-
-/// SIGINT, SIGTERM and SIGHUP ask the live read to stop: the handler only writes one byte to
-/// the control's self-pipe (async-signal-safe); every wait of the reader watches that pipe.
-package struct SignalStop {
-  package static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
-
-  package init(_ control: LiveControl) {
-    signalPipe = control.writeDescriptor
-    // A parent may have started us with these blocked (they are inherited: a thread pool's
-    // thread spawning us); threads started from here on inherit this thread's mask.
-    var unblocked = sigset_t()
-    sigemptyset(&unblocked)
-    for number in Self.signals { sigaddset(&unblocked, number) }
-    _ = pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
-    for number in Self.signals {
-      _ = signal(number) { _ in
-        var byte: UInt8 = 1
-        _ = write(signalPipe, &byte, 1)
-      }
-    }
-  }
-
-  /// Back to the default dispositions (a second Ctrl-C after the end kills, as usual).
-  package func restore() {
-    for number in Self.signals { _ = signal(number, SIG_DFL) }
   }
 }

@@ -55,6 +55,7 @@ public final class MonitorSocketReader: CaptureReader {
     guard descriptor >= 0 else { throw Self.failure("socket", errno) }
     // struct sockaddr_hci { sa_family_t family; unsigned short dev; unsigned short channel; }
     var address: (UInt16, UInt16, UInt16) = (UInt16(Self.bluetoothFamily), Self.noDevice, Self.monitorChannel)
+    // Safety: the tuple is laid out as sockaddr_hci (three u16s, 6 bytes), and lent for the call.
     let bound = withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, 6) }
     }
@@ -96,6 +97,7 @@ public final class MonitorSocketReader: CaptureReader {
     var values = [UInt32](repeating: 0, count: 16)
     var length = socklen_t(values.count * MemoryLayout<UInt32>.size)
     let soMeminfo: Int32 = 55
+    // Safety: the kernel writes at most `length` bytes, the array's size, and says how many.
     let status = values.withUnsafeMutableBytes { getsockopt(descriptor, SOL_SOCKET, soMeminfo, $0.baseAddress, &length) }
     guard status == 0, Int(length) >= 9 * MemoryLayout<UInt32>.size else { return nil }
     return Int(values[8])
@@ -159,9 +161,7 @@ public final class MonitorSocketReader: CaptureReader {
         throw .readFailed("Bluetooth monitor: \(String(cString: strerror(errno)))")
       }
       if length == 0 { return false }
-      let parsed = buffer.withUnsafeBufferPointer { all in
-        Self.parse(datagram: UnsafeBufferPointer(rebasing: all[0..<min(length, all.count)]), timestamp: Self.timestamp(time), into: &record)
-      }
+      let parsed = Self.parse(datagram: buffer[0..<min(length, buffer.count)], timestamp: Self.timestamp(time), into: &record)
       switch parsed {
       case .tooShort:
         malformed += 1
@@ -231,12 +231,13 @@ public final class MonitorSocketReader: CaptureReader {
 
   /// Makes one monitor datagram (opcode, controller index, length, little-endian; the payload)
   /// into `record`, reusing its byte buffer. Pure: the socket reader and the fuzz target share it.
-  package static func parse(datagram: UnsafeBufferPointer<UInt8>, timestamp: Int64, into record: inout CaptureRecord) -> Datagram {
+  package static func parse(datagram: ArraySlice<UInt8>, timestamp: Int64, into record: inout CaptureRecord) -> Datagram {
     guard datagram.count >= 6 else { return .tooShort }
-    let opcode = UInt16(datagram[0]) | UInt16(datagram[1]) << 8
-    let index = UInt16(datagram[2]) | UInt16(datagram[3]) << 8
-    let declared = Int(UInt16(datagram[4]) | UInt16(datagram[5]) << 8)
-    let payload = UnsafeBufferPointer(rebasing: datagram[6...])
+    let at = datagram.startIndex
+    let opcode = UInt16(datagram[at]) | UInt16(datagram[at + 1]) << 8
+    let index = UInt16(datagram[at + 2]) | UInt16(datagram[at + 3]) << 8
+    let declared = Int(UInt16(datagram[at + 4]) | UInt16(datagram[at + 5]) << 8)
+    let payload = datagram[(at + 6)...]
     (record.kind, record.direction) = MonitorOpcode.kind(opcode)
     record.adapter = index
     record.timestamp = timestamp
@@ -254,9 +255,11 @@ public final class MonitorSocketReader: CaptureReader {
 
   /// One datagram into `buffer`; `time` from the kernel's stamp (else now).
   func receive(_ time: inout timeval) -> Int {
+    // Safety: recvmsg is lent both arrays, with their sizes, and the iovec for this one call.
     let count = buffer.withUnsafeMutableBytes { bytes -> Int in
       controlBuffer.withUnsafeMutableBytes { controlBytes -> Int in
         var vector = iovec(iov_base: bytes.baseAddress, iov_len: bytes.count)
+        // Safety: as above: the iovec outlives the call that reads it.
         return withUnsafeMutablePointer(to: &vector) { vectorPointer -> Int in
           var message = msghdr()
           message.msg_iov = vectorPointer
@@ -269,6 +272,7 @@ public final class MonitorSocketReader: CaptureReader {
           var header = CMSG_FIRSTHDR_portable(&message)
           while let current = header {
             if current.pointee.cmsg_level == SOL_SOCKET && current.pointee.cmsg_type == SCM_TIMESTAMP {
+              // Safety: a SCM_TIMESTAMP message holds a timeval after its header, within the control buffer.
               let data = UnsafeRawPointer(current) + MemoryLayout<cmsghdr>.stride
               time = data.loadUnaligned(as: timeval.self)
               stamped = true
@@ -309,15 +313,18 @@ package enum MonitorAdapterEvent: Sendable, Equatable {
 }
 
 // The CMSG macros, which Swift does not import.
+// Safety: the first header only when the control buffer holds one whole.
 private func CMSG_FIRSTHDR_portable(_ message: UnsafeMutablePointer<msghdr>) -> UnsafeMutablePointer<cmsghdr>? {
   guard Int(message.pointee.msg_controllen) >= MemoryLayout<cmsghdr>.size, let control = message.pointee.msg_control else { return nil }
   return control.assumingMemoryBound(to: cmsghdr.self)
 }
 
+// Safety: the next header only when it lies whole inside the control buffer (checked below).
 private func CMSG_NXTHDR_portable(_ message: UnsafeMutablePointer<msghdr>, _ header: UnsafeMutablePointer<cmsghdr>) -> UnsafeMutablePointer<cmsghdr>? {
   let align = MemoryLayout<Int>.size
   let length = (Int(header.pointee.cmsg_len) + align - 1) & ~(align - 1)
   guard length > 0, let control = message.pointee.msg_control else { return nil }
+  // Safety: compared with the buffer's end before it is handed back.
   let next = UnsafeMutableRawPointer(header) + length
   let end = control + Int(message.pointee.msg_controllen)
   guard next + MemoryLayout<cmsghdr>.size <= end else { return nil }

@@ -60,7 +60,7 @@ public struct PcapLinkType: Sendable, Hashable {
     record.followsDamage = false
     record.bytes.removeAll(keepingCapacity: true)
     header.air?.append(to: &record.bytes)
-    record.bytes.append(contentsOf: packet[(packet.startIndex + min(max(header.offset, 0), packet.count))..<packet.endIndex].buffer)
+    record.bytes.append(contentsOf: packet[(packet.startIndex + min(max(header.offset, 0), packet.count))..<packet.endIndex])
     record.originalLength = header.originalLength ?? record.bytes.count
     return header.snifferClock
   }

@@ -17,6 +17,7 @@ import CPcap
 public final class PcapReader: CaptureReader {
   let input: InputSource
   let handle: OpaquePointer
+  // Safety: the stream libpcap reads; `pcap_close` in `deinit` closes it, and nothing else does after `init`.
   let file: UnsafeMutablePointer<FILE>
   /// The link type of the capture's packets (its writer writes the same packets back).
   public let linkType: PcapLinkType
@@ -39,6 +40,7 @@ public final class PcapReader: CaptureReader {
       let handle = pcap_fopen_offline_with_tstamp_precision(file, UInt32(PCAP_TSTAMP_PRECISION_MICRO), &errorBuffer)
     else {
       fclose(file)
+      // Safety: libpcap writes a NUL-terminated message within PCAP_ERRBUF_SIZE; the array has one byte more, zeroed.
       let text = errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
       throw .damaged(frame: 0, offset: 0, reason: "\(isPcapNG ? "pcapng" : "pcap") header: \(text)")
     }
@@ -72,6 +74,7 @@ public final class PcapReader: CaptureReader {
   /// Reads the next packet into `record`, reusing its byte buffer.
   public func next(into record: inout CaptureRecord) throws(CaptureError) -> Bool {
     while true {
+      // Safety: libpcap's header and data stay valid until the next pcap_next_ex; both are read before it.
       var headerPointer: UnsafeMutablePointer<pcap_pkthdr>?
       var dataPointer: UnsafePointer<UInt8>?
       let recordOffset = isPcapNG ? currentFileOffset() : nextOffset
@@ -88,6 +91,7 @@ public final class PcapReader: CaptureReader {
       frames = frame
       let captured = Int(header.caplen)
       nextOffset = nextOffset.saturatingAdd(16 + Int64(captured))
+      // Safety: libpcap's `caplen` bytes at `data`, valid until the next pcap_next_ex; the view is gone before it.
       let snifferClock = linkType.read(ByteView.pinned(UnsafeBufferPointer(start: data, count: captured), count: captured), Int(header.len), into: &record)
       // pcapng carries 64-bit timestamps in any unit: seconds far out of range must clamp, not trap.
       if checksClock {
@@ -107,22 +111,26 @@ public final class PcapReader: CaptureReader {
     return position >= 0 ? Int64(position) : input.position
   }
 
+  // Safety: the stream's cookie holds one retain of `input`, released by its close function.
   static func makeFile(_ input: InputSource) -> UnsafeMutablePointer<FILE>? {
     let cookie = Unmanaged.passRetained(input).toOpaque()
     #if canImport(Glibc) || canImport(Musl)
     var functions = bledissect_cookie_functions()
     functions.read = { cookie, buffer, size in
+      // Safety: the cookie is alive (retained until close); stdio lends `size` bytes at `buffer`.
       let source = Unmanaged<InputSource>.fromOpaque(cookie!).takeUnretainedValue()
       return source.readThrough(into: UnsafeMutableRawPointer(buffer!), max: size)
     }
     functions.seek = { cookie, offset, whence in
       // Only "where am I" is supported, so ftell works; libpcap never seeks otherwise.
       guard let offset, offset.pointee == 0, whence == SEEK_CUR else { return -1 }
+      // Safety: the cookie is alive (retained until close).
       let source = Unmanaged<InputSource>.fromOpaque(cookie!).takeUnretainedValue()
       offset.pointee = source.position
       return 0
     }
     functions.close = { cookie in
+      // Safety: the one release of the retain taken above; stdio calls close once.
       Unmanaged<InputSource>.fromOpaque(cookie!).release()
       return 0
     }
@@ -134,15 +142,18 @@ public final class PcapReader: CaptureReader {
     return funopen(
       cookie,
       { cookie, buffer, size in
+        // Safety: the cookie is alive (retained until close); stdio lends `size` bytes at `buffer`.
         let source = Unmanaged<InputSource>.fromOpaque(cookie!).takeUnretainedValue()
         return Int32(source.readThrough(into: UnsafeMutableRawPointer(buffer!), max: Int(size)))
       },
       nil,
       { cookie, offset, whence in
         guard offset == 0, whence == SEEK_CUR else { return -1 }
+        // Safety: the cookie is alive (retained until close).
         return fpos_t(Unmanaged<InputSource>.fromOpaque(cookie!).takeUnretainedValue().position)
       },
       { cookie in
+        // Safety: the one release of the retain taken above; stdio calls close once.
         Unmanaged<InputSource>.fromOpaque(cookie!).release()
         return 0
       })

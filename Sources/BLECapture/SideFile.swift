@@ -70,7 +70,7 @@ package final class SideFile {
     var chunk = [UInt8](repeating: 0, count: 64 << 10)
     while bytes.count < count, !ended {
       let wanted = min(chunk.count, count - bytes.count)
-      let got = chunk.withUnsafeMutableBytes { systemRead(descriptor, $0.baseAddress!, wanted) }
+      let got = readDescriptor(descriptor, into: &chunk, count: wanted)
       if got > 0 {
         bytes += chunk[0..<got]
         noWriter = false
@@ -115,9 +115,4 @@ package final class SideFile {
       throw Failure(reason: String(cString: strerror(error)))
     }
   }
-}
-
-/// `read(2)`, named apart from `SideFile.read`.
-@inline(__always) private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
-  read(descriptor, buffer, count)
 }

@@ -151,7 +151,7 @@ package enum ZipArchive {
     if input.fd < 0 {
       // Bytes in memory (fuzz targets): the entry's compressed bytes, copied.
       let bytes = try readAt(input, offset: dataOffset, count: Int(entry.compressedSize))
-      let source = bytes.withUnsafeBufferPointer { InputSource(bytes: $0, name: "\(input.name):\(entry.shownName)") }
+      let source = InputSource(bytes: bytes, name: "\(input.name):\(entry.shownName)")
       source.declared = declaredContent(entry)
       source.inflationLimits = input.inflationLimits
       if entry.method == 8 {
@@ -159,7 +159,7 @@ package enum ZipArchive {
       } else {
         // Stored: all there already; counted now, checked where a file's read would end.
         source.declared?.seen = Int64(bytes.count)
-        source.declared?.running = bytes.withUnsafeBufferPointer { Deflate.crc32(0, $0) }
+        source.declared?.running = Deflate.crc32(bytes)
         source.declaredCountedInMemory = true
       }
       return source
@@ -198,7 +198,7 @@ package enum ZipArchive {
     var bytes = [UInt8](repeating: 0, count: count)
     var done = 0
     while done < count {
-      let got = bytes.withUnsafeMutableBytes { pread(input.fd, $0.baseAddress! + done, count - done, off_t(offset + Int64(done))) }
+      let got = readDescriptor(input.fd, into: &bytes, at: done, count: count - done, fileOffset: offset + Int64(done))
       if got < 0 && errno == EINTR { continue }
       if got < 0 { throw .readFailed(String(cString: strerror(errno))) }
       if got == 0 { throw .corrupt("zip archive ends early (at byte \(offset + Int64(done)))") }

@@ -4,12 +4,15 @@
 /// view is never stored: whatever outlives the decoding of a frame copies its bytes
 /// (`Array(view)`, `FieldList.bytes`, `SummaryLine.appendBytes`). Passing views around costs no
 /// reference counting, which is what makes them cheaper than array slices on the hot path.
-public struct ByteView: RandomAccessCollection, @unchecked Sendable {
+/// Not Sendable: the bytes are pinned by one thread's call.
+public struct ByteView: RandomAccessCollection {
   /// The byte at absolute offset 0 of the pinned buffer.
+  // Safety: read only at indices checked against `startIndex..<endIndex`, which the lender pins.
   @usableFromInline let base: UnsafePointer<UInt8>
   public let startIndex: Int
   public let endIndex: Int
 
+  // Safety: callers (the pinning functions, readers splitting a view) pass bounds within pinned bytes.
   @inlinable init(base: UnsafePointer<UInt8>, startIndex: Int, endIndex: Int) {
     self.base = base
     self.startIndex = startIndex
@@ -31,32 +34,61 @@ public struct ByteView: RandomAccessCollection, @unchecked Sendable {
   @inlinable public func index(after i: Int) -> Int { i + 1 }
   @inlinable public func index(before i: Int) -> Int { i - 1 }
 
-  /// The bytes as a buffer (for copying them out).
-  @inlinable public var buffer: UnsafeBufferPointer<UInt8> {
+  /// The bytes as a buffer, for the homes of unsafe code (the output buffer's copies).
+  // Safety: exactly the view's bytes; valid as long as the view, which its lender pins.
+  @inlinable package var buffer: UnsafeBufferPointer<UInt8> {
     UnsafeBufferPointer(start: base + startIndex, count: count)
   }
 
+  // Safety: as `buffer`: the lent bytes, for the call only (array copies use it).
   @inlinable public func withContiguousStorageIfAvailable<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
     try body(buffer)
   }
 
+  /// A view of a literal's bytes, which live as long as the program (`utf8Start` traps for a
+  /// literal held as one scalar).
+  @inlinable @inline(__always) public init(_ literal: StaticString) {
+    self.init(base: literal.utf8Start, startIndex: 0, endIndex: literal.utf8CodeUnitCount)
+  }
+
+  /// Pins `text`'s UTF-8 bytes (in place for a native string) and hands `body` a view of them,
+  /// 0-based.
+  @inlinable public static func pinning<R>(utf8 text: String, _ body: (ByteView) -> R) -> R {
+    refuseEscape(R.self)
+    var text = text
+    // Safety: withUTF8 keeps the bytes alive and unchanged while `body` runs.
+    return text.withUTF8 { body(pinned($0, count: $0.count)) }
+  }
+
   /// Pins `bytes` and hands `body` a view of them, 0-based.
   @inlinable public static func pinning<R, E: Error>(_ bytes: [UInt8], _ body: (ByteView) throws(E) -> R) throws(E) -> R {
-    try bytes.withUnsafeBufferPointer { (buffer) throws(E) -> R in try body(pinned(buffer, count: buffer.count)) }
+    refuseEscape(R.self)
+    // Safety: the array's storage is pinned and unchanged while `body` runs; views do not outlive it.
+    return try bytes.withUnsafeBufferPointer { (buffer) throws(E) -> R in try body(pinned(buffer, count: buffer.count)) }
   }
 
   /// Pins `bytes` (a slice) and hands `body` a view of them, 0-based.
   @inlinable public static func pinning<R, E: Error>(_ bytes: ArraySlice<UInt8>, _ body: (ByteView) throws(E) -> R) throws(E) -> R {
-    try bytes.withUnsafeBufferPointer { (buffer) throws(E) -> R in try body(pinned(buffer, count: buffer.count)) }
+    refuseEscape(R.self)
+    // Safety: as above, for the slice's part of the storage.
+    return try bytes.withUnsafeBufferPointer { (buffer) throws(E) -> R in try body(pinned(buffer, count: buffer.count)) }
   }
 
   /// A view of memory the caller keeps alive and unchanged for as long as the view is used.
+  // Safety: the caller's promise above; the view never reads past `min(count, buffer.count)`.
   @inlinable public static func pinned(_ buffer: UnsafeBufferPointer<UInt8>, count: Int) -> ByteView {
     ByteView(base: buffer.baseAddress ?? emptyBase, startIndex: 0, endIndex: Swift.min(count, buffer.count))
   }
 
+  /// Stops a pinning function from handing back the view or reader it lent (they would point
+  /// into bytes no longer pinned). Free where `R` is known, which is everywhere but in generic code.
+  @inlinable @inline(__always) static func refuseEscape<R>(_ result: R.Type) {
+    precondition(R.self != ByteView.self && R.self != ByteReader.self, "a view or reader handed back from the bytes it pins")
+  }
+
   /// Where empty views point (an empty array may have no storage); never read, since every
   /// read is checked against the view's bounds first.
+  // Safety: never dereferenced: an empty view has no index to read.
   @inlinable static var emptyBase: UnsafePointer<UInt8> { UnsafePointer(bitPattern: 1)! }
 }
 
@@ -65,8 +97,10 @@ public struct ByteView: RandomAccessCollection, @unchecked Sendable {
 /// Every read checks what remains first and throws a `DecodeError` carrying the layer and the
 /// offset instead of trapping. The reader does not own its bytes: it reads a `ByteView`, so
 /// splitting a record into layers copies nothing and costs no reference counting. Readers are
-/// made over pinned bytes (`ByteReader.reading`, or from a view) and never stored.
-public struct ByteReader: @unchecked Sendable {
+/// made over pinned bytes (`ByteReader.reading`, or from a view) and never stored. Not
+/// Sendable: the bytes are pinned by one thread's call.
+public struct ByteReader {
+  // Safety: read only after `require` checked the bytes lie before `endOffset`, within the pinned view.
   @usableFromInline let base: UnsafePointer<UInt8>
   /// Absolute offset of the next byte to read.
   public var offset: Int { _offset }
@@ -84,6 +118,7 @@ public struct ByteReader: @unchecked Sendable {
     self.layer = layer
   }
 
+  // Safety: callers (`readReader`) pass a part of this reader's own checked bounds.
   @inlinable init(base: UnsafePointer<UInt8>, offset: Int, endOffset: Int, layer: ProtocolLayer) {
     self.base = base
     self._offset = offset

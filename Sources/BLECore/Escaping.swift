@@ -22,22 +22,21 @@ public enum Escaping {
   /// Whether UTF-8 text holds a control character (C0, DEL, or C1 as C2 80–C2 9F) or a line or
   /// paragraph separator (E2 80 A8, E2 80 A9): the check
   /// writers make before taking the slow path.
-  public static func containsControl(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-    var index = 0
-    let count = bytes.count
-    while index < count {
+  public static func containsControl(utf8 bytes: ByteView) -> Bool {
+    var index = bytes.startIndex
+    let end = bytes.endIndex
+    while index < end {
       let byte = bytes[index]
       if byte < 0x20 || byte == 0x7F { return true }
-      if byte == 0xC2, index + 1 < count, (0x80...0x9F).contains(bytes[index + 1]) { return true }
-      if byte == 0xE2, index + 2 < count, bytes[index + 1] == 0x80, bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9 { return true }
+      if byte == 0xC2, index + 1 < end, (0x80...0x9F).contains(bytes[index + 1]) { return true }
+      if byte == 0xE2, index + 2 < end, bytes[index + 1] == 0x80, bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9 { return true }
       index += 1
     }
     return false
   }
 
   public static func containsControl(_ text: String) -> Bool {
-    var copy = text
-    return copy.withUTF8 { containsControl(utf8: $0) }
+    ByteView.pinning(utf8: text) { containsControl(utf8: $0) }
   }
 
   /// `text` in `style`, cut after `limit` characters (then `…`).

@@ -107,7 +107,7 @@ public struct FieldList: Sendable {
   }
 
   /// Fields in use are `stored[0..<used]`; clearing resets `used` (plain data), in O(1).
-  @usableFromInline var stored: [Stored] = []
+  @usableFromInline var stored: ContiguousArray<Stored> = []
   @usableFromInline var used = 0
   @usableFromInline var strings: [String] = []
   /// Byte runs, copied out of the frame's bytes; a `.bytes` value names its run.
@@ -174,8 +174,8 @@ public struct FieldList: Sendable {
 
   /// The fields in use, read in place (renderers' hot path: copying a stored field onto the
   /// stack and reading it back costs more than reading it where it is).
-  @inlinable @inline(__always) package func withStoredFields<R>(_ body: (UnsafeBufferPointer<Stored>) -> R) -> R {
-    stored.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<used])) }
+  @inlinable @inline(__always) package func withStoredFields<R>(_ body: (Span<Stored>) -> R) -> R {
+    body(stored.span.extracting(0..<used))
   }
 
   /// The stored field at `index`, without materializing strings or bytes (renderers' hot path).
@@ -183,7 +183,7 @@ public struct FieldList: Sendable {
   @inline(__always) public func string(slot: Int) -> String { strings[slot] }
   @inline(__always) public func bytes(slot: Range<Int>) -> ArraySlice<UInt8> { byteArena[slot] }
   /// The bytes of `slot` without a copy or a retain (renderers' hot path).
-  @inlinable @inline(__always) package func withBytes<R>(slot: Range<Int>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+  @inlinable @inline(__always) package func withBytes<R>(slot: Range<Int>, _ body: (ByteView) -> R) -> R {
     byteArena.withBytes(slot, body)
   }
 
@@ -247,7 +247,7 @@ public struct FieldList: Sendable {
     byteArena.append(contentsOf: data)
   }
 
-  @inlinable mutating func keep(_ view: ByteView) -> Range<Int> { byteArena.append(view.buffer) }
+  @inlinable mutating func keep(_ view: ByteView) -> Range<Int> { byteArena.append(view) }
 
   public mutating func removeAll() {
     used = 0

@@ -60,10 +60,9 @@ public struct Name: Sendable, ExpressibleByStringLiteral, CustomStringConvertibl
   }
 
   /// Lends the text's UTF-8 bytes to `body`.
-  @inlinable @inline(__always) public func withUTF8Buffer<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-    if case .literal(let text) = storage { return text.withUTF8Buffer(body) }
-    var text = outOfLineText()
-    return text.withUTF8(body)
+  @inlinable @inline(__always) public func withUTF8<R>(_ body: (ByteView) -> R) -> R {
+    if case .literal(let text) = storage { return body(ByteView(text)) }
+    return ByteView.pinning(utf8: outOfLineText(), body)
   }
 }
 
@@ -100,7 +99,7 @@ public struct NameCache: Sendable {
 extension Name: Equatable {
   /// Names with the same text are equal (a literal and an interned name too).
   public static func == (a: Name, b: Name) -> Bool {
-    a.withUTF8Buffer { first in b.withUTF8Buffer { first.elementsEqual($0) } }
+    a.withUTF8 { first in b.withUTF8 { first.elementsEqual($0) } }
   }
 }
 
@@ -112,19 +111,16 @@ extension Name: Equatable {
 public enum NameTable {
   public static let maximumBytes = 4 << 20
 
-  /// The table and its lock (a semaphore of one: portable, nothing to allocate or free by hand).
-  private final class Store: @unchecked Sendable {
-    private let lock = DispatchSemaphore(value: 1)
-    private var texts: [String] = []
+  /// The table, behind a lock.
+  struct Store {
+    var texts: [String] = []
     /// The place of `texts[0]`: places below it were released (`releaseAll`) and are never
     /// given out again.
-    private var first = 0
+    var first = 0
     /// Bytes interned so far (each text counts one byte more, as a literal's NUL).
-    private var used = 0
+    var used = 0
 
-    func intern(_ text: String, cost: Int) -> Int? {
-      lock.wait()
-      defer { lock.signal() }
+    mutating func intern(_ text: String, cost: Int) -> Int? {
       guard used + cost <= NameTable.maximumBytes else { return nil }
       used += cost
       texts.append(text)
@@ -132,36 +128,32 @@ public enum NameTable {
     }
 
     func text(at place: Int) -> String {
-      lock.wait()
-      defer { lock.signal() }
       let index = place - first
       return texts.indices.contains(index) ? texts[index] : "?"
     }
 
-    func releaseAll() {
-      lock.wait()
-      defer { lock.signal() }
+    mutating func releaseAll() {
       first += texts.count
       texts = []
       used = 0
     }
   }
 
-  private static let store = Store()
+  private static let store = Locked(Store())
 
   /// A name with `text`, or nil for an empty text or past the budget. Call it while loading,
   /// not per frame.
   public static func intern(_ text: String) -> Name? {
     let cost = text.utf8.count + 1
     guard cost > 1 else { return nil }
-    return store.intern(text, cost: cost).map(Name.init(interned:))
+    return store.withLock { $0.intern(text, cost: cost) }.map(Name.init(interned:))
   }
 
   /// The text at `place`; "?" for a place released since (`releaseAll`).
-  static func text(at place: Int) -> String { store.text(at: place) }
+  static func text(at place: Int) -> String { store.withLock { $0.text(at: place) } }
 
   /// Drops every text interned so far and restores the budget. Only for a process that reads
   /// decoder files again and again (the `decoders` fuzz target, after each input): a name
   /// interned before reads as "?" afterwards.
-  package static func releaseAll() { store.releaseAll() }
+  package static func releaseAll() { store.withLock { $0.releaseAll() } }
 }

@@ -12,6 +12,7 @@
 public enum SystemWrite {
   /// Writes `count` bytes from `bytes`; nil when all were written, else the `errno` of the
   /// failing call (`EIO` when the system wrote nothing without saying why).
+  // Safety: the caller lends `count` readable bytes at `bytes` for the call.
   public static func all(_ descriptor: Int32, _ bytes: UnsafeRawPointer, count: Int) -> Int32? {
     var written = 0
     while written < count {
@@ -28,10 +29,14 @@ public enum SystemWrite {
 
   /// `all` over an array's bytes.
   public static func all(_ descriptor: Int32, _ bytes: [UInt8]) -> Int32? {
-    bytes.withUnsafeBytes { buffer in
-      guard let base = buffer.baseAddress else { return nil }
-      return all(descriptor, base, count: buffer.count)
-    }
+    ByteView.pinning(bytes) { all(descriptor, $0) }
+  }
+
+  /// `all` over lent bytes.
+  public static func all(_ descriptor: Int32, _ bytes: ByteView) -> Int32? {
+    guard !bytes.isEmpty else { return nil }
+    // Safety: the view's bytes are pinned for this call; write(2) reads `count` of them from its start.
+    return all(descriptor, UnsafeRawPointer(bytes.base + bytes.startIndex), count: bytes.count)
   }
 
   /// The system's words for `code` ("Broken pipe").

@@ -75,8 +75,7 @@ public enum SummaryPart: Sendable, Equatable {
 /// into a buffer that is emptied by resetting a count, and a renderer copies the text out in
 /// one go. Appending costs no allocation and no reference counting once the buffer has grown.
 public struct SummaryLine: Sendable {
-  @usableFromInline var storage: [UInt8] = []
-  @usableFromInline var used = 0
+  @usableFromInline var bytes = ByteArena()
   /// Whether the first part was a `.hex` (a handle): such words continue the title.
   @usableFromInline var _startsWithHex = false
   public var startsWithHex: Bool { _startsWithHex }
@@ -85,56 +84,42 @@ public struct SummaryLine: Sendable {
 
   public init() {}
 
-  public var isEmpty: Bool { used == 0 }
+  public var isEmpty: Bool { bytes.isEmpty }
   /// The text's length in bytes.
-  public var byteCount: Int { used }
+  public var byteCount: Int { bytes.count }
   /// Bytes the line holds room for.
-  public var capacity: Int { storage.count }
+  public var capacity: Int { bytes.capacity }
 
   /// The words as a String (tests, tools; renderers copy the bytes).
-  public var text: String { String(decoding: storage[0..<used], as: UTF8.self) }
+  public var text: String { withText { String(decoding: $0, as: UTF8.self) } }
 
   /// The text in place.
-  @inlinable @inline(__always) package func withText<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-    storage.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<used])) }
-  }
-
-  /// Makes room for `extra` bytes, lets `body` write them at the end, and keeps what it says
-  /// it wrote (at most `extra`).
-  @inlinable @inline(__always) mutating func write(reserving extra: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
-    if used &+ extra > storage.count { grow(used &+ extra) }
-    let start = used
-    let written = storage.withUnsafeMutableBufferPointer { body($0.baseAddress! + start) }
-    used = start &+ Swift.min(written, extra)
-  }
-
-  @usableFromInline mutating func grow(_ needed: Int) {
-    // Geometric, like an array, so appends stay amortized O(1).
-    storage.append(contentsOf: repeatElement(0, count: Swift.max(needed - storage.count, storage.count, 64)))
+  @inlinable @inline(__always) package func withText<R>(_ body: (ByteView) -> R) -> R {
+    bytes.withBytes(0..<bytes.count, body)
   }
 
   /// Appends every word of `other`.
   public mutating func append(contentsOf other: SummaryLine) {
-    if used == 0 { _startsWithHex = other.startsWithHex }
-    other.withText { appendUTF8($0) }
+    if bytes.isEmpty { _startsWithHex = other.startsWithHex }
+    other.withText { _ = bytes.append($0) }
   }
 
   /// Inlined (in other modules too), so a part spelled at the call site is formatted directly
   /// (the enum is never built and passed by address).
   @inlinable @inline(__always) public mutating func append(_ part: SummaryPart) {
-    if used == 0 {
+    if bytes.isEmpty {
       if case .hex = part { _startsWithHex = true } else { _startsWithHex = false }
     }
     switch part {
     case .text(let words):
       if let text = words.staticString {
-        appendUTF8(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        _ = bytes.append(ByteView(text))
       } else {
         appendName(words)
       }
-    case .number(let value): write(reserving: TextFormat.maximumDecimal) { TextFormat.decimal(Int64(value), to: $0) }
+    case .number(let value): bytes.compose(maximumBytes: TextFormat.maximumDecimal) { $0.number(value) }
     case let .hex(value, width):
-      write(reserving: Int(width) &+ 2) { TextFormat.hexPrefixed(value, width: Int(width), to: $0) }
+      bytes.compose(maximumBytes: Int(width) &+ 2) { $0.hexPrefixed(value, width: Int(width)) }
     case .real, .string, .bytes: appendOwned(part)
     }
   }
@@ -143,18 +128,17 @@ public struct SummaryLine: Sendable {
   /// measurement's words come to eight parts or more). `maximumBytes` bounds what `body` may
   /// write (`TextComposer` leaves out a part that would pass it).
   @inlinable @inline(__always) public mutating func compose(maximumBytes: Int, _ body: (inout TextComposer) -> Void) {
-    if used == 0 { _startsWithHex = false }
-    write(reserving: maximumBytes) { target in
-      var composer = TextComposer(target: target, limit: maximumBytes)
-      body(&composer)
-      return composer.count
-    }
+    if bytes.isEmpty { _startsWithHex = false }
+    bytes.compose(maximumBytes: maximumBytes, body)
   }
 
   /// A name whose text is looked up (an interned name, a user's decoder's).
   @usableFromInline @inline(never) mutating func appendName(_ name: Name) {
-    var text = names.text(of: name)
-    text.withUTF8 { appendUTF8($0) }
+    appendString(names.text(of: name))
+  }
+
+  @usableFromInline mutating func appendString(_ text: String) {
+    ByteView.pinning(utf8: text) { _ = bytes.append($0) }
   }
 
   /// Parts that take more than a few instructions (or a String).
@@ -164,48 +148,36 @@ public struct SummaryLine: Sendable {
     case .number, .hex: append(part)
     case let .real(value, places):
       if let fixed = FixedDecimal(value, places: places) {
-        write(reserving: TextFormat.maximumReal) { TextFormat.fixed(fixed, to: $0) }
+        bytes.compose(maximumBytes: TextFormat.maximumReal) { $0.fixed(fixed) }
       } else {
-        var description = value.description  // 1e+20, inf, nan: too large for fixed decimals
-        description.withUTF8 { appendUTF8($0) }
+        appendString(value.description)  // 1e+20, inf, nan: too large for fixed decimals
       }
-    case .string(var words):
-      words.withUTF8 { appendUTF8($0) }
-    case .bytes(let data):
-      data.withUnsafeBufferPointer { appendHexBytes($0) }
-    }
-  }
-
-  @inlinable @inline(__always) mutating func appendUTF8(_ bytes: UnsafeBufferPointer<UInt8>) {
-    guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-    write(reserving: bytes.count) { target in
-      target.update(from: source, count: bytes.count)
-      return bytes.count
+    case .string(let words): appendString(words)
+    case .bytes(let data): ByteView.pinning(data) { appendHexBytes($0) }
     }
   }
 
   /// Bytes shown as hex, at most `SummaryPart.maximumBytes` of them, then " …".
-  mutating func appendHexBytes(_ data: UnsafeBufferPointer<UInt8>) {
-    let shown = UnsafeBufferPointer(rebasing: data.prefix(SummaryPart.maximumBytes))
-    write(reserving: shown.count * 3) { TextFormat.hexBytes(shown, separator: 0x20, to: $0) }
+  mutating func appendHexBytes(_ data: ByteView) {
+    let shown = data.prefix(SummaryPart.maximumBytes)
+    bytes.compose(maximumBytes: shown.count * 3) { $0.hexBytes(shown, separator: 0x20) }
     if data.count > SummaryPart.maximumBytes { append(.text(" …")) }
   }
 
   /// Bytes shown as hex, from a view (views do not outlive decoding).
   public mutating func appendBytes(_ view: ByteView) {
-    if used == 0 { _startsWithHex = false }
-    appendHexBytes(view.buffer)
+    if bytes.isEmpty { _startsWithHex = false }
+    appendHexBytes(view)
   }
 
   public mutating func removeAll(keepingCapacity: Bool = true) {
-    used = 0
     _startsWithHex = false
-    if !keepingCapacity { storage = [] }
+    if keepingCapacity { bytes.removeAll() } else { bytes = ByteArena() }
   }
 
   /// Forgets the words and, when the buffer grew past `limit`, lets it go.
   public mutating func release(ifLargerThan limit: Int) {
-    removeAll(keepingCapacity: storage.count <= limit)
+    removeAll(keepingCapacity: bytes.capacity <= limit)
   }
 }
 
@@ -368,7 +340,7 @@ public struct DissectedFrame: Sendable {
   }
 
   /// Copies a raw value into `valueBytes`; returns where it is.
-  mutating func keepValue(_ view: ByteView) -> Range<Int> { valueBytes.append(view.buffer) }
+  mutating func keepValue(_ view: ByteView) -> Range<Int> { valueBytes.append(view) }
 
   /// The raw bytes of `range` in `valueBytes` (a fact's `rawValue`).
   public func valueBytes(_ range: Range<Int>) -> ArraySlice<UInt8> { valueBytes[range] }

@@ -203,8 +203,9 @@ public struct AttributeFact: Sendable {
   @inlinable public func value<Value: CharacteristicValue>(as type: Value.Type) -> Value? {
     guard hasValue else { return nil }
     func same<Stored: CharacteristicValue>(_ value: Stored) -> Value? {
-      if Stored.self == Value.self { return unsafeBitCast(value, to: Value.self) }
-      if Stored.self == DeclaredValue.self { return unsafeBitCast(value, to: DeclaredValue.self).builtInValue(as: type) }
+      // Returned as `sameType` gives it: unwrapping and wrapping again would copy the value twice.
+      if Stored.self == Value.self { return sameType(value, as: Value.self) }
+      if Stored.self == DeclaredValue.self { return sameType(value, as: DeclaredValue.self)?.builtInValue(as: type) }
       return nil
     }
     return same(typedValue)

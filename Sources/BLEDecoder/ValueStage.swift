@@ -30,9 +30,9 @@ public enum ValueStage {
     let context = frame.storedAttributes[index].valueContext
     if let raw {
       // The fact is changed in place (copying it would copy its value), beside the fields.
-      frame.valueBytes.withBytes(raw) { buffer in
+      frame.valueBytes.withBytes(raw) { view in
         GATTDescription.decodeValue(
-          decoder, registry, ByteView.pinned(buffer, count: buffer.count), &frame.storedAttributes[index], &frame.diagnostics, &frame.malformed,
+          decoder, registry, view, &frame.storedAttributes[index], &frame.diagnostics, &frame.malformed,
           context: context)
       }
     }

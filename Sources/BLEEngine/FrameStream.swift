@@ -329,8 +329,10 @@ struct HeldFrames {
 
 /// A batch of dissected frames handed from the dissecting thread to the consumer's. The
 /// frames are reused batch after batch, so their buffers keep their capacity.
+// Safety: Sendable because a batch is used by one thread at a time, handed over through `BatchQueue`'s lock.
 final class FrameBatch: @unchecked Sendable {
   /// The frames, in memory of their own: reached only through this pointer, never copied.
+  // Safety: `capacity` frames, initialized here and deinitialized in `deinit`; indices kept below `count <= capacity`.
   let frames: UnsafeMutablePointer<DissectedFrame>
   let capacity: Int
   var count = 0
@@ -354,6 +356,7 @@ final class FrameBatch: @unchecked Sendable {
 }
 
 /// A blocking queue of batches between two threads.
+// Safety: `items` and `waited` are read and written only under `lock`.
 final class BatchQueue: @unchecked Sendable {
   private var items: [FrameBatch] = []
   private let lock = NSLock()
@@ -404,6 +407,7 @@ protocol BatchConsuming: AnyObject, Sendable {
 }
 
 /// The consumer's side of a two-thread stream.
+// Safety: `consumer` is used by the consumer's thread only between the thread's start and its join; `isStopped` is under `lock`.
 final class ConsumerSide<Consumer: FrameConsumer>: BatchConsuming, @unchecked Sendable {
   /// Taken by the consumer's thread for the run (a local: no run-time exclusivity checks per
   /// frame), given back when it ends.

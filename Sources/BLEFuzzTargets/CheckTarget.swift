@@ -8,7 +8,7 @@ extension FuzzTarget {
   /// `check`'s analysis over any bytes read as a capture, then both of its writers: every
   /// finding's frames lie within the frames read, the counts add up, and no raw control byte
   /// reaches the text (names and messages come from the capture).
-  static func check(_ bytes: UnsafeBufferPointer<UInt8>) -> Outcome {
+  static func check(_ bytes: [UInt8]) -> Outcome {
     var analysis = ConformanceAnalysis()
     let (opened, stopped) = stream(bytes, into: &analysis)
     var outcome = opened

@@ -7,9 +7,7 @@ extension FuzzTarget {
   /// Opens `bytes` as a capture and runs the stream into `consumer` (one thread, at most
   /// `frameLimit` frames): the records read and the error that ended them, and the stream's
   /// end (nil when the bytes did not open).
-  static func stream<Consumer: FrameConsumer>(
-    _ bytes: UnsafeBufferPointer<UInt8>, into consumer: inout Consumer
-  ) -> (outcome: Outcome, end: FrameStream.End?) {
+  static func stream<Consumer: FrameConsumer>(_ bytes: [UInt8], into consumer: inout Consumer) -> (outcome: Outcome, end: FrameStream.End?) {
     var outcome = Outcome()
     let reader: any CaptureReader
     do {
@@ -36,7 +34,7 @@ extension FuzzTarget {
   /// `diff`'s side of a capture (summary, operation log and exchange ledger, tables), then the
   /// comparison: a capture compared with itself must be equivalent, whatever it holds, and
   /// against an empty side it may only list its devices as missing.
-  static func diff(_ bytes: UnsafeBufferPointer<UInt8>) -> Outcome {
+  static func diff(_ bytes: [UInt8]) -> Outcome {
     var consumer = DiffConsumer()
     let (opened, stopped) = stream(bytes, into: &consumer)
     var outcome = opened

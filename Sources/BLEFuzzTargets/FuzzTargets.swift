@@ -84,14 +84,21 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     package var refusal: String?
   }
 
+  /// Runs the target on the bytes libFuzzer lends (its C entry point), copied first.
+  @discardableResult
+  // Safety: libFuzzer's `data` and `size`, valid for this call; copied before anything reads them.
+  package func run(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
+    run(Array(bytes), keepingJSON: keepingJSON)
+  }
+
   /// Runs the target on `bytes`; traps (precondition) when a promise is broken.
   @discardableResult
-  package func run(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
+  package func run(_ bytes: [UInt8], keepingJSON: Bool = false) -> Outcome {
     switch self {
     case .btsnoop:
       var file = BTSnoopFormat.magic
       file.append(contentsOf: bytes)
-      return file.withUnsafeBufferPointer { Self.read($0, render: false, keepingJSON: false) }
+      return Self.read(file, render: false, keepingJSON: false)
     case .packetlogger:
       // Only PacketLogger: inputs that start like another format belong to other targets.
       if let first = bytes.first, first == 0x62 || first == 0x0A || first == 0xA1 || first == 0xD4 || first == 0x4D {
@@ -117,10 +124,10 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case .gzip:
       var file: [UInt8] = [0x1F, 0x8B]
       file.append(contentsOf: bytes)
-      return file.withUnsafeBufferPointer { Self.read($0, render: false, keepingJSON: false) }
+      return Self.read(file, render: false, keepingJSON: false)
     case .bugreport:
       guard let text = Self.bugreportText(bytes) else { return Outcome(skipped: true) }
-      return text.withUnsafeBufferPointer { Self.read($0, render: false, keepingJSON: false) }
+      return Self.read(text, render: false, keepingJSON: false)
     case .zip:
       guard bytes.count >= 4, bytes[0] == 0x50, bytes[1] == 0x4B, bytes[2] == 0x03, bytes[3] == 0x04 else { return Outcome(skipped: true) }
       return Self.read(bytes, render: false, keepingJSON: false)
@@ -139,10 +146,6 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case .check:
       return Self.check(bytes)
     }
-  }
-
-  package func run(_ bytes: [UInt8], keepingJSON: Bool = false) -> Outcome {
-    bytes.withUnsafeBufferPointer { run($0, keepingJSON: keepingJSON) }
   }
 
   /// Frames read per input at most: a small input cannot hold more, and the cap keeps one run short.
@@ -164,14 +167,14 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
 
   /// Opens `bytes` as the CLI opens a capture: read on past damage, so the resynchronization is
   /// fuzzed too; inflation caps lowered (`inflationLimits`), so that small inputs reach them.
-  static func open(_ bytes: UnsafeBufferPointer<UInt8>) throws(CaptureError) -> any CaptureReader {
+  static func open(_ bytes: [UInt8]) throws(CaptureError) -> any CaptureReader {
     let input = InputSource(bytes: bytes, name: "fuzz")
     input.inflationLimits = inflationLimits
     return try CaptureFile.open(input, damage: .resynchronize)
   }
 
   /// Opens `bytes` as a capture and reads every record; with `render`, dissects and renders them.
-  static func read(_ bytes: UnsafeBufferPointer<UInt8>, render: Bool, keepingJSON: Bool) -> Outcome {
+  static func read(_ bytes: [UInt8], render: Bool, keepingJSON: Bool) -> Outcome {
     var outcome = Outcome()
     let reader: any CaptureReader
     do {
@@ -207,7 +210,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
   }
 
   /// Whether detection unwraps `bytes` (gzip, zip) before reading records.
-  static func startsCompressed(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+  static func startsCompressed(_ bytes: [UInt8]) -> Bool {
     guard bytes.count >= 2 else { return false }
     if bytes[0] == 0x1F && bytes[1] == 0x8B { return true }
     return bytes.count >= 4 && bytes[0] == 0x50 && bytes[1] == 0x4B && bytes[2] == 0x03 && bytes[3] == 0x04
@@ -226,7 +229,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
   /// Flag bit 0 puts the record on controller 1 instead of 0; flag bit 2 makes it an air packet
   /// (`.airPacket`: `AirPacketHeader`, then a link-layer packet), whatever the opcode. Without a
   /// timestamp of their own, records are 1 ms apart.
-  package static func packets(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
+  package static func packets(_ bytes: [UInt8], keepingJSON: Bool = false) -> Outcome {
     var outcome = Outcome()
     var session = Session(keepingJSON: keepingJSON)
     var at = 0
@@ -320,7 +323,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
 
 extension FuzzTarget {
   /// Reads `bytes`, writes the records in two containers, reads each back and compares.
-  static func roundtrip(_ bytes: UnsafeBufferPointer<UInt8>) -> Outcome {
+  static func roundtrip(_ bytes: [UInt8]) -> Outcome {
     var outcome = Outcome()
     var records: [CaptureRecord] = []
     var linkType: PcapLinkType?
@@ -411,7 +414,7 @@ extension FuzzTarget {
   static func readBack(_ file: [UInt8], _ name: String) -> [CaptureRecord] {
     var records: [CaptureRecord] = []
     do {
-      let reader = try file.withUnsafeBufferPointer { bytes throws(CaptureError) in try CaptureFile.open(InputSource(bytes: bytes, name: name)) }
+      let reader = try CaptureFile.open(InputSource(bytes: file, name: name))
       while let record = try reader.next() { records.append(record) }
     } catch {
       preconditionFailure("\(name) as written does not read back: \(error.message)")
@@ -427,7 +430,7 @@ extension FuzzTarget {
   /// 9-byte preamble and the records uncompressed (compressed here, so that mutations reach
   /// the records), are each wrapped in a bugreport text as base64 lines of 76; anything else
   /// is skipped (nil).
-  package static func bugreportText(_ bytes: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+  package static func bugreportText(_ bytes: [UInt8]) -> [UInt8]? {
     guard let mode = bytes.first else { return nil }
     if (0x20...0x7E).contains(mode) || mode == 0x09 || mode == 0x0A || mode == 0x0D { return Array(bytes) }
     let payload: [UInt8]
@@ -450,10 +453,6 @@ extension FuzzTarget {
     }
     text += Array("--- END:BTSNOOP_LOG_SUMMARY ---\n".utf8)
     return text
-  }
-
-  package static func bugreportText(_ bytes: [UInt8]) -> [UInt8]? {
-    bytes.withUnsafeBufferPointer { bugreportText($0) }
   }
 
   static func base64(_ bytes: [UInt8]) -> [UInt8] {
@@ -480,7 +479,7 @@ extension FuzzTarget {
   /// `MonitorSocketReader.parse` as a received one does: datagrams shorter than the header are
   /// no record; the others become records with the datagram's payload, shown as `live` shows
   /// them, then written as btsnoop (monitor) as `live -w` does and read back unchanged.
-  package static func monitor(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
+  package static func monitor(_ bytes: [UInt8], keepingJSON: Bool = false) -> Outcome {
     guard bytes.count >= 16 else { return Outcome(skipped: true) }
     func le64(_ at: Int) -> Int64 {
       var value: UInt64 = 0
@@ -496,12 +495,12 @@ extension FuzzTarget {
     var at = 16
     while at + 2 <= bytes.count, outcome.records < frameLimit {
       let length = min(Int(bytes[at]) | Int(bytes[at + 1]) << 8, bytes.count - at - 2)
-      let datagram = UnsafeBufferPointer(rebasing: bytes[(at + 2)..<(at + 2 + length)])
+      let datagram = Array(bytes[(at + 2)..<(at + 2 + length)])
       at += 2 + length
       let time = timeval(tv_sec: .init(truncatingIfNeeded: seconds), tv_usec: .init(truncatingIfNeeded: micros))
       micros = micros &+ 1000
       let timestamp = MonitorSocketReader.timestamp(time)
-      switch MonitorSocketReader.parse(datagram: datagram, timestamp: timestamp, into: &record) {
+      switch MonitorSocketReader.parse(datagram: datagram[...], timestamp: timestamp, into: &record) {
       case .tooShort:
         precondition(datagram.count < 6, "a whole monitor header taken for too short")
         continue

@@ -12,7 +12,7 @@ extension FuzzTarget {
   /// The `gattmap` input: a map document (the JSON `gatt --json` writes). A map that parses is
   /// given to the dissector (`Dissector(maps:)`) and a conversation that touches its handles is
   /// decoded and rendered (`mapConversation`). Inputs of odd length are read as cached maps.
-  package static func gattMap(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
+  package static func gattMap(_ bytes: [UInt8], keepingJSON: Bool = false) -> Outcome {
     let maps: [GATTMap]
     do {
       maps = try GATTMapFile.parseJSON(bytes: Array(bytes), name: mapName, cached: bytes.count % 2 == 1)
@@ -24,7 +24,7 @@ extension FuzzTarget {
 
   /// The `bluez` input: a BlueZ GATT cache file, named by the address `blueZAddress`; then as
   /// `gattmap`.
-  package static func blueZ(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
+  package static func blueZ(_ bytes: [UInt8], keepingJSON: Bool = false) -> Outcome {
     let maps: [GATTMap]
     let name = "cache/" + blueZAddress
     do {
@@ -93,9 +93,9 @@ extension FuzzTarget {
   ///
   /// Decoders' names are interned (`NameTable`) for the life of the process: the libFuzzer
   /// entry point calls `releaseDecoderText()` after each input.
-  package static func decoders(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
+  package static func decoders(_ bytes: [UInt8], keepingJSON: Bool = false) -> Outcome {
     let split = bytes.firstIndex(of: 0) ?? bytes.count
-    let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[..<split]), as: UTF8.self)
+    let text = String(decoding: bytes[..<split], as: UTF8.self)
     var values: [[UInt8]] = []
     var at = split + 1
     while at < bytes.count, values.count < 32 {
@@ -205,9 +205,9 @@ extension FuzzTarget {
   /// keys, and the harvest's, to the dissector over a sniffed link whose encryption starts: the
   /// first key seals its packets, so the key search, the packet counters and the decrypted
   /// payloads are worked through; the other keys are tried first where they rank higher.
-  package static func keys(_ bytes: UnsafeBufferPointer<UInt8>, keepingJSON: Bool = false) -> Outcome {
+  package static func keys(_ bytes: [UInt8], keepingJSON: Bool = false) -> Outcome {
     let split = bytes.firstIndex(of: 0) ?? bytes.count
-    let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[..<split]), as: UTF8.self)
+    let text = String(decoding: bytes[..<split], as: UTF8.self)
     var ring = LinkKeyRing()
     switch LinkKeyRing.parseFile(text, name: keysName) {
     case .failure(let failure): return refused(failure.message, name: keysName)

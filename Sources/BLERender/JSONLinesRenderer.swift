@@ -127,11 +127,10 @@ package struct JSONLinesRenderer: FrameRenderer {
     var needsComma = leadingComma
     var depth = 0
     fields.withStoredFields { entries in
-    for index in 0..<entries.count {
-      let field = entries.baseAddress! + index
-      let fieldDepth = Int(field.pointee.depth)
+    for index in entries.indices {
+      let fieldDepth = Int(entries[index].depth)
       // A literal key (an interned one, from a user's decoder, is written with its own check).
-      let key = field.pointee.key.staticString
+      let key = entries[index].key.staticString
       // Room for the closing brackets, the comma, the quoted key and an opening bracket.
       out.reserve(depth &+ (key?.utf8CodeUnitCount ?? 0) &+ 8)
       while fieldDepth < depth {
@@ -147,13 +146,13 @@ package struct JSONLinesRenderer: FrameRenderer {
         if let key {
           out.uncheckedAppend(literal: key)
         } else {
-          out.append(field.pointee.key)
+          out.append(entries[index].key)
           out.reserve(3)  // the quote, the colon, a bracket
         }
         out.uncheckedByte(UInt8(ascii: "\""))
         out.uncheckedByte(UInt8(ascii: ":"))
       }
-      switch field.pointee.value {
+      switch entries[index].value {
       case .object:
         out.uncheckedByte(UInt8(ascii: "{"))
         arrays &= ~(1 << UInt64(depth & 63))
@@ -165,7 +164,7 @@ package struct JSONLinesRenderer: FrameRenderer {
         depth += 1
         needsComma = false
       default:
-        writeValue(field, inArray: inArray, fields, &out)
+        writeValue(entries, index, inArray: inArray, fields, &out)
         needsComma = true
       }
     }
@@ -177,9 +176,9 @@ package struct JSONLinesRenderer: FrameRenderer {
   }
 
   /// The value, then for codes and measures the companion `key_name` / `key_<unit>` member.
-  static func writeValue(_ field: UnsafePointer<FieldList.Stored>, inArray: Bool, _ fields: FieldList, _ out: inout OutputBuffer) {
-    let key = field.pointee.key
-    switch field.pointee.value {
+  static func writeValue(_ entries: borrowing Span<FieldList.Stored>, _ index: Int, inArray: Bool, _ fields: FieldList, _ out: inout OutputBuffer) {
+    let key = entries[index].key
+    switch entries[index].value {
     case let .unsigned(number, style):
       // 64-bit fields (masks, random numbers, feature bits) as "0x…" strings, whatever their
       // value: JSON numbers past 2^53 lose digits in most readers (jq), and a key keeps one type.

@@ -8,10 +8,13 @@ import Darwin
 import BLECore
 
 /// Owns the memory of an `OutputBuffer` (freed when the last copy goes away).
+// Safety: Sendable so a buffer can be handed to another thread; one thread at a time writes it.
 final class OutputStorage: @unchecked Sendable {
+  // Safety: allocated here (and by `OutputBuffer.grow`), freed in `deinit` or when replaced.
   var pointer: UnsafeMutablePointer<UInt8>
   /// Static names already found to need no JSON escaping, by address and length: a small
   /// direct-mapped cache, since the same few names are written on every frame.
+  // Safety: `plainNameSlots` words, allocated and zeroed here, freed in `deinit`.
   let plainNames: UnsafeMutablePointer<UInt>
   static let plainNameSlotBits = 8
   static let plainNameSlots = 1 << plainNameSlotBits
@@ -33,7 +36,9 @@ final class OutputStorage: @unchecked Sendable {
 /// A closed pipe (`bledissect FILE | head`) sets `isClosed` instead of failing.
 package struct OutputBuffer {
   let storage: OutputStorage
+  // Safety: `storage`'s, kept alive by it; slots are indexed by a hash shifted below their count.
   let plainNames: UnsafeMutablePointer<UInt>
+  // Safety: `storage.pointer`, `capacity` bytes; every write is within `reserve`d room (below).
   @usableFromInline var base: UnsafeMutablePointer<UInt8>
   @usableFromInline var capacity: Int
   /// Bytes appended and not yet written.
@@ -56,8 +61,16 @@ package struct OutputBuffer {
   }
 
   /// Everything appended and not yet flushed.
-  package var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
-  package var text: String { String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self) }
+  package var bytes: [UInt8] { withAppendedBytes(since: 0) { Array($0) } }
+  package var text: String { withAppendedBytes(since: 0) { String(decoding: $0, as: UTF8.self) } }
+
+  /// Lends the bytes appended since `start` (an earlier `count`) and not yet flushed, without
+  /// copying them: checks of what a renderer wrote (fuzz targets, tests), a batch's hand-over.
+  package func withAppendedBytes<Result>(since start: Int, _ body: (ByteView) -> Result) -> Result {
+    let from = min(max(start, 0), count)
+    // Safety: `from..<count` were written, and `self` keeps the storage alive while `body` runs.
+    return body(ByteView.pinned(UnsafeBufferPointer(start: base + from, count: count - from), count: count - from))
+  }
 
   /// Makes room for `extra` more bytes.
   @inline(__always) package mutating func reserve(_ extra: Int) {
@@ -67,6 +80,7 @@ package struct OutputBuffer {
   @inline(never) mutating func grow(_ needed: Int) {
     var newCapacity = capacity * 2
     while newCapacity < needed { newCapacity *= 2 }
+    // Safety: the `count` bytes written fit the larger block; the old one is freed after the copy.
     let fresh = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
     fresh.update(from: base, count: count)
     storage.pointer.deallocate()
@@ -112,6 +126,7 @@ package struct OutputBuffer {
     append(string: Escaping.containsControl(text) ? Escaping.escaped(text, .line) : text)
   }
 
+  // Safety: the caller lends `length` bytes at `source`; room for them is reserved first.
   @inline(__always) mutating func raw(_ source: UnsafePointer<UInt8>, _ length: Int) {
     reserve(length)
     uncheckedRaw(source, length)
@@ -139,6 +154,7 @@ package struct OutputBuffer {
     uncheckedRaw(text.utf8Start, text.utf8CodeUnitCount)
   }
 
+  // Safety: the caller reserved `length` bytes of room and lends `length` bytes at `source`.
   @inline(__always) mutating func uncheckedRaw(_ source: UnsafePointer<UInt8>, _ length: Int) {
     let target = UnsafeMutableRawPointer(base + count)
     let from = UnsafeRawPointer(source)
@@ -177,6 +193,7 @@ package struct OutputBuffer {
     reserve(16 &+ length &+ 2 &+ room &+ 1)
     uncheckedSpaces(indent)
     uncheckedRaw(text.utf8Start, length)
+    // Safety: within the room reserved above (2 bytes of `length + 2`).
     UnsafeMutableRawPointer(base + count).storeBytes(of: UInt16(0x203A).littleEndian, as: UInt16.self)  // ": "
     count &+= 2
   }
@@ -207,10 +224,9 @@ package struct OutputBuffer {
   /// shown escaped (`Escaping`, line style), so that no name, note or file name from outside
   /// reaches a terminal raw. Our own colour sequences are static names (`append(_: Name)`).
   package mutating func append(string text: String) {
-    var copy = text
-    let plain = copy.withUTF8 { bytes in
+    let plain = ByteView.pinning(utf8: text) { bytes in
       guard !Escaping.containsControl(utf8: bytes) else { return false }
-      if let start = bytes.baseAddress { raw(start, bytes.count) }
+      append(bytes)
       return true
     }
     if !plain { appendEscapingControls(text) }
@@ -221,8 +237,7 @@ package struct OutputBuffer {
     for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
       if !first { byte(0x0A) }
       first = false
-      var escaped = Escaping.escaped(line, .line)
-      escaped.withUTF8 { if let start = $0.baseAddress { raw(start, $0.count) } }
+      ByteView.pinning(utf8: Escaping.escaped(line, .line)) { append($0) }
     }
   }
 
@@ -242,6 +257,7 @@ package struct OutputBuffer {
   /// Up to 16 spaces into room the caller made for 16: sixteen are stored as two words, of
   /// which `number` are kept.
   @inline(__always) mutating func uncheckedSpaces(_ number: Int) {
+    // Safety: the caller reserved 16 bytes; both words are stored within them.
     let target = UnsafeMutableRawPointer(base + count)
     target.storeBytes(of: 0x2020_2020_2020_2020 as UInt64, as: UInt64.self)
     (target + 8).storeBytes(of: 0x2020_2020_2020_2020 as UInt64, as: UInt64.self)
@@ -333,13 +349,19 @@ package struct OutputBuffer {
 
   /// Lowercase hex of `data`, optionally with a separator between bytes.
   package mutating func hexBytes(_ data: ArraySlice<UInt8>, separator: UInt8? = nil) {
-    data.withUnsafeBufferPointer { hexBytes($0, separator: separator) }
+    ByteView.pinning(data) { hexBytes($0, separator: separator) }
   }
 
-  package mutating func hexBytes(_ source: UnsafeBufferPointer<UInt8>, separator: UInt8? = nil) {
+  package mutating func hexBytes(_ source: ByteView, separator: UInt8? = nil) {
     guard !source.isEmpty else { return }
     reserve(source.count * 3)
-    count &+= TextFormat.hexBytes(source, separator: separator, to: base + count)
+    count &+= TextFormat.hexBytes(source.buffer, separator: separator, to: base + count)
+  }
+
+  /// Appends lent bytes as they are (a batch copying a file's output, header words).
+  package mutating func append(_ bytes: ByteView) {
+    guard !bytes.isEmpty, let start = bytes.buffer.baseAddress else { return }
+    raw(start, bytes.count)
   }
 
   /// A UUID as `2a37` (16-bit), 8 digits (32-bit) or dashed lowercase (128-bit), without a String.
@@ -371,6 +393,7 @@ package struct OutputBuffer {
   package static func addressText(_ address: BDAddr) -> PackedText {
     var text = PackedText()
     text.count = 17
+    // Safety: 17 bytes written into the tuple's 24.
     withUnsafeMutableBytes(of: &text.bytes) { bytes in
       var index = 0
       for position in stride(from: 5, through: 0, by: -1) {
@@ -390,6 +413,7 @@ package struct OutputBuffer {
   /// Writes text kept in a `PackedText`.
   @inline(__always) package mutating func append(_ text: PackedText) {
     var copy = text
+    // Safety: `count` is at most 24, the tuple's size; the copy lives for the call.
     withUnsafeBytes(of: &copy.bytes) { raw(
       $0.baseAddress!.assumingMemoryBound(to: UInt8.self), text.count) }
   }
@@ -483,6 +507,7 @@ package struct OutputBuffer {
     text.withUTF8 { jsonString(utf8: $0) }
   }
 
+  // Safety: room for the worst case (6 bytes a byte, 2 quotes) is reserved before any write.
   mutating func jsonString(utf8: UnsafeBufferPointer<UInt8>) {
     reserve(utf8.count * 6 + 2)
     var index = count
@@ -540,6 +565,7 @@ package struct OutputBuffer {
   }
 
   /// `"text"`, for text known to need no escaping.
+  // Safety: the caller lends `length` bytes at `start`; room for them and two quotes is reserved.
   @inline(__always) mutating func quoted(_ start: UnsafePointer<UInt8>, _ length: Int) {
     reserve(length &+ 2)
     uncheckedByte(UInt8(ascii: "\""))
@@ -572,20 +598,24 @@ package struct OutputBuffer {
       plainNames[plainNames[slot] == 0 ? slot : slot ^ 1] = identity
       quoted(start, length)
     } else {
+      // Safety: a literal's bytes, which live as long as the program.
       jsonString(utf8: UnsafeBufferPointer(start: start, count: length))
     }
   }
 
   /// Whether a name's bytes need no escaping. Names from our tables almost never do: check
   /// eight bytes at a time for a control character, a quote or a backslash (SWAR).
+  // Safety: the caller lends `length` bytes at `start`; each word read lies within them (below).
   @inline(__always) static func isPlain(_ start: UnsafePointer<UInt8>, _ length: Int) -> Bool {
     var index = 0
     while index + 8 <= length {
+      // Safety: `index + 8 <= length`.
       if needsEscaping(UnsafeRawPointer(start + index).loadUnaligned(as: UInt64.self)) { return false }
       index += 8
     }
     // The tail: the last eight bytes, overlapping what was checked.
     if index < length && length >= 8 {
+      // Safety: `length >= 8`, so the last eight bytes lie within.
       return !needsEscaping(UnsafeRawPointer(start + (length - 8)).loadUnaligned(as: UInt64.self))
     }
     while index < length {
@@ -607,6 +637,7 @@ package struct PackedText: Sendable {
   /// Writes the text's bytes (a row composed at once).
   package func write(to composer: inout TextComposer) {
     var copy = bytes
-    withUnsafeBytes(of: &copy) { composer.bytes(UnsafeBufferPointer(start: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count)) }
+    // Safety: `count` is at most 24, the tuple's size; the copy lives for the call.
+    withUnsafeBytes(of: &copy) { composer.bytes(ByteView.pinned(UnsafeBufferPointer(start: $0.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count), count: count)) }
   }
 }

@@ -217,7 +217,7 @@ package struct TextRenderer: FrameRenderer {
     fields.withStoredFields { entries in renderFields(entries, fields, verbose: verbose, &out) }
   }
 
-  static func renderFields(_ entries: UnsafeBufferPointer<FieldList.Stored>, _ fields: FieldList, verbose: Bool, _ out: inout OutputBuffer) {
+  static func renderFields(_ entries: borrowing Span<FieldList.Stored>, _ fields: FieldList, verbose: Bool, _ out: inout OutputBuffer) {
     // Open groups by depth, as bits: groups whose title line is not printed (inline groups,
     // array elements), and open arrays (to recognise their elements). No allocation per frame;
     // decoders nest far less than 64 levels.
@@ -228,8 +228,7 @@ package struct TextRenderer: FrameRenderer {
     var skipDeeperThan = Int.max
     var dashNext = false
     for index in 0..<entries.count {
-      let entry = entries.baseAddress! + index
-      let depth = Int(entry.pointee.depth) & 63
+      let depth = Int(entries[index].depth) & 63
       if depth > skipDeeperThan { continue }
       skipDeeperThan = Int.max
       // Groups at this depth or deeper have ended (most lines find none open).
@@ -239,19 +238,19 @@ package struct TextRenderer: FrameRenderer {
         hiddenCount = hiddenBits.nonzeroBitCount
         arrayBits &= below
       }
-      if entry.pointee.isVerbose && !verbose {
+      if entries[index].isVerbose && !verbose {
         skipDeeperThan = depth
         continue
       }
       // Most lines: a value outside any array, after no element's dash.
-      if arrayBits == 0 && !dashNext && !Self.isGroup(entry.pointee.value) {
-        Self.writeLine(entry, indent: 4 + 2 * (depth - hiddenCount), fields, &out)
+      if arrayBits == 0 && !dashNext && !Self.isGroup(entries[index].value) {
+        Self.writeLine(entries, index, indent: 4 + 2 * (depth - hiddenCount), fields, &out)
         continue
       }
       let isElement = depth > 0 && (arrayBits &>> UInt64(depth &- 1)) & 1 != 0
       var isGroup = false
       var isArray = false
-      switch entry.pointee.value {
+      switch entries[index].value {
       case .object: isGroup = true
       case .array:
         isGroup = true
@@ -267,7 +266,7 @@ package struct TextRenderer: FrameRenderer {
           dashNext = true
           continue
         }
-        if entry.pointee.isInline {
+        if entries[index].isInline {
           hiddenBits |= 1 &<< UInt64(depth)
           hiddenCount += 1
           continue
@@ -282,11 +281,11 @@ package struct TextRenderer: FrameRenderer {
           }
           if scalars {
             out.spaces(4 + 2 * (depth - hiddenCount))
-            out.append(entry.pointee.label)
+            out.append(entries[index].label)
             out.append(": ")
             for element in (index + 1)..<end {
               if element > index + 1 { out.append(", ") }
-              Self.writeValue(entries.baseAddress! + element, fields, &out)
+              Self.writeValue(entries, element, fields, &out)
             }
             out.byte(0x0A)
             skipDeeperThan = depth
@@ -306,26 +305,26 @@ package struct TextRenderer: FrameRenderer {
         // A scalar array element: a dash and the value, no label.
         out.spaces(4 + 2 * shown)
         out.append("- ")
-        Self.writeValue(entry, fields, &out)
+        Self.writeValue(entries, index, fields, &out)
         out.byte(0x0A)
         continue
       }
       if isGroup {
         if shown >= 0 { out.spaces(4 + 2 * shown) }
-        out.append(entry.pointee.label)
+        out.append(entries[index].label)
         out.append(":\n")
         continue
       }
-      Self.writeLine(entry, indent: shown >= 0 ? 4 + 2 * shown : 0, fields, &out)
+      Self.writeLine(entries, index, indent: shown >= 0 ? 4 + 2 * shown : 0, fields, &out)
     }
   }
 
   /// A value's line, `label: value` and the newline. The values most lines hold (numbers,
   /// flags, codes and measures with literal names) are written into room made once for the
   /// whole line; the rest as `writeValue` writes them.
-  static func writeLine(_ field: UnsafePointer<FieldList.Stored>, indent: Int, _ fields: FieldList, _ out: inout OutputBuffer) {
-    let label = field.pointee.label
-    switch field.pointee.value {
+  static func writeLine(_ entries: borrowing Span<FieldList.Stored>, _ index: Int, indent: Int, _ fields: FieldList, _ out: inout OutputBuffer) {
+    let label = entries[index].label
+    switch entries[index].value {
     case let .unsigned(number, .decimal):
       out.lineStart(indent: indent, label: label, room: TextFormat.maximumDecimal)
       out.uncheckedDecimal(number)
@@ -340,7 +339,7 @@ package struct TextRenderer: FrameRenderer {
       out.uncheckedAppend(literal: flag ? "yes" : "no")
     case let .code(number, width, name):
       // `Name (0x13)`
-      guard let text = (name ?? "Unknown").staticString else { return writeLineChecked(field, indent: indent, fields, &out) }
+      guard let text = (name ?? "Unknown").staticString else { return writeLineChecked(entries, index, indent: indent, fields, &out) }
       out.lineStart(indent: indent, label: label, room: text.utf8CodeUnitCount + 5 + Int(width))
       out.uncheckedAppend(literal: text)
       out.uncheckedAppend(literal: " (")
@@ -348,25 +347,25 @@ package struct TextRenderer: FrameRenderer {
       out.uncheckedByte(UInt8(ascii: ")"))
     case let .measure(raw, scale, unit) where scale == 1:
       // `-52 dBm`
-      guard let text = unit.staticString else { return writeLineChecked(field, indent: indent, fields, &out) }
+      guard let text = unit.staticString else { return writeLineChecked(entries, index, indent: indent, fields, &out) }
       out.lineStart(indent: indent, label: label, room: TextFormat.maximumDecimal + 1 + text.utf8CodeUnitCount)
       out.uncheckedDecimal(raw)
       out.uncheckedByte(0x20)
       out.uncheckedAppend(literal: text)
     case .staticText(let name):
-      guard let text = name.staticString else { return writeLineChecked(field, indent: indent, fields, &out) }
+      guard let text = name.staticString else { return writeLineChecked(entries, index, indent: indent, fields, &out) }
       out.lineStart(indent: indent, label: label, room: text.utf8CodeUnitCount)
       out.uncheckedAppend(literal: text)
     default:
-      return writeLineChecked(field, indent: indent, fields, &out)
+      return writeLineChecked(entries, index, indent: indent, fields, &out)
     }
     out.uncheckedByte(0x0A)
   }
 
   /// A value's line, each part with its own check for room (text, bytes, addresses...).
-  static func writeLineChecked(_ field: UnsafePointer<FieldList.Stored>, indent: Int, _ fields: FieldList, _ out: inout OutputBuffer) {
-    out.lineStart(indent: indent, label: field.pointee.label, room: 0)
-    writeValue(field, fields, &out)
+  static func writeLineChecked(_ entries: borrowing Span<FieldList.Stored>, _ index: Int, indent: Int, _ fields: FieldList, _ out: inout OutputBuffer) {
+    out.lineStart(indent: indent, label: entries[index].label, room: 0)
+    writeValue(entries, index, fields, &out)
     out.byte(0x0A)
   }
 
@@ -378,8 +377,8 @@ package struct TextRenderer: FrameRenderer {
   }
 
   /// The text form of a stored field's value, read in place (strings and bytes by their slot).
-  static func writeValue(_ field: UnsafePointer<FieldList.Stored>, _ fields: FieldList, _ out: inout OutputBuffer) {
-    switch field.pointee.value {
+  static func writeValue(_ entries: borrowing Span<FieldList.Stored>, _ index: Int, _ fields: FieldList, _ out: inout OutputBuffer) {
+    switch entries[index].value {
     case let .unsigned(number, style): writeUnsigned(number, style, &out)
     case .signed(let number): out.decimal(number)
     case .bool(let flag): out.append(flag ? "yes" : "no")
@@ -407,7 +406,7 @@ package struct TextRenderer: FrameRenderer {
     case let .codeText(number, width, name): writeCode(number, width: width, text: name, &out)
     case .text(let text): writeText(text, &out)
     case .staticText(let text): out.append(text)
-    case .bytes(let data): data.withUnsafeBufferPointer { writeBytes($0, &out) }
+    case .bytes(let data): ByteView.pinning(data) { writeBytes($0, &out) }
     case let .address(address, type): writeAddress(address, type, &out)
     case let .uuid(uuid, name): writeUUID(uuid, name, &out)
     case let .measure(raw, scale, unit): writeMeasure(raw, scale: scale, unit: unit, &out)
@@ -444,7 +443,7 @@ package struct TextRenderer: FrameRenderer {
     if Escaping.containsControl(text) { out.append(string: Escaping.escaped(text, .line)) } else { out.append(string: text) }
   }
 
-  static func writeBytes(_ data: UnsafeBufferPointer<UInt8>, _ out: inout OutputBuffer) {
+  static func writeBytes(_ data: ByteView, _ out: inout OutputBuffer) {
     if data.isEmpty { out.append("(empty)") } else { out.hexBytes(data, separator: 0x20) }
   }
 
@@ -529,7 +528,7 @@ package struct TextRenderer: FrameRenderer {
     // Words hold names from the air: a control character among them is shown escaped.
     let plain = line.withText { text in
       guard !Escaping.containsControl(utf8: text) else { return false }
-      if let start = text.baseAddress, !text.isEmpty { out.raw(start, text.count) }
+      out.append(text)
       return true
     }
     if !plain { writeText(line.text, &out) }

@@ -36,6 +36,7 @@ extension ByteReader {
   /// point into bytes they do not own, and a test's reader must stay valid wherever the test
   /// takes it, closures included). The tool itself pins bytes with `ByteReader.reading`.
   package init(testBytes bytes: [UInt8], layer: ProtocolLayer) {
+    // Safety: a copy never freed, so the reader's bytes stay valid wherever a test takes it.
     let copy = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(bytes.count, 1))
     _ = copy.initialize(from: bytes)
     self.init(ByteView.pinned(UnsafeBufferPointer(copy), count: bytes.count), layer: layer)
@@ -77,6 +78,12 @@ package let sharedCorpusRoot: URL? = {
   let url = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus")
   return FileManager.default.fileExists(atPath: url.appendingPathComponent("PROVENANCE.md").path) ? url : nil
 }()
+
+/// Whether `../shared/corpus` holds `path` (relative to it).
+package func sharedCorpusHas(_ path: String) -> Bool {
+  guard let root = sharedCorpusRoot else { return false }
+  return FileManager.default.fileExists(atPath: root.appendingPathComponent(path).path)
+}
 
 /// The path of `tool` on the PATH, if it is there.
 package func which(_ tool: String) -> String? {

@@ -247,9 +247,7 @@ enum BugreportFixtures {
     let text = BugreportFixtures.bugreportText(BugreportFixtures.btsnooz(source, version: 2))
     for deflate in [true, false] {
       let archive = ZipArchive.archive([(name: "bugreport-mem.txt", bytes: text, deflate: deflate)])
-      let reader = try archive.withUnsafeBufferPointer { buffer throws(CaptureError) in
-        try CaptureFile.open(InputSource(bytes: buffer, name: "memory"))
-      }
+      let reader = try CaptureFile.open(InputSource(bytes: archive, name: "memory"))
       var records: [CaptureRecord] = []
       while let record = try reader.next() { records.append(record) }
       Self.expectSame(records, source, version: 2)
@@ -343,8 +341,10 @@ enum BugreportFixtures {
   }
 
   /// The archive as Python's zipfile writes it (Scripts/captures/make_bugreport_zip.py, run
-  /// here when python3 is there): data descriptors, its own deflate, directory entries.
-  @Test func zipWrittenByPythonReadsTheSameRecords() throws {
+  /// here when python3 is there; else the Swift-written archives cover it): data descriptors,
+  /// its own deflate, directory entries.
+  @Test(.enabled(if: which("python3") != nil, "python3 is not installed"))
+  func zipWrittenByPythonReadsTheSameRecords() throws {
     let (log, plain) = Self.plainLog(40)
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bugreport-zip-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -359,7 +359,7 @@ enum BugreportFixtures {
       let process = Process()
       process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
       process.arguments = ["python3", script] + options + ["--log", logPath, "--last", logPath, zipPath]
-      do { try process.run() } catch { return }  // no python3: the Swift-written archives cover it
+      try process.run()
       process.waitUntilExit()
       try #require(process.terminationStatus == 0)
       let result = CaptureFixtures.read(path: zipPath)
@@ -433,9 +433,7 @@ enum BugreportFixtures {
       #expect(result.error == nil)
       Self.expectSameRecords(result.records, plain)
       // From memory, as the fuzz targets read: the same.
-      let reader = try archive.withUnsafeBufferPointer { buffer throws(CaptureError) in
-        try CaptureFile.open(InputSource(bytes: buffer, name: "memory"))
-      }
+      let reader = try CaptureFile.open(InputSource(bytes: archive, name: "memory"))
       var records: [CaptureRecord] = []
       while let record = try reader.next() { records.append(record) }
       Self.expectSameRecords(records, plain)
@@ -528,7 +526,7 @@ enum BugreportFixtures {
     Self.setLE32(&archive, Self.centralEntry(archive, name: name) + 24, UInt32(log.count + 1))
     var failure: CaptureError?
     do {
-      let reader = try archive.withUnsafeBufferPointer { buffer throws(CaptureError) in try CaptureFile.open(InputSource(bytes: buffer, name: "memory")) }
+      let reader = try CaptureFile.open(InputSource(bytes: archive, name: "memory"))
       while try reader.next() != nil {}
     } catch {
       failure = error
@@ -542,7 +540,7 @@ enum BugreportFixtures {
     var records = 0
     failure = nil
     do {
-      let reader = try stored.withUnsafeBufferPointer { buffer throws(CaptureError) in try CaptureFile.open(InputSource(bytes: buffer, name: "memory")) }
+      let reader = try CaptureFile.open(InputSource(bytes: stored, name: "memory"))
       while try reader.next() != nil { records += 1 }
     } catch {
       failure = error

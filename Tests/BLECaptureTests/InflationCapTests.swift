@@ -36,7 +36,7 @@ import BLECore
   }
 
   static func read(memory bytes: [UInt8], limits: InflationLimits = limits) -> Read {
-    bytes.withUnsafeBufferPointer { read(InputSource(bytes: $0, name: "memory"), limits: limits) }
+    read(InputSource(bytes: bytes, name: "memory"), limits: limits)
   }
 
   /// 300 good records (the fixture session, 1 µs apart), as btsnoop.
@@ -180,9 +180,7 @@ import BLECore
     let exact = Deflate.compress([UInt8](repeating: 7, count: cap), wrapper: .zlib)
     #expect(try Inflater.inflateAll(exact[...], wrapper: .zlib, limit: cap).count == cap)
     let over = Deflate.compress([UInt8](repeating: 7, count: cap + 1), wrapper: .zlib)
-    let inflater = try over.withUnsafeBufferPointer { pending throws(CaptureError) in
-      try Inflater(.zlib, pending: pending, cap: Inflater.Cap(floor: Int64(cap), ratio: nil, subject: "test data"))
-    }
+    let inflater = try Inflater(.zlib, pending: over, cap: Inflater.Cap(floor: Int64(cap), ratio: nil, subject: "test data"))
     var given = 0
     var chunk = [UInt8](repeating: 0, count: 4096)
     do {
@@ -211,7 +209,7 @@ import BLECore
     }
     let compressed = Deflate.compress(noise + [UInt8](repeating: 0, count: 8 << 20), wrapper: .gzip)
     let cap = Inflater.Cap(floor: 64 << 10, ratio: 4, subject: "gzip data")
-    let inflater = try compressed.withUnsafeBufferPointer { pending throws(CaptureError) in try Inflater(.gzip, pending: pending, cap: cap) }
+    let inflater = try Inflater(.gzip, pending: compressed, cap: cap)
     var chunk = [UInt8](repeating: 0, count: 64 << 10)
     var given: Int64 = 0
     var failure: CaptureError?

@@ -46,7 +46,7 @@ import Testing
   @Test func datagramParsingWithoutASocket() {
     var record = CaptureRecord(timestamp: 0, adapter: 0, direction: nil, kind: .other(0), bytes: [9, 9, 9, 9])
     func parse(_ datagram: [UInt8]) -> MonitorSocketReader.Datagram {
-      datagram.withUnsafeBufferPointer { MonitorSocketReader.parse(datagram: $0, timestamp: 42, into: &record) }
+      MonitorSocketReader.parse(datagram: datagram[...], timestamp: 42, into: &record)
     }
     #expect(parse([]) == .tooShort)
     #expect(parse([0x02, 0x00, 0x00, 0x00, 0x03]) == .tooShort)

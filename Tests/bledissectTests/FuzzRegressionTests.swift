@@ -95,7 +95,7 @@ import BLETestSupport
   }
 
   static func records(_ file: [UInt8]) throws -> [CaptureRecord] {
-    let reader = try file.withUnsafeBufferPointer { bytes throws(CaptureError) in try CaptureFile.open(InputSource(bytes: bytes, name: "records")) }
+    let reader = try CaptureFile.open(InputSource(bytes: file, name: "records"))
     var records: [CaptureRecord] = []
     while let record = try reader.next() { records.append(record) }
     return records

@@ -1,4 +1,5 @@
 import Foundation
+import BLETestSupport
 import Testing
 
 #if canImport(FoundationXML)
@@ -250,10 +251,9 @@ struct SVGElements {
   }
 
   /// Real captures: the Mi Band 3's measurement characteristic is discovered, never subscribed.
-  @Test func aRealBandThatWasNeverSubscribed() throws {
-    guard let corpusRoot else { return }
-    let path = corpusRoot.appendingPathComponent("miband3_blproject/miband3_lescan_cap.pcapng").path
-    guard FileManager.default.fileExists(atPath: path) else { return }
+  @Test(.enabled(if: sharedCorpusHas("miband3_blproject/miband3_lescan_cap.pcapng"), "../shared/corpus/miband3_blproject/miband3_lescan_cap.pcapng is absent"))
+  func aRealBandThatWasNeverSubscribed() throws {
+    let path = try #require(corpusRoot).appendingPathComponent("miband3_blproject/miband3_lescan_cap.pcapng").path
     #expect(Self.reason([path]).stderr.hasSuffix("no heart-rate measurement: F0:2A:9A:A0:86:F4's Heart Rate Measurement (handle 0x0029; its Client Characteristic Configuration is 0x002a) was never subscribed to in the capture\n"))
   }
 }

@@ -84,8 +84,9 @@ import BLETestSupport
   }
 
   /// `man -l` renders the committed page without a warning (where man is installed).
-  @Test func manPageRenders() throws {
-    guard let man = which("man") else { return }
+  @Test(.enabled(if: which("man") != nil, "man is not installed"))
+  func manPageRenders() throws {
+    let man = try #require(which("man"))
     let process = Process()
     var environment = hermeticEnvironment
     environment["MANWIDTH"] = "80"
@@ -163,13 +164,18 @@ import BLETestSupport
     }
   }
 
-  /// zsh and fish read their files (where installed); fish completes from its file.
-  @Test func zshAndFishCompletionsParse() throws {
-    if let zsh = which("zsh") {
-      let (status, _) = try runProgram(zsh, ["-n", repositoryRoot.appendingPathComponent("Scripts/completions/_bledissect").path])
-      #expect(status == 0)
-    }
-    guard let fish = which("fish") else { return }
+  /// zsh reads its file (where installed).
+  @Test(.enabled(if: which("zsh") != nil, "zsh is not installed"))
+  func zshCompletionParses() throws {
+    let zsh = try #require(which("zsh"))
+    let (status, _) = try runProgram(zsh, ["-n", repositoryRoot.appendingPathComponent("Scripts/completions/_bledissect").path])
+    #expect(status == 0)
+  }
+
+  /// fish reads its file and completes from it (where installed).
+  @Test(.enabled(if: which("fish") != nil, "fish is not installed"))
+  func fishCompletionParsesAndCompletes() throws {
+    let fish = try #require(which("fish"))
     let script = repositoryRoot.appendingPathComponent("Scripts/completions/bledissect.fish").path
     let (status, _) = try runProgram(fish, ["-n", script])
     #expect(status == 0)

@@ -10,28 +10,29 @@ import Testing
 import BLETestSupport
 @testable import bledissect
 
+/// The stand-in, built once with the toolchain's C compiler; nil where there is none.
+let monitorStandIn: String? = {
+  #if os(Linux)
+  let source = repositoryRoot.appendingPathComponent("Tests/Support/monitor_standin.c").path
+  let library = NSTemporaryDirectory() + "bledissect-standin-\(getpid()).so"
+  for compiler in ["clang", "cc", "gcc"] {
+    guard let path = which(compiler) else { continue }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = ["-shared", "-fPIC", "-o", library, source, "-ldl", "-lpthread"]
+    guard (try? process.run()) != nil else { continue }
+    process.waitUntilExit()
+    if process.terminationStatus == 0 { return library }
+  }
+  #endif
+  return nil
+}()
+
 /// `bledissect live` on the Linux monitor channel, end to end through `socket()` itself: the
 /// kernel here has no Bluetooth, so an LD_PRELOAD stand-in (Tests/Support/monitor_standin.c,
 /// built by this test) answers socket/bind and replays a capture as monitor messages.
-@Suite(.serialized) struct MonitorLiveTests {
-  /// The stand-in, built once with the toolchain's C compiler; nil where there is none.
-  static let standIn: String? = {
-    #if os(Linux)
-    let source = repositoryRoot.appendingPathComponent("Tests/Support/monitor_standin.c").path
-    let library = NSTemporaryDirectory() + "bledissect-standin-\(getpid()).so"
-    for compiler in ["clang", "cc", "gcc"] {
-      guard let path = which(compiler) else { continue }
-      let process = Process()
-      process.executableURL = URL(fileURLWithPath: path)
-      process.arguments = ["-shared", "-fPIC", "-o", library, source, "-ldl", "-lpthread"]
-      guard (try? process.run()) != nil else { continue }
-      process.waitUntilExit()
-      if process.terminationStatus == 0 { return library }
-    }
-    #endif
-    return nil
-  }()
-
+@Suite(.serialized, .enabled(if: monitorStandIn != nil, "no C compiler to build Tests/Support/monitor_standin.c, or not Linux"))
+struct MonitorLiveTests {
   static func run(_ arguments: [String], environment extra: [String: String], interruptAfter: Double? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
     let binary = try #require(binaryPath())
     let process = Process()
@@ -62,7 +63,7 @@ import BLETestSupport
   }
 
   @Test func everyMessageIsDecodedAndRecorded() throws {
-    guard let library = Self.standIn else { return }
+    let library = try #require(monitorStandIn)
     let source = capturePath("hr_strap_session.btsnoop")
     let recording = NSTemporaryDirectory() + "bledissect-monitor-\(getpid()).btsnoop"
     defer { unlink(recording) }
@@ -85,7 +86,7 @@ import BLETestSupport
   }
 
   @Test func anInterruptLeavesAValidRecording() throws {
-    guard let library = Self.standIn else { return }
+    let library = try #require(monitorStandIn)
     let source = capturePath("hr_strap_session.btsnoop")
     let recording = NSTemporaryDirectory() + "bledissect-monitor-int-\(getpid()).btsnoop"
     defer { unlink(recording) }
@@ -101,7 +102,7 @@ import BLETestSupport
   }
 
   @Test func openingFailuresSayWhatToDo() throws {
-    guard let library = Self.standIn else { return }
+    let library = try #require(monitorStandIn)
     let permission = try Self.run(["live"], environment: ["LD_PRELOAD": library, "STANDIN_BIND_ERRNO": "\(EPERM)"])
     #expect(permission.status == 2 && permission.stderr.contains("CAP_NET_RAW"))
     let noBluetooth = try Self.run(["live"], environment: ["LD_PRELOAD": library, "STANDIN_ERRNO": "\(EAFNOSUPPORT)"])
@@ -111,7 +112,7 @@ import BLETestSupport
   /// Controllers from NEW_INDEX/INDEX_INFO: those present when reading began, a wanted one
   /// missing, none at all, and one that comes and goes.
   @Test func controllersAreNamedAsTheMonitorAnnouncesThem() throws {
-    guard let library = Self.standIn else { return }
+    let library = try #require(monitorStandIn)
     let source = capturePath("hr_strap_session.btsnoop")
     let present = try Self.run(["live", "-1", "--no-cache"],
       environment: ["LD_PRELOAD": library, "STANDIN_CAPTURE": source, "STANDIN_ADAPTERS": "0,1", "STANDIN_LATE_ADAPTER": "2"])
@@ -140,7 +141,7 @@ import BLETestSupport
   /// Messages the kernel could not queue are counted where the kernel counts them (SO_MEMINFO),
   /// and said in the closing line: none is lost silently.
   @Test func kernelDropsAreCounted() throws {
-    guard let library = Self.standIn else { return }
+    let library = try #require(monitorStandIn)
     let source = capturePath("hr_strap_session.btsnoop")
     let report = NSTemporaryDirectory() + "bledissect-standin-\(getpid()).report"
     defer { unlink(report) }

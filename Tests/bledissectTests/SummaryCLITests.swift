@@ -119,7 +119,7 @@ import Testing
 
   /// The built binary, as a user runs it: several files, text.
   @Test func theBinarySummarizesSeveralFiles() throws {
-    guard let binary = binaryPath() else { return }
+    let binary = try #require(binaryPath(), "bledissect binary not found")
     let (status, data) = try runProgram(binary, ["summary", capturePath("hr_strap_session.btsnoop"), capturePath("two_straps.btsnoop")])
     #expect(status == 0)
     let text = String(decoding: data, as: UTF8.self)
@@ -139,8 +139,9 @@ import Testing
   }
 
   /// Every capture of ../shared/corpus (when present): a summary of valid JSON, no trap.
-  @Test func corpusCapturesSummarize() throws {
-    guard let corpusRoot else { return }
+  @Test(.enabled(if: corpusRoot != nil, "../shared/corpus is absent"))
+  func corpusCapturesSummarize() throws {
+    let corpusRoot = try #require(corpusRoot)
     let files = FileManager.default.enumerator(atPath: corpusRoot.path)?.compactMap { $0 as? String }.filter { !$0.hasSuffix(".md") }.sorted() ?? []
     for file in files {
       let path = corpusRoot.appendingPathComponent(file).path

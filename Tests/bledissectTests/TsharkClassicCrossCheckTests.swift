@@ -232,7 +232,15 @@ struct TsharkClassicCrossCheckTests {
 
   /// The classic captures do exercise what this test is about (so it cannot pass by comparing
   /// nothing): per file, values that must have been compared.
-  @Test(.enabled(if: corpusRoot != nil, "../shared/corpus is absent"), arguments: [
+  @Test(
+    .enabled(if: TsharkClassicCrossCheckTests.classicCaptures.allSatisfy { sharedCorpusHas($0.path) }, "a classic capture of ../shared/corpus is absent"),
+    arguments: TsharkClassicCrossCheckTests.classicCaptures)
+  func classicCapturesAreCompared(path: String, keys: [String]) throws {
+    let report = try Self.compare(corpusRoot!.appendingPathComponent(path).path)
+    for key in keys { #expect(report.compared[key, default: 0] > 0, "\(path): no \(key) compared") }
+  }
+
+  static let classicCaptures: [(path: String, keys: [String])] = [
     ("cheoljun99/android_classic_nsec.pcap", ["address", "handle", "name", "role", "link_key", "clock_offset", "packet_type", "lap", "supervision_timeout", "timeout"]),
     ("btstack/btstack_a2dp_sbc_test2.pklg", ["address", "class_of_device", "link_key", "max_slots", "page_scan_repetition_mode", "link_type", "transmission_interval"]),
     ("btstack/btstack_hfp_test3.pklg", ["address", "class_of_device", "link_key", "name"]),
@@ -240,23 +248,16 @@ struct TsharkClassicCrossCheckTests {
     ("dsd6_tracker/dsd6_btsnoop_hci.log", ["address", "class_of_device", "eir_name", "lap", "scan_enable"]),
     ("miband3_blproject/le_scan_a2_scanwcap.pcapng", ["role", "rssi", "class_of_device", "eir_name", "name", "link_type"]),
     ("ix7_scooter/ix7_scooter_nus_btsnoop_hci.log", ["mode", "interval", "max_interval", "sniff_attempt", "timeout"]),
-  ])
-  func classicCapturesAreCompared(path: String, keys: [String]) throws {
-    let url = corpusRoot!.appendingPathComponent(path)
-    guard FileManager.default.fileExists(atPath: url.path) else { return }
-    let report = try Self.compare(url.path)
-    for key in keys { #expect(report.compared[key, default: 0] > 0, "\(path): no \(key) compared") }
-  }
+  ]
 
   /// Sniff_Attempt (Sniff Mode §7.2.2) counts receive slots, "Length = N × 1.25 ms" in the Core
   /// spec (v4.0 to v6.0, Vol 4 Part E §7.2.2), as its Sniff_Timeout does. tshark 4.0 shows the
   /// attempt as (2N − 1) × 0.625 ms, the wording of Bluetooth 1.1, while showing the timeout as
   /// N × 1.25 ms: tshark is inconsistent and out of date; we show N × 1.25 ms for both. The raw
   /// values agree (above).
-  @Test(.enabled(if: corpusRoot != nil, "../shared/corpus is absent"))
+  @Test(.enabled(if: sharedCorpusHas("ix7_scooter/ix7_scooter_nus_btsnoop_hci.log"), "../shared/corpus/ix7_scooter/ix7_scooter_nus_btsnoop_hci.log is absent"))
   func sniffAttemptDuration() throws {
     let path = corpusRoot!.appendingPathComponent("ix7_scooter/ix7_scooter_nus_btsnoop_hci.log").path
-    guard FileManager.default.fileExists(atPath: path) else { return }
     let (status, data) = try runProgram(which("tshark")!, ["-n", "-r", path, "-Y", "bthci_cmd.opcode == 0x0803", "-O", "bthci_cmd"])
     #expect(status == 0)
     var frameNumber = 0

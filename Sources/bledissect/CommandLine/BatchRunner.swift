@@ -5,6 +5,7 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import BLECapture
 import BLECore
 import BLEEngine
 import BLERender
@@ -18,7 +19,7 @@ import Foundation
 ///
 /// Alone (one file), `buffer` is the command's standard output itself. In a batch it is a
 /// private buffer whose bytes the checkpoint hands, every 64 KiB, to the batch's ordered output.
-final class JobOutput: @unchecked Sendable {
+final class JobOutput {
   /// The output between writers (one thread at a time: the job's, or its stream's consumer's).
   var buffer: OutputBuffer
   /// How the job should run its FrameStream: one thread when several files run at once.
@@ -140,36 +141,56 @@ enum BatchRunner {
       }
       done.wait()
     }
-    context.stdout = order.stdout
-    context.stderr = order.stderr
+    let result = order.result
+    context.stdout = result.stdout
+    context.stderr = result.stderr
     context.stdout.flush()
     context.stderr.flush()
-    return order.worstStatus
+    return result.worstStatus
   }
 }
 
 /// Hands out 0, 1, 2, ... up to a limit, to several threads.
-private final class NextIndex: @unchecked Sendable {
-  private let lock = NSLock()
-  private var next = 0
+private final class NextIndex: Sendable {
+  private let next = Locked(0)
   private let limit: Int
   init(limit: Int) { self.limit = limit }
   func take() -> Int? {
-    lock.lock()
-    defer { lock.unlock() }
-    guard next < limit else { return nil }
-    next += 1
-    return next - 1
+    next.withLock { next in
+      guard next < limit else { return nil }
+      next += 1
+      return next - 1
+    }
   }
 }
 
 /// The batch's standard output and error, written in file order. Every write to them happens
-/// under `lock`, by the thread of the file whose turn it is or of the file that ends a turn.
-private final class OrderedOutput: @unchecked Sendable {
-  /// Kept in memory per waiting file before it goes to a temporary file (1 MiB; tests use less).
-  let memoryLimit: Int
+/// under the lock of `state`, by the thread of the file whose turn it is or of the file that
+/// ends a turn.
+private final class OrderedOutput: Sendable {
   /// Standard error kept per file (a few lines in practice); beyond it lines are dropped.
   static let errorLimit = 256 << 10
+  private let state: Locked<State>
+
+  init(count: Int, stdout: OutputBuffer, stderr: OutputBuffer, memoryLimit: Int) {
+    state = Locked(State(memoryLimit: memoryLimit, stdout: stdout, stderr: stderr, files: Array(repeating: Waiting(), count: count)))
+  }
+
+  var isClosed: Bool { state.withLock { $0.stdout.isClosed } }
+  /// The outputs and the worst status, once every file is done.
+  var result: (stdout: OutputBuffer, stderr: OutputBuffer, worstStatus: Int32) {
+    state.withLock { ($0.stdout, $0.stderr, $0.worstStatus) }
+  }
+
+  /// Bytes of file `index`: written now if it is that file's turn, else kept. Returns whether
+  /// the output is still open.
+  func deliver(_ index: Int, _ bytes: ByteView) -> Bool { state.withLock { $0.deliver(index, bytes) } }
+
+  /// File `index` is done: print it and every finished file after it once their turn comes.
+  func finish(_ index: Int, status: Int32, errors: OutputBuffer) {
+    let kept = Array(errors.bytes.prefix(Self.errorLimit))
+    state.withLock { $0.finish(index, status: status, errors: kept) }
+  }
 
   struct Waiting {
     var memory: [UInt8] = []
@@ -180,138 +201,108 @@ private final class OrderedOutput: @unchecked Sendable {
     var errors: [UInt8] = []
   }
 
-  private let lock = NSLock()
-  var stdout: OutputBuffer
-  var stderr: OutputBuffer
-  private var files: [Waiting]
-  /// The file whose output is being written.
-  private var head = 0
-  private(set) var worstStatus: Int32 = ExitStatus.success
+  struct State {
+    /// Kept in memory per waiting file before it goes to a temporary file (1 MiB; tests use less).
+    let memoryLimit: Int
+    var stdout: OutputBuffer
+    var stderr: OutputBuffer
+    var files: [Waiting]
+    /// The file whose output is being written.
+    var head = 0
+    var worstStatus: Int32 = ExitStatus.success
 
-  init(count: Int, stdout: OutputBuffer, stderr: OutputBuffer, memoryLimit: Int) {
-    self.memoryLimit = memoryLimit
-    self.stdout = stdout
-    self.stderr = stderr
-    files = Array(repeating: Waiting(), count: count)
-  }
-
-  var isClosed: Bool {
-    lock.lock()
-    defer { lock.unlock() }
-    return stdout.isClosed
-  }
-
-  /// Bytes of file `index`: written now if it is that file's turn, else kept. Returns whether
-  /// the output is still open.
-  func deliver(_ index: Int, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-    lock.lock()
-    defer { lock.unlock() }
-    if stdout.isClosed { return false }
-    if index == head {
-      // It became this file's turn while it ran: what it kept goes first.
-      writeKept(index)
-      append(bytes)
-      stdout.flushIfFull()
-    } else {
-      keep(index, bytes)
-    }
-    return !stdout.isClosed
-  }
-
-  /// File `index` is done: print it and every finished file after it once their turn comes.
-  func finish(_ index: Int, status: Int32, errors: OutputBuffer) {
-    lock.lock()
-    defer { lock.unlock() }
-    worstStatus = max(worstStatus, status)
-    files[index].done = true
-    errors.withAppendedBytes(since: 0) { files[index].errors = Array($0.prefix(Self.errorLimit)) }
-    while head < files.count, files[head].done {
-      writeKept(head)
-      // Standard error after the file's output, so a terminal shows them in that order.
-      stdout.flush()
-      if !files[head].errors.isEmpty {
-        files[head].errors.withUnsafeBufferPointer { stderr.append(string: String(decoding: $0, as: UTF8.self)) }
-        stderr.flush()
+    mutating func deliver(_ index: Int, _ bytes: ByteView) -> Bool {
+      if stdout.isClosed { return false }
+      if index == head {
+        // It became this file's turn while it ran: what it kept goes first.
+        writeKept(index)
+        append(bytes)
+        stdout.flushIfFull()
+      } else {
+        keep(index, bytes)
       }
-      files[head].errors = []
-      head += 1
+      return !stdout.isClosed
     }
-  }
 
-  private func append(_ bytes: UnsafeBufferPointer<UInt8>) {
-    guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
-    // In pieces, so the output never holds more than about its flush threshold plus a piece.
-    var offset = 0
-    while offset < bytes.count {
-      let length = min(64 << 10, bytes.count - offset)
-      stdout.append(UnsafeBufferPointer(start: base + offset, count: length))
-      stdout.flushIfFull()
-      offset += length
+    mutating func finish(_ index: Int, status: Int32, errors: [UInt8]) {
+      worstStatus = max(worstStatus, status)
+      files[index].done = true
+      files[index].errors = errors
+      while head < files.count, files[head].done {
+        writeKept(head)
+        // Standard error after the file's output, so a terminal shows them in that order.
+        stdout.flush()
+        if !files[head].errors.isEmpty {
+          stderr.append(string: String(decoding: files[head].errors, as: UTF8.self))
+          stderr.flush()
+        }
+        files[head].errors = []
+        head += 1
+      }
     }
-  }
 
-  private func keep(_ index: Int, _ bytes: UnsafeBufferPointer<UInt8>) {
-    if files[index].spill < 0, files[index].spillFailed == nil, files[index].memory.count + bytes.count <= memoryLimit {
-      files[index].memory.append(contentsOf: bytes)
-      return
+    private mutating func append(_ bytes: ByteView) {
+      // In pieces, so the output never holds more than about its flush threshold plus a piece.
+      var offset = bytes.startIndex
+      while offset < bytes.endIndex {
+        let length = min(64 << 10, bytes.endIndex - offset)
+        stdout.append(bytes[offset..<(offset + length)])
+        stdout.flushIfFull()
+        offset += length
+      }
     }
-    if files[index].spillFailed != nil { return }
-    if files[index].spill < 0 {
-      var template = Array((NSTemporaryDirectory() + "/bledissect-batch-XXXXXX").utf8CString)
-      let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-      guard fd >= 0 else {
-        spillFailed(index, String(cString: strerror(errno)))
+
+    private mutating func keep(_ index: Int, _ bytes: ByteView) {
+      if files[index].spill < 0, files[index].spillFailed == nil, files[index].memory.count + bytes.count <= memoryLimit {
+        files[index].memory.append(contentsOf: bytes)
         return
       }
-      // Gone from the directory at once: removed by the system however the run ends.
-      template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
-      files[index].spill = fd
-    }
-    guard let base = bytes.baseAddress else { return }
-    if let code = SystemWrite.all(files[index].spill, base, count: bytes.count) { spillFailed(index, SystemWrite.reason(code)) }
-  }
-
-  private func spillFailed(_ index: Int, _ reason: String) {
-    files[index].spillFailed = reason
-    worstStatus = max(worstStatus, ExitStatus.unreadable)
-  }
-
-  /// Writes what file `index` kept (memory, then its temporary file) and forgets it.
-  private func writeKept(_ index: Int) {
-    if !files[index].memory.isEmpty {
-      files[index].memory.withUnsafeBufferPointer { append($0) }
-      files[index].memory = []
-    }
-    let fd = files[index].spill
-    if fd >= 0 {
-      files[index].spill = -1
-      defer { close(fd) }
-      lseek(fd, 0, SEEK_SET)
-      var block = [UInt8](repeating: 0, count: 64 << 10)
-      while true {
-        let count = block.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-        if count < 0 && errno == EINTR { continue }
-        guard count > 0 else {
-          if count < 0 { spillFailed(index, String(cString: strerror(errno))) }
-          break
+      if files[index].spillFailed != nil { return }
+      if files[index].spill < 0 {
+        guard let (fd, path) = makeTemporaryFile(Array((NSTemporaryDirectory() + "/bledissect-batch-XXXXXX").utf8)) else {
+          spillFailed(index, String(cString: strerror(errno)))
+          return
         }
-        block.withUnsafeBufferPointer { append(UnsafeBufferPointer(rebasing: $0[0..<count])) }
+        // Gone from the directory at once: removed by the system however the run ends.
+        _ = withCPath(path) { unlink($0) }
+        files[index].spill = fd
+      }
+      if let code = SystemWrite.all(files[index].spill, bytes) { spillFailed(index, SystemWrite.reason(code)) }
+    }
+
+    private mutating func spillFailed(_ index: Int, _ reason: String) {
+      files[index].spillFailed = reason
+      worstStatus = max(worstStatus, ExitStatus.unreadable)
+    }
+
+    /// Writes what file `index` kept (memory, then its temporary file) and forgets it.
+    private mutating func writeKept(_ index: Int) {
+      if !files[index].memory.isEmpty {
+        ByteView.pinning(files[index].memory) { append($0) }
+        files[index].memory = []
+      }
+      let fd = files[index].spill
+      if fd >= 0 {
+        files[index].spill = -1
+        defer { close(fd) }
+        lseek(fd, 0, SEEK_SET)
+        var block = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+          let count = readDescriptor(fd, into: &block, count: block.count)
+          if count < 0 && errno == EINTR { continue }
+          guard count > 0 else {
+            if count < 0 { spillFailed(index, String(cString: strerror(errno))) }
+            break
+          }
+          ByteView.pinning(block[0..<count]) { append($0) }
+        }
+      }
+      if let reason = files[index].spillFailed {
+        files[index].spillFailed = nil
+        stdout.flush()
+        stderr.append(string: "bledissect: output of file \(index + 1) cut short: cannot keep it in a temporary file: \(reason)\n")
+        stderr.flush()
       }
     }
-    if let reason = files[index].spillFailed {
-      files[index].spillFailed = nil
-      stdout.flush()
-      stderr.append(string: "bledissect: output of file \(index + 1) cut short: cannot keep it in a temporary file: \(reason)\n")
-      stderr.flush()
-    }
-  }
-}
-
-extension OutputBuffer {
-  /// Appends raw bytes (a batch copying a file's output).
-  mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
-    // OutputBuffer has no public bulk copy; room is reserved once, then bytes go in unchecked.
-    reserve(bytes.count)
-    for value in bytes { uncheckedByte(value) }
   }
 }

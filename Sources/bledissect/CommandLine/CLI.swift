@@ -87,14 +87,15 @@ func damagePolicy(_ arguments: ParsedArguments) -> DamagePolicy {
   arguments.has("stop-at-damage") ? .stop : .resynchronize
 }
 
-protocol CLICommand {
+/// `SendableMetatype`: the command table below is a global shared by every thread.
+protocol CLICommand: SendableMetatype {
   static var configuration: CommandConfiguration { get }
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32
 }
 
 enum BLEDissectCLI {
   static let version = "0.1.0"
-  nonisolated(unsafe) static let commands: [any CLICommand.Type] = [
+  static let commands: [any CLICommand.Type] = [
     AnnotateCommand.self, InfoCommand.self, SummaryCommand.self, GATTCommand.self, HRCommand.self, DiffCommand.self, CheckCommand.self, ConvertCommand.self, LiveCommand.self, CacheCommand.self,
   ]
 
@@ -233,11 +234,7 @@ enum BLEDissectCLI {
     guard let lead = word.bytes.first, lead != UInt8(ascii: "-"),
       !word.bytes.contains(UInt8(ascii: "/")), !word.bytes.contains(UInt8(ascii: ".")), !word.bytes.contains(0)
     else { return false }
-    var info = stat()
-    let found = (word.bytes + [0]).withUnsafeBufferPointer { bytes in
-      bytes.withMemoryRebound(to: CChar.self) { stat($0.baseAddress!, &info) == 0 }
-    }
-    return !found
+    return FileStatus(word.bytes) == nil
   }
 
   /// A usage error: the problem on one line, then one line saying where help is.
@@ -264,11 +261,7 @@ struct BLEDissectMain {
       environment: environment, stdoutIsTerminal: stdoutIsTerminal, terminalColumns: stdoutIsTerminal ? terminalColumns() : nil)
     // The words as bytes: `CommandLine.arguments` repairs bytes that are not UTF-8, and a file
     // named with them could not be opened.
-    var arguments: [Argument] = []
-    for index in 1..<Int(CommandLine.argc) {
-      guard let word = CommandLine.unsafeArgv[index] else { continue }
-      arguments.append(Argument(bytes: Array(UnsafeBufferPointer(start: word, count: strlen(word)).map { UInt8(bitPattern: $0) })))
-    }
+    let arguments = argumentBytes().map { Argument(bytes: $0) }
     let status = BLEDissectCLI.run(arguments: arguments, context)
     context.stdout.flush()
     context.stderr.flush()

@@ -133,19 +133,10 @@ enum DiffCommand: CLICommand {
     var status: Int32
   }
 
-  final class ResultBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var results: [Int: Result] = [:]
-    func set(_ index: Int, _ result: Result) {
-      lock.lock()
-      results[index] = result
-      lock.unlock()
-    }
-    func get(_ index: Int) -> Result {
-      lock.lock()
-      defer { lock.unlock() }
-      return results[index] ?? Result(side: nil, errors: [], status: 2)
-    }
+  final class ResultBox: Sendable {
+    private let results = Locked<[Int: Result]>([:])
+    func set(_ index: Int, _ result: Result) { results.withLock { $0[index] = result } }
+    func get(_ index: Int) -> Result { results.withLock { $0[index] } ?? Result(side: nil, errors: [], status: 2) }
   }
 
   static func read(_ path: Argument, damage: DamagePolicy, maps: DecodingOptions) -> Result {

@@ -121,10 +121,9 @@ enum LiveCommand: CLICommand {
   /// The stop control of a live read; standard output is watched when it is a pipe (its
   /// reader leaving, `| head`, then ends a wait no new record would end).
   static func makeControl() -> LiveControl {
-    let control = LiveControl()
     var output = stat()
-    if fstat(1, &output) == 0, output.st_mode & S_IFMT == S_IFIFO { control.watchedOutput = 1 }
-    return control
+    let outputIsPipe = fstat(1, &output) == 0 && output.st_mode & S_IFMT == S_IFIFO
+    return LiveControl(watchedOutput: outputIsPipe ? 1 : -1)
   }
 
   /// The `-w` file, created with its format's header; nil (and the reason said) when it cannot be.

@@ -21,7 +21,7 @@ import Foundation
 /// index), and a file is read when its device is asked for. Bounded: a table of more than
 /// `maximumEntries` attributes is neither saved nor read, and past `maximumTables` files or
 /// `maximumBytes` the least recently used go (a table used is touched).
-final class GATTCache: GATTMapLookup, @unchecked Sendable {
+final class GATTCache: GATTMapLookup, Sendable {
   static let maximumTables = GATTCacheFolder.maximumTables
   static let maximumBytes = GATTCacheFolder.maximumBytes
   /// Real devices have a few hundred attributes.
@@ -30,14 +30,24 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
   static let maximumFileBytes = 1 << 20
 
   let directory: String
-  private let lock = NSLock()
-  private var index: Index?
-  /// Tables read so far, by file name (nil: unreadable, asked once), and their files' bytes:
-  /// at most `maximumBytes` are read in one run, whatever the folder holds.
-  private var loaded: [String: GATTMap?] = [:]
-  private var loadedBytes = 0
-  /// Problems with cache files, said once per run (the caller prints them).
-  private(set) var problems: [String] = []
+  /// What the run read and keeps to save, behind a lock (several files are read at once).
+  private let state = Locked(State())
+
+  struct State {
+    var index: Index?
+    /// Tables read so far, by file name (nil: unreadable, asked once), and their files' bytes:
+    /// at most `maximumBytes` are read in one run, whatever the folder holds.
+    var loaded: [String: GATTMap?] = [:]
+    var loadedBytes = 0
+    /// Problems with cache files, said once per run (the caller prints them).
+    var problems: [String] = []
+    /// Tables to save when the command ends, by device (the richer of two discoveries, else
+    /// the latest: `replaces`). Saved only then, so that every capture of one run (`-j` jobs
+    /// too) sees the cache as it was when the run began: an answer never depends on which
+    /// file of the run was decoded first.
+    var pending: [BDAddr: (device: GATTDevice, capture: String, learned: Date)] = [:]
+    var pendingOrder: [BDAddr] = []
+  }
 
   /// The folder's table files by device address and by Database Hash.
   struct Index {
@@ -54,67 +64,67 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
   }
 
   func map(for address: BDAddr) -> GATTMap? {
-    lock.withLock {
-      guard let name = listed().byAddress[address] else { return nil }
-      return read(name)
+    state.withLock { state in
+      guard let name = listed(&state).byAddress[address] else { return nil }
+      return read(name, &state)
     }
   }
 
   func map(hash: [UInt8]) -> GATTMap? {
-    lock.withLock {
-      guard let name = listed().byHash[hash] else { return nil }
-      return read(name)
+    state.withLock { state in
+      guard let name = listed(&state).byHash[hash] else { return nil }
+      return read(name, &state)
     }
   }
 
   /// The problems found so far, cleared.
   func takeProblems() -> [String] {
-    lock.withLock {
-      defer { problems.removeAll() }
-      return problems
+    state.withLock { state in
+      defer { state.problems.removeAll() }
+      return state.problems
     }
   }
 
-  private func listed() -> Index {
-    if let index { return index }
+  private func listed(_ state: inout State) -> Index {
+    if let index = state.index { return index }
     var built = Index()
     for entry in GATTCacheFolder.entries(in: directory) {
       built.byAddress[entry.address] = entry.name
       if let hash = entry.hash { built.byHash[hash] = entry.name }
     }
-    index = built
+    state.index = built
     return built
   }
 
-  private func read(_ name: String) -> GATTMap? {
-    if let done = loaded[name] { return done }
-    let map = load(name)
-    loaded[name] = map
+  private func read(_ name: String, _ state: inout State) -> GATTMap? {
+    if let done = state.loaded[name] { return done }
+    let map = load(name, &state)
+    state.loaded[name] = map
     return map
   }
 
-  private func load(_ name: String) -> GATTMap? {
+  private func load(_ name: String, _ state: inout State) -> GATTMap? {
     let path = directory + "/" + name
     guard let parsed = GATTCacheFolder.parseName(name) else { return nil }
     var status = stat()
     guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return nil }
     guard Int(status.st_size) <= Self.maximumFileBytes else {
-      problems.append("cache file \(path) is too large (\(status.st_size) bytes; at most \(Self.maximumFileBytes)): not used")
+      state.problems.append("cache file \(path) is too large (\(status.st_size) bytes; at most \(Self.maximumFileBytes)): not used")
       return nil
     }
-    guard loadedBytes + Int(status.st_size) <= Self.maximumBytes else {
-      problems.append("cache file \(path) not used: this run already read \(loadedBytes) bytes of cached tables (at most \(Self.maximumBytes))")
+    guard state.loadedBytes + Int(status.st_size) <= Self.maximumBytes else {
+      state.problems.append("cache file \(path) not used: this run already read \(state.loadedBytes) bytes of cached tables (at most \(Self.maximumBytes))")
       return nil
     }
-    loadedBytes += Int(status.st_size)
+    state.loadedBytes += Int(status.st_size)
     guard let maps = try? GATTMapImport.loadJSON(Argument(path), cached: true), maps.count == 1, var map = maps.first,
       map.address == parsed.address
     else {
-      problems.append("cache file \(path) is not a table of \(parsed.address): not used (bledissect cache clear removes it)")
+      state.problems.append("cache file \(path) is not a table of \(parsed.address): not used (bledissect cache clear removes it)")
       return nil
     }
     guard map.entryCount <= Self.maximumEntries else {
-      problems.append("cache file \(path) holds \(map.entryCount) attributes (at most \(Self.maximumEntries)): not used")
+      state.problems.append("cache file \(path) holds \(map.entryCount) attributes (at most \(Self.maximumEntries)): not used")
       return nil
     }
     map.file = path
@@ -125,27 +135,20 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
 
   // MARK: - Saving
 
-  /// Tables to save when the command ends, by device (the richer of two discoveries, else the
-  /// latest: `replaces`). Saved only then, so that every capture of one run (`-j` jobs too)
-  /// sees the cache as it was when the run began: an answer never depends on which file of
-  /// the run was decoded first.
-  private var pending: [BDAddr: (device: GATTDevice, capture: String, learned: Date)] = [:]
-  private var pendingOrder: [BDAddr] = []
-
   /// Keeps the tables a capture's discovery showed (peers with entries learned from the
   /// capture), to be saved by `flush`.
   func keep(_ devices: [GATTDevice], capture: String, now: Date = Date()) {
-    lock.withLock {
+    state.withLock { state in
       for device in devices where device.capturedEntries {
         guard case .peer(let address) = device.server else { continue }
-        if let kept = pending[address] {
+        if let kept = state.pending[address] {
           guard Self.replaces(device.tree, hash: device.databaseHash, kept: kept.device.tree, keptHash: kept.device.databaseHash) else { continue }
         } else {
           // Bounded like the folder: more devices than it keeps would be trimmed anyway.
-          guard pending.count < Self.maximumTables else { continue }
-          pendingOrder.append(address)
+          guard state.pending.count < Self.maximumTables else { continue }
+          state.pendingOrder.append(address)
         }
-        pending[address] = (device, capture, now)
+        state.pending[address] = (device, capture, now)
       }
     }
   }
@@ -175,12 +178,12 @@ final class GATTCache: GATTMapLookup, @unchecked Sendable {
   /// runs may save at once); then trims the folder to its bounds. Returns notes for tables not
   /// saved (too large); throws when the folder cannot be written.
   func flush() throws -> [String] {
-    let saves = lock.withLock {
+    let saves = state.withLock { state in
       defer {
-        pending.removeAll()
-        pendingOrder.removeAll()
+        state.pending.removeAll()
+        state.pendingOrder.removeAll()
       }
-      return pendingOrder.compactMap { pending[$0] }
+      return state.pendingOrder.compactMap { state.pending[$0] }
     }
     guard !saves.isEmpty else { return [] }
     var notes: [String] = []

@@ -111,7 +111,7 @@ enum GATTMapImport {
 
   static func loadCapture(_ bytes: [UInt8], name: String, context: CLIContext) throws(Failure) -> [GATTMap] {
     try maps(name) { () throws(CaptureError) in
-      try bytes.withUnsafeBufferPointer { buffer throws(CaptureError) in try CaptureFile.open(InputSource(bytes: buffer, name: name), damage: .resynchronize) }
+      try CaptureFile.open(InputSource(bytes: bytes, name: name), damage: .resynchronize)
     }
   }
 

@@ -153,7 +153,7 @@ import Testing
   @Test func internedNamesRoundTrip() throws {
     let text = try #require(NameTable.intern("température_°C"))
     #expect(text.description == "température_°C" && text.staticString == nil && text.utf8CodeUnitCount == 16)
-    #expect(text.withUTF8Buffer { Array($0) } == Array("température_°C".utf8))
+    #expect(text.withUTF8 { Array($0) } == Array("température_°C".utf8))
     let ascii = try #require(NameTable.intern("bpm"))
     #expect(ascii.description == "bpm" && ascii.utf8CodeUnitCount == 3 && !ascii.isEmpty)
     // The same text, interned or literal, is the same name.

@@ -174,9 +174,7 @@ public struct DeclaredValue: CharacteristicValue {
   /// The built-in value if it is a `Value` (`AttributeFact.value(as:)`).
   public func builtInValue<Value: CharacteristicValue>(as type: Value.Type) -> Value? {
     guard let builtInValue else { return nil }
-    func same<Stored: CharacteristicValue>(_ value: Stored) -> Value? {
-      Stored.self == Value.self ? unsafeBitCast(value, to: Value.self) : nil
-    }
+    func same<Stored: CharacteristicValue>(_ value: Stored) -> Value? { sameType(value, as: Value.self) }
     return same(builtInValue)
   }
 

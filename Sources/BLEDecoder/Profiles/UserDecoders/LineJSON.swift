@@ -208,7 +208,7 @@ package struct LineJSON: Sendable {
     mutating func word(_ expected: StaticString) throws(SyntaxError) {
       let count = expected.utf8CodeUnitCount
       guard index + count <= bytes.count,
-        expected.withUTF8Buffer({ bytes[index..<index + count].elementsEqual($0) })
+        bytes[index..<index + count].elementsEqual(ByteView(expected))
       else { throw error("expected a value") }
       index += count
     }
