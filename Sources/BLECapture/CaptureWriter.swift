@@ -160,7 +160,9 @@ package struct CaptureWriter: Sendable {
     appendLE32(6)
     appendLE32(blockLength)
     appendLE32(0)  // interface id
-    let time = UInt64(bitPattern: record.timestamp)
+    // pcapng's times are unsigned: a time before 1970 (a pcap's seconds read as signed) is
+    // written as 1970, not as a time far in the future that makes every later record go back.
+    let time = UInt64(max(record.timestamp, 0))
     appendLE32(UInt32(truncatingIfNeeded: time >> 32))
     appendLE32(UInt32(truncatingIfNeeded: time))
     appendLE32(UInt32(clamping: packet.count))
