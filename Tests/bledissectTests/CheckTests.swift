@@ -142,6 +142,19 @@ import BLETestSupport
     #expect(codes == [97: ["att.rule_broken"]])
   }
 
+  /// Findings rest on the capture alone: a capture checked after others filled the GATT cache
+  /// (whose tables annotate then uses for it, and says so) gives the same findings.
+  @Test func findingsDoNotDependOnTheCache() {
+    let folder = GATTCacheTests.Folder()
+    let late = ["late_reconnect.btsnoop", "late_midstream.btsnoop", "check/hrs_04.btsnoop"].map { capturePath($0) }
+    let before = late.map { folder.run(["check", "--json", $0]).stdout }
+    #expect(folder.run(["summary", capturePath("hr_strap_session.btsnoop")]).status == 0)
+    #expect(folder.run(["--json", late[0]]).stdout.contains("\"source\":\"cache\""), "the cache names the late capture's handles")
+    let after = late.map { folder.run(["check", "--json", $0]).stdout }
+    #expect(before == after)
+    #expect(after[2].contains("\"rule\":\"HRS-04\""))
+  }
+
   @Test func strictFailsOnWarnings() {
     let warned = capturePath("check/gatt_09.btsnoop")
     #expect(runCLI(["check", "--no-cache", warned]).status == 0)

@@ -31,11 +31,6 @@ package struct ConformanceFinding: Sendable, Equatable {
   package var assumption: String?
 
   package var frame: Int { frames.first ?? 0 }
-
-  package static func == (a: Self, b: Self) -> Bool {
-    a.rule == b.rule && a.severity == b.severity && a.side == b.side && a.frames == b.frames && a.message == b.message
-      && a.connection == b.connection && a.assumption == b.assumption
-  }
 }
 
 /// Repeats of one rule by one side on one link, shown as one line with a count: the first
