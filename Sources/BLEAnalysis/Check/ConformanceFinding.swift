@@ -3,9 +3,8 @@ import BLEDecoder
 
 /// One broken rule, proved by frames: the `check` command's unit of output.
 package struct ConformanceFinding: Sendable, Equatable {
-  package enum Severity: String, Sendable, Comparable {
+  package enum Severity: String, Sendable {
     case warning, error
-    package static func < (a: Severity, b: Severity) -> Bool { a == .warning && b == .error }
   }
 
   /// Who broke the rule: an ATT role for ATT and GATT rules, a link role for the others.
