@@ -78,15 +78,6 @@ final class CLIContext {
   }
 }
 
-/// `--stop-at-damage`, shared by the commands that read a capture.
-let stopAtDamageOption = OptionSpec(
-  name: "stop-at-damage", short: nil, kind: .flag,
-  help: "Stop at the first damaged record (as tshark and btmon do) instead of skipping to the next plausible one.")
-
-func damagePolicy(_ arguments: ParsedArguments) -> DamagePolicy {
-  arguments.has("stop-at-damage") ? .stop : .resynchronize
-}
-
 /// `SendableMetatype`: the command table below is a global shared by every thread.
 protocol CLICommand: SendableMetatype {
   static var configuration: CommandConfiguration { get }
@@ -147,6 +138,12 @@ enum BLEDissectCLI {
     return text
   }
 
+  /// The documents `help` prints, not listed in the overview: for Scripts/update-cli-docs
+  /// (the man page, docs/diagnostics.md and docs/check.md quote them) and packagers.
+  static let documents: [String: @Sendable () -> String] = [
+    "--man": Manual.manPage, "--diagnostics": DiagnosticList.text, "--rules": RuleList.text,
+  ]
+
   /// Runs one invocation given as text (tests); returns the exit status.
   static func run(_ arguments: [String], _ context: CLIContext) -> Int32 {
     run(arguments: arguments.map { Argument($0) }, context)
@@ -164,20 +161,11 @@ enum BLEDissectCLI {
     case "-h", "--help":
       context.stdout.append(string: overview)
       return ExitStatus.success
-    case "help" where arguments.count > 1 && arguments[1].text == "--man":
-      // Not in the overview: for Scripts/update-cli-docs and packagers (docs/cli.md says so).
-      guard arguments.count == 2 else { return usageError("help --man takes nothing more", command: nil, context) }
-      context.stdout.append(string: Manual.manPage())
-      return ExitStatus.success
-    case "help" where arguments.count > 1 && arguments[1].text == "--diagnostics":
-      // Every diagnostic code (docs/diagnostics.md quotes it; Scripts/update-cli-docs).
-      guard arguments.count == 2 else { return usageError("help --diagnostics takes nothing more", command: nil, context) }
-      context.stdout.append(string: DiagnosticList.text())
-      return ExitStatus.success
-    case "help" where arguments.count > 1 && arguments[1].text == "--rules":
-      // Every rule `check` knows (docs/check.md quotes it; Scripts/update-cli-docs).
-      guard arguments.count == 2 else { return usageError("help --rules takes nothing more", command: nil, context) }
-      context.stdout.append(string: RuleList.text())
+    case "help" where arguments.count > 1 && documents[arguments[1].text] != nil:
+      guard arguments.count == 2, let document = documents[arguments[1].text] else {
+        return usageError("help \(arguments[1].text) takes nothing more", command: nil, context)
+      }
+      context.stdout.append(string: document())
       return ExitStatus.success
     case "help" where arguments.count > 1 && arguments[1].text == "--completions":
       guard arguments.count == 3, let script = Manual.completions(arguments[2].text) else {

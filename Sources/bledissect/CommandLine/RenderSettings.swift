@@ -61,7 +61,7 @@ struct RenderSettings {
     settings.oneLine = arguments.has("oneline")
     settings.check = arguments.has("check")
     settings.filter.hidesEmptyPDUs = settings.oneLine && !settings.json && !arguments.has("empty")
-    settings.damage = damagePolicy(arguments)
+    settings.damage = CaptureReading.damagePolicy(arguments)
     return .success(settings)
   }
 }

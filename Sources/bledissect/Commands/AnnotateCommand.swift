@@ -46,7 +46,7 @@ enum AnnotateCommand: CLICommand {
     OptionSpec(name: "handle", short: nil, kind: .value(valueName: "h"), help: "Only ATT frames naming this attribute handle (decimal or 0x hex)."),
     OptionSpec(name: "uuid", short: nil, kind: .value(valueName: "uuid"), help: "Only ATT frames about this service or characteristic (180d, 0x2a37, 128-bit)."),
     OptionSpec(name: "layer", short: nil, kind: .value(valueName: "hci|l2cap|att|gatt"), help: "Only frames decoded at least this deep (any case: ATT or att)."),
-    stopAtDamageOption,
+    CaptureReading.stopAtDamage,
   ]
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {

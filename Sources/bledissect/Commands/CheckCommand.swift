@@ -28,9 +28,7 @@ enum CheckCommand: CLICommand {
       OptionSpec(name: "rule", short: nil, kind: .value(valueName: "ID"), help: "Check only this rule (e.g. ATT-01). Repeatable."),
       OptionSpec(name: "ignore", short: nil, kind: .value(valueName: "ID"), help: "Leave this rule out. Repeatable."),
       OptionSpec(name: "strict", short: nil, kind: .flag, help: "Warnings fail too (exit status 1)."),
-      jobsOption,
-      stopAtDamageOption,
-    ] + DecodingOptions.specs,
+    ] + CaptureReading.batchOptions,
     exitStatus: """
       EXIT STATUS (a linter's):
         0   no error found (warnings allowed, unless --strict)
@@ -47,9 +45,8 @@ enum CheckCommand: CLICommand {
     /// Rules to report (nil: all).
     var rules: Set<String>?
     var ignored: Set<String> = []
-    var damage = DamagePolicy.resynchronize
     var threading = FrameStream.Threading.two
-    var maps = DecodingOptions()
+    var reading = CaptureReading()
   }
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
@@ -57,7 +54,7 @@ enum CheckCommand: CLICommand {
     let jobs: Int
     do {
       jobs = try BatchRunner.jobCount(arguments)
-      chosen.maps = try DecodingOptions.parse(arguments, context)
+      chosen.reading = try CaptureReading(arguments, context)
       let named = try arguments.allValues("rule").map(rule)
       if !named.isEmpty { chosen.rules = Set(named) }
       chosen.ignored = Set(try arguments.allValues("ignore").map(rule))
@@ -66,7 +63,6 @@ enum CheckCommand: CLICommand {
     }
     chosen.json = arguments.has("json")
     chosen.strict = arguments.has("strict")
-    chosen.damage = damagePolicy(arguments)
     let settings = chosen
     return BatchRunner.run(files: arguments.positionals, jobs: jobs, header: nil, context) { file, output, context in
       var fileSettings = settings
@@ -84,27 +80,21 @@ enum CheckCommand: CLICommand {
   }
 
   static func check(_ path: Argument, settings: Settings, output: JobOutput, _ context: CLIContext) -> Int32 {
-    let reader: any CaptureReader
-    switch context.openCapture(path, damage: settings.damage) {
-    case .success(let opened): reader = opened
+    var analysis = ConformanceAnalysis()
+    let read: CaptureReading.Read
+    switch settings.reading.stream(path, threading: settings.threading, into: &analysis, context) {
+    case .success(let done): read = done
     case .failure(let code): return code.status
     }
-    var options = FrameStream.Options()
-    options.threading = settings.threading
-    settings.maps.apply(to: &options)
-    var analysis = ConformanceAnalysis()
-    let end = FrameStream(source: reader, options: options).run(into: &analysis)
-    settings.maps.finish(end, capture: path.display, context)
     var report = analysis.report(file: path.display).keeping(rules: settings.rules, ignoring: settings.ignored)
-    report.damage = end.failure?.message
+    report.damage = read.end.failure?.message
     if settings.json {
       CheckWriter.json(report, to: &output.buffer)
     } else {
       CheckWriter.text(report, to: &output.buffer)
     }
     output.handOver()
-    let read = context.finishRead(path, reader: reader, frames: end.frames, failure: end.failure)
-    if read != ExitStatus.success { return ExitStatus.unreadable }
+    if read.finish(context) != ExitStatus.success { return ExitStatus.unreadable }
     return report.errors > 0 || (settings.strict && report.warnings > 0) ? 1 : 0
   }
 }

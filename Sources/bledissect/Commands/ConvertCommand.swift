@@ -44,7 +44,7 @@ enum ConvertCommand: CLICommand {
       + "\n(the same file by any name or link) is refused with status 64.",
     options: [
       OptionSpec(name: "to", short: nil, kind: .value(valueName: "format"), help: "Output format (see above).", choices: formats.map { $0.0 }),
-      stopAtDamageOption,
+      CaptureReading.stopAtDamage,
     ],
     minimumPositionals: 2,
     maximumPositionals: 2)
@@ -68,7 +68,7 @@ enum ConvertCommand: CLICommand {
       return ExitStatus.usage
     }
     let reader: any CaptureReader
-    switch context.openCapture(input, damage: damagePolicy(arguments)) {
+    switch context.openCapture(input, damage: CaptureReading.damagePolicy(arguments)) {
     case .success(let opened): reader = opened
     case .failure(let code): return code.status
     }

@@ -36,7 +36,7 @@ enum DiffCommand: CLICommand {
         choices: SessionDifference.Kind.allCases.map(\.rawValue)),
       OptionSpec(name: "threshold", short: nil, kind: .value(valueName: "name=value"),
         help: "Change a threshold: gap_factor (3), gap_s (5), bpm (10), share (0.5: counts differing by half). Repeatable."),
-      stopAtDamageOption,
+      CaptureReading.stopAtDamage,
     ] + DecodingOptions.specs,
     exitStatus: """
       EXIT STATUS (diff(1)'s):
@@ -75,18 +75,17 @@ enum DiffCommand: CLICommand {
         return BLEDissectCLI.usageError("--threshold: unknown name '\(parts[0])' (gap_factor, gap_s, bpm, share)", command: configuration.name, context)
       }
     }
-    let maps: DecodingOptions
+    let reading: CaptureReading
     do {
-      maps = try DecodingOptions.parse(arguments, context)
+      reading = try CaptureReading(arguments, context)
     } catch {
       return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }
-    let damage = damagePolicy(arguments)
     let paths = arguments.positionals
     // Both captures at once, one thread each.
     let results = ResultBox()
     DispatchQueue.concurrentPerform(iterations: 2) { index in
-      results.set(index, read(paths[index], damage: damage, maps: maps))
+      results.set(index, read(paths[index], reading))
     }
     var unreadable = false
     var damaged: [String] = []
@@ -139,20 +138,14 @@ enum DiffCommand: CLICommand {
     func get(_ index: Int) -> Result { results.withLock { $0[index] } ?? Result(side: nil, errors: [], status: 2) }
   }
 
-  static func read(_ path: Argument, damage: DamagePolicy, maps: DecodingOptions) -> Result {
+  static func read(_ path: Argument, _ reading: CaptureReading) -> Result {
     let context = CLIContext(stdout: OutputBuffer(fd: nil), stderr: OutputBuffer(fd: nil), environment: [:], stdoutIsTerminal: false)
-    let reader: any CaptureReader
-    switch context.openCapture(path, damage: damage) {
-    case .success(let opened): reader = opened
+    var consumer = DiffConsumer()
+    switch reading.stream(path, threading: .one, into: &consumer, context) {
+    case .success(let read):
+      let status = read.finish(context)  // says the damage first
+      return Result(side: consumer.side, errors: context.stderr.bytes, status: status)
     case .failure(let code): return Result(side: nil, errors: context.stderr.bytes, status: code.status)
     }
-    var options = FrameStream.Options()
-    options.threading = .one
-    maps.apply(to: &options)
-    var consumer = DiffConsumer()
-    let end = FrameStream(source: reader, options: options).run(into: &consumer)
-    maps.finish(end, capture: path.display, context)
-    let status = context.finishRead(path, reader: reader, frames: end.frames, failure: end.failure)
-    return Result(side: consumer.side, errors: context.stderr.bytes, status: status)
   }
 }

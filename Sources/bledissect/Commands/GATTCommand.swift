@@ -24,57 +24,45 @@ enum GATTCommand: CLICommand {
       """,
     options: [
       OptionSpec(name: "json", short: nil, kind: .flag, help: "Write a GATT map: one JSON object per capture, on one line."),
-      jobsOption,
-      stopAtDamageOption,
-    ] + DecodingOptions.specs,
+    ] + CaptureReading.batchOptions,
     minimumPositionals: 1,
     maximumPositionals: Int.max)
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
     let jobs: Int
-    do { jobs = try BatchRunner.jobCount(arguments) } catch {
-      return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
-    }
-    let json = arguments.has("json")
-    let damage = damagePolicy(arguments)
-    let maps: DecodingOptions
+    let reading: CaptureReading
     do {
-      maps = try DecodingOptions.parse(arguments, context)
+      jobs = try BatchRunner.jobCount(arguments)
+      reading = try CaptureReading(arguments, context)
     } catch {
       return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }
+    let json = arguments.has("json")
     return BatchRunner.run(files: arguments.positionals, jobs: jobs, header: json ? nil : fileHeader, context) { file, output, context in
-      listTables(file, json: json, damage: damage, maps: maps, output: output, context)
+      listTables(file, json: json, reading: reading, output: output, context)
     }
   }
 
-  static func listTables(_ path: Argument, json: Bool, damage: DamagePolicy, maps: DecodingOptions = DecodingOptions(), output: JobOutput, _ context: CLIContext) -> Int32 {
-    let reader: any CaptureReader
-    switch context.openCapture(path, damage: damage) {
-    case .success(let opened): reader = opened
+  static func listTables(_ path: Argument, json: Bool, reading: CaptureReading, output: JobOutput, _ context: CLIContext) -> Int32 {
+    var consumer = GATTConsumer()
+    var devices: [GATTDevice] = []
+    let read: CaptureReading.Read
+    switch reading.stream(path, threading: output.threading, into: &consumer, context, devices: { consumer, end in
+      devices = consumer.devices(end.dissector.databases)
+      return devices
+    }) {
+    case .success(let done): read = done
     case .failure(let code): return code.status
     }
-    var options = FrameStream.Options()
-    options.threading = output.threading
-    maps.apply(to: &options)
-    let consumer = GATTConsumer()
-    let end = FrameStream(source: reader, options: options).run(into: consumer)
-    let devices = consumer.devices(end.dissector.databases)
-    maps.finish(end, capture: path.display, context, devices: devices)
     if json {
       GATTMapWriter.write(devices, capture: path.display, to: &output.buffer)
     } else {
       GATTTreeWriter.write(devices, to: &output.buffer)
     }
     output.handOver()
-    return context.finishRead(path, reader: reader, frames: end.frames, failure: end.failure)
+    return read.finish(context)
   }
 }
-
-/// `-j`, shared by the commands that take several files.
-let jobsOption = OptionSpec(
-  name: "jobs", short: "j", kind: .value(valueName: "n"),
-  help: "Read up to n files at once (default: one per processor); output stays in file order.")
 
 /// The line before each file's text output in a batch, as `head` and `tail` write it.
 @Sendable func fileHeader(_ file: Argument) -> String { "==> \(file.display) <==\n" }

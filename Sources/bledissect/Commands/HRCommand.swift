@@ -41,9 +41,7 @@ enum HRCommand: CLICommand {
       OptionSpec(name: "svg", short: nil, kind: .value(valueName: "file"), help: "Also write an SVG plot of heart rate, RR intervals, flags and link events per device (one capture only)."),
       OptionSpec(name: "peer", short: nil, kind: .value(valueName: "address"), help: "Only measurements from this device (AA:BB:CC:DD:EE:FF); given twice, either."),
       OptionSpec(name: "time", short: "t", kind: .value(valueName: "rel|abs"), help: "Seconds since the capture's first frame (default), or UTC."),
-      jobsOption,
-      stopAtDamageOption,
-    ] + DecodingOptions.specs,
+    ] + CaptureReading.batchOptions,
     minimumPositionals: 1,
     maximumPositionals: Int.max)
 
@@ -52,8 +50,7 @@ enum HRCommand: CLICommand {
     var absoluteTime = false
     var peers: [BDAddr] = []
     var svg: Argument?
-    var damage = DamagePolicy.resynchronize
-    var maps = DecodingOptions()
+    var reading = CaptureReading()
   }
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
@@ -76,12 +73,7 @@ enum HRCommand: CLICommand {
         guard arguments.positionals.count == 1 else { throw UsageError(message: "--svg plots one capture; give one file") }
         settings.svg = Argument(svg)
       }
-    } catch {
-      return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
-    }
-    settings.damage = damagePolicy(arguments)
-    do {
-      settings.maps = try DecodingOptions.parse(arguments, context)
+      settings.reading = try CaptureReading(arguments, context)
     } catch {
       return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }
@@ -97,18 +89,14 @@ enum HRCommand: CLICommand {
   }
 
   static func measurements(_ path: Argument, settings: Settings, output: JobOutput, _ context: CLIContext) -> Int32 {
-    let reader: any CaptureReader
-    switch context.openCapture(path, damage: settings.damage) {
-    case .success(let opened): reader = opened
+    var consumer = HeartRateRows(settings: settings, file: output.inBatch ? path.display : nil, output: output)
+    let read: CaptureReading.Read
+    switch settings.reading.stream(path, threading: output.threading, into: &consumer, context) {
+    case .success(let done): read = done
     case .failure(let code): return code.status
     }
-    var options = FrameStream.Options()
-    options.threading = output.threading
-    settings.maps.apply(to: &options)
-    var consumer = HeartRateRows(settings: settings, file: output.inBatch ? path.display : nil, output: output)
-    let end = FrameStream(source: reader, options: options).run(into: &consumer)
+    let end = read.end
     output.buffer = consumer.out
-    settings.maps.finish(end, capture: path.display, context)
     output.handOver()
     // Where a row's meaning came from when not from the capture: said here (and in JSON and
     // CSV rows' `meaning`), as annotate's "(inferred)" says it.
@@ -116,7 +104,7 @@ enum HRCommand: CLICommand {
     for line in consumer.series.meaningNotes { context.error("\(path.display): \(line)") }
     // No row: say why, rather than leave a bare header.
     if consumer.series.rowCount == 0 && end.failure == nil { context.error("\(path.display): " + consumer.series.absence.reason(end, peers: settings.peers)) }
-    var status = context.finishRead(path, reader: reader, frames: end.frames, failure: end.failure)
+    var status = read.finish(context)
     if settings.svg != nil, consumer.series.timeline.eventsLeftOut > 0 {
       context.error("\(path.display): link events of devices past the first \(LinkTimeline.maximumDevices) are not marked on the plot (\(consumer.series.timeline.eventsLeftOut) left out)")
     }

@@ -10,7 +10,7 @@ enum InfoCommand: CLICommand {
     name: "info",
     abstract: "Show a capture's format, frame count and time span.",
     usage: "info <file>...",
-    options: [stopAtDamageOption],
+    options: [CaptureReading.stopAtDamage],
     minimumPositionals: 1,
     maximumPositionals: Int.max)
 
@@ -26,7 +26,7 @@ enum InfoCommand: CLICommand {
 
   static func runOne(_ path: Argument, _ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
     let reader: any CaptureReader
-    switch context.openCapture(path, damage: damagePolicy(arguments)) {
+    switch context.openCapture(path, damage: CaptureReading.damagePolicy(arguments)) {
     case .success(let opened): reader = opened
     case .failure(let code): return code.status
     }

@@ -149,7 +149,7 @@ enum LiveCommand: CLICommand {
     rowSettings.format = settings.json ? .json : .text
     rowSettings.absoluteTime = settings.time == .absolute
     rowSettings.peers = settings.filter.peers
-    rowSettings.maps = settings.maps
+    rowSettings.reading.maps = settings.maps
     let output = JobOutput(direct: context.stdout, threading: .one)
     let columns = context.stdoutIsTerminal && !settings.json ? (context.terminalColumns ?? 80) : nil
     let view = LiveHeartRateView(settings: rowSettings, output: output, terminalColumns: columns)

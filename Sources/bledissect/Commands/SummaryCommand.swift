@@ -24,9 +24,7 @@ enum SummaryCommand: CLICommand {
       """,
     options: [
       OptionSpec(name: "json", short: nil, kind: .flag, help: "Write one JSON object per file (one per line)."),
-      jobsOption,
-      stopAtDamageOption,
-    ] + DecodingOptions.specs,
+    ] + CaptureReading.batchOptions,
     minimumPositionals: 1,
     maximumPositionals: Int.max)
 
@@ -39,25 +37,21 @@ enum SummaryCommand: CLICommand {
 
   struct Settings: Sendable {
     var json = false
-    var damage = DamagePolicy.resynchronize
     /// One thread when several files run at once (a batch runner), two for one file at a time.
     var threading = FrameStream.Threading.two
-    var maps = DecodingOptions()
+    var reading = CaptureReading()
   }
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
     let jobs: Int
-    do { jobs = try BatchRunner.jobCount(arguments) } catch {
-      return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
-    }
     var chosen = Settings()
-    chosen.json = arguments.has("json")
-    chosen.damage = damagePolicy(arguments)
     do {
-      chosen.maps = try DecodingOptions.parse(arguments, context)
+      jobs = try BatchRunner.jobCount(arguments)
+      chosen.reading = try CaptureReading(arguments, context)
     } catch {
       return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }
+    chosen.json = arguments.has("json")
     let settings = chosen
     // The text names its file on its first line and the JSON has `file`: no header needed.
     return BatchRunner.run(files: arguments.positionals, jobs: jobs, header: nil, context) { file, output, context in
@@ -77,17 +71,13 @@ enum SummaryCommand: CLICommand {
   /// Summarizes one capture into bytes: safe to call from any thread (it shares nothing).
   static func summarize(_ path: Argument, settings: Settings) -> FileResult {
     let context = CLIContext(stdout: OutputBuffer(fd: nil), stderr: OutputBuffer(fd: nil), environment: [:], stdoutIsTerminal: false)
-    let reader: any CaptureReader
-    switch context.openCapture(path, damage: settings.damage) {
-    case .success(let opened): reader = opened
+    var consumer = SummaryConsumer()
+    let read: CaptureReading.Read
+    switch settings.reading.stream(path, threading: settings.threading, into: &consumer, context) {
+    case .success(let done): read = done
     case .failure(let code): return FileResult(output: [], errors: context.stderr.bytes, status: code.status)
     }
-    var options = FrameStream.Options()
-    options.threading = settings.threading
-    settings.maps.apply(to: &options)
-    var consumer = SummaryConsumer()
-    let end = FrameStream(source: reader, options: options).run(into: &consumer)
-    settings.maps.finish(end, capture: path.display, context)
+    let (reader, end) = (read.reader, read.end)
     var report = SummaryReport(file: path.display, format: "\(reader.format.name), \(reader.format.detail)", summary: consumer.summary)
     report.damage = end.failure?.message
     report.skippedBytes = reader.damage.bytes
@@ -104,7 +94,7 @@ enum SummaryCommand: CLICommand {
     if consumer.skippedPlaces > consumer.skips.count {
       context.error("\(path.display): \(consumer.skippedPlaces - consumer.skips.count) more damaged places not listed")
     }
-    let status = context.finishRead(path, reader: reader, frames: end.frames, failure: end.failure)
+    let status = read.finish(context)
     return FileResult(output: context.stdout.bytes, errors: context.stderr.bytes, status: status)
   }
 }
