@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+import BLERender
 @testable import bledissect
 
 /// `bledissect summary`, end to end.
@@ -127,14 +128,19 @@ import Testing
     #expect(text.components(separatedBy: "btsnoop, datalink 1002 (H4)\n").count == 3)
   }
 
-  /// `summarize` works alone, as a batch runner's worker calls it.
+  /// `summarize` works alone, as a batch runner's worker calls it: on one thread, into
+  /// buffers of its own.
   @Test func summarizeOneFileReturnsBytesAndStatus() {
-    var settings = SummaryCommand.Settings()
-    settings.threading = .one
-    let result = SummaryCommand.summarize(Argument(capturePath("two_straps.btsnoop")), settings: settings)
+    func summarize(_ path: String) -> (output: [UInt8], errors: [UInt8], status: Int32) {
+      let context = CLIContext(stdout: OutputBuffer(fd: nil), stderr: OutputBuffer(fd: nil), environment: [:], stdoutIsTerminal: false)
+      let output = JobOutput(direct: OutputBuffer(fd: nil), threading: .one)
+      let status = SummaryCommand.summarize(Argument(path), settings: SummaryCommand.Settings(), output: output, context)
+      return (output.buffer.bytes, context.stderr.bytes, status)
+    }
+    let result = summarize(capturePath("two_straps.btsnoop"))
     #expect(result.status == 0 && result.errors.isEmpty)
     #expect(String(decoding: result.output, as: UTF8.self) == runCLI(["summary", capturePath("two_straps.btsnoop")]).stdout)
-    let missing = SummaryCommand.summarize(Argument("/nonexistent"), settings: settings)
+    let missing = summarize("/nonexistent")
     #expect(missing.status == 2 && missing.output.isEmpty && !missing.errors.isEmpty)
   }
 

@@ -28,54 +28,34 @@ enum SummaryCommand: CLICommand {
     minimumPositionals: 1,
     maximumPositionals: Int.max)
 
-  /// What summarizing one file produced: standard output and error, and the exit status.
-  struct FileResult: Sendable {
-    var output: [UInt8]
-    var errors: [UInt8]
-    var status: Int32
-  }
-
   struct Settings: Sendable {
     var json = false
-    /// One thread when several files run at once (a batch runner), two for one file at a time.
-    var threading = FrameStream.Threading.two
     var reading = CaptureReading()
   }
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
     let jobs: Int
-    var chosen = Settings()
+    var settings = Settings()
     do {
       jobs = try BatchRunner.jobCount(arguments)
-      chosen.reading = try CaptureReading(arguments, context)
+      settings.reading = try CaptureReading(arguments, context)
     } catch {
       return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }
-    chosen.json = arguments.has("json")
-    let settings = chosen
+    settings.json = arguments.has("json")
     // The text names its file on its first line and the JSON has `file`: no header needed.
-    return BatchRunner.run(files: arguments.positionals, jobs: jobs, header: nil, context) { file, output, context in
-      var fileSettings = settings
-      fileSettings.threading = output.threading
-      let result = summarize(file, settings: fileSettings)
-      for byte in result.output { output.buffer.byte(byte) }
-      output.handOver()
-      if !result.errors.isEmpty {
-        for byte in result.errors { context.stderr.byte(byte) }
-        context.stderr.flush()
-      }
-      return result.status
+    return BatchRunner.run(files: arguments.positionals, jobs: jobs, header: nil, context) { [settings] file, output, context in
+      summarize(file, settings: settings, output: output, context)
     }
   }
 
-  /// Summarizes one capture into bytes: safe to call from any thread (it shares nothing).
-  static func summarize(_ path: Argument, settings: Settings) -> FileResult {
-    let context = CLIContext(stdout: OutputBuffer(fd: nil), stderr: OutputBuffer(fd: nil), environment: [:], stdoutIsTerminal: false)
+  /// Summarizes one capture (a batch runner's job); returns its exit status.
+  static func summarize(_ path: Argument, settings: Settings, output: JobOutput, _ context: CLIContext) -> Int32 {
     var consumer = SummaryConsumer()
     let read: CaptureReading.Read
-    switch settings.reading.stream(path, threading: settings.threading, into: &consumer, context) {
+    switch settings.reading.stream(path, threading: output.threading, into: &consumer, context) {
     case .success(let done): read = done
-    case .failure(let code): return FileResult(output: [], errors: context.stderr.bytes, status: code.status)
+    case .failure(let code): return code.status
     }
     let (reader, end) = (read.reader, read.end)
     var report = SummaryReport(file: path.display, format: "\(reader.format.name), \(reader.format.detail)", summary: consumer.summary)
@@ -85,16 +65,16 @@ enum SummaryCommand: CLICommand {
     report.tablesFromElsewhere = DecodingOptions.tablesFromElsewhere(end)
     report.findings = consumer.conformance.report(file: path.display)
     if settings.json {
-      SummaryJSON.write(report, to: &context.stdout)
+      SummaryJSON.write(report, to: &output.buffer)
     } else {
-      SummaryText.write(report, to: &context.stdout)
+      SummaryText.write(report, to: &output.buffer)
     }
+    output.handOver()
     // Each skip in order, then the damage that ended the read and the tally.
     for skip in consumer.skips { context.error("\(path.display): \(skip.message)") }
     if consumer.skippedPlaces > consumer.skips.count {
       context.error("\(path.display): \(consumer.skippedPlaces - consumer.skips.count) more damaged places not listed")
     }
-    let status = read.finish(context)
-    return FileResult(output: context.stdout.bytes, errors: context.stderr.bytes, status: status)
+    return read.finish(context)
   }
 }
