@@ -1,7 +1,6 @@
 import BLEAnalysis
 import BLECapture
 import BLEEngine
-import BLERender
 
 /// How a file command reads each capture: the options every such command takes (damage
 /// policy, maps, cache, keys, decoders) and the read they share: open, stream into the

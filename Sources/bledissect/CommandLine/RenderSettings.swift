@@ -1,7 +1,5 @@
 import BLECapture
-import BLECore
 import BLEDecoder
-import BLEEngine
 import BLERender
 
 /// What annotate and live read from their options: output, filters, damage, decoding.

@@ -1,9 +1,7 @@
 import BLEAnalysis
 import BLECapture
 import BLECore
-import BLEDecoder
 import BLERender
-import Foundation
 
 #if canImport(Glibc)
   import Glibc

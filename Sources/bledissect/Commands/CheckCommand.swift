@@ -1,7 +1,4 @@
 import BLEAnalysis
-import BLECapture
-import BLECore
-import BLEDecoder
 import BLEEngine
 import BLERender
 

@@ -1,8 +1,4 @@
 import BLEAnalysis
-import BLECapture
-import BLECore
-import BLEDecoder
-import BLEEngine
 import BLERender
 
 /// `bledissect gatt FILE...`: each GATT server's attribute table as the capture's discovery

@@ -1,5 +1,4 @@
 import BLEAnalysis
-import BLECapture
 import BLECore
 import BLEDecoder
 import BLEEngine

@@ -1,6 +1,5 @@
 import BLEAnalysis
 import BLECapture
-import BLECore
 import BLERender
 
 /// `bledissect info FILE...`: the format, the frame count and the time span, without decoding;

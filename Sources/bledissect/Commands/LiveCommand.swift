@@ -7,7 +7,6 @@ import Darwin
 #endif
 import BLECapture
 import BLECore
-import BLEDecoder
 import BLEEngine
 
 /// `bledissect live`: decodes a capture while it is written: a growing file (`--follow`), a

@@ -8,7 +8,6 @@ import Darwin
 import BLECapture
 import BLECore
 import BLEDecoder
-import BLEEngine
 
 /// `live` without a source: the Linux Bluetooth monitor channel, as btmon reads it.
 extension LiveCommand {

@@ -6,9 +6,6 @@ import Musl
 import Darwin
 #endif
 import BLECapture
-import BLECore
-import BLEDecoder
-import BLEEngine
 
 /// Which source `live` reads, from its arguments, and what to say when it cannot be opened.
 extension LiveCommand {

@@ -1,8 +1,4 @@
 import BLEAnalysis
-import BLECapture
-import BLECore
-import BLEDecoder
-import BLEEngine
 import BLERender
 
 /// `bledissect summary FILE...`: what happened in each capture, on one screen (or one JSON

@@ -1,9 +1,6 @@
 import BLEAnalysis
 import BLECapture
-import BLECore
 import BLEDecoder
-import BLEEngine
-import Foundation
 
 /// Reads GATT maps given with `--gatt`: the JSON that `gatt --json` writes, BlueZ's GATT cache
 /// file (`/var/lib/bluetooth/<adapter>/cache/<peer>`, its `[Attributes]` group), or a capture
