@@ -66,7 +66,7 @@ import Testing
     // A usage error: one line saying what is wrong, then where the help is.
     #expect(short.status == 64 && short.stderr.split(separator: "\n").first?.contains("--ltk needs 32 hex digits") == true)
     let missing = runCLI([Self.sniffed, "--keys", "/nonexistent/keys.txt"])
-    #expect(missing.status == 64 && missing.stderr.contains("cannot read the keys file"))
+    #expect(missing.status == 64 && missing.stderr.contains("cannot open the keys file"))
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bledissect-badkeys-\(getpid())")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }

@@ -72,29 +72,12 @@ struct DecodingOptions: Sendable {
   /// Decoder files are small; larger ones are refused.
   static let maximumDecoderFileBytes = 1 << 20
 
-  /// Reads a decoder file (a pipe too), at most `maximumDecoderFileBytes` of it: a larger one,
-  /// or a pipe or device that goes on past it, is refused after one byte more.
+  /// Reads a decoder file (a pipe too), at most `maximumDecoderFileBytes` of it.
   static func loadDecoders(_ path: String) throws(UsageError) -> [UserDecoder] {
-    let name = Argument(path).display
-    let file: SideFile
+    let path = Argument(path)
+    let bytes = try SideFile.open(path, "decoder file").whole(limit: maximumDecoderFileBytes, path, "decoder file")
     do {
-      file = try SideFile(pathBytes: Array(path.utf8))
-    } catch {
-      throw UsageError(message: "\(name): cannot open the decoder file (\(error.reason))")
-    }
-    if file.isRegularFile, file.size > Int64(maximumDecoderFileBytes) {
-      throw UsageError(message: "\(name): decoder file too large (\(file.size) bytes; at most \(maximumDecoderFileBytes))")
-    }
-    do {
-      try file.read(upTo: maximumDecoderFileBytes + 1)
-    } catch {
-      throw UsageError(message: "\(name): cannot read the decoder file (\(error.reason))")
-    }
-    guard file.bytes.count <= maximumDecoderFileBytes else {
-      throw UsageError(message: "\(name): decoder file too large (more than \(maximumDecoderFileBytes) bytes)")
-    }
-    do {
-      return try DecoderFile.parse(String(decoding: file.bytes, as: UTF8.self), file: name)
+      return try DecoderFile.parse(String(decoding: bytes, as: UTF8.self), file: path.display)
     } catch {
       throw UsageError(message: error.message)
     }
@@ -123,16 +106,8 @@ struct DecodingOptions: Sendable {
     }
     try loadKeys(arguments, into: &options.keys)
     for path in arguments.allValues("gatt").map({ Argument($0) }) {
-      do {
-        for map in try GATTMapImport.load(path, context: context) where !options.maps.add(map, source: .imported) {
-          throw UsageError(message: "\(path.display): GATT map too large (more than \(GATTMapSet.maximumEntriesPerMap) entries, or \(GATTMapSet.maximumMaps) devices)")
-        }
-      } catch let failure as GATTMapImport.Failure {
-        throw UsageError(message: failure.message)
-      } catch let error as UsageError {
-        throw error
-      } catch {
-        throw UsageError(message: "\(path.display): \(error)")
+      for map in try GATTMapImport.load(path, context: context) where !options.maps.add(map, source: .imported) {
+        throw UsageError(message: "\(path.display): GATT map too large (more than \(GATTMapSet.maximumEntriesPerMap) entries, or \(GATTMapSet.maximumMaps) devices)")
       }
     }
     return options
@@ -172,20 +147,10 @@ struct DecodingOptions: Sendable {
       }
       try add(key, from: "--ltk")
     }
-    for path in arguments.allValues("keys") {
-      let name = Argument(path).display
-      let file: SideFile
-      do {
-        file = try SideFile(pathBytes: Array(path.utf8))
-        try file.read(upTo: maximumKeyFileBytes + 1)
-      } catch {
-        throw UsageError(message: "\(name): cannot read the keys file (\(error.reason))")
-      }
-      guard file.bytes.count <= maximumKeyFileBytes else {
-        throw UsageError(message: "\(name): keys file too large (more than \(maximumKeyFileBytes) bytes)")
-      }
-      switch LinkKeyRing.parseFile(String(decoding: file.bytes, as: UTF8.self), name: name) {
-      case .success(let keys): for key in keys { try add(key, from: name) }
+    for path in arguments.allValues("keys").map({ Argument($0) }) {
+      let bytes = try SideFile.open(path, "keys file").whole(limit: maximumKeyFileBytes, path, "keys file")
+      switch LinkKeyRing.parseFile(String(decoding: bytes, as: UTF8.self), name: path.display) {
+      case .success(let keys): for key in keys { try add(key, from: path.display) }
       case .failure(let failure): throw UsageError(message: failure.message)
       }
     }
@@ -295,5 +260,36 @@ struct DecodingOptions: Sendable {
     tablesFromElsewhere(end).filter { $0.provenance.source == .cache }.map {
       Words.provenance($0.server, $0.provenance) + ": the capture did not show its discovery; --no-cache decodes without it"
     }
+  }
+}
+
+/// Side files (maps, decoders, keys) are read through these: each one-line error names the
+/// file and what it was given as (`what`: "GATT map").
+extension SideFile {
+  static func open(_ path: Argument, _ what: String) throws(UsageError) -> SideFile {
+    do {
+      return try SideFile(pathBytes: path.bytes)
+    } catch {
+      throw UsageError(message: "\(path.display): cannot open the \(what) (\(error.reason))")
+    }
+  }
+
+  func read(upTo count: Int, _ path: Argument, _ what: String) throws(UsageError) {
+    do {
+      try read(upTo: count)
+    } catch {
+      throw UsageError(message: "\(path.display): cannot read the \(what) (\(error.reason))")
+    }
+  }
+
+  /// The whole file, at most `limit` bytes: a larger one (or a pipe or device that goes on past
+  /// it) is refused after reading one byte more, never held whole.
+  func whole(limit: Int, _ path: Argument, _ what: String) throws(UsageError) -> [UInt8] {
+    if isRegularFile, size > Int64(limit) {
+      throw UsageError(message: "\(path.display): \(what) too large (\(size) bytes; at most \(limit))")
+    }
+    try read(upTo: limit + 1, path, what)
+    guard bytes.count <= limit else { throw UsageError(message: "\(path.display): \(what) too large (more than \(limit) bytes)") }
+    return bytes
   }
 }
