@@ -58,6 +58,26 @@ import BLETestSupport
     #expect(idle.isEmpty, "homes without unsafe code: \(idle)")
   }
 
+  /// Commands stay thin (options → stream → analysis → writer; docs/architecture.md): analyses
+  /// live in BLEAnalysis and output in BLERender, so the CLI target holds argument parsing, the
+  /// batch runner, the manual, live's terminal and the cache policy, and no command file grows
+  /// past 200 lines (issue 27's bounds).
+  @Test func commandsStayThin() throws {
+    let cli = repositoryRoot.appendingPathComponent("Sources/bledissect")
+    let files = FileManager.default.enumerator(at: cli, includingPropertiesForKeys: nil)?
+      .compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+    var total = 0
+    for file in files {
+      let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).count - 1
+      total += lines
+      if file.path.contains("/Commands/") && file.lastPathComponent.hasSuffix("Command.swift") {
+        #expect(lines <= 200, "\(file.lastPathComponent): \(lines) lines")
+      }
+    }
+    #expect(files.count > 10)
+    #expect(total <= 3_500, "the CLI target has \(total) lines")
+  }
+
   @Test func theCheckFindsUnexplainedAndMisplacedUnsafeCode() {
     let source = """
       // Safety: the buffer outlives the call.
