@@ -20,14 +20,14 @@ package final class CaptureRecorder {
   package var skipped: Int { writer.skipped }
 
   /// Creates (or empties) the file and writes the format's header.
-  package init(pathBytes: [UInt8], name: String, format: CaptureWriteFormat) throws(CaptureError) {
+  package init(pathBytes: [UInt8], name: String, format: CaptureWriteFormat, comment: String? = nil) throws(CaptureError) {
     self.name = name
     self.format = format
     guard !pathBytes.contains(0) else { throw .cannotOpen("file name holds a NUL byte") }
     let opened = withCPath(pathBytes) { open($0, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
     guard opened >= 0 else { throw .cannotOpen(String(cString: strerror(errno))) }
     fd = opened
-    writer = CaptureWriter(format: format)
+    writer = CaptureWriter(format: format, comment: comment)
     if let problem = flush() {
       close(fd)
       throw .cannotOpen(problem)
@@ -59,9 +59,9 @@ package final class CaptureRecorder {
   }
 
   /// Writes one record; the reason when the write failed.
-  package func write(_ record: CaptureRecord) -> String? {
+  package func write(_ record: CaptureRecord, comment: String? = nil) -> String? {
     let before = writer.skipped
-    writer.write(record)
+    writer.write(record, comment: comment)
     if writer.skipped == before { records += 1 }
     return flush()
   }

@@ -27,9 +27,11 @@ package struct CaptureWriter: Sendable {
   package private(set) var output: [UInt8] = []
   package private(set) var skipped = 0
 
-  package init(format: CaptureWriteFormat) {
+  /// `comment`: the file's own comment, in pcapng's section header (the other formats have
+  /// no place for one); Wireshark shows it in its capture file properties.
+  package init(format: CaptureWriteFormat, comment: String? = nil) {
     self.format = format
-    writeHeader()
+    writeHeader(comment: comment)
   }
 
   /// Moves the bytes written so far out of the writer (for streaming to a file).
@@ -38,7 +40,7 @@ package struct CaptureWriter: Sendable {
     return output
   }
 
-  mutating func writeHeader() {
+  mutating func writeHeader(comment: String?) {
     switch format {
     case .btsnoopH1, .btsnoopH4, .btsnoopMonitor:
       output += BTSnoopFormat.magic
@@ -55,15 +57,19 @@ package struct CaptureWriter: Sendable {
       appendLE32(UInt32(CaptureFile.maximumPacketLength))
       appendLE32(UInt32(bitPattern: linkType.value))
     case .pcapng(let linkType):
-      // Section Header Block: type, length, byte-order magic, version 1.0, section length -1.
+      // Section Header Block: type, length, byte-order magic, version 1.0, section length -1,
+      // options (a comment), length again.
+      let options = Self.commentOption(comment)
+      let sectionLength = UInt32(28 + options.count)
       appendLE32(0x0A0D_0D0A)
-      appendLE32(28)
+      appendLE32(sectionLength)
       appendLE32(0x1A2B_3C4D)
       appendLE16(1)
       appendLE16(0)
       appendLE32(0xFFFF_FFFF)
       appendLE32(0xFFFF_FFFF)
-      appendLE32(28)
+      output += options
+      appendLE32(sectionLength)
       // Interface Description Block: link type, snaplen, no options (µs resolution default).
       appendLE32(1)
       appendLE32(20)
@@ -74,7 +80,9 @@ package struct CaptureWriter: Sendable {
     }
   }
 
-  package mutating func write(_ record: CaptureRecord) {
+  /// `comment`: the packet's comment in pcapng (Wireshark shows it with the packet); the other
+  /// formats have no place for one and write the record without it.
+  package mutating func write(_ record: CaptureRecord, comment: String? = nil) {
     switch format {
     case .btsnoopH4:
       guard let indicator = record.kind.h4Indicator else { skipped += 1; return }
@@ -107,7 +115,7 @@ package struct CaptureWriter: Sendable {
       pcapRecord(record, packet: packet, extra: packet.count - record.bytes.count)
     case .pcapng(let linkType):
       guard let packet = linkType.packet(record) else { skipped += 1; return }
-      pcapngRecord(record, packet: packet, extra: packet.count - record.bytes.count)
+      pcapngRecord(record, packet: packet, extra: packet.count - record.bytes.count, comment: comment)
     }
   }
 
@@ -154,9 +162,10 @@ package struct CaptureWriter: Sendable {
     output += packet
   }
 
-  mutating func pcapngRecord(_ record: CaptureRecord, packet: [UInt8], extra: Int) {
+  mutating func pcapngRecord(_ record: CaptureRecord, packet: [UInt8], extra: Int, comment: String?) {
     let padded = (packet.count + 3) & ~3
-    let blockLength = UInt32(clamping: 32 + padded)
+    let options = Self.commentOption(comment)
+    let blockLength = UInt32(clamping: 32 + padded + options.count)
     appendLE32(6)
     appendLE32(blockLength)
     appendLE32(0)  // interface id
@@ -169,7 +178,25 @@ package struct CaptureWriter: Sendable {
     appendLE32(Self.originalLength(record, extra: extra))
     output += packet
     output += [UInt8](repeating: 0, count: padded - packet.count)
+    output += options
     appendLE32(blockLength)
+  }
+
+  /// The pcapng options holding one comment (opt_comment, code 1, UTF-8, padded to 4 bytes)
+  /// and the end of options; none for no comment. An option's length is 16 bits: a longer
+  /// comment is cut at a character's start.
+  static func commentOption(_ comment: String?) -> [UInt8] {
+    guard let comment, !comment.isEmpty else { return [] }
+    var text = Array(comment.utf8)
+    if text.count > 0xFFFC {
+      var cut = 0xFFFC
+      while cut > 0, text[cut] & 0xC0 == 0x80 { cut -= 1 }
+      text.removeSubrange(cut...)
+    }
+    var option: [UInt8] = [1, 0, UInt8(text.count & 0xFF), UInt8(text.count >> 8)]
+    option += text
+    option += [UInt8](repeating: 0, count: (4 - text.count % 4) % 4)
+    return option + [0, 0, 0, 0]
   }
 
   /// The length the packet had on the wire, with the format's own prefix: never less than what
