@@ -9,8 +9,10 @@ import BLEEngine
 /// renderer and buffers are touched per frame without run-time exclusivity checks.
 package struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
   package var renderer: Renderer
-  package let filter: FrameFilter
+  package var filter: FrameFilter
   package let filtering: Bool
+  /// Whether the user chose frames (not only -1's hiding of empty PDUs).
+  let selecting: Bool
   package var output: OutputBuffer
   package var errors: OutputBuffer
   /// Starts each line on standard error (the capture's name).
@@ -25,6 +27,9 @@ package struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
     self.renderer = renderer
     self.filter = filter
     self.filtering = !filter.isEmpty
+    var chosen = filter
+    chosen.hidesEmptyPDUs = false
+    self.selecting = !chosen.isEmpty
     self.output = output
     self.errors = errors
     self.label = label
@@ -34,11 +39,15 @@ package struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
 
   package mutating func consume(_ frame: inout DissectedFrame) -> Bool {
     if conformance != nil { markFindings(&frame) }
-    if filtering && !filter.matches(frame) {
-      if filter.hidesEmptyPDUs && FrameFilter.isEmptyPDU(frame) { emptyPDUsHidden += 1 }
-      renderer.skip(&frame)
-      return true
+    if filtering {
+      if filter.observes { filter.observe(&frame) }
+      if !filter.matches(frame) {
+        if filter.hidesEmptyPDUs && FrameFilter.isEmptyPDU(frame) { emptyPDUsHidden += 1 }
+        renderer.skip(&frame)
+        return true
+      }
     }
+    shown += 1
     renderer.render(&frame, to: &output)
     return stillOpen()
   }
@@ -65,6 +74,11 @@ package struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
 
   package mutating func finish(_ end: FrameStream.End) {
     renderer.finish(to: &output)
+    // Filters that matched nothing say so, rather than leave a silent empty output.
+    if selecting && shown == 0 && end.frames > 0 {
+      output.flush()
+      errors.append(string: "bledissect: \(label): no frame matched the filters (\(end.frames) frame\(end.frames == 1 ? "" : "s") read)\n")
+    }
     if emptyPDUsHidden > 0 {
       output.flush()
       errors.append(string: "bledissect: \(label): \(emptyPDUsHidden) empty link-layer PDUs not shown (--empty shows them)\n")
@@ -88,4 +102,6 @@ package struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
 
   /// Empty air data PDUs left out of one-line output.
   package var emptyPDUsHidden = 0
+  /// Frames rendered (those the filter passed).
+  package var shown = 0
 }

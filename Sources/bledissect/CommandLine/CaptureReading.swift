@@ -9,7 +9,10 @@ struct CaptureReading: Sendable {
   var damage = DamagePolicy.resynchronize
   var maps = DecodingOptions()
 
-  init() {}
+  init(damage: DamagePolicy = .resynchronize, maps: DecodingOptions = DecodingOptions()) {
+    self.damage = damage
+    self.maps = maps
+  }
 
   /// `--stop-at-damage`, shared by the commands that read a capture.
   static let stopAtDamage = OptionSpec(
@@ -48,9 +51,10 @@ struct CaptureReading: Sendable {
 
   /// Opens `path` (on failure its error is said and its exit status returned) and streams it
   /// into `analysis`. `devices`: the tables as the command listed them, for the cache (`gatt`).
+  /// `again`: a second read of the same capture, whose keys and cache were said by the first.
   func stream<Analysis: FrameConsumer>(
     _ path: Argument, threading: FrameStream.Threading, into analysis: inout Analysis, _ context: CLIContext,
-    devices: (Analysis, FrameStream.End) -> [GATTDevice]? = { _, _ in nil }
+    again: Bool = false, devices: (Analysis, FrameStream.End) -> [GATTDevice]? = { _, _ in nil }
   ) -> Result<Read, ExitCode> {
     let reader: any CaptureReader
     switch context.openCapture(path, damage: damage) {
@@ -61,7 +65,7 @@ struct CaptureReading: Sendable {
     options.threading = threading
     maps.apply(to: &options)
     let end = FrameStream(source: reader, options: options).run(into: &analysis)
-    maps.finish(end, capture: path.display, context, devices: devices(analysis, end))
+    if !again { maps.finish(end, capture: path.display, context, devices: devices(analysis, end)) }
     return .success(Read(path: path, reader: reader, end: end))
   }
 }

@@ -57,7 +57,8 @@ struct RenderSettings {
     }
     settings.verbose = arguments.has("verbose")
     settings.oneLine = arguments.has("oneline")
-    settings.check = arguments.has("check")
+    // --errors also takes the frames that prove a rule broken: check's findings mark them.
+    settings.check = arguments.has("check") || arguments.has("errors")
     settings.filter.hidesEmptyPDUs = settings.oneLine && !settings.json && !arguments.has("empty")
     settings.damage = CaptureReading.damagePolicy(arguments)
     return .success(settings)

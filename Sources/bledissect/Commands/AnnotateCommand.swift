@@ -24,7 +24,7 @@ enum AnnotateCommand: CLICommand {
       must all match. Times do not change with filters: hidden frames still count.
       Short options bundle: -1v, -c5, -tabs.
       """,
-    options: renderingOptions + DecodingOptions.specs,
+    options: renderingOptions + [sliceOption] + DecodingOptions.specs,
     minimumPositionals: 1,
     maximumPositionals: 1)
 
@@ -41,11 +41,16 @@ enum AnnotateCommand: CLICommand {
       help: "Mark the frames that prove a rule of the specifications broken (check's findings): [! RULE] on the header line, then the rule, severity, side, what happened and the clause. Findings a later frame reveals are check's only."),
     OptionSpec(name: "count", short: "c", kind: .value(valueName: "n"), help: "Stop after n frames (counted before filtering)."),
     OptionSpec(name: "conn", short: nil, kind: .value(valueName: "handle"), help: "Only frames of this connection handle (decimal or 0x hex)."),
-    OptionSpec(name: "peer", short: nil, kind: .value(valueName: "address"), help: "Only frames of connections to this device (AA:BB:CC:DD:EE:FF)."),
+    OptionSpec(name: "peer", short: nil, kind: .value(valueName: "address"), help: "Only frames of this device (AA:BB:CC:DD:EE:FF): its connections, its advertising, the connection requests to it."),
     OptionSpec(name: "index", short: nil, kind: .value(valueName: "hciN"), help: "Only frames of this controller (hci0 or 0; monitor captures and live)."),
     OptionSpec(name: "handle", short: nil, kind: .value(valueName: "h"), help: "Only ATT frames naming this attribute handle (decimal or 0x hex)."),
     OptionSpec(name: "uuid", short: nil, kind: .value(valueName: "uuid"), help: "Only ATT frames about this service or characteristic (180d, 0x2a37, 128-bit)."),
     OptionSpec(name: "layer", short: nil, kind: .value(valueName: "hci|l2cap|att|gatt"), help: "Only frames decoded at least this deep (any case: ATT or att)."),
+    OptionSpec(name: "opcode", short: nil, kind: .value(valueName: "op"), help: "Only ATT PDUs with this opcode (0x1b, or its name: handle_value_notification)."),
+    OptionSpec(name: "errors", short: nil, kind: .flag, help: "Only frames with a warning or a part that did not decode, and frames that prove a rule broken (as --check marks them)."),
+    OptionSpec(name: "from", short: nil, kind: .value(valueName: "time"), help: "Only frames from this time on: seconds since the first frame (12.5) or UTC (2026-12-06T05:37:27Z)."),
+    OptionSpec(name: "to", short: nil, kind: .value(valueName: "time"), help: "Only frames up to this time (as --from)."),
+    OptionSpec(name: "name", short: nil, kind: .value(valueName: "name"), help: "Only frames of devices whose advertised or GAP name holds this (any case), from the frame it was first seen in."),
     CaptureReading.stopAtDamage,
   ]
 
@@ -56,6 +61,7 @@ enum AnnotateCommand: CLICommand {
     case .failure(let code): return code.status
     }
     let path = arguments.positionals[0]
+    if let target = arguments.value("write") { return writeSlice(path, to: Argument(target), settings, context) }
     let reader: any CaptureReader
     switch context.openCapture(path, damage: settings.damage) {
     case .success(let opened): reader = opened
@@ -119,42 +125,12 @@ enum AnnotateCommand: CLICommand {
   /// Values of one filter option given more than once are alternatives.
   static func parseFilter(_ arguments: ParsedArguments) throws(UsageError) -> FrameFilter {
     var filter = FrameFilter()
-    for text in arguments.allValues("index") {
-      let digits = text.lowercased().hasPrefix("hci") ? String(text.dropFirst(3)) : text
-      guard let value = UInt16(digits), value < 0xFFFF else { throw UsageError(message: "--index needs a controller (hci0 or 0), not '\(text)'") }
-      filter.adapters.append(value)
-    }
-    for text in arguments.allValues("conn") {
-      guard let value = parseNumber(text), value <= 0x0EFF else { throw UsageError(message: "--conn needs a connection handle (0 to 0x0eff), not '\(text)'") }
-      filter.connectionHandles.append(UInt16(value))
-    }
-    for text in arguments.allValues("peer") {
-      guard let address = BDAddr(text) else { throw UsageError(message: "--peer needs an address like C0:11:22:33:44:55, not '\(text)'") }
-      filter.peers.append(address)
-    }
-    for text in arguments.allValues("handle") {
-      guard let value = parseNumber(text), value <= 0xFFFF else { throw UsageError(message: "--handle needs an attribute handle (0x0001 to 0xffff), not '\(text)'") }
-      filter.attributeHandles.append(UInt16(value))
-    }
-    for text in arguments.allValues("uuid") {
-      guard let uuid = BluetoothUUID(text) else { throw UsageError(message: "--uuid needs a UUID (180d, 0x2a37 or 128-bit), not '\(text)'") }
-      filter.uuids.append(uuid)
-    }
-    for text in arguments.allValues("layer") {
-      switch text.lowercased() {
-      case "hci": filter.layers.append(.hci)
-      case "l2cap": filter.layers.append(.l2cap)
-      case "att": filter.layers.append(.att)
-      case "gatt": filter.layers.append(.gatt)
-      default: throw UsageError(message: "--layer must be hci, l2cap, att or gatt, not '\(text)'")
+    for option in FrameFilter.optionNames {
+      let values = option == "errors" ? (arguments.has(option) ? [""] : []) : arguments.allValues(option)
+      for text in values {
+        do { try filter.add(option, text) } catch { throw UsageError(message: error.message) }
       }
     }
     return filter
-  }
-
-  /// A decimal number or 0x-prefixed hex.
-  static func parseNumber(_ text: String) -> UInt32? {
-    if text.lowercased().hasPrefix("0x") { return UInt32(text.dropFirst(2), radix: 16) }
-    return UInt32(text)
   }
 }

@@ -181,7 +181,7 @@ struct DecodingOptions: Sendable {
 
   static func parseOverride(_ text: String) -> HandleOverride? {
     let halves = text.split(separator: "=", maxSplits: 1).map(String.init)
-    guard halves.count == 2, let handle = AnnotateCommand.parseNumber(halves[0]), handle <= 0xFFFF else { return nil }
+    guard halves.count == 2, let handle = FrameFilter.number(halves[0]), handle <= 0xFFFF else { return nil }
     let target = halves[1].split(separator: "@", maxSplits: 1).map(String.init)
     guard let uuid = BluetoothUUID(target[0]) else { return nil }
     var peer: BDAddr?

@@ -1,0 +1,59 @@
+import BLEAnalysis
+import BLECapture
+
+/// `annotate -w FILE`: the slice the filters choose, written instead of printed
+/// (BLEAnalysis/Slice/CaptureSlice.swift says what is kept and why).
+extension AnnotateCommand {
+  static let sliceOption = OptionSpec(
+    name: "write", short: "w", kind: .value(valueName: "file"),
+    help: "Write the frames the filters choose, with the frames they need to decode the same, to this capture instead of printing them (btsnoop; .pcapng, .pcap, .pklg by extension; pcapng notes why each added frame is there).")
+
+  static func writeSlice(_ path: Argument, to target: Argument, _ settings: RenderSettings, _ context: CLIContext) -> Int32 {
+    // Two reads: the context a chosen frame needs may come before it.
+    guard path.bytes != [UInt8(ascii: "-")] else {
+      return BLEDissectCLI.usageError("-w reads the capture twice: give it as a file, not standard input", command: configuration.name, context)
+    }
+    guard !FileStatus.sameFile(path.bytes, target.bytes) else {
+      context.error("\(target.display) is the capture being read: -w cannot write over its input")
+      return ExitStatus.usage
+    }
+    let reading = CaptureReading(damage: settings.damage, maps: settings.maps)
+    var plan = SlicePlan(filter: settings.filter, findings: settings.check)
+    guard case .success(let first) = reading.stream(path, threading: .two, into: &plan, context) else { return ExitStatus.unreadable }
+    var format = CaptureRecorder.format(forName: target.text)
+    if plan.airPackets > 0 {
+      // Packets sniffed over the air go in the LE link-layer link type with its RF header.
+      switch format {
+      case .pcap: format = .pcap(.bluetoothLELLWithPHDR)
+      case .pcapng: format = .pcapng(.bluetoothLELLWithPHDR)
+      default:
+        context.error("\(target.display): the slice of a capture sniffed over the air needs a .pcapng or .pcap name")
+        return ExitStatus.usage
+      }
+    }
+    let comment = "A slice of \(path.display) written by bledissect \(BLEDissectCLI.version)"
+    guard let recorder = try? CaptureRecorder(pathBytes: target.bytes, name: target.display, format: format, comment: comment) else {
+      _ = LiveCommand.openRecorder(target, context)  // says why
+      return ExitStatus.unreadable
+    }
+    var failure: String?
+    var selection = SliceSelection(plan: plan) { record, reason in
+      guard failure == nil else { return }
+      failure = recorder.write(record, comment: reason.map { "bledissect: kept for the chosen frames' \($0.rawValue)" })
+    }
+    _ = reading.stream(path, threading: .two, into: &selection, context, again: true)
+    if let failure {
+      context.error("\(target.display): \(failure)")
+      return ExitStatus.unreadable
+    }
+    let frames = first.end.frames
+    if selection.chosen == 0 { context.error("\(path.display): no frame matched the filters (\(frames) frame\(frames == 1 ? "" : "s") read)") }
+    let added = SliceContext.allCases.compactMap { reason in selection.context[reason].map { "\(reason.rawValue) \($0)" } }
+    var words = "\(path.display): \(recorder.records) of \(frames) frames written to \(target.display): \(selection.chosen) chosen"
+    words += added.isEmpty ? "" : ", \(selection.context.values.reduce(0, +)) for context (\(added.joined(separator: ", ")))"
+    if recorder.skipped > 0 { words += "; \(recorder.skipped) the format cannot carry left out" }
+    if plan.linksLeftOut > 0 { words += "; frames of links past the first \(SlicePlan.maximumLinks) written without their context" }
+    context.error(words)
+    return first.finish(context)
+  }
+}
