@@ -16,7 +16,7 @@ _bledissect() {
   if [[ $prev == = ]] && ((COMP_CWORD > 1)); then prev=${COMP_WORDS[COMP_CWORD-2]}; fi
   if ((COMP_CWORD == 1)); then
     if [[ $cur == -* ]]; then
-      COMPREPLY=($(compgen -W '--json --format -t --time --color -1 --oneline --empty -v --verbose --check -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help --version' -- "$cur"))
+      COMPREPLY=($(compgen -W '--json --format -t --time --color -1 --oneline --empty -v --verbose --check -c --count --conn --peer --index --handle --uuid --layer --opcode --errors --from --to --name --stop-at-damage -w --write --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help --version' -- "$cur"))
     else
       COMPREPLY=($(compgen -W 'annotate info summary gatt hr diff check convert live cache help' -- "$cur"))
       _bledissect_files "$cur"
@@ -45,7 +45,7 @@ _bledissect() {
           COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
           return 0
           ;;
-        -c|--count|--conn|--peer|--index|--handle|--uuid|--decode-as|--ltk|--keys-from|--passkey|--tk)
+        -c|--count|--conn|--peer|--index|--handle|--uuid|--opcode|--from|--to|--name|--decode-as|--ltk|--keys-from|--passkey|--tk)
           :
           return 0
           ;;
@@ -53,12 +53,12 @@ _bledissect() {
           COMPREPLY=($(compgen -W 'hci l2cap att gatt' -- "$cur"))
           return 0
           ;;
-        --gatt|--decoders|--keys)
+        -w|--write|--gatt|--decoders|--keys)
           _bledissect_files "$cur"
           return 0
           ;;
       esac
-      options='--json --format -t --time --color -1 --oneline --empty -v --verbose --check -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
+      options='--json --format -t --time --color -1 --oneline --empty -v --verbose --check -c --count --conn --peer --index --handle --uuid --layer --opcode --errors --from --to --name --stop-at-damage -w --write --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
       ;;
     info)
       case $prev in
@@ -165,7 +165,7 @@ _bledissect() {
           COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
           return 0
           ;;
-        -c|--count|--conn|--peer|--index|--handle|--uuid|--decode-as|--ltk|--keys-from|--passkey|--tk)
+        -c|--count|--conn|--peer|--index|--handle|--uuid|--opcode|--from|--to|--name|--decode-as|--ltk|--keys-from|--passkey|--tk)
           :
           return 0
           ;;
@@ -174,7 +174,7 @@ _bledissect() {
           return 0
           ;;
       esac
-      options='-f --follow --android --hr -w --write --json --format -t --time --color -1 --oneline --empty -v --verbose --check -c --count --conn --peer --index --handle --uuid --layer --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
+      options='-f --follow --android --hr -w --write --json --format -t --time --color -1 --oneline --empty -v --verbose --check -c --count --conn --peer --index --handle --uuid --layer --opcode --errors --from --to --name --stop-at-damage --gatt --decode-as --decoders --ltk --keys --keys-from --passkey --tk --find-passkey --no-cache -h --help'
       ;;
     cache)
       case $prev in

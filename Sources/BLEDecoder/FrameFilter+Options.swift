@@ -51,7 +51,7 @@ extension FrameFilter {
   }
 
   /// A decimal number or 0x-prefixed hex.
-  public static func number(_ text: String) -> UInt32? {
+  package static func number(_ text: String) -> UInt32? {
     if text.lowercased().hasPrefix("0x") { return UInt32(text.dropFirst(2), radix: 16) }
     return UInt32(text)
   }
