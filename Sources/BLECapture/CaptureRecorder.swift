@@ -45,6 +45,19 @@ package final class CaptureRecorder {
     return .btsnoopH4
   }
 
+  /// The format for a file name that must carry packets sniffed over the air too: pcap or
+  /// pcapng link type 256 (LE link layer with its RF header); nil for a name of an HCI-only
+  /// format (btsnoop, PacketLogger).
+  package static func format(forName name: String, airPackets: Bool) -> CaptureWriteFormat? {
+    let format = format(forName: name)
+    guard airPackets else { return format }
+    switch format {
+    case .pcap: return .pcap(.bluetoothLELLWithPHDR)
+    case .pcapng: return .pcapng(.bluetoothLELLWithPHDR)
+    default: return nil
+    }
+  }
+
   /// The first failure to write (`keep` then writes nothing more).
   package private(set) var failure: String?
 

@@ -31,7 +31,7 @@ public final class PcapReader: CaptureReader {
   var clock = RecordClock()
   let checksClock: Bool
 
-  init(_ input: InputSource, isPcapNG: Bool) throws(CaptureError) {
+  init(_ input: InputSource, isPcapNG: Bool, nanoseconds: Bool = false) throws(CaptureError) {
     self.input = input
     self.isPcapNG = isPcapNG
     guard let file = Self.makeFile(input) else { throw .readFailed("cannot create a stream for libpcap") }
@@ -54,7 +54,39 @@ public final class PcapReader: CaptureReader {
     }
     self.linkType = linkType
     checksClock = PcapLinkType.air.contains(linkType)
-    format = CaptureFormat(name: name, detail: "link type \(value) (\(linkType.name))")
+    // Times are read to the microsecond: said, since the file holds more.
+    let resolution = nanoseconds ? ", nanosecond timestamps (read to the microsecond)" : ""
+    format = CaptureFormat(name: name, detail: "link type \(value) (\(linkType.name))" + resolution)
+  }
+
+  /// Whether the file's times are in nanoseconds: pcap's nanosecond magic, or a pcapng whose
+  /// first interface's `if_tsresol` (option 9) is 10^-9. `head`: the file's first bytes.
+  static func hasNanosecondTimes(_ head: [UInt8]) -> Bool {
+    (try? ByteReader.reading(head, layer: .capture) { reader throws(DecodeError) -> Bool in
+      let magic = try reader.readUInt32BE()
+      if magic == 0xA1B2_3C4D || magic == 0x4D3C_B2A1 { return true }
+      guard magic == 0x0A0D_0D0A else { return false }
+      let sectionLength = try reader.readUInt32LE()
+      let littleEndian = try reader.readUInt32LE() == 0x1A2B_3C4D
+      func word(_ reader: inout ByteReader) throws(DecodeError) -> UInt32 { littleEndian ? try reader.readUInt32LE() : try reader.readUInt32BE() }
+      func half(_ reader: inout ByteReader) throws(DecodeError) -> UInt16 { littleEndian ? try reader.readUInt16LE() : try reader.readUInt16BE() }
+      let headerLength = littleEndian ? sectionLength : sectionLength.byteSwapped
+      guard headerLength >= 28, headerLength % 4 == 0 else { return false }
+      try reader.skip(Int(headerLength) - 12)
+      guard try word(&reader) == 1 else { return false }  // the Interface Description Block
+      let blockLength = Int(try word(&reader))
+      guard blockLength >= 20 else { return false }
+      try reader.skip(8)  // link type, reserved, snap length
+      var options = try reader.readReader(count: blockLength - 20)
+      while options.offset < options.endOffset {
+        let code = try half(&options)
+        let length = Int(try half(&options))
+        if code == 0 { break }
+        if code == 9, length == 1 { return try options.readUInt8() == 9 }
+        try options.skip((length + 3) & ~3)
+      }
+      return false
+    }) ?? false
   }
 
   deinit { pcap_close(handle) }
@@ -168,7 +200,7 @@ extension CaptureFormatEntry {
     let magic = input.peekUInt32BE(0)
     switch magic {
     case 0xA1B2_C3D4, 0xD4C3_B2A1, 0xA1B2_3C4D, 0x4D3C_B2A1, 0x0A0D_0D0A:
-      return try PcapReader(input, isPcapNG: magic == 0x0A0D_0D0A)
+      return try PcapReader(input, isPcapNG: magic == 0x0A0D_0D0A, nanoseconds: PcapReader.hasNanosecondTimes(input.peekBytes(4096)))
     default:
       return nil
     }

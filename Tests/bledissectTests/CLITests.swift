@@ -40,8 +40,10 @@ import Testing
     let unknown = runCLI(["--frobnicate", "x"])
     #expect(unknown.status == 64)
     #expect(unknown.stderr == "bledissect: unknown option '--frobnicate'\nsee 'bledissect help annotate'\n")
-    #expect(runCLI([]).stderr == "bledissect: missing argument: a capture file (or '-' for standard input)\nsee 'bledissect --help'\n")
-    #expect(runCLI([]).status == 64)
+    // Bare: the overview, as `help` gives it; `version` as `--version`.
+    let bare = runCLI([])
+    #expect(bare.status == 0 && bare.stderr.isEmpty && bare.stdout == runCLI(["help"]).stdout && bare.stdout.contains("<command> [options] <file>"))
+    #expect(runCLI(["version"]).stdout == "bledissect \(BLEDissectCLI.version)\n" && runCLI(["version"]).stdout == runCLI(["--version"]).stdout)
     #expect(runCLI(["--time", "sideways", "x"]).status == 64)
     #expect(runCLI(["--time"]).status == 64)
     #expect(runCLI(["a", "b"]).status == 64)

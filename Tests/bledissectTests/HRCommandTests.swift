@@ -118,7 +118,7 @@ func textRows(_ output: String) -> [[Substring]] {
       #expect(object["rr_intervals_ms"] as? [Double] == expected.rr.map { Double($0) * 1000 / 1024 })
       #expect(object["file"] == nil)
     }
-    #expect(lines[2] == #"{"frame":132,"time":2.335818,"ts":1796020014.486983,"device":"D0:B1:ED:00:48:52","bpm":74,"sensor_contact":"detected","energy_expended_kj":null,"rr_intervals_ms":[810.546875]}"#)
+    #expect(lines[2] == #"{"frame":132,"time":2.335818,"ts":1796020014.486983,"device":"D0:B1:ED:00:48:52","bpm":74,"sensor_contact":"detected","energy_expended_kj":null,"rr_intervals_ms":[810.546875],"flags":[]}"#)
   }
 
   @Test func absoluteTime() {

@@ -76,7 +76,9 @@ import BLETestSupport
     }
     // diff's own statuses are under diff.
     #expect(page.contains(".TP\n.B 1\nthey differ\n"))
-    let requests: Set<String> = [".TH", ".SH", ".SS", ".PP", ".TP", ".B", ".BR", ".nf", ".fi", ".nh", ".ad", ".\\\""]
+    let requests: Set<String> = [".TH", ".SH", ".SS", ".PP", ".TP", ".B", ".BR", ".nf", ".fi", ".nh", ".ad", ".RS", ".RE", ".\\\""]
+    // EXAMPLES: each command line and what it does.
+    #expect(page.contains(".SH EXAMPLES\n.PP\nEvery frame of a capture") && page.contains("bledissect \\-\\-uuid 2a37 \\-w hr.pcapng capture.btsnoop\n"))
     for line in lines where line.hasPrefix(".") || line.hasPrefix("'") {
       #expect(requests.contains(String(line.prefix { $0 != " " })), "a text line roff reads as a request: \(line)")
     }

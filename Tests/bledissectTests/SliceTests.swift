@@ -49,7 +49,7 @@ import Testing
     // discovery that names handle 0x0010 come as context.
     let (bare, barePath) = Self.slice(["--handle", "0x0010", "--opcode", "0x1b"], capture)
     defer { unlink(barePath) }
-    #expect(bare.status == 0 && bare.stderr.contains("GATT discovery 34, subscription 2"))
+    #expect(bare.status == 0 && bare.stderr.contains("21 chosen, 49 for context (connection events 7, ATT MTU exchange 2, GATT discovery 34, subscription 4, writes to their services 2)"))
     #expect(Self.rows(barePath) == whole)
   }
 

@@ -171,6 +171,22 @@ package struct HCIKeyHarvest: Sendable {
 
   package init() {}
 
+  /// The keys of a whole source (`--keys-from`); on damage, the frame it came after and why.
+  package static func keys(of source: some RecordSource, capture: String) -> (ring: LinkKeyRing, damage: (frame: Int, failure: SourceFailure)?) {
+    var harvest = HCIKeyHarvest()
+    var record = CaptureRecord(timestamp: 0, direction: nil, kind: .command, bytes: [])
+    var number = 0
+    do throws(SourceFailure) {
+      while try source.nextRecord(into: &record) {
+        number += 1
+        harvest.take(record, number: number, capture: capture)
+      }
+    } catch {
+      return (harvest.ring, (number, error))
+    }
+    return (harvest.ring, nil)
+  }
+
   package mutating func take(_ record: CaptureRecord, number: Int, capture: String) {
     guard adapters.contains(record.adapter) || adapters.count < Self.maximumAdapters else { return }
     adapters.insert(record.adapter)

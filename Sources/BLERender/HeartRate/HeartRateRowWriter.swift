@@ -195,12 +195,9 @@ package struct HeartRateRowWriter {
       if index > 0 { out.byte(UInt8(ascii: ",")) }
       out.fixed(HeartRateMeasurement.exactMilliseconds(raw))
     }
-    out.byte(UInt8(ascii: "]"))
-    if !row.flags.isEmpty {
-      out.append(#","flags":["#)
-      out.append(string: row.flags.jsonList)
-      out.byte(UInt8(ascii: "]"))
-    }
-    out.append("}\n")
+    // Always present, empty when nothing is doubtful: a reader need not test for the key.
+    out.append(#"],"flags":["#)
+    if !row.flags.isEmpty { out.append(string: row.flags.jsonList) }
+    out.append("]}\n")
   }
 }

@@ -151,11 +151,13 @@ enum BLEDissectCLI {
 
   /// Runs one invocation; returns the exit status.
   static func run(arguments: [Argument], _ context: CLIContext) -> Int32 {
+    // Bare, the overview (as `help`): what to type next.
     guard let first = arguments.first?.text else {
-      return usageError("missing argument: a capture file (or '-' for standard input)", command: nil, context)
+      context.stdout.append(string: overview)
+      return ExitStatus.success
     }
     switch first {
-    case "--version":
+    case "--version", "version" where arguments.count == 1:
       context.stdout.append(string: "bledissect \(version)\n")
       return ExitStatus.success
     case "-h", "--help":

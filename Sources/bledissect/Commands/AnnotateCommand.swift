@@ -56,9 +56,8 @@ enum AnnotateCommand: CLICommand {
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
     let settings: RenderSettings
-    switch RenderSettings.parse(arguments, command: configuration.name, context) {
-    case .success(let parsed): settings = parsed
-    case .failure(let code): return code.status
+    do { settings = try RenderSettings.parse(arguments, context) } catch {
+      return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }
     let path = arguments.positionals[0]
     if let target = arguments.value("write") { return writeSlice(path, to: Argument(target), settings, context) }

@@ -1,5 +1,6 @@
 import BLEAnalysis
 import BLECapture
+import BLERender
 
 /// `annotate -w FILE`: the slice the filters choose, written instead of printed
 /// (BLEAnalysis/Slice/CaptureSlice.swift says what is kept and why).
@@ -20,26 +21,16 @@ extension AnnotateCommand {
     let reading = CaptureReading(damage: settings.damage, maps: settings.maps)
     var plan = SlicePlan(filter: settings.filter, findings: settings.check)
     guard case .success(let first) = reading.stream(path, threading: .two, into: &plan, context) else { return ExitStatus.unreadable }
-    var format = CaptureRecorder.format(forName: target.text)
-    if plan.airPackets > 0 {
-      // Packets sniffed over the air go in the LE link-layer link type with its RF header.
-      switch format {
-      case .pcap: format = .pcap(.bluetoothLELLWithPHDR)
-      case .pcapng: format = .pcapng(.bluetoothLELLWithPHDR)
-      default:
-        context.error("\(target.display): the slice of a capture sniffed over the air needs a .pcapng or .pcap name")
-        return ExitStatus.usage
-      }
+    guard let format = CaptureRecorder.format(forName: target.text, airPackets: plan.airPackets > 0) else {
+      context.error("\(target.display): the slice of a capture sniffed over the air needs a .pcapng or .pcap name")
+      return ExitStatus.usage
     }
     let comment = "A slice of \(path.display) written by bledissect \(BLEDissectCLI.version)"
-    guard let recorder = try? CaptureRecorder(pathBytes: target.bytes, name: target.display, format: format, comment: comment) else {
-      _ = LiveCommand.openRecorder(target, context)  // says why
-      return ExitStatus.unreadable
-    }
+    guard let recorder = LiveCommand.openRecorder(target, format: format, comment: comment, context) else { return ExitStatus.unreadable }
     var failure: String?
     var selection = SliceSelection(plan: plan) { record, reason in
       guard failure == nil else { return }
-      failure = recorder.write(record, comment: reason.map { "bledissect: kept for the chosen frames' \($0.rawValue)" })
+      failure = recorder.write(record, comment: reason.map(SliceWords.comment))
     }
     _ = reading.stream(path, threading: .two, into: &selection, context, again: true)
     if let failure {
@@ -48,12 +39,7 @@ extension AnnotateCommand {
     }
     let frames = first.end.frames
     if selection.chosen == 0 { context.error("\(path.display): no frame matched the filters (\(frames) frame\(frames == 1 ? "" : "s") read)") }
-    let added = SliceContext.allCases.compactMap { reason in selection.context[reason].map { "\(reason.rawValue) \($0)" } }
-    var words = "\(path.display): \(recorder.records) of \(frames) frames written to \(target.display): \(selection.chosen) chosen"
-    words += added.isEmpty ? "" : ", \(selection.context.values.reduce(0, +)) for context (\(added.joined(separator: ", ")))"
-    if recorder.skipped > 0 { words += "; \(recorder.skipped) the format cannot carry left out" }
-    if plan.linksLeftOut > 0 { words += "; frames of links past the first \(SlicePlan.maximumLinks) written without their context" }
-    context.error(words)
+    context.error("\(path.display): " + SliceWords.written(selection, of: frames, to: target.display, skipped: recorder.skipped, linksLeftOut: plan.linksLeftOut))
     return first.finish(context)
   }
 }

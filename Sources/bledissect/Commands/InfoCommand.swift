@@ -9,6 +9,7 @@ enum InfoCommand: CLICommand {
     name: "info",
     abstract: "Show a capture's format, frame count and time span.",
     usage: "info <file>...",
+    discussion: "The format line says when the file's times are in nanoseconds: they are read to the microsecond.",
     options: [CaptureReading.stopAtDamage],
     minimumPositionals: 1,
     maximumPositionals: Int.max)

@@ -64,9 +64,8 @@ enum LiveCommand: CLICommand {
 
   static func run(_ arguments: ParsedArguments, _ context: CLIContext) -> Int32 {
     let settings: RenderSettings
-    switch RenderSettings.parse(arguments, command: configuration.name, context) {
-    case .success(let parsed): settings = parsed
-    case .failure(let code): return code.status
+    do { settings = try RenderSettings.parse(arguments, context) } catch {
+      return BLEDissectCLI.usageError(error.message, command: configuration.name, context)
     }
     if arguments.positionals.isEmpty && !arguments.has("android") && arguments.value("follow") == nil {
       return monitor(arguments, settings: settings, context)
@@ -126,9 +125,10 @@ enum LiveCommand: CLICommand {
   }
 
   /// The `-w` file, created with its format's header; nil (and the reason said) when it cannot be.
-  static func openRecorder(_ path: Argument, _ context: CLIContext) -> CaptureRecorder? {
+  static func openRecorder(_ path: Argument, format: CaptureWriteFormat? = nil, comment: String? = nil, _ context: CLIContext) -> CaptureRecorder? {
     do {
-      return try CaptureRecorder(pathBytes: path.bytes, name: path.display, format: CaptureRecorder.format(forName: path.text))
+      let format = format ?? CaptureRecorder.format(forName: path.text)
+      return try CaptureRecorder(pathBytes: path.bytes, name: path.display, format: format, comment: comment)
     } catch {
       context.error("\(path.display): \(error.message)")
       return nil

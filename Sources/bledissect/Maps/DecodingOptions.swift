@@ -55,17 +55,16 @@ struct DecodingOptions: Sendable {
   ]
 
   /// The cache directory: `$XDG_CACHE_HOME/bledissect/gatt`, else `$HOME/.cache/bledissect/gatt`.
-  static func cacheDirectory(_ environment: [String: String]) -> String? {
-    if let base = environment["XDG_CACHE_HOME"], base.hasPrefix("/") { return base + "/bledissect/gatt" }
-    if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.cache/bledissect/gatt" }
-    return nil
-  }
+  static func cacheDirectory(_ environment: [String: String]) -> String? { xdg(environment, "XDG_CACHE_HOME", ".cache", "gatt") }
 
   /// The directory of decoder files read on every run: `$XDG_CONFIG_HOME/bledissect/decoders`,
   /// else `$HOME/.config/bledissect/decoders`.
-  static func decoderDirectory(_ environment: [String: String]) -> String? {
-    if let base = environment["XDG_CONFIG_HOME"], base.hasPrefix("/") { return base + "/bledissect/decoders" }
-    if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.config/bledissect/decoders" }
+  static func decoderDirectory(_ environment: [String: String]) -> String? { xdg(environment, "XDG_CONFIG_HOME", ".config", "decoders") }
+
+  /// A bledissect directory under an XDG base directory (absolute paths only), else under HOME.
+  static func xdg(_ environment: [String: String], _ variable: String, _ fallback: String, _ leaf: String) -> String? {
+    if let base = environment[variable], base.hasPrefix("/") { return base + "/bledissect/" + leaf }
+    if let home = environment["HOME"], home.hasPrefix("/") { return home + "/" + fallback + "/bledissect/" + leaf }
     return nil
   }
 
@@ -161,21 +160,14 @@ struct DecodingOptions: Sendable {
       } catch {
         throw UsageError(message: "\(path.display): cannot read it as a capture for --keys-from (\(error.message))")
       }
-      var harvest = HCIKeyHarvest()
-      var record = CaptureRecord(timestamp: 0, direction: nil, kind: .command, bytes: [])
-      var number = 0
-      do throws(CaptureError) {
-        while try reader.next(into: &record) {
-          number += 1
-          harvest.take(record, number: number, capture: path.display)
-        }
-      } catch {
-        throw UsageError(message: "\(path.display): the capture for --keys-from is damaged after frame \(number) (\(error.message))")
+      let (ring, damage) = HCIKeyHarvest.keys(of: reader, capture: path.display)
+      if let damage {
+        throw UsageError(message: "\(path.display): the capture for --keys-from is damaged after frame \(damage.frame) (\(damage.failure.message))")
       }
-      guard !harvest.ring.isEmpty else {
+      guard !ring.isEmpty else {
         throw UsageError(message: "\(path.display): this capture shows no long-term key (no LE Enable Encryption or Long Term Key Request Reply) for --keys-from")
       }
-      for key in harvest.ring.keys { try add(key, from: path.display) }
+      for key in ring.keys { try add(key, from: path.display) }
     }
   }
 
