@@ -51,7 +51,11 @@ package enum ZipArchive {
       throw .corrupt("a zip archive without a snoop log (btsnoop_hci.log) or a bugreport text file (bugreport-*.txt or one named by main_entry.txt): not a capture")
     }
     let text = try open(input, main)
-    return try Bugreport.open(text: text, container: "bugreport (\(main.shownName) in the zip archive)", damage: damage)
+    do {
+      return try Bugreport.open(text: text, container: "bugreport (\(main.shownName) in the zip archive)", damage: damage)
+    } catch .notACapture {
+      throw .corrupt("a zip archive without a snoop log (btsnoop_hci.log), whose bugreport text \(main.shownName) holds no BTSNOOP_LOG_SUMMARY either: no capture in it")
+    }
   }
 
   /// The snoop logs among `entries`, best first: entries named (last path component)

@@ -239,6 +239,10 @@ enum BugreportFixtures {
       return
     }
     #expect(none.contains("without a snoop log (btsnoop_hci.log) or a bugreport text file"))
+    // A bugreport text with no summary in it: said so, not "starts with" nothing.
+    let bare = ZipArchive.archive([(name: "bugreport-x.txt", bytes: Array("== dumpstate\nno snoop here\n".utf8), deflate: true)])
+    #expect(CaptureFixtures.read(bare).error == .corrupt(
+      "a zip archive without a snoop log (btsnoop_hci.log), whose bugreport text bugreport-x.txt holds no BTSNOOP_LOG_SUMMARY either: no capture in it"))
   }
 
   /// Archives given in memory (as the fuzz targets give them) are read like files.
