@@ -94,6 +94,9 @@ final class FileFollower: LiveInputWaiting {
   private(set) var change: Change?
   /// Set while the capture's header is read (the reader is being opened).
   var restartOnChange = true
+  /// Told once, with the file's size, when the header is waited for at the file's end (an
+  /// empty or short file: silence would look like a hang).
+  var waitingForHeader: ((Int64) -> Void)?
 
   init(_ control: LiveControl, path: [UInt8], interval: Int32) {
     self.control = control
@@ -106,9 +109,10 @@ final class FileFollower: LiveInputWaiting {
   func atEndOfFile(_ fd: Int32) -> Bool {
     if change != nil { return false }
     var open = stat()
-    if fstat(fd, &open) == 0 {
+    let size = fstat(fd, &open) == 0 ? Int64(open.st_size) : nil
+    if let size {
       let offset = lseek(fd, 0, SEEK_CUR)
-      if offset >= 0 && Int64(open.st_size) < Int64(offset) {
+      if offset >= 0 && size < Int64(offset) {
         change = .truncated
         return false
       }
@@ -119,6 +123,10 @@ final class FileFollower: LiveInputWaiting {
         change = .replaced
         return false
       }
+    }
+    if restartOnChange, let said = waitingForHeader {
+      waitingForHeader = nil
+      said(size ?? 0)
     }
     let before = restartOnChange ? FileSnapshot(path) : nil
     if control.wait(milliseconds: interval) { return false }

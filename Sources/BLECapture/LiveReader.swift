@@ -179,6 +179,10 @@ package final class LiveReader: CaptureReader {
         continue
       }
       let follower = FileFollower(control, path: path, interval: pollInterval)
+      follower.waitingForHeader = { [notice] size in
+        let held = size == 0 ? "is empty" : "holds \(size) byte\(size == 1 ? "" : "s"), too few to tell its format"
+        notice("\(name) \(held); waiting for more (Ctrl-C to stop)")
+      }
       input.live = follower
       self.follower = follower
       do {
@@ -252,6 +256,8 @@ package final class LiveReader: CaptureReader {
       return true
     case .android(let host, let port):
       var lastProblem = ""
+      // Connecting can take up to 5 s a try: said first, so the wait is not silent.
+      notice("\(name): connecting to the Android snoop feed (Ctrl-C to stop)")
       while true {
         let problem: String
         switch AndroidFeed.connect(host: host, port: port, control: control) {

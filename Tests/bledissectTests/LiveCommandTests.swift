@@ -198,6 +198,8 @@ import Testing
     guard let live = try Self.launch(["live", "--json", "--no-cache", "--android", "127.0.0.1:\(port)"]) else { return }
     defer { live.cleanUp() }
     #expect(live.awaitStderr("connection refused"), "\(live.stderr)")
+    // The first line said what it was doing before the first try ended.
+    #expect(live.stderr.hasPrefix("bledissect: 127.0.0.1:\(port): connecting to the Android snoop feed (Ctrl-C to stop)\n"), "\(live.stderr)")
     #expect(listen(server, 4) == 0)
     // Bounded: an accept waits at most 10 s (SO_RCVTIMEO applies to accept).
     var limit = timeval(tv_sec: 10, tv_usec: 0)
@@ -294,6 +296,22 @@ import Testing
   /// a file replaced with bytes that are not a capture, or with text, is said once and waited
   /// on until a capture header is there again, rewritten in place or replaced; then reading
   /// goes on. The writer is a thread of the test.
+  /// An empty or short file is waited on, and says so (silence looked like a hang).
+  @Test(arguments: [0, 3])
+  func anEmptyOrShortFileSaysItWaits(size: Int) throws {
+    let path = temporaryFile(Array(Self.session.header.prefix(size)))
+    defer { unlink(path) }
+    guard let live = try Self.launch(["live", "--no-cache", "--follow", path]) else { return }
+    defer { live.cleanUp() }
+    let held = size == 0 ? "is empty" : "holds 3 bytes, too few to tell its format"
+    #expect(live.awaitStderr("bledissect: \(path) \(held); waiting for more (Ctrl-C to stop)\n"), "\(live.stderr)")
+    // The rest of the capture comes: read.
+    Self.append(Array(Self.session.header.dropFirst(size)), to: path)
+    Self.appendInBursts(Self.session.records[0..<5], to: path)
+    #expect(live.awaitLines(5), "\(live.stderr)")
+    #expect(live.stop(SIGINT) == 0)
+  }
+
   @Test func followsAFileFromItsCreationThroughGarbage() throws {
     let records = Self.session.records
     let directory = NSTemporaryDirectory() + "bledissect-follow-\(UUID().uuidString)"
