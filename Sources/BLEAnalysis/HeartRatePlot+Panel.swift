@@ -153,11 +153,13 @@ extension HeartRatePlot {
   private func drawSpans(
     into body: inout String, dropouts: [TimeSpan], contactLosses: [TimeSpan], area: Layout.Area, timeAxis: AxisScale
   ) {
-    for (spans, attributes) in [
-      (contactLosses, #"class="contact-loss" \#(Style.contactLossFill)"#),
-      (dropouts, #"class="dropout" \#(Style.dropoutFill)"#),
+    for (spans, attributes, labelled) in [
+      (contactLosses, #"class="contact-loss" \#(Style.contactLossFill)"#, false),
+      (dropouts, #"class="dropout" \#(Style.dropoutFill)"#, true),
     ] {
       var rectangles: [Layout.Area] = []
+      // Merged bands keep the seconds they cover (a dropout's band is labelled with them).
+      var seconds: [Double] = []
       for span in spans where span.end >= timeAxis.lower && span.start <= timeAxis.upper {
         var left = Swift.max(timeAxis.position(of: span.start), area.left)
         var right = Swift.min(timeAxis.position(of: span.end), area.right)
@@ -168,11 +170,21 @@ extension HeartRatePlot {
         }
         if let last = rectangles.last, left <= last.right {
           rectangles[rectangles.count - 1].right = Swift.max(last.right, right)
+          seconds[seconds.count - 1] += span.end - span.start
         } else {
           rectangles.append(Layout.Area(left: left, right: right, top: area.top, bottom: area.bottom))
+          seconds.append(span.end - span.start)
         }
       }
-      for rectangle in rectangles { body += self.rectangle(rectangle, attributes: attributes) }
+      for (rectangle, duration) in zip(rectangles, seconds) {
+        body += self.rectangle(rectangle, attributes: attributes)
+        // A dropout says how long it lasted, where its band is wide enough for the words.
+        let words = SVGText.decimal(duration, places: duration < 10 ? 1 : 0) + " s"
+        if labelled, duration.isFinite, rectangle.right - rectangle.left >= Layout.digitWidth * 11 * Double(words.count) + 4 {
+          body += text(words, x: (rectangle.left + rectangle.right) / 2, y: area.top + 12,
+            attributes: #"class="dropout-duration" font-size="11" text-anchor="middle" fill="\#(Style.mutedText)""#)
+        }
+      }
     }
   }
 

@@ -134,17 +134,15 @@ package struct HeartRatePlot: Sendable {
       }
     }
     guard earliest <= latest else { return nil }
-    if devices.contains(where: { $0.hasMeasurements && !$0.marks.isEmpty }) {
-      // A few pixels beyond the extremes: a mark at the first or last instant (the connection,
-      // the disconnection) would otherwise lie under the plot's frame.
-      let pad = (latest - earliest) * 6 / Swift.max(layout.plotWidth, 1)
-      if pad.isFinite, (earliest - pad).isFinite, (latest + pad).isFinite {
-        earliest -= pad
-        latest += pad
-      }
-    }
+    // Times count from the capture's first frame: an axis that starts near it starts at it, so
+    // 0 is a tick and the plot reads from the start of the capture.
+    if earliest >= 0, earliest <= (latest - earliest) / 10 { earliest = 0 }
+    // A few pixels inside the plot's frame at both ends: a mark at the first or last instant
+    // (the connection, the disconnection) would otherwise lie under it. Pixels, not seconds:
+    // the axis never reaches before the capture's first frame.
+    let inset = devices.contains(where: { $0.hasMeasurements && !$0.marks.isEmpty }) ? 6.0 : 0
     return AxisScale.time(
-      minimum: earliest, maximum: latest, pixelStart: layout.plotLeft, pixelEnd: layout.plotRight,
+      minimum: earliest, maximum: latest, pixelStart: layout.plotLeft + inset, pixelEnd: layout.plotRight - inset,
       characterWidth: Layout.digitWidth * Layout.tickFontSize)
   }
 
@@ -169,16 +167,23 @@ package struct HeartRatePlot: Sendable {
       ("heart rate, min–max", { x, top in
         #"<rect x="\#(c(x))" y="\#(c(top))" width="22" height="12" \#(Style.heartRateBandFill)/>"#
       }),
-      ("RR interval", { x, top in
-        #"<path d="M\#(c(x)) \#(c(top + 6))m5 0h0m6 0h0m6 0h0" \#(Style.rrDotStroke)/>"#
-      }),
-      ("dropout (no notifications)", { x, top in
-        #"<rect x="\#(c(x))" y="\#(c(top))" width="22" height="12" \#(Style.dropoutFill)/>"#
-      }),
-      ("sensor contact lost", { x, top in
-        #"<rect x="\#(c(x))" y="\#(c(top))" width="22" height="12" \#(Style.contactLossFill)/>"#
-      }),
     ]
+    // What no device shows has no entry.
+    if devices.contains(where: { !$0.rrIntervals.buckets.isEmpty }) {
+      items.append(("RR interval", { x, top in
+        #"<path d="M\#(c(x)) \#(c(top + 6))m5 0h0m6 0h0m6 0h0" \#(Style.rrDotStroke)/>"#
+      }))
+    }
+    if devices.contains(where: { !$0.dropouts.isEmpty }) {
+      items.append(("dropout (no notifications)", { x, top in
+        #"<rect x="\#(c(x))" y="\#(c(top))" width="22" height="12" \#(Style.dropoutFill)/>"#
+      }))
+    }
+    if devices.contains(where: { !$0.contactLosses.isEmpty }) {
+      items.append(("sensor contact lost", { x, top in
+        #"<rect x="\#(c(x))" y="\#(c(top))" width="22" height="12" \#(Style.contactLossFill)/>"#
+      }))
+    }
     let flags = devices.reduce(into: HeartRateFlags()) { $0.formUnion($1.presentFlags) }
     for (flag, _) in HeartRateFlags.all where flags.contains(flag) {
       guard let marker = Style.flagMarker(flag) else { continue }

@@ -60,6 +60,23 @@ import Testing
     }
   }
 
+  /// A dropout's band says how long it lasted (in each panel); the time axis starts at the
+  /// capture's first frame with a 0 tick, never before it.
+  @Test func dropoutsSayTheirLengthAndTimeStartsAtZero() throws {
+    var device = Self.sessionWithGaps()
+    device.dropouts = [TimeSpan(start: 20, end: 40), TimeSpan(start: 80.5, end: 81)]
+    let parsed = try #require(ParsedSVG(HeartRatePlot(title: "t", devices: [device]).svg()))
+    // The half-second one is too narrow for its words.
+    #expect(parsed.all("text", class: "dropout-duration").map(\.text) == ["20 s", "20 s"])
+    let later = Self.device("x", times: (3...100).map(Double.init), bpm: { _ in 70 }, dropouts: [], contactLosses: [])
+    let axis = try #require(ParsedSVG(HeartRatePlot(title: "t", devices: [later]).svg())).texts(inGroup: "time-labels")
+    #expect(axis.first == "0" && !axis.contains { $0.hasPrefix("-") })
+    // Far from the start, the axis starts near the first value.
+    let late = Self.device("x", times: (300...400).map(Double.init), bpm: { _ in 70 }, dropouts: [], contactLosses: [])
+    let lateAxis = try #require(ParsedSVG(HeartRatePlot(title: "t", devices: [late]).svg())).texts(inGroup: "time-labels")
+    #expect(lateAxis.first == "300")
+  }
+
   @Test func heartRateLineBreaksAtDropoutsOnly() throws {
     func lineSubpaths(_ device: HeartRatePlot.Device) throws -> Int {
       let parsed = try #require(ParsedSVG(HeartRatePlot(title: "t", devices: [device]).svg()))
@@ -234,7 +251,8 @@ extension HeartRatePlotTests {
     var device = track.plotDevice(label: "x")
     device.marks = Self.marks([(.disconnected, 1.5, .reason(0x13))])
     let flagged = try legend(device)
-    #expect(flagged.dropFirst(5) == ["bpm out of range (30–220)", "disconnected"])
+    // No dropout and no loss of contact: no entry for them.
+    #expect(flagged == ["heart rate, mean", "heart rate, min–max", "RR interval", "bpm out of range (30–220)", "disconnected"])
   }
 
   /// One 300 bpm spike and one 177 ms interval: the axes stay on the plausible values, and the
