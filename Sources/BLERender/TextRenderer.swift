@@ -280,7 +280,14 @@ package struct TextRenderer: FrameRenderer {
             end += 1
           }
           if scalars {
-            out.spaces(4 + 2 * (depth - hiddenCount))
+            if dashNext {
+              // An element's first shown member (an AD structure's UUID list): its dash.
+              out.spaces(4 + 2 * (depth - hiddenCount - 1))
+              out.append("- ")
+              dashNext = false
+            } else {
+              out.spaces(4 + 2 * (depth - hiddenCount))
+            }
             out.append(entries[index].label)
             out.append(": ")
             for element in (index + 1)..<end {
