@@ -81,6 +81,9 @@ public struct SummaryLine: Sendable {
   public var startsWithHex: Bool { _startsWithHex }
   /// The texts of the interned names appended so far (a user's decoder names its words).
   @usableFromInline var names = NameCache()
+  /// One-line output (`-1`): a value comes before its attribute's name, and decoders may say
+  /// less (a long list by its first item and a count). Kept across `removeAll`.
+  public var compact = false
 
   public init() {}
 

@@ -150,6 +150,8 @@ package enum FrameDescription {
   }
 
   /// Each attribute: its handle, its name, and its value's words (or bytes), joined by "; ".
+  /// Compact (`-1`): the handle, the value, then the name after a dash, so the value is what a
+  /// narrow terminal keeps.
   static func attributes(_ frame: inout DissectedFrame, into line: inout SummaryLine) {
     for index in frame.attributes.indices {
       if index > 0 { line.append(.text("; ")) }
@@ -157,14 +159,46 @@ package enum FrameDescription {
       // asks for are the frame's, appended once the fact is handed back.
       let bytes = frame.withAttribute(index) { fact in attribute(fact, into: &line) }
       if let bytes { line.append(.bytes(frame.valueBytes(bytes))) }
+      if line.compact {
+        frame.withAttribute(index) { fact in
+          let meaning = fact.meaning
+          guard Self.hasValueWords(fact), meaning?.name != nil || meaning?.characteristic != nil else { return }
+          line.append(.text(" — "))
+          name(fact, into: &line)
+        }
+      }
     }
+  }
+
+  /// Whether an attribute's words include a value (or its bytes).
+  static func hasValueWords(_ fact: borrowing AttributeFact) -> Bool {
+    if fact.hasValue { return true }
+    guard let raw = fact.rawValue else { return false }
+    return !raw.isEmpty
+  }
+
+  /// The attribute's name (or UUID), "probably" when inferred, and where a meaning not from
+  /// the capture came from.
+  static func name(_ fact: borrowing AttributeFact, into line: inout SummaryLine) {
+    let meaning = fact.meaning
+    if let name = meaning?.name {
+      if meaning?.source == .inferred { line.append(.text("probably ")) }
+      line.append(.text(name))
+    } else if let uuid = meaning?.characteristic ?? meaning?.descriptor ?? meaning?.service {
+      line.append(.string(uuid.description))
+    }
+    if let source = meaning?.source, source != .capture { provenance(source, confidence: meaning?.confidence, into: &line) }
   }
 
   /// Writes an attribute's words; returns the raw value's place when its bytes are to follow.
   static func attribute(_ fact: borrowing AttributeFact, into line: inout SummaryLine) -> Range<Int>? {
     line.append(.hex(UInt64(fact.handle), width: 4))
     let meaning = fact.meaning
-    if let name = meaning?.name {
+    let hasWords = hasValueWords(fact)
+    let moved = line.compact && hasWords && (meaning?.name != nil || meaning?.characteristic != nil)
+    if moved {
+      // The name follows the value (`attributes`).
+    } else if let name = meaning?.name {
       line.append(.text(" "))
       if meaning?.source == .inferred { line.append(.text("probably ")) }
       line.append(.text(name))
@@ -172,7 +206,9 @@ package enum FrameDescription {
       line.append(.text(" "))
       line.append(.string(uuid.description))
     }
-    if let source = meaning?.source, source != .capture { provenance(source, confidence: meaning?.confidence, into: &line) }
+    if !moved, let source = meaning?.source, source != .capture {
+      provenance(source, confidence: meaning?.confidence, into: &line)
+    }
     let raw = fact.rawValue
     if fact.isMalformed, let raw {
       line.append(.text(": malformed value "))

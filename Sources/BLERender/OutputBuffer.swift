@@ -282,6 +282,34 @@ package struct OutputBuffer {
     count += pad
   }
 
+  /// The columns the text appended since `start` takes: Unicode scalars, SGR colour sequences
+  /// (`ESC [ ... m`) taking none.
+  package func columns(from start: Int) -> Int {
+    guard start >= 0, start <= count else { return 0 }
+    var index = start
+    var used = 0
+    while index < count {
+      let byte = base[index]
+      if byte == 0x1B {
+        index += 1
+        while index < count, !(0x40...0x7E).contains(base[index]) || base[index] == UInt8(ascii: "[") { index += 1 }
+        index += 1
+        continue
+      }
+      if byte & 0xC0 != 0x80 { used += 1 }
+      index += 1
+    }
+    return used
+  }
+
+  /// Takes the bytes of `range` (written since the last flush) out, the rest moving up.
+  package mutating func remove(_ range: Range<Int>) {
+    guard range.lowerBound >= 0, range.upperBound <= count, !range.isEmpty else { return }
+    // Safety: both regions lie within the `count` bytes written; memmove allows the overlap.
+    memmove(base + range.lowerBound, base + range.upperBound, count - range.upperBound)
+    count -= range.count
+  }
+
   /// Shortens the line appended since `start` to at most `columns` columns, its end replaced by
   /// "…". Columns are counted as Unicode scalars (what the text renderer writes is not wide);
   /// SGR colour sequences (`ESC [ ... m`) take none and are kept whole.

@@ -31,6 +31,7 @@ package struct TextRenderer: FrameRenderer {
     self.details = details
     self.verbose = verbose
     self.lineWidth = lineWidth
+    derivedSummary.compact = !details
   }
 
   enum Style {
@@ -156,15 +157,18 @@ package struct TextRenderer: FrameRenderer {
       out.decimal(Int(adapter))
       out.append("] ")
     }
+    var address: Range<Int>?
     if let connection = frame.connection {
       style(Style.cyan, &out)
       out.append("conn ")
       out.decimal(Int(connection.handle))
       if let peer = connection.peer {
+        let start = out.count
         out.byte(0x20)
         // Frames of one link repeat its address: format it once.
         if peer != peerText.address { peerText = (peer, OutputBuffer.addressText(peer)) }
         out.append(peerText.text)
+        address = start..<out.count
       }
       style(Style.reset, &out)
       out.byte(0x20)
@@ -177,8 +181,14 @@ package struct TextRenderer: FrameRenderer {
       out.append(separator)
       Self.writeSummary(derivedSummary, &out)
     }
-    // Clipped before the mark, so a long malformed line keeps it.
-    if let lineWidth { out.clipLine(from: lineStart, columns: lineWidth - (frame.malformed == nil ? 0 : 13), resetColour: color) }
+    // Clipped before the mark, so a long malformed line keeps it. A line too wide for the
+    // terminal leaves out the peer's address first ("conn N" stays: the connection's first line
+    // names its peer), then is cut.
+    if let lineWidth {
+      let columns = lineWidth - (frame.malformed == nil ? 0 : 13)
+      if let address, out.columns(from: lineStart) > columns { out.remove(address) }
+      out.clipLine(from: lineStart, columns: columns, resetColour: color)
+    }
     if frame.malformed != nil {
       style(Style.red, &out)
       out.append("  [malformed]")

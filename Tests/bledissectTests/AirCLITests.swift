@@ -54,7 +54,7 @@ import Testing
     let file = directory.appendingPathComponent("keys.txt")
     try "# the strap\n\(Self.key.lowercased()) D0:B1:ED:00:48:52\n".write(to: file, atomically: true, encoding: .utf8)
     let fromFile = runCLI(["-1", Self.sniffed, "--keys", file.path])
-    #expect(fromFile.status == 0 && fromFile.stdout.contains("Read Response 0x0018 Battery Level"))
+    #expect(fromFile.status == 0 && fromFile.stdout.contains("Read Response 0x0018: 87 % — Battery Level"))
     let full = runCLI([Self.sniffed, "--keys", file.path])
     #expect(full.stdout.contains("Decrypted with: \(file.path) line 2"))
     let fromCapture = runCLI([Self.sniffed, "--keys-from", capturePath("encrypted_hr_session.btsnoop")])
@@ -100,7 +100,7 @@ import Testing
     let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
     #expect(process.terminationStatus == 0)
-    #expect(shown.contains("Notify 0x0010 Heart Rate Measurement"))
+    #expect(shown.contains("Notify 0x0010: ") && shown.contains(" — Heart Rate Measurement"))
     #expect(said.contains("59 packets decrypted with the STK worked out from the pairing"), "\(said)")
     #expect(said.contains("live: 878 frames"), "\(said)")
   }

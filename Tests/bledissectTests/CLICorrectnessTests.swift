@@ -289,11 +289,16 @@ import Testing
     #expect(notifications.count == 22)
     // A short notification line fits 100 columns uncut: "Notify" names the PDU in -1 lines.
     // (Every heart-rate line of this session says the contact, so none is that short.)
-    #expect(piped.contains { $0.hasSuffix("Notify 0x0018 Battery Level: 86 %") && $0.count <= 100 })
+    #expect(piped.contains { $0.hasSuffix("Notify 0x0018: 86 % — Battery Level") && $0.count <= 100 })
     for line in terminal { #expect(line.count <= 100, "\(line)") }
     for (whole, shown) in zip(piped, terminal) where whole.count <= 100 { #expect(whole == shown) }
-    // Piped: the longest notification keeps all nine RR intervals.
-    #expect(piped.contains { $0.hasSuffix("RR 327.1 ms 326.2 ms 325.2 ms 326.2 ms 327.1 ms 328.1 ms 326.2 ms 325.2 ms 324.2 ms") })
+    // A long RR list is its first interval and a count: nine intervals.
+    #expect(piped.contains { $0.hasSuffix("RR 327.1 ms +8 — Heart Rate Measurement") })
+    // Every heart-rate value fits 100 columns whole (the name may be cut), the address left out.
+    for line in notifications where line.contains("Heart") { #expect(line.contains(" — H"), "\(line)") }
+    // On 80 columns the common notification (bpm, contact, one RR interval) keeps its value.
+    let narrow = runCLI(["-1", "--color", "never", session], terminal: true, columns: 80).stdout.split(separator: "\n")
+    #expect(narrow.contains("#132       2.335818 rx ATT   conn 1 Notify 0x0010: 74 bpm, contact, RR 810.5 ms…"))
     // Without -1 nothing is cut: a header line holds values the details do not repeat.
     #expect(runCLI(["--color", "never", session], terminal: true, columns: 100).stdout == runCLI([session]).stdout)
   }
@@ -302,8 +307,9 @@ import Testing
   @Test func headerColumnsAreCompactAndAligned() {
     let lines = runCLI(["-1", session]).stdout.split(separator: "\n")
     let notification = lines.first { $0.hasPrefix("#130 ") }
-    #expect(notification == "#130       0.332579 rx ATT   conn 1 D0:B1:ED:00:48:52 Notify 0x0010 Heart Rate Measurement: 72 bpm, no contact")
-    #expect(notification?.count == 110)
+    // -1: the value before the characteristic's name, so a narrow terminal keeps the value.
+    #expect(notification == "#130       0.332579 rx ATT   conn 1 D0:B1:ED:00:48:52 Notify 0x0010: 72 bpm, no contact — Heart Rate Measurement")
+    #expect(notification?.count == 112)
     // The protocol column starts at the same place on every line, before and after 10 s.
     let starts = Set(lines.map { $0.distance(from: $0.startIndex, to: $0.range(of: " rx ")?.lowerBound ?? $0.range(of: " tx ")!.lowerBound) })
     #expect(starts == [19])

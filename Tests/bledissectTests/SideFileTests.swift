@@ -192,7 +192,7 @@ import BLETestSupport
     let result = runCLI(["--no-cache", "-1", "--decoders", path, capturePath("hr_strap_session.btsnoop")])
     finish()
     #expect(result.status == 0, "\(result.stderr)")
-    #expect(result.stdout.contains("Heart Rate Measurement: bpm 74, sensor contact detected, rr intervals 810.5 ms"))
+    #expect(result.stdout.contains("0x0010: bpm 74, sensor contact detected, rr intervals 810.5 ms — Heart Rate Measurement"))
   }
 
   /// A FIFO nothing writes to: refused once the writer wait is over, not waited for forever.

@@ -62,8 +62,8 @@ import Testing
     #expect(result.status == 0)
     #expect(Self.rows(path) == Array(Self.rows(capture).prefix(1)) + Array(Self.rows(capture).suffix(5)))
     let text = runCLI(["-1", "--no-cache", path]).stdout
-    #expect(text.contains("Heart Rate Measurement: 79 bpm"))
-    #expect(!text.contains("Heart Rate Measurement: 74 bpm"))  // the first connection's values are not chosen
+    #expect(text.contains("0x0010: 79 bpm, contact — Heart Rate Measurement"))
+    #expect(!text.contains(": 74 bpm"))  // the first connection's values are not chosen
     #expect(result.stderr.contains("7 chosen, 45 for context (connection events 7, ATT MTU exchange 4, GATT discovery 32, writes to their services 2)"))
   }
 

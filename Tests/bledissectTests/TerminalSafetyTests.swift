@@ -104,7 +104,7 @@ import Testing
     // live, with its closing status line on stderr.
     for words in [["-1"], []] {
       let live = try Self.live(words, file: strap)
-      #expect(live.stdout.contains("0x0010 Heart Rate Measurement: 72 bpm"))
+      #expect(live.stdout.contains(words == ["-1"] ? "0x0010: 72 bpm, no contact — Heart Rate Measurement" : "0x0010 Heart Rate Measurement: 72 bpm"))
       #expect(live.stderr.contains("live: "))
       Self.expectClean(live, "live \(words)")
     }

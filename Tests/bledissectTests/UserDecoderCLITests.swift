@@ -12,7 +12,7 @@ import BLETestSupport
     let result = runCLI(["--no-cache", "-1", "--decoders", Self.example, capturePath("hr_strap_session.btsnoop")])
     #expect(result.status == 0)
     // Frame 132 of the session: flags 0x16, 74 bpm, one RR interval of 830/1024 s.
-    #expect(result.stdout.contains("Heart Rate Measurement: bpm 74, sensor contact detected, rr intervals 810.5 ms"))
+    #expect(result.stdout.contains("0x0010: bpm 74, sensor contact detected, rr intervals 810.5 ms — Heart Rate Measurement"))
     let json = runCLI(["--no-cache", "--json", "--decoders", Self.example, capturePath("hr_strap_session.btsnoop")])
     #expect(json.stdout.contains(#""decoded":{"hrm":{"flags":22,"bpm":74,"sensor_contact":3,"sensor_contact_name":"detected","rr_intervals":[810.546875]}}"#))
   }
@@ -22,7 +22,7 @@ import BLETestSupport
     let path = temporaryFile(Array(text.utf8))
     defer { unlink(path) }
     let result = runCLI(["--no-cache", "-1", "--decoders", path, capturePath("late_midstream.btsnoop")])
-    #expect(result.stdout.contains("Notify 0x0018 Strap Battery: charge 90 %"))
+    #expect(result.stdout.contains("Notify 0x0018: charge 90 % — Strap Battery"))
   }
 
   @Test func theConfigDirectoryIsRead() throws {
@@ -31,7 +31,7 @@ import BLETestSupport
     try FileManager.default.createDirectory(atPath: config + "/bledissect/decoders", withIntermediateDirectories: true)
     try FileManager.default.copyItem(atPath: Self.example, toPath: config + "/bledissect/decoders/hr.json")
     let result = runCLI(["--no-cache", "-1", capturePath("hr_strap_session.btsnoop")], environment: ["XDG_CONFIG_HOME": config])
-    #expect(result.stdout.contains("Heart Rate Measurement: bpm 74, sensor contact detected"))
+    #expect(result.stdout.contains("0x0010: bpm 74, sensor contact detected"))
   }
 
   @Test func aBadDecoderFileIsOneLine() {
@@ -72,7 +72,7 @@ import BLETestSupport
     let path = temporaryFile(Array(text.utf8))
     defer { unlink(path) }
     let session = capturePath("hr_strap_session.btsnoop")
-    #expect(runCLI(["--no-cache", "-1", "--decoders", path, session]).stdout.contains("Read Response 0x0018 Battery Level: malformed value 57  [malformed]"))
+    #expect(runCLI(["--no-cache", "-1", "--decoders", path, session]).stdout.contains("Read Response 0x0018: malformed value 57 — Battery Level  [malformed]"))
     let summary = runCLI(["summary", "--no-cache", "--decoders", path, session]).stdout
     #expect(summary.contains("  battery     87 % at 0.331 s → 86 % at 16.360 s"))
     #expect(summary == runCLI(["summary", "--no-cache", session]).stdout)

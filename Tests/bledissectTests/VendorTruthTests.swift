@@ -309,7 +309,8 @@ import Testing
 
   /// Header words of the vendor values: short, and what a reader needs.
   @Test func headerWords() throws {
-    let pmd = runCLI(["-1", capturePath("polar_pmd.btsnoop")]).stdout
+    // The header line of the detailed view: the name, then the words (-1 puts the words first).
+    let pmd = runCLI([capturePath("polar_pmd.btsnoop")]).stdout
     for words in [
       "Polar PMD Control Point: features: ECG, PPG, ACC, PPI, gyroscope, SDK mode, pressure, temperature, offline recording",
       "Polar PMD Control Point: start ECG: 130 Hz, 14 bit", "Polar PMD Control Point: start ECG: ok",
@@ -320,7 +321,7 @@ import Testing
     ] {
       #expect(pmd.contains(words), "\(words)")
     }
-    let huami = runCLI(["-1", capturePath("huami.btsnoop")]).stdout
+    let huami = runCLI([capturePath("huami.btsnoop")]).stdout
     for words in [
       "Huami Auth: send key: failure", "Huami Auth: request random: success, random 00 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f",
       "Huami Auth: request random (Mi Band 4/5) 02 01 00", "Huami Battery Info: 65 %, charging",
@@ -328,7 +329,7 @@ import Testing
     ] {
       #expect(huami.contains(words), "\(words)")
     }
-    let uart = runCLI(["-1", capturePath("vendor_services.btsnoop")]).stdout
+    let uart = runCLI([capturePath("vendor_services.btsnoop")]).stdout
     #expect(uart.contains(#"UART RX Characteristic: "hello from bledissect\n""#))
     // -v shows the text field with its newline escaped, on one line.
     let verbose = runCLI(["-v", capturePath("vendor_services.btsnoop")]).stdout

@@ -121,11 +121,14 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
   public func summarize(into summary: inout SummaryLine, context: ValueContext) {
     // One reservation for the whole line: the header of nearly every frame of a session.
     let room = 64 + rrIntervals.count * (TextFormat.maximumReal + 4)
+    // One line a notification (`-1`): fewer words, and a long RR list as its first interval
+    // and how many more, so the common notification fits 80 columns.
+    let compact = summary.compact
     summary.compose(maximumBytes: room) { line in
       line.number(Int(bpm))
       line.text(" bpm")
       switch sensorContact {
-      case .detected: line.text(", contact detected")
+      case .detected: line.text(compact ? ", contact" : ", contact detected")
       case .notDetected: line.text(", no contact")
       case .unsupported: break
       }
@@ -136,10 +139,14 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
       }
       if !rrIntervals.isEmpty {
         line.text(", RR")
-        for raw in rrIntervals {
+        for raw in compact && rrIntervals.count > 2 ? rrIntervals.prefix(1) : rrIntervals[...] {
           line.text(" ")
           line.fixed(Self.millisecondsToTenth(raw))
           line.text(" ms")
+        }
+        if compact && rrIntervals.count > 2 {
+          line.text(" +")
+          line.number(rrIntervals.count - 1)
         }
       }
     }

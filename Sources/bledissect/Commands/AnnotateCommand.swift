@@ -19,7 +19,8 @@ enum AnnotateCommand: CLICommand {
       btsnooz summary in the text. Use '-' to read standard input.
       Each frame gets a header line (number, time, direction, protocol, connection, summary)
       and indented detail lines; --json writes one JSON object per frame (docs/json.md).
-      With -1 on a terminal, a line wider than the terminal is cut and ends in '…'.
+      With -1, values come before their attribute's name; on a terminal, a line wider than the
+      terminal leaves out the peer's address, then is cut and ends in '…'.
       Filters: a filter given twice shows frames matching either value; different filters
       must all match. Times do not change with filters: hidden frames still count.
       Short options bundle: -1v, -c5, -tabs.
