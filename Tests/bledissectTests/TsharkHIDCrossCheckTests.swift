@@ -240,3 +240,87 @@ struct TsharkHIDCrossCheckTests {
     print("HID characteristics: \(tally.agreed)/\(tally.compared) fields agree with tshark (\(kinds), \(reports) reports)")
   }
 }
+
+/// The generated HID keyboard (captures/hid_keyboard.btsnoop, Scripts/captures/make_hid_keyboard.py):
+/// what the corpus lacks (HID Control Point, boot reports, Battery Power State and Battery
+/// Level State) cross-checked against tshark's btatt and usbhid fields, and the header words.
+@Suite(.enabled(if: which("tshark") != nil, "tshark is not installed"))
+struct TsharkHIDKeyboardCrossCheckTests {
+  @Test func generatedKeyboardAgrees() throws {
+    let path = capturePath("hid_keyboard.btsnoop")
+    let facts = try TsharkHIDCrossCheckTests.decodedFrames(path)
+    let (status, data) = try runProgram(which("tshark")!, [
+      "-n", "-r", path, "-Y", "btatt", "-T", "fields", "-E", "separator=/t", "-e", "frame.number",
+      "-e", "btatt.battery_power_state.present", "-e", "btatt.battery_power_state.discharging",
+      "-e", "btatt.battery_power_state.charging", "-e", "btatt.battery_power_state.level", "-e", "btatt.battery_level",
+      "-e", "btatt.hogp.hid_control_point_command", "-e", "usbhid.boot_report.keyboard.modifier.left_ctrl",
+      "-e", "usbhid.boot_report.keyboard.keycode_1", "-e", "usbhid.boot_report.keyboard.leds.num_lock",
+      "-e", "usbhid.boot_report.keyboard.leds.caps_lock", "-e", "usbhid.boot_report.mouse.button.left",
+      "-e", "usbhid.boot_report.mouse.x_displacement", "-e", "usbhid.boot_report.mouse.y_displacement",
+      "-e", "usbhid.boot_report.mouse.scroll_wheel.horizontal", "-e", "btatt.hogp.protocol_mode",
+      "-e", "btatt.report_reference.report_id", "-e", "btatt.report_reference.report_type",
+    ])
+    #expect(status == 0)
+    var tally = TsharkHIDCrossCheckTests.Tally()
+    func bit(_ flag: Bool?) -> Int64? { flag.map { $0 ? 1 : 0 } }
+    for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
+      let cells = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+      guard cells.count >= 18, let number = Int(cells[0]) else { continue }
+      let values = facts[number] ?? []
+      let n = TsharkHIDCrossCheckTests.number
+      if !cells[1].isEmpty {
+        // A Battery Power State, alone (0x2A1A) or inside a Battery Level State (0x2A1B).
+        let state = values.compactMap { $0.value(as: BatteryPowerState.self) }.first
+          ?? values.compactMap { $0.value(as: BatteryLevelState.self)?.powerState }.first
+        tally.check("#\(number) present", ours: state.map { Int64($0.present) }, theirs: n(cells[1]))
+        tally.check("#\(number) discharging", ours: state.map { Int64($0.discharging) }, theirs: n(cells[2]))
+        tally.check("#\(number) charging", ours: state.map { Int64($0.charging) }, theirs: n(cells[3]))
+        tally.check("#\(number) level", ours: state.map { Int64($0.level) }, theirs: n(cells[4]))
+      }
+      if !cells[5].isEmpty {
+        let percent = values.compactMap { $0.value(as: BatteryLevel.self)?.percent ?? $0.value(as: BatteryLevelState.self)?.percent }.first
+        tally.check("#\(number) battery level", ours: percent.map { Int64($0) }, theirs: n(cells[5]))
+      }
+      if !cells[6].isEmpty {
+        tally.check("#\(number) control point", ours: values.compactMap { $0.value(as: HIDControlPoint.self) }.first.map { Int64($0.command) }, theirs: n(cells[6]))
+      }
+      if !cells[7].isEmpty {
+        let keyboard = values.compactMap { $0.value(as: BootKeyboardInputReport.self) }.first
+        tally.check("#\(number) left control", ours: keyboard.map { Int64($0.modifiers & 1) }, theirs: n(cells[7]))
+        tally.check("#\(number) keycode 1", ours: keyboard.flatMap { $0.keys.first }.map { Int64($0) }, theirs: n(cells[8]))
+      }
+      if !cells[9].isEmpty {
+        let leds = values.compactMap { $0.value(as: BootKeyboardOutputReport.self) }.first
+        tally.check("#\(number) Num Lock", ours: leds.map { Int64($0.leds & 1) }, theirs: n(cells[9]))
+        tally.check("#\(number) Caps Lock", ours: leds.map { Int64($0.leds >> 1 & 1) }, theirs: n(cells[10]))
+      }
+      if !cells[11].isEmpty {
+        let mouse = values.compactMap { $0.value(as: BootMouseInputReport.self) }.first
+        tally.check("#\(number) left button", ours: mouse.map { Int64($0.buttons & 1) }, theirs: n(cells[11]))
+        tally.check("#\(number) dx", ours: mouse.map { Int64($0.dx) }, theirs: n(cells[12]))
+        tally.check("#\(number) dy", ours: mouse.map { Int64($0.dy) }, theirs: n(cells[13]))
+        // The fourth byte: tshark calls it the horizontal wheel, we the wheel. HID 1.11
+        // Appendix B.2 leaves bytes after the third to the device; mice put their (vertical)
+        // wheel there, as Linux's boot-protocol mouse driver reads it. Same value.
+        tally.check("#\(number) fourth byte (wheel)", ours: mouse.flatMap { $0.wheel }.map { Int64($0) }, theirs: n(cells[14]))
+      }
+      if !cells[15].isEmpty {
+        tally.check("#\(number) protocol mode", ours: values.compactMap { $0.value(as: HIDProtocolMode.self) }.first.map { Int64($0.mode) }, theirs: n(cells[15]))
+      }
+      if !cells[16].isEmpty {
+        let reference = values.compactMap { $0.value(as: HIDReportReference.self) }.first
+        tally.check("#\(number) report ID", ours: reference.map { Int64($0.reportID) }, theirs: n(cells[16]))
+        tally.check("#\(number) report type", ours: reference.map { Int64($0.reportType) }, theirs: n(cells[17]))
+      }
+    }
+    #expect(tally.disagreements.isEmpty, "\(tally.disagreements.prefix(8))")
+    #expect(tally.compared == 33, "\(tally.compared)")
+    print("HID keyboard: \(tally.agreed)/\(tally.compared) fields agree with tshark")
+
+    // The header words of what tshark has no words for (the reports by their reference).
+    let report = facts[176]?.compactMap { $0.value(as: HIDReport.self) }.first
+    #expect(report?.reference == HIDReportReference(reportID: 1, reportType: 1))
+    #expect(facts[179]?.compactMap { $0.value(as: HIDReport.self) }.first?.reference == HIDReportReference(reportID: 1, reportType: 2))
+    #expect(facts[127]?.compactMap { $0.value(as: HIDReportMap.self) }.first?.applications == ["Keyboard", "Consumer Control"])
+  }
+}
