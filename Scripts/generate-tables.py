@@ -519,6 +519,43 @@ def gen_uuids(ref, writer):
     writer.write("GATTUUIDs", extension_file(header(rels, ref.nordic_notice()), [fn, combined]))
 
 
+def gen_hid(writer):
+    """HID usage pages, usages and country codes, kept in this repository (Scripts/data,
+    written by Scripts/extract-hid-usages.py from usb.ids)."""
+    rel = "Scripts/data/hid_usages.json"
+    with open(os.path.join(REPO, rel), encoding="utf-8") as handle:
+        data = json.load(handle)
+    pages = {}
+    for i, entry in enumerate(data["pages"]):
+        add_unique(pages, parse_hex_code(entry["page"], 16, "%s page %d" % (rel, i)),
+                   clean_name(entry["name"], "%s page %d" % (rel, i)), rel, lambda k: "%02X" % k)
+    usages = {}
+    for i, entry in enumerate(data["usages"]):
+        where = "%s usage %d" % (rel, i)
+        page = parse_hex_code(entry["page"], 16, where)
+        usage = parse_hex_code(entry["usage"], 16, where)
+        add_unique(usages, page << 16 | usage, clean_name(entry["name"], where), rel, lambda k: "%08X" % k)
+    countries = {}
+    for i, entry in enumerate(data["countries"]):
+        code = int(entry["code"])
+        if not 0 <= code <= 0xFF:
+            fail("%s country %d: code %r out of range" % (rel, i, entry["code"]))
+        add_unique(countries, code, clean_name(entry["name"], "%s country %d" % (rel, i)), rel, lambda k: "%d" % k)
+    functions = [
+        switch_function("hidUsagePageName", "_", "page", "UInt16", 16, pages, doc=[
+            "  /// Name of a HID usage page (HID Usage Tables), from Scripts/data/hid_usages.json.",
+            "  /// - Returns: the name, or `nil` for a page not in the table (vendor pages among them)."]),
+        switch_function("hidUsageName", "_", "usage", "UInt32", 32, usages, doc=[
+            "  /// Name of a HID usage by its extended usage (`page << 16 | id`), for the pages the",
+            "  /// table keeps (Generic Desktop, Keyboard/Keypad, LED, Button, Consumer, Digitizer).",
+            "  /// - Returns: the name, or `nil` for a usage not in the table."]),
+        switch_function("hidCountryName", "_", "code", "UInt8", 8, countries, doc=[
+            "  /// Name of a HID country code (bCountryCode, HID 1.11 §6.2.1).",
+            "  /// - Returns: the name, or `nil` for a code not in the table."]),
+    ]
+    writer.write("HIDUsages", extension_file(header([rel], [str(x) for x in data.get("sources", [])]), functions))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Generate BLEDecoder assigned-number tables.")
     parser.add_argument("--reference", default=DEFAULT_REFERENCE,
@@ -533,6 +570,7 @@ def main(argv=None):
     gen_companies(ref, writer)
     gen_appearance(ref, writer)
     gen_uuids(ref, writer)
+    gen_hid(writer)
     for path, state in writer.written:
         print("%s: %s" % (state, os.path.relpath(path)))
     return 0

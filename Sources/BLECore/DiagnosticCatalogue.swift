@@ -107,6 +107,7 @@ extension DiagnosticKind {
   public static let profileVendorValueUndecoded = DiagnosticKind("profile.vendor_value_undecoded", .warning, .profile, "A vendor value whose layout is unknown: its bytes are not decoded.")
   public static let profileVendorLayoutGuessed = DiagnosticKind("profile.vendor_layout_guessed", .note, .profile, "A vendor value read with the only layout that fits, not its type's usual one.")
   public static let profileVendorValueUnexpected = DiagnosticKind("profile.vendor_value_unexpected", .note, .profile, "A vendor value unlike what the reference describes.")
+  public static let profileReportMapDamaged = DiagnosticKind("profile.report_map_damaged", .warning, .profile, "A HID Report Map whose items break the descriptor's structure: an item cut by the value's end, a collection left open or closed twice.")
 
   /// Every kind, in the catalogue's order.
   public static let all: [DiagnosticKind] = [
@@ -191,5 +192,6 @@ extension DiagnosticKind {
     .profileVendorValueUndecoded,
     .profileVendorLayoutGuessed,
     .profileVendorValueUnexpected,
+    .profileReportMapDamaged,
   ]
 }

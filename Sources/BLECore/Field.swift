@@ -3,6 +3,9 @@ public enum NumberStyle: Sendable {
   case decimal
   /// `0x` and this many hex digits.
   case hex(UInt8)
+  /// A flags value: `0x` and this many hex digits, and in text with `-v` a line per bit field
+  /// as `layout` (a `BitLayout` literal) names them. JSON has the number.
+  case bits(UInt8, layout: Name)
 }
 
 /// A decoded value, independent of how it is rendered.

@@ -185,7 +185,13 @@ public struct AttributeFact: Sendable {
   /// What the value's decoder is told: the attribute's UUID and, for a descriptor, its
   /// characteristic. Worked out when asked (where a value is decoded or its words written),
   /// which is often on the consumer's thread rather than the dissecting one.
-  public var valueContext: ValueContext { Self.context(for: meaning, operation: operation) }
+  public var valueContext: ValueContext {
+    var context = Self.context(for: meaning, operation: operation)
+    context.reportReference = reportReference
+    return context
+  }
+  /// For a HID Report: its Report Reference, when the capture showed the descriptor read.
+  public internal(set) var reportReference: HIDReportReference?
   /// The typed value, when a decoder read it.
   public var value: (any CharacteristicValue)? { hasValue ? typedValue : nil }
   /// The typed value as stored: not optional, so it is opened where it lies (an optional

@@ -157,8 +157,14 @@ package enum FrameDescription {
       if index > 0 { line.append(.text("; ")) }
       // The fact is read where it lies (a copy would retain its typed value); raw bytes it
       // asks for are the frame's, appended once the fact is handed back.
-      let bytes = frame.withAttribute(index) { fact in attribute(fact, into: &line) }
-      if let bytes { line.append(.bytes(frame.valueBytes(bytes))) }
+      let (bytes, malformed) = frame.withAttribute(index) { fact in (attribute(fact, into: &line), fact.isMalformed) }
+      if let bytes {
+        if malformed {
+          line.append(.bytes(frame.valueBytes(bytes)))
+        } else {
+          rawValue(frame.valueBytes(bytes), into: &line)
+        }
+      }
       if line.compact {
         frame.withAttribute(index) { fact in
           let meaning = fact.meaning
@@ -167,6 +173,16 @@ package enum FrameDescription {
           name(fact, into: &line)
         }
       }
+    }
+  }
+
+  /// A raw value with no decoder: quoted text when it reads as a line of text (a UART's or an
+  /// AT command's, `"AT+BOND\r\n"`, escaped by the one escaper), else its bytes in hex.
+  static func rawValue(_ bytes: ArraySlice<UInt8>, into line: inout SummaryLine) {
+    if let text = TextPayload.quotedIfText(bytes) {
+      line.append(.string(text))
+    } else {
+      line.append(.bytes(bytes))
     }
   }
 

@@ -348,6 +348,8 @@ package struct TextRenderer: FrameRenderer {
     case let .unsigned(number, .hex(width)):
       out.lineStart(indent: indent, label: label, room: 2 + Int(width))
       out.uncheckedHexPrefixed(number, width: Int(width))
+    case let .unsigned(number, .bits(width, layout)):
+      return writeBits(number, width: width, layout: layout, label: label, indent: indent, &out)
     case .signed(let number):
       out.lineStart(indent: indent, label: label, room: TextFormat.maximumDecimal)
       out.uncheckedDecimal(number)
@@ -377,6 +379,21 @@ package struct TextRenderer: FrameRenderer {
       return writeLineChecked(entries, index, indent: indent, fields, &out)
     }
     out.uncheckedByte(0x0A)
+  }
+
+  /// A flags value (`Flags: 0x16`), then a line per bit field one level deeper, as Wireshark
+  /// draws them: `.... ..1. = Sensor contact status: detected`. Out of line: only `-v` and
+  /// only flags values come here.
+  @inline(never)
+  static func writeBits(_ number: UInt64, width: UInt8, layout: Name, label: Name, indent: Int, _ out: inout OutputBuffer) {
+    out.lineStart(indent: indent, label: label, room: 2 + Int(width))
+    out.uncheckedHexPrefixed(number, width: Int(width))
+    out.uncheckedByte(0x0A)
+    for line in BitLayout.lines(number, width: width, layout: layout) {
+      out.spaces(indent + 2)
+      writeText(line.bits + " = " + line.label + ": " + line.word, &out)
+      out.byte(0x0A)
+    }
   }
 
   /// A value's line, each part with its own check for room (text, bytes, addresses...).
@@ -436,7 +453,7 @@ package struct TextRenderer: FrameRenderer {
   @inline(__always) static func writeUnsigned(_ number: UInt64, _ style: NumberStyle, _ out: inout OutputBuffer) {
     switch style {
     case .decimal: out.decimal(number)
-    case .hex(let width): out.hexPrefixed(number, width: Int(width))
+    case .hex(let width), .bits(let width, _): out.hexPrefixed(number, width: Int(width))
     }
   }
 

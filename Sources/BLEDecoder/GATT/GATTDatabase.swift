@@ -72,6 +72,10 @@ public struct GATTDatabase: Sendable {
   var revision: UInt32 = 0
   /// Meanings guessed from values, for handles nothing else explains.
   var guesses = HandleGuesses()
+  /// HID Report Reference values read from the server (descriptor 0x2908), by the value
+  /// handle of the Report characteristic they describe (at most `maximumReportReferences`).
+  var reportReferences: [UInt16: HIDReportReference] = [:]
+  static let maximumReportReferences = 256
   /// The last handle resolved: notifications repeat one handle millions of times.
   var lastHandle: UInt16?
   var lastIndex: Int32 = -1
@@ -147,6 +151,15 @@ public struct GATTDatabase: Sendable {
     services.removeAll(in: start...end)
     characteristics.removeAll(in: start...end)
     types.removeAll(in: start...end)
+    if !reportReferences.isEmpty { reportReferences = reportReferences.filter { !(start...end).contains($0.key) } }
+  }
+
+  /// Notes a Report Reference read from descriptor `handle`: the Report characteristic it
+  /// belongs to (the one whose declaration precedes it) carries that report.
+  mutating func noteReportReference(_ reference: HIDReportReference, descriptor handle: UInt16) {
+    guard let characteristic = characteristics.atOrBefore(handle)?.value, characteristic.valueHandle < handle else { return }
+    if reportReferences[characteristic.valueHandle] == nil && reportReferences.count >= Self.maximumReportReferences { return }
+    reportReferences[characteristic.valueHandle] = reference
   }
 
   /// Whether the table holds entries from a cached or layout-matched map that the traffic has

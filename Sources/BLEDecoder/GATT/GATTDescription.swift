@@ -40,10 +40,19 @@ enum GATTDescription {
     // The attribute that ends the frame is the value stage's (`ValueStage`, run where the
     // engine decides): its value and its groups. Values inside a PDU's list are decoded and
     // written in place.
+    // A HID Report is told its Report Reference, when one was read (HID devices only).
+    if !database.reportReferences.isEmpty, fact.meaning?.role == .characteristicValue, fact.meaning?.characteristic?.uuid16 == 0x2A4D {
+      fact.reportReference = database.reportReferences[handle]
+    }
     var valueDecoded = false
     if let value {
       fact.rawValue = frame.keepValue(value)
-      if operation == .read { learnFromRead(value, &fact, &pdu, database) }
+      if operation == .read {
+        learnFromRead(value, &fact, &pdu, database)
+        if fact.meaning?.role == .descriptor, fact.meaning?.descriptor?.uuid16 == 0x2908, value.count == 2 {
+          database.noteReportReference(HIDReportReference(reportID: value[value.startIndex], reportType: value[value.startIndex + 1]), descriptor: handle)
+        }
+      }
       if let decoder = fact.decoderIndex {
         if !endsFrame {
           let context = fact.valueContext

@@ -1,9 +1,12 @@
 import BLECore
 
-// Battery service 0x180F: Battery Level 0x2A19, Battery Level Status 0x2BED.
+// Battery service 0x180F: Battery Level 0x2A19, Battery Level Status 0x2BED; and the older
+// Battery Power State 0x2A1A and Battery Level State 0x2A1B (the Battery Service's first
+// characteristics, kept by HID devices and in Wireshark).
 //
 // The corresponding specification is the Battery Service 1.1 and the GATT Specification
-// Supplement (battery_level, battery_level_status).
+// Supplement (battery_level, battery_level_status); battery_power_state and
+// battery_level_state are the SIG's withdrawn characteristic definitions.
 
 /// Battery Level 0x2A19: one byte, percent (0–100; other values reserved).
 public struct BatteryLevel: CharacteristicValue, Equatable {
@@ -188,10 +191,153 @@ public struct BatteryLevelStatus: CharacteristicValue, Equatable {
   }
 }
 
+/// Battery Power State 0x2A1A: one byte of four 2-bit states: bits 0–1 battery present,
+/// 2–3 discharging, 4–5 charging, 6–7 level. Each state: 0 unknown, 1 not supported (charging:
+/// not chargeable), 2 no (level: good), 3 yes (level: critically low).
+public struct BatteryPowerState: CharacteristicValue, Equatable {
+  public var rawValue: UInt8
+
+  public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+  public init(parsing reader: inout ByteReader) throws(DecodeError) {
+    reader.layer = .profile
+    rawValue = try reader.readUInt8()
+  }
+
+  /// The four 2-bit states, raw (0–3).
+  public var present: UInt8 { rawValue & 3 }
+  public var discharging: UInt8 { rawValue >> 2 & 3 }
+  public var charging: UInt8 { rawValue >> 4 & 3 }
+  public var level: UInt8 { rawValue >> 6 & 3 }
+
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A1A, key: "battery_power_state", BatteryPowerState.self)
+
+  static func presentWord(_ value: UInt8) -> Name {
+    switch value {
+    case 1: return "not_supported"
+    case 2: return "not_present"
+    case 3: return "present"
+    default: return "unknown"
+    }
+  }
+
+  static func dischargingWord(_ value: UInt8) -> Name {
+    switch value {
+    case 1: return "not_supported"
+    case 2: return "not_discharging"
+    case 3: return "discharging"
+    default: return "unknown"
+    }
+  }
+
+  static func chargingWord(_ value: UInt8) -> Name {
+    switch value {
+    case 1: return "not_chargeable"
+    case 2: return "not_charging"
+    case 3: return "charging"
+    default: return "unknown"
+    }
+  }
+
+  static func levelWord(_ value: UInt8) -> Name {
+    switch value {
+    case 1: return "not_supported"
+    case 2: return "good"
+    case 3: return "critically_low"
+    default: return "unknown"
+    }
+  }
+
+  /// `present`, `discharging`, `charging`, `level`: each state's word, and its 2-bit code.
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.addVerbose("power_state", "Value", .unsigned(UInt64(rawValue), .hex(2)))
+    fields.text("present", "Present", Self.presentWord(present))
+    fields.text("discharging", "Discharging", Self.dischargingWord(discharging))
+    fields.text("charging", "Charging", Self.chargingWord(charging))
+    fields.text("level", "Level", Self.levelWord(level))
+  }
+
+  /// "present, discharging, not charging, level good": the states that are known.
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    var first = true
+    func part(_ words: StaticString) {
+      ProfileSupport.separate(&summary, first: &first)
+      summary.append(.text(Name(words)))
+    }
+    switch present {
+    case 2: part("no battery")
+    case 3: part("present")
+    default: break
+    }
+    switch discharging {
+    case 2: part("not discharging")
+    case 3: part("discharging")
+    default: break
+    }
+    switch charging {
+    case 1: part("not chargeable")
+    case 2: part("not charging")
+    case 3: part("charging")
+    default: break
+    }
+    switch level {
+    case 2: part("level good")
+    case 3: part("level critically low")
+    default: break
+    }
+    if first { summary.append(.text("state unknown")) }
+  }
+}
+
+/// Battery Level State 0x2A1B: `level(1) [power_state(1)]`: a Battery Level (percent) and,
+/// when sent, a Battery Power State.
+public struct BatteryLevelState: CharacteristicValue, Equatable {
+  public var percent: UInt8
+  public var powerState: BatteryPowerState?
+
+  public init(percent: UInt8, powerState: BatteryPowerState?) {
+    self.percent = percent
+    self.powerState = powerState
+  }
+
+  public init(parsing reader: inout ByteReader) throws(DecodeError) {
+    reader.layer = .profile
+    percent = try reader.readUInt8()
+    powerState = reader.isAtEnd ? nil : BatteryPowerState(rawValue: try reader.readUInt8())
+  }
+
+  public static let decoder = CharacteristicDecoder(uuid16: 0x2A1B, key: "battery_level_state", BatteryLevelState.self)
+
+  /// `percent`, then the power state's fields inside `power_state` when it was sent.
+  public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    fields.measure("percent", "Battery level", percent, scale: 1, unit: "%")
+    if let powerState {
+      fields.beginObject("power_state", "Power state")
+      powerState.writeFields(to: &fields, context: context)
+      fields.end()
+    }
+  }
+
+  public func summarize(into summary: inout SummaryLine, context: ValueContext) {
+    summary.append(.number(Int(percent)))
+    summary.append(.text(" %"))
+    if let powerState {
+      summary.append(.text(", "))
+      powerState.summarize(into: &summary, context: context)
+    }
+  }
+
+  public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
+    if percent > 100 { ProfileSupport.add(.profileOutOfRange, &diagnostics, "battery level \(percent) % is above 100 %") }
+  }
+}
+
 extension ProfileRegistry {
   /// This file's decoders: adding one here registers it.
   static let battery: [CharacteristicDecoder] = [
     BatteryLevel.decoder,
     BatteryLevelStatus.decoder,
+    BatteryPowerState.decoder,
+    BatteryLevelState.decoder,
   ]
 }

@@ -13,12 +13,19 @@ public struct ValueContext: Sendable {
   /// For a descriptor: the characteristic it belongs to, when the GATT database knows it.
   public var characteristic: BluetoothUUID?
   public var characteristicName: Name?
+  /// For a HID Report (0x2A4D): its Report Reference descriptor's value, when the capture
+  /// showed the descriptor read.
+  public var reportReference: HIDReportReference?
 
-  public init(operation: GATTOperation, uuid: BluetoothUUID, characteristic: BluetoothUUID? = nil, characteristicName: Name? = nil) {
+  public init(
+    operation: GATTOperation, uuid: BluetoothUUID, characteristic: BluetoothUUID? = nil, characteristicName: Name? = nil,
+    reportReference: HIDReportReference? = nil
+  ) {
     self.operation = operation
     self.uuid = uuid
     self.characteristic = characteristic
     self.characteristicName = characteristicName
+    self.reportReference = reportReference
   }
 }
 

@@ -32,9 +32,11 @@ public struct CSCMeasurement: CharacteristicValue, Equatable {
   }
 
   public static let decoder = CharacteristicDecoder(uuid16: 0x2A5B, key: "csc_measurement", CSCMeasurement.self)
+  /// The flags' bits, for `-v` (CSCS 1.0 §3.1.1.1).
+  public static let flagLayout: Name = "01:Wheel revolution data=absent|present;02:Crank revolution data=absent|present;FC:Reserved"
 
   public func writeFields(to fields: inout FieldList, context: ValueContext) {
-    fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(2)))
+    fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .bits(2, layout: Self.flagLayout)))
     if let revolutions = cumulativeWheelRevolutions, let time = lastWheelEventTime {
       fields.uint("wheel_revolutions", "Cumulative wheel revolutions", revolutions)
       fields.measure("last_wheel_event_time", "Last wheel event time", time, scale: 1.0 / 1024, unit: "s")
@@ -93,9 +95,11 @@ public struct RSCMeasurement: CharacteristicValue, Equatable {
   public var speedMetresPerSecond: Double { Double(instantaneousSpeed) / 256 }
 
   public static let decoder = CharacteristicDecoder(uuid16: 0x2A53, key: "rsc_measurement", RSCMeasurement.self)
+  /// The flags' bits, for `-v` (RSCS 1.0 §3.1.1.1).
+  public static let flagLayout: Name = "01:Instantaneous stride length=absent|present;02:Total distance=absent|present;04:Status=walking|running;F8:Reserved"
 
   public func writeFields(to fields: inout FieldList, context: ValueContext) {
-    fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(2)))
+    fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .bits(2, layout: Self.flagLayout)))
     fields.real("speed_mps", "Speed", speedMetresPerSecond, places: 2, unit: "m/s")
     fields.measure("cadence_per_min", "Cadence", instantaneousCadence, scale: 1, unit: "/min")
     if let instantaneousStrideLength {

@@ -28,10 +28,12 @@ public struct TemperatureMeasurement: CharacteristicValue, Equatable {
   public var unit: Name { isFahrenheit ? "°F" : "°C" }
 
   public static let decoder = CharacteristicDecoder(uuid16: 0x2A1C, key: "temperature_measurement", TemperatureMeasurement.self)
+  /// The flags' bits, for `-v` (HTS 1.0 §3.1.1.1).
+  public static let flagLayout: Name = "01:Temperature units=Celsius|Fahrenheit;02:Time stamp=absent|present;04:Temperature type=absent|present;F8:Reserved"
   public static let intermediateDecoder = CharacteristicDecoder(uuid16: 0x2A1E, key: "intermediate_temperature", TemperatureMeasurement.self)
 
   public func writeFields(to fields: inout FieldList, context: ValueContext) {
-    fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(2)))
+    fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .bits(2, layout: Self.flagLayout)))
     temperature.add("temperature", "Temperature", unit: unit, to: &fields)
     fields.text("unit", "Unit", isFahrenheit ? "fahrenheit" : "celsius")
     if let timestamp { fields.add("timestamp", "Time stamp", .text(timestamp.description)) }
@@ -148,9 +150,12 @@ public struct BloodPressureMeasurement: CharacteristicValue, Equatable {
 
   public static let decoder = CharacteristicDecoder(uuid16: 0x2A35, key: "blood_pressure_measurement", BloodPressureMeasurement.self)
   public static let intermediateCuffPressureDecoder = CharacteristicDecoder(uuid16: 0x2A36, key: "intermediate_cuff_pressure", BloodPressureMeasurement.self)
+  /// The flags' bits, for `-v` (BLS 1.1 §3.1.1.1).
+  public static let flagLayout: Name =
+    "01:Blood pressure units=mmHg|kPa;02:Time stamp=absent|present;04:Pulse rate=absent|present;08:User ID=absent|present;10:Measurement status=absent|present;E0:Reserved"
 
   public func writeFields(to fields: inout FieldList, context: ValueContext) {
-    fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .hex(2)))
+    fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .bits(2, layout: Self.flagLayout)))
     systolic.add("systolic", "Systolic", unit: unit, to: &fields)
     diastolic.add("diastolic", "Diastolic", unit: unit, to: &fields)
     meanArterialPressure.add("mean_arterial_pressure", "Mean arterial pressure", unit: unit, to: &fields)

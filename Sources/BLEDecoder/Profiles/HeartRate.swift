@@ -100,8 +100,14 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
   }
 
   public static let decoder = CharacteristicDecoder(uuid16: 0x2A37, key: "heart_rate_measurement", HeartRateMeasurement.self, summarySaysItAll: true)
+  /// The flags' bits, for `-v` (HRS 1.0 §3.1.1.1: bit 1 is the contact status, meaningful
+  /// when bit 2 says contact detection is supported).
+  public static let flagLayout: Name =
+    "01:Heart rate value format=UINT8|UINT16;02:Sensor contact status=not detected|detected;04:Sensor contact=not supported|supported;08:Energy expended=absent|present;10:RR intervals=absent|present;E0:Reserved"
 
   public func writeFields(to fields: inout FieldList, context: ValueContext) {
+    // The flags byte: JSON's number; text shows it, bit by bit, with -v.
+    fields.addVerbose("flags", "Flags", .unsigned(UInt64(flags), .bits(2, layout: Self.flagLayout)))
     fields.measure("bpm", "Heart rate", bpm, scale: 1, unit: "bpm")
     fields.text("sensor_contact", "Sensor contact", sensorContact.word)
     if let energyExpended {

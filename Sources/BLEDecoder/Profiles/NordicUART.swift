@@ -12,8 +12,8 @@ public enum NordicUART {
   /// One write to RX or one notification of TX.
   public struct Payload: CharacteristicValue, Equatable {
     public var bytes: [UInt8]
-    /// The bytes as text, when they are UTF-8 and mostly printable (control characters at most
-    /// a quarter of the characters, no NUL); nil for binary data.
+    /// The bytes as text, when they are UTF-8 and mostly printable (control characters other
+    /// than tab, CR and LF at most a quarter of the characters, no NUL); nil for binary data.
     public var text: String?
 
     public init(bytes: [UInt8]) {
@@ -26,18 +26,8 @@ public enum NordicUART {
       self.init(bytes: Array(reader.readRemaining()))
     }
 
-    static func text(_ bytes: [UInt8]) -> String? {
-      guard !bytes.contains(0) else { return nil }
-      let text = String(decoding: bytes, as: UTF8.self)
-      guard text.utf8.elementsEqual(bytes) else { return nil }
-      var controls = 0
-      var characters = 0
-      for scalar in text.unicodeScalars {
-        characters += 1
-        if scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value) { controls += 1 }
-      }
-      return controls * 4 <= characters ? text : nil
-    }
+    /// Tabs and line ends count as text (`HELLO\r\n`); see `TextPayload.lenientText`.
+    static func text(_ bytes: [UInt8]) -> String? { TextPayload.lenientText(bytes) }
 
     /// The text with control characters, quotes and backslashes escaped (`\n`, `\x1B`): the
     /// one escaper's quoted style.

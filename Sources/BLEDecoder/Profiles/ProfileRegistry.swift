@@ -5,7 +5,7 @@ import BLECore
 /// only). `DecoderRegistry.standard` registers them; lookups go through a registry.
 public enum ProfileRegistry {
   /// Every built-in decoder, in registration order; UUIDs and keys are unique (a test checks).
-  public static let all: [CharacteristicDecoder] = heartRate + battery + deviceInformation + gapAndGATT + descriptors + fitness + time + health + environmentalSensing + alerts + huami + polarPMD + nordicUART
+  public static let all: [CharacteristicDecoder] = heartRate + battery + deviceInformation + gapAndGATT + descriptors + fitness + time + health + environmentalSensing + alerts + huami + polarPMD + nordicUART + humanInterfaceDevice
 
   /// The name of an ATT application error (0x80–0x9F) that the characteristic's profile
   /// defines, for an Error Response about that characteristic's value.

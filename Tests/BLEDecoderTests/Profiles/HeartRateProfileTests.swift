@@ -37,7 +37,7 @@ import Testing
         let bytes = Self.encode(bpm: bpm, sixteenBit: sixteenBit, contactBits: contactBits, energy: energy, rr: rr)
         let frame = try decodeProfile(Self.hrm, bytes)
         let fields = frame.fields
-        #expect(fields.topKeys == ["bpm", "sensor_contact", "energy_expended_kj", "rr_intervals", "rr_intervals_ms"])
+        #expect(fields.topKeys == ["flags", "bpm", "sensor_contact", "energy_expended_kj", "rr_intervals", "rr_intervals_ms"])
         #expect(fields.uint("bpm") == 72)
         if case .measure(_, 1, _)? = fields.value("bpm") {} else { Issue.record("bpm is not a whole number of bpm (JSON: an integer)") }
         let contact = ["unsupported", "unsupported", "not_detected", "detected"][Int(contactBits)]
@@ -165,8 +165,11 @@ import Testing
 
   @Test func theRawArrayIsVerbose() throws {
     let frame = try decodeProfile(Self.hrm, [0x16, 0x4A, 0x3E, 0x03])
-    #expect(frame.fields.topKeys == ["bpm", "sensor_contact", "energy_expended_kj", "rr_intervals", "rr_intervals_ms"])
+    #expect(frame.fields.topKeys == ["flags", "bpm", "sensor_contact", "energy_expended_kj", "rr_intervals", "rr_intervals_ms"])
     #expect(frame.fields.fields.first { $0.key.description == "rr_intervals" }?.isVerbose == true)
+    // The flags byte: JSON's number, text's bit lines with -v only.
+    #expect(frame.fields.fields.first { $0.key.description == "flags" }?.isVerbose == true)
+    #expect(frame.fields.uint("flags") == 0x16)
     #expect(frame.fields.fields.first { $0.key.description == "rr_intervals_ms" }?.isVerbose == false)
     let value = try #require(typedValue(Self.hrm, [0x16, 0x4A, 0x3E, 0x03]) as? HeartRateMeasurement)
     #expect(value.bpm == 74 && value.rrIntervals == [0x033E] && value.sensorContact == .detected && value.energyExpended == nil)
