@@ -69,7 +69,7 @@ extension RedactionScope {
 /// x⁶ + x⁴ + x³ + x + 1, over the PDU bits least significant first. Linear in the data: a
 /// packet whose PDU changed gets its CRC as the old one plus the CRC (from zero) of the
 /// change, which needs no CRCInit and keeps a CRC that was wrong exactly as wrong.
-enum LinkLayerCRC {
+package enum LinkLayerCRC {
   /// The register after `data` from `start` (bit-reversed CRCInit, as captures store the CRC:
   /// three bytes, little-endian).
   static func register(_ start: UInt32, _ data: some Sequence<UInt8>) -> UInt32 {
@@ -87,7 +87,7 @@ enum LinkLayerCRC {
   }
 
   /// The CRC with `crcInit` as a connection gives it (advertising: 0x555555), as stored.
-  static func crc(crcInit: UInt32, _ data: some Sequence<UInt8>) -> UInt32 {
+  package static func crc(crcInit: UInt32, _ data: some Sequence<UInt8>) -> UInt32 {
     var reversed: UInt32 = 0
     for bit in 0..<24 where crcInit >> UInt32(bit) & 1 != 0 { reversed |= 1 << UInt32(23 - bit) }
     return register(reversed, data)

@@ -99,7 +99,8 @@ package struct RedactionTally: Sendable, Equatable {
   package var warnings: [String] {
     var lines: [String] = []
     if dropped > 0 {
-      lines.append("\(dropped) record\(dropped == 1 ? "" : "s") left out: a piece of a PDU whose start is not in the capture cannot be parsed, and might hold what --redact replaces")
+      lines.append(
+        "\(dropped) record\(dropped == 1 ? "" : "s") left out: a piece of a PDU whose start is not in the capture (or in a damaged packet) cannot be parsed, and might hold what --redact replaces")
     }
     if encryptedLeft > 0 {
       lines.append("\(encryptedLeft) encrypted link-layer payload\(encryptedLeft == 1 ? "" : "s") written as captured (not decrypted and encrypted again)")

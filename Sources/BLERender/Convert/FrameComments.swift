@@ -15,7 +15,9 @@ package struct FrameComments {
   var scratch = DissectedFrame()
   var decoded = 0
 
-  package init() {}
+  package init() {
+    conformance.keepsEachFinding = true
+  }
 
   /// The fields the renderer shows: none (the header line is derived from facts).
   package var fieldDetail: FieldDetail { renderer.fieldDetail }
