@@ -33,8 +33,11 @@ package struct CaptureRedactor: Sendable {
 
   /// PDUs being reassembled at once; past it the oldest is redacted as far as it goes.
   static let maximumAssemblies = 1024
-  /// Records held back at most; past it the PDU holding the oldest is redacted as far as it goes.
+  /// Records, and bytes in them, held back at most; past either, the PDU holding the oldest is
+  /// redacted as far as it goes.
   static let maximumHeld = 1 << 15
+  static let maximumHeldBytes = 16 << 20
+  var heldBytes = 0
   /// Frames named in the report of leftovers.
   static let reportedLeftovers = 8
 
@@ -94,6 +97,7 @@ package struct CaptureRedactor: Sendable {
   package mutating func redact(_ frame: inout DissectedFrame) {
     let id = firstID + queue.count
     queue.append(Held(record: frame.record))
+    heldBytes += frame.record.bytes.count
     switch frame.record.kind {
     case .command: hciPacket(id, headerLength: 3, frame.record.bytes, .command)
     case .event: hciPacket(id, headerLength: 2, frame.record.bytes, .event)
@@ -244,10 +248,11 @@ package struct CaptureRedactor: Sendable {
 
   /// Hands out the records at the head that wait for nothing.
   mutating func release() {
-    if queue.count > Self.maximumHeld, let key = queue.first?.waitingOn { completeAlone(key) }
+    while queue.count > Self.maximumHeld || heldBytes > Self.maximumHeldBytes, let key = queue.first?.waitingOn { completeAlone(key) }
     var released = 0
     while released < queue.count, queue[released].waitingOn == nil {
       var held = queue[released]
+      heldBytes -= held.record.bytes.count
       if !held.drop {
         finishAir(&held, id: firstID + released)
         written += 1
