@@ -98,6 +98,7 @@ package struct CaptureRedactor: Sendable {
     let id = firstID + queue.count
     queue.append(Held(record: frame.record))
     heldBytes += frame.record.bytes.count
+    scope.notesOriginals = frame.malformed == nil
     switch frame.record.kind {
     case .command: hciPacket(id, headerLength: 3, frame.record.bytes, .command)
     case .event: hciPacket(id, headerLength: 2, frame.record.bytes, .event)

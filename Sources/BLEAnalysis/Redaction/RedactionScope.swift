@@ -28,6 +28,13 @@ struct RedactionScope: Sendable {
   var pseudonyms = Pseudonyms()
   var tally = RedactionTally()
   var originals = OriginalBytes()
+  /// Whether the originals replaced are kept for the safety net: not from a frame the decoder
+  /// found malformed (an "address" read from a report that lacks one would be found again in
+  /// every record carrying the same bytes, where they are no address).
+  var notesOriginals = true
+  /// Where the bytes of the buffer being walked end (past it, padding): an original read
+  /// partly from padding is no original.
+  var limit = Int.max
   /// The edits of the buffer being walked (offsets as the walk's reader gives them).
   var edits: [RedactionEdit] = []
 
@@ -41,7 +48,7 @@ struct RedactionScope: Sendable {
     let before = pseudonyms.addresses.count
     let fresh = pseudonyms.pseudonym(for: original, kind: kind)
     if pseudonyms.addresses.count > before { tally.distinctAddresses += 1 }
-    originals.note(address: original)
+    if notesOriginals && reader.offset <= limit { originals.note(address: original) }
     edits.append(RedactionEdit(offset: offset, bytes: Self.littleEndian(fresh)))
     tally.addresses += 1
   }
@@ -70,7 +77,7 @@ struct RedactionScope: Sendable {
     let original = Array(try reader.readBytes(count: count))
     guard kinds.contains(.keys), original.contains(where: { $0 != 0 }) else { return }
     edits.append(RedactionEdit(offset: offset, bytes: pseudonyms.replacement(for: original)))
-    originals.note(key: original)
+    if notesOriginals && reader.offset <= limit { originals.note(key: original) }
     tally.keys += 1
   }
 
@@ -90,7 +97,7 @@ struct RedactionScope: Sendable {
     let used = Array(field.prefix(max(0, min(length, 16))))
     guard kinds.contains(.keys), !used.isEmpty else { return }
     edits.append(RedactionEdit(offset: offset, bytes: pseudonyms.pin(for: used)))
-    originals.note(key: used)
+    if notesOriginals && reader.offset <= limit { originals.note(key: used) }
     tally.keys += 1
   }
 
@@ -103,7 +110,7 @@ struct RedactionScope: Sendable {
     let original = Array(field[field.startIndex..<end])
     guard kinds.contains(.names), !original.isEmpty else { return }
     edits.append(RedactionEdit(offset: offset, bytes: pseudonyms.placeholder(for: original, label: label)))
-    originals.note(name: original)
+    if notesOriginals && reader.offset <= limit { originals.note(name: original) }
     tally.names += 1
   }
 
@@ -118,7 +125,7 @@ struct RedactionScope: Sendable {
     let original = Array(try reader.readBytes(count: count))
     guard kinds.contains(.names), original.contains(where: { $0 != 0 }) else { return }
     edits.append(RedactionEdit(offset: offset, bytes: pseudonyms.replacement(for: original)))
-    originals.note(key: original)
+    if notesOriginals && reader.offset <= limit { originals.note(key: original) }
     tally.names += 1
   }
 
@@ -152,6 +159,8 @@ struct RedactionScope: Sendable {
   /// `limit` are cut off there.
   mutating func walk(_ bytes: [UInt8], limit: Int, _ what: Walk) -> [RedactionEdit] {
     edits.removeAll(keepingCapacity: true)
+    self.limit = limit
+    defer { self.limit = .max }
     ByteReader.reading(bytes, layer: .hci) { (reader: inout ByteReader) in
       do {
         switch what {
