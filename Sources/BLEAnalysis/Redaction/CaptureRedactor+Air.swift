@@ -31,6 +31,7 @@ extension CaptureRedactor {
     let payload = Array(bytes[payloadStart..<payloadEnd])
     if Self.isEncrypted(frame) {
       scope.tally.encryptedLeft += 1
+      if fact.keySource != nil { scope.tally.encryptedOpened += 1 }
       return
     }
     let side = AssemblyKey(link: 1 << 40 | UInt64(fact.accessAddress), fromHost: (frame.direction ?? .hostToController) == .hostToController)

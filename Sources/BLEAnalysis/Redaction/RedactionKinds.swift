@@ -72,8 +72,12 @@ package struct RedactionTally: Sendable, Equatable {
   /// Records left out because they could not be parsed (a continuation without its start) and
   /// might hold what is replaced.
   package var dropped = 0
-  /// Encrypted link-layer payloads written as they are (their plain text is not known here).
+  /// Encrypted link-layer payloads written as they are (neither decrypted nor encrypted again).
   package var encryptedLeft = 0
+  /// Those of them the decoder opened (with a key given or worked out from the pairing).
+  package var encryptedOpened = 0
+  /// The kinds asked for (the warnings depend on them).
+  package var kinds: RedactionKinds = []
   /// Records still holding an original the redaction replaced elsewhere (the safety net).
   package var leftoverRecords = 0
   /// The first of those, by frame number.
@@ -104,6 +108,10 @@ package struct RedactionTally: Sendable, Equatable {
     }
     if encryptedLeft > 0 {
       lines.append("\(encryptedLeft) encrypted link-layer payload\(encryptedLeft == 1 ? "" : "s") written as captured (not decrypted and encrypted again)")
+    }
+    if encryptedOpened > 0 && !kinds.isSuperset(of: [.addresses, .keys]) {
+      lines.append(
+        "\(encryptedOpened) of them opened here with the capture's own pairing or a key given: the output can be decrypted too, and what they hold is not redacted (--redact with addresses and keys, the default, closes them)")
     }
     if leftoverRecords > 0 {
       let frames = leftoverFrames.map { "#\($0)" }.joined(separator: ", ")

@@ -38,7 +38,10 @@ struct RedactionScope: Sendable {
   /// The edits of the buffer being walked (offsets as the walk's reader gives them).
   var edits: [RedactionEdit] = []
 
-  init(kinds: RedactionKinds) { self.kinds = kinds }
+  init(kinds: RedactionKinds) {
+    self.kinds = kinds
+    tally.kinds = kinds
+  }
 
   /// An address at the reader's place (6 bytes, little-endian as HCI and the link layer carry it).
   mutating func address(_ reader: inout ByteReader, _ kind: AddressKind) throws(DecodeError) {
