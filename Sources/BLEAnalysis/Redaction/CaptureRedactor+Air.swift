@@ -35,12 +35,17 @@ extension CaptureRedactor {
       return
     }
     let side = AssemblyKey(link: 1 << 40 | UInt64(fact.accessAddress), fromHost: (frame.direction ?? .hostToController) == .hostToController)
+    // Bounded as the decoder bounds its links: a capture of many links forgets the oldest at once.
+    if lastAirData[side] == nil && lastAirData.count >= 2 * Self.maximumAssemblies { lastAirData.removeAll() }
     queue[index].airSide = side
     queue[index].airPayload = payloadStart..<payloadEnd
     if fact.header.crc == .invalid || fact.isRetransmission {
       // Not decoded (a bad CRC) or not decoded again (a retransmission): a copy of the side's
-      // last packet takes its redaction; anything else is redacted alone.
-      if !repeatLast(id, side: side, payload: payload, at: payloadStart) {
+      // last packet, or a damaged copy of a recent one, takes its redaction; anything else is
+      // redacted alone.
+      if !repeatLast(id, side: side, payload: payload, at: payloadStart)
+        && !(fact.header.crc == .invalid && copyDamaged(id, link: fact.accessAddress, payload: payload, at: payloadStart))
+      {
         redactPieceAlone(id, llid: llid, at: payloadStart, payload)
       }
       return
@@ -88,6 +93,21 @@ extension CaptureRedactor {
     return false
   }
 
+  /// A packet with a bad CRC that is mostly the same bytes as a recent packet of its link (a
+  /// damaged copy of it) gets that packet's replacements where it had them.
+  mutating func copyDamaged(_ id: Int, link: UInt32, payload: [UInt8], at: Int) -> Bool {
+    guard let recent = recentAirData[link] else { return false }
+    for (original, written) in recent.reversed() where original.count == payload.count && original != written {
+      let same = zip(original, payload).reduce(0) { $0 + ($1.0 == $1.1 ? 1 : 0) }
+      guard same * 2 >= payload.count else { continue }
+      var copy = payload
+      for index in copy.indices where original[index] != written[index] { copy[index] = written[index] }
+      apply(id, at: at, [RedactionEdit(offset: 0, bytes: copy)])
+      return true
+    }
+    return false
+  }
+
   /// A data payload the decoder did not take up: an LL control PDU, or an L2CAP PDU that
   /// starts and ends in it, is redacted alone; a piece of one cannot be parsed.
   mutating func redactPieceAlone(_ id: Int, llid: UInt8, at: Int, _ payload: [UInt8]) {
@@ -115,8 +135,15 @@ extension CaptureRedactor {
       held.record.bytes[crcAt + 1] = UInt8((updated >> 8) & 0xFF)
       held.record.bytes[crcAt + 2] = UInt8((updated >> 16) & 0xFF)
     }
-    if let side = held.airSide, let payload = held.airPayload, lastAirData[side]?.record == id {
-      lastAirData[side]?.written = Array(held.record.bytes[payload])
-    }
+    guard let side = held.airSide, let payload = held.airPayload else { return }
+    let written = Array(held.record.bytes[payload])
+    if lastAirData[side]?.record == id { lastAirData[side]?.written = written }
+    // The link's last few packets as captured and as written (damaged copies follow them).
+    let start = payload.lowerBound - range.lowerBound
+    let original = Array(held.originalPDU[start..<(start + payload.count)])
+    let link = UInt32(truncatingIfNeeded: side.link)
+    if recentAirData[link] == nil && recentAirData.count >= Self.maximumAssemblies { recentAirData.removeAll() }
+    recentAirData[link, default: []].append((original, written))
+    if recentAirData[link]!.count > Self.recentPackets { recentAirData[link]!.removeFirst() }
   }
 }

@@ -28,6 +28,9 @@ package struct CaptureRedactor: Sendable {
   var assemblies: [AssemblyKey: Assembly] = [:]
   /// Per side of a sniffed link: its last data packet (for retransmissions).
   var lastAirData: [AssemblyKey: LastAirData] = [:]
+  /// Per sniffed link (access address): its last data payloads as captured and as written.
+  var recentAirData: [UInt32: [(original: [UInt8], written: [UInt8])]] = [:]
+  static let recentPackets = 8
   /// Records handed out so far (output frame numbers for the report).
   var written = 0
 
