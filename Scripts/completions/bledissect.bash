@@ -145,7 +145,7 @@ _bledissect() {
           return 0
           ;;
       esac
-      options='--to --stop-at-damage -h --help'
+      options='--to --redact --comments --stop-at-damage -h --help'
       ;;
     live)
       case $prev in

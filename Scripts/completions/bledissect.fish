@@ -10,7 +10,7 @@ complete -c bledissect -n __fish_use_subcommand -a gatt -d 'Show each device\'s 
 complete -c bledissect -n __fish_use_subcommand -a hr -d 'List heart-rate measurements (bpm, contact, energy, RR intervals); plot them as SVG'
 complete -c bledissect -n __fish_use_subcommand -a diff -d 'Compare two captures of the same device: what differs between a working and a broken session'
 complete -c bledissect -n __fish_use_subcommand -a check -d 'Check captures against the Bluetooth specifications: which side broke which rule, at which frame'
-complete -c bledissect -n __fish_use_subcommand -a convert -d 'Write a capture in another format (btsnoop, pklg, pcap, pcapng)'
+complete -c bledissect -n __fish_use_subcommand -a convert -d 'Write a capture in another format (btsnoop, pklg, pcap, pcapng), redacted or commented if asked'
 complete -c bledissect -n __fish_use_subcommand -a live -d 'Decode HCI traffic live: the Linux monitor channel, a growing file, a pipe, Android\'s feed'
 complete -c bledissect -n __fish_use_subcommand -a cache -d 'List, show or clear the GATT tables cached from earlier captures'
 complete -c bledissect -n __fish_use_subcommand -a help -d 'Show help for a command'
@@ -146,6 +146,8 @@ complete -c bledissect -n '__fish_seen_subcommand_from check' -s h -l help -d 'S
 
 # convert
 complete -c bledissect -n '__fish_seen_subcommand_from convert' -l to -x -a 'btsnoop btsnoop-h1 btsnoop-monitor pklg pklg-le pcap pcap-monitor pcap-h4 pcapng pcap-ll pcapng-ll pcap-ll-phdr pcapng-ll-phdr pcap-nordic pcapng-nordic pcap-user10 pcapng-user10 pcap-ppi pcapng-ppi' -d 'Output format (see above)'
+complete -c bledissect -n '__fish_seen_subcommand_from convert' -l redact -d 'Replace addresses, names and keys (the default), or the kinds listed: addresses,names,keys,values (or all)'
+complete -c bledissect -n '__fish_seen_subcommand_from convert' -l comments -d 'Write each frame\'s header line and check findings as its packet comment (pcapng formats)'
 complete -c bledissect -n '__fish_seen_subcommand_from convert' -l stop-at-damage -d 'Stop at the first damaged record (as tshark and btmon do) instead of skipping to the next plausible one'
 complete -c bledissect -n '__fish_seen_subcommand_from convert' -s h -l help -d 'Show help for this command'
 

@@ -61,6 +61,9 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
   /// Any bytes as a capture read by `check` (`ConformanceAnalysis`), then its text and JSON
   /// writers (see `FuzzTarget.check`).
   case check
+  /// Any bytes as a capture through `convert --redact=all --comments` (`CaptureRedactor`,
+  /// `FrameComments`): see `FuzzTarget.redact`.
+  case redact
 
   /// What a run saw; the tests assert on it.
   package struct Outcome: Sendable {
@@ -145,6 +148,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
       return Self.diff(bytes)
     case .check:
       return Self.check(bytes)
+    case .redact:
+      return Self.redact(bytes)
     }
   }
 

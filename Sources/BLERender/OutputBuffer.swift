@@ -89,6 +89,9 @@ package struct OutputBuffer {
     capacity = newCapacity
   }
 
+  /// Forgets what was appended and not flushed (an in-memory buffer reused line after line).
+  package mutating func removeAll() { count = 0 }
+
   @inline(__always) package mutating func flushIfFull() {
     if count >= flushThreshold, fd != nil { flush() }
   }

@@ -180,14 +180,14 @@ import BLETestSupport
       #expect(outcome.json.split(separator: 0x0A).allSatisfy { JSONKeyChecker.check(Substring(decoding: $0, as: UTF8.self)) == nil }, "\(name): no duplicate keys")
     case .btsnoop, .packetlogger, .pcap, .detect, .roundtrip, .gzip, .bugreport, .zip:
       #expect(outcome.frames == 0, "\(name): readers render nothing")
-    case .diff, .check:
+    case .diff, .check, .redact:
       #expect(outcome.frames == outcome.records, "\(name)")
     }
     // What the reader targets read, as a file: the gzip target's input lacks its magic, the
     // bugreport target's is wrapped in a text.
     var file: [UInt8]? = nil
     switch target {
-    case .pipeline, .detect, .roundtrip, .diff, .check: file = bytes
+    case .pipeline, .detect, .roundtrip, .diff, .check, .redact: file = bytes
     case .pcap, .packetlogger, .zip: file = outcome.skipped ? nil : bytes
     case .gzip: file = [0x1F, 0x8B] + bytes
     case .bugreport: file = FuzzTarget.bugreportText(bytes)

@@ -13,6 +13,8 @@ struct OptionSpec: Sendable {
   /// The values the option takes when they are a fixed list that `valueName` does not spell
   /// out (`--to`'s formats); for shell completion.
   var choices: [String]? = nil
+  /// The value may be left out (`--redact`, `--redact=names`): given, it is joined by `=`.
+  var valueIsOptional = false
 
   /// What a shell completes the option's value with.
   enum Completion: Equatable, Sendable {
@@ -23,7 +25,7 @@ struct OptionSpec: Sendable {
   }
 
   var completion: Completion {
-    guard case .value(let valueName) = kind else { return .none }
+    guard case .value(let valueName) = kind, !valueIsOptional else { return .none }
     if let choices { return .words(choices) }
     if valueName.contains("|") { return .words(valueName.split(separator: "|").map(String.init)) }
     return valueName == "file" ? .files : .none
@@ -152,7 +154,7 @@ enum ArgumentParser {
     var optionsEnded = false
     /// Takes the value of `spec`: the inline one, else the next word.
     func takeValue(_ spec: OptionSpec, _ valueName: String, inline: String?, written: String) throws(UsageError) {
-      if let inline {
+      if let inline = inline ?? (spec.valueIsOptional ? "" : nil) {
         parsed.values[spec.name, default: []].append(inline)
         return
       }
@@ -251,7 +253,7 @@ enum ArgumentParser {
     let rows = (configuration.options + [helpOption]).map { spec -> (String, String) in
       var left = spec.short.map { "-\($0), " } ?? "    "
       left += "--\(spec.name)"
-      if case .value(let valueName) = spec.kind { left += " <\(valueName)>" }
+      if case .value(let valueName) = spec.kind { left += spec.valueIsOptional ? "[=<\(valueName)>]" : " <\(valueName)>" }
       return (left, spec.help)
     }
     let width = (rows.map(\.0.count).max() ?? 0) + 2

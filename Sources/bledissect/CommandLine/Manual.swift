@@ -126,7 +126,7 @@ enum Manual {
   static func optionEntry(_ option: OptionSpec) -> String {
     var tag = option.short.map { "\\fB\\-\(roff(String($0)))\\fR, " } ?? ""
     tag += "\\fB\\-\\-\(roff(option.name))\\fR"
-    if case .value(let valueName) = option.kind { tag += " \\fI<\(roff(valueName))>\\fR" }
+    if case .value(let valueName) = option.kind { tag += option.valueIsOptional ? "[=\\fI<\(roff(valueName))>\\fR]" : " \\fI<\(roff(valueName))>\\fR" }
     return ".TP\n\(tag)\n\(roff(option.help))\n"
   }
 
@@ -257,7 +257,7 @@ enum Manual {
       script += "    \(configuration.name))\n      case $prev in\n"
       var groups: [(String, [String])] = []
       for option in all {
-        guard case .value = option.kind else { continue }
+        guard case .value = option.kind, !option.valueIsOptional else { continue }
         let action: String
         switch option.completion {
         case .files: action = "_bledissect_files \"$cur\""
@@ -318,7 +318,7 @@ enum Manual {
         var spelled: [String] = []
         for word in spellings(option) {
           if case .value = option.kind {
-            spelled.append(word.hasPrefix("--") ? word + "=" : word + "+")
+            spelled.append(word.hasPrefix("--") ? word + (option.valueIsOptional ? "=-" : "=") : word + "+")
           } else {
             spelled.append(word)
           }
@@ -424,7 +424,7 @@ enum Manual {
         switch option.completion {
         case .files: line += " -r -F"
         case .words(let words): line += " -x -a \(fishQuoted(words.joined(separator: " ")))"
-        case .none: if case .value = option.kind { line += " -x" }
+        case .none: if case .value = option.kind, !option.valueIsOptional { line += " -x" }
         }
         line += " -d \(fishQuoted(firstSentence(option.help)))"
         script += line + "\n"
