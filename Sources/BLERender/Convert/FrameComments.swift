@@ -19,6 +19,15 @@ package struct FrameComments {
     conformance.keepsEachFinding = true
   }
 
+  /// The converted file's own comment (pcapng's section header): what was redacted, and what
+  /// the packet comments hold; nil when neither was asked for.
+  package static func sectionComment(redaction kinds: String?, comments: Bool) -> String? {
+    var lines: [String] = []
+    if let kinds { lines.append("Redacted by bledissect convert --redact=\(kinds): replaced values, not the captured ones.") }
+    if comments { lines.append("Packet comments: bledissect's header line and check findings.") }
+    return lines.isEmpty ? nil : lines.joined(separator: "\n")
+  }
+
   /// The fields the renderer shows: none (the header line is derived from facts).
   package var fieldDetail: FieldDetail { renderer.fieldDetail }
 

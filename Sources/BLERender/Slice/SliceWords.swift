@@ -5,9 +5,18 @@ import BLEAnalysis
 package enum SliceWords {
   package static func comment(_ reason: SliceContext) -> String { "bledissect: kept for the chosen frames' \(reason.rawValue)" }
 
-  /// "70 of 160 frames written to hr.pcapng: 23 chosen, 47 for context (…)", then what the
-  /// format could not carry and the links past the plan's bound.
-  package static func written(_ selection: SliceSelection, of frames: Int, to file: String, skipped: Int, linksLeftOut: Int) -> String {
+  /// The slice's own comment (pcapng's section header).
+  package static func fileComment(of capture: String, version: String) -> String { "A slice of \(capture) written by bledissect \(version)" }
+
+  /// The lines for standard error: that no frame matched, when none did; then "70 of 160 frames
+  /// written to hr.pcapng: 23 chosen, 47 for context (…)", what the format could not carry and
+  /// the links past the plan's bound.
+  package static func written(_ selection: SliceSelection, of frames: Int, to file: String, skipped: Int, linksLeftOut: Int) -> [String] {
+    let none = selection.chosen == 0 ? ["no frame matched the filters (\(frames) frame\(frames == 1 ? "" : "s") read)"] : []
+    return none + [count(selection, of: frames, to: file, skipped: skipped, linksLeftOut: linksLeftOut)]
+  }
+
+  static func count(_ selection: SliceSelection, of frames: Int, to file: String, skipped: Int, linksLeftOut: Int) -> String {
     let kept = selection.chosen + selection.context.values.reduce(0, +) - skipped
     var words = "\(kept) of \(frames) frame\(frames == 1 ? "" : "s") written to \(file): \(selection.chosen) chosen"
     let added = SliceContext.allCases.compactMap { reason in selection.context[reason].map { "\(reason.rawValue) \($0)" } }

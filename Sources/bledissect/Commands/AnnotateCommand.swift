@@ -1,6 +1,5 @@
 import BLEAnalysis
 import BLECapture
-import BLECore
 import BLEDecoder
 import BLEEngine
 import BLERender

@@ -25,7 +25,7 @@ extension AnnotateCommand {
       context.error("\(target.display): the slice of a capture sniffed over the air needs a .pcapng or .pcap name")
       return ExitStatus.usage
     }
-    let comment = "A slice of \(path.display) written by bledissect \(BLEDissectCLI.version)"
+    let comment = SliceWords.fileComment(of: path.display, version: BLEDissectCLI.version)
     guard let recorder = LiveCommand.openRecorder(target, format: format, comment: comment, context) else { return ExitStatus.unreadable }
     var failure: String?
     var selection = SliceSelection(plan: plan) { record, reason in
@@ -37,9 +37,8 @@ extension AnnotateCommand {
       context.error("\(target.display): \(failure)")
       return ExitStatus.unreadable
     }
-    let frames = first.end.frames
-    if selection.chosen == 0 { context.error("\(path.display): no frame matched the filters (\(frames) frame\(frames == 1 ? "" : "s") read)") }
-    context.error("\(path.display): " + SliceWords.written(selection, of: frames, to: target.display, skipped: recorder.skipped, linksLeftOut: plan.linksLeftOut))
+    let words = SliceWords.written(selection, of: first.end.frames, to: target.display, skipped: recorder.skipped, linksLeftOut: plan.linksLeftOut)
+    for line in words { context.error("\(path.display): \(line)") }
     return first.finish(context)
   }
 }

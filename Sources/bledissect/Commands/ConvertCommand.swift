@@ -79,9 +79,7 @@ enum ConvertCommand: CLICommand {
     let input = arguments.positionals[0]
     let output = arguments.positionals[1]
     let toStandardOutput = output.bytes == [UInt8(ascii: "-")]
-    if !toStandardOutput, input.bytes != [UInt8(ascii: "-")], let inputFile = FileStatus(input.bytes), let outputFile = FileStatus(output.bytes),
-      inputFile.device == outputFile.device, inputFile.inode == outputFile.inode
-    {
+    if !toStandardOutput, input.bytes != [UInt8(ascii: "-")], FileStatus.sameFile(input.bytes, output.bytes) {
       // Not through `usageError`: one line says it all.
       context.error("\(output.display) is the same file as the input \(input.display): convert cannot write over its input")
       return ExitStatus.usage
@@ -98,9 +96,7 @@ enum ConvertCommand: CLICommand {
       context.error("\(output.display): \(error.reason)")
       return ExitStatus.unreadable
     }
-    var sectionComment: String?
-    if let kinds { sectionComment = "Redacted by bledissect convert --redact=\(kinds.list): replaced values, not the captured ones." }
-    if comments { sectionComment = (sectionComment.map { $0 + "\n" } ?? "") + "Packet comments: bledissect's header line and check findings." }
+    let sectionComment = FrameComments.sectionComment(redaction: kinds?.list, comments: comments)
     var writing = ConversionOutput(format: format, comment: sectionComment, target: target)
     writing.onDamage = { context.error("\(input.display): \($0.message)") }
     let frames: Int
