@@ -358,7 +358,7 @@ import Testing
     #expect(comments == Self.headerLines(output))
     let text = comments.joined(separator: "\n")
     #expect(!text.contains("D0:B1:ED:00:48:52") && !text.contains("bledissect HR") && !text.contains("0001-2025"))
-    #expect(text.contains(": Device1 — Device Name"))  // -1 words: the value, then the name
+    #expect(text.contains(": Device1xxxxxx — Device Name"))  // -1 words: the value (a same-length placeholder), then the name
   }
 
   @Test func convertSaysWhatItCannotDo() throws {
