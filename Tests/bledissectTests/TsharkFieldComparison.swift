@@ -9,17 +9,26 @@ import BLETestSupport
 /// occurrence): for each frame tshark shows the protocol in, each pair's values (as multisets)
 /// must be equal. Used by the SDP and RFCOMM cross-checks.
 struct TsharkFieldComparison {
-  enum Kind { case number, text, hex }
+  enum Kind {
+    case number, text, hex
+    /// Text as tshark spells a string field (`\r`, `\n`, `\x1b`, `\033`), compared as the hex
+    /// of its bytes.
+    case escapedText
+  }
 
   /// tshark fields whose values, together, must equal ours under `ours`.
   struct Pair {
     var tshark: [String]
     var ours: String
-    var kind: Kind
+    /// How each tshark field's values read (one kind for all, or one per field).
+    var kinds: [Kind]
     init(_ tshark: [String], _ ours: String, _ kind: Kind = .number) {
+      self.init(tshark, ours, kinds: Array(repeating: kind, count: tshark.count))
+    }
+    init(_ tshark: [String], _ ours: String, kinds: [Kind]) {
       self.tshark = tshark
       self.ours = ours
-      self.kind = kind
+      self.kinds = kinds
     }
   }
 
@@ -48,7 +57,49 @@ struct TsharkFieldComparison {
       let digits = text.hasPrefix("0x") ? String(text.dropFirst(2)) : text
       return digits.replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "").lowercased()
     case .text: return text
+    case .escapedText: return Hex.string(unescape(text))
     }
+  }
+
+  /// tshark's escapes undone: `\r`, `\n`, `\t`, `\\`, `\"`, `\xHH`, `\ooo`.
+  static func unescape(_ text: String) -> [UInt8] {
+    let bytes = Array(text.utf8)
+    var result: [UInt8] = []
+    var index = 0
+    func hexValue(_ byte: UInt8) -> UInt8? { UInt8(String(UnicodeScalar(byte)), radix: 16) }
+    while index < bytes.count {
+      let byte = bytes[index]
+      index += 1
+      guard byte == UInt8(ascii: "\\"), index < bytes.count else {
+        result.append(byte)
+        continue
+      }
+      let escape = bytes[index]
+      index += 1
+      switch escape {
+      case UInt8(ascii: "r"): result.append(0x0D)
+      case UInt8(ascii: "n"): result.append(0x0A)
+      case UInt8(ascii: "t"): result.append(0x09)
+      case UInt8(ascii: "x"):
+        var value: UInt8 = 0
+        while index < bytes.count, let digit = hexValue(bytes[index]) {
+          value = value &* 16 &+ digit
+          index += 1
+        }
+        result.append(value)
+      case UInt8(ascii: "0")...UInt8(ascii: "7"):
+        var value = escape - UInt8(ascii: "0")
+        var digits = 1
+        while digits < 3, index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "7")).contains(bytes[index]) {
+          value = value &* 8 &+ (bytes[index] - UInt8(ascii: "0"))
+          index += 1
+          digits += 1
+        }
+        result.append(value)
+      default: result.append(escape)
+      }
+    }
+    return result
   }
 
   /// Our value of a field as the pairs compare it.
@@ -79,11 +130,11 @@ struct TsharkFieldComparison {
       var column = 1
       var values: [Int: [String]] = [:]
       for (index, pair) in pairs.enumerated() {
-        for _ in pair.tshark {
+        for kind in pair.kinds {
           let cell = cells[column]
           column += 1
           if cell.isEmpty { continue }
-          values[index, default: []] += cell.split(separator: "\u{1F}", omittingEmptySubsequences: false).map { Self.normalize(String($0), pair.kind) }
+          values[index, default: []] += cell.split(separator: "\u{1F}", omittingEmptySubsequences: false).map { Self.normalize(String($0), kind) }
         }
       }
       result[frame] = values
