@@ -222,7 +222,7 @@ public enum SDP {
         if record.handle == nil { record.handle = request?.handle }
         return [record]
       }
-      guard list.elements[0].isContainer else {
+      guard list.isContainer(at: 0) else {
         frame.diagnostics.append(Diagnostic(.sdpAttributeListMalformed, "the attribute lists are not a data element sequence"))
         writeList(list, key: "elements", label: "Elements", &frame.fields)
         return []
@@ -289,8 +289,8 @@ public enum SDP {
   /// The UUIDs of a search pattern (a sequence of UUIDs, or one UUID).
   static func uuids(_ list: SDPElements) -> [BluetoothUUID] {
     guard !list.isEmpty else { return [] }
-    if !list.elements[0].isContainer { return list.elements[0].uuid.map { [$0] } ?? [] }
-    return list.children(of: 0).compactMap { list.elements[$0].uuid }
+    if !list.isContainer(at: 0) { return list.uuid(at: 0).map { [$0] } ?? [] }
+    return list.children(of: 0).compactMap { list.uuid(at: $0) }
   }
 
   /// An AttributeIDList: each element an attribute ID (uint16) or a range (uint32, first ID in
@@ -298,7 +298,7 @@ public enum SDP {
   static func attributeIDs(_ list: SDPElements, classes: [BluetoothUUID], _ fields: inout FieldList) -> [ClosedRange<UInt16>] {
     var ranges: [ClosedRange<UInt16>] = []
     fields.beginArray("attribute_ids", "Attribute IDs")
-    let items = list.isEmpty ? [] : (list.elements[0].isContainer ? list.children(of: 0) : [0])
+    let items = list.isEmpty ? [] : (list.isContainer(at: 0) ? list.children(of: 0) : [0])
     for item in items {
       switch list.elements[item].value {
       case .unsigned(let value, bytes: 2):
@@ -334,7 +334,7 @@ public enum SDP {
   /// name profile attributes by when the list has no ServiceClassIDList (the search pattern).
   static func attributeList(_ list: inout SDPElements, root: Int, fallback: [BluetoothUUID], _ frame: inout DissectedFrame) -> SDPRecordFact {
     var record = SDPRecordFact()
-    guard list.elements[root].isContainer else {
+    guard list.isContainer(at: root) else {
       frame.diagnostics.append(Diagnostic(.sdpAttributeListMalformed, "an attribute list that is not a data element sequence"))
       writeElement(list, root, wrapped: true, &frame.fields)
       return record
@@ -366,7 +366,7 @@ public enum SDP {
       case 0x0000:
         if case .unsigned(let handle, bytes: 4) = list.elements[value].value { record.handle = UInt32(handle) }
       case 0x0001:
-        classes = list.elements[value].isContainer ? list.children(of: value).compactMap { list.elements[$0].uuid } : []
+        classes = list.isContainer(at: value) ? list.children(of: value).compactMap { list.uuid(at: $0) } : []
         record.serviceClass = classes.first
       case 0x0004:
         (record.psm, record.rfcommChannel) = labelProtocols(&list, value, lists: false)
@@ -382,7 +382,7 @@ public enum SDP {
     }
     if languageBases.isEmpty { languageBases = [0x0100] }
     // ServiceName: many stacks send it NUL-terminated, which names nothing.
-    if let base = languageBases.first, let name = pairs.first(where: { $0.id == base }).flatMap({ list.elements[$0.value].text }) {
+    if let base = languageBases.first, let name = pairs.first(where: { $0.id == base }).flatMap({ list.text(at: $0.value) }) {
       record.name = String(name.unicodeScalars.reversed().drop { $0 == "\u{0}" }.reversed().map(Character.init))
     }
     let naming = classes.isEmpty ? fallback : classes + fallback
@@ -404,21 +404,21 @@ public enum SDP {
   static func labelProtocols(_ list: inout SDPElements, _ value: Int, lists: Bool) -> (psm: UInt16?, channel: UInt8?) {
     var psm: UInt16?
     var channel: UInt8?
-    guard list.elements[value].isContainer else { return (nil, nil) }
-    let descriptorLists = lists ? list.children(of: value).filter { list.elements[$0].isContainer } : [value]
+    guard list.isContainer(at: value) else { return (nil, nil) }
+    let descriptorLists = lists ? list.children(of: value).filter { list.isContainer(at: $0) } : [value]
     for descriptors in descriptorLists {
-      for descriptor in list.children(of: descriptors) where list.elements[descriptor].isContainer {
+      for descriptor in list.children(of: descriptors) where list.isContainer(at: descriptor) {
         let parts = list.children(of: descriptor)
-        guard let first = parts.first, let short = list.elements[first].uuid?.uuid16 else { continue }
+        guard let first = parts.first, let short = list.uuid(at: first)?.uuid16 else { continue }
         for (position, parameter) in parts.dropFirst().enumerated() {
           switch (short, position) {
           case (0x0100, 0):
             list.elements[parameter].label = "PSM"
-            if psm == nil, let value = list.elements[parameter].unsigned { psm = UInt16(truncatingIfNeeded: value) }
+            if psm == nil, let value = list.unsigned(at: parameter) { psm = UInt16(truncatingIfNeeded: value) }
           case (0x0003, 0):
             list.elements[parameter].label = "Channel"
             list.elements[parameter].decimal = true
-            if channel == nil, let value = list.elements[parameter].unsigned { channel = UInt8(truncatingIfNeeded: value) }
+            if channel == nil, let value = list.unsigned(at: parameter) { channel = UInt8(truncatingIfNeeded: value) }
           case (0x000F, 0), (0x0017, 0), (0x0019, 0):
             list.elements[parameter].label = "Version"
           case (0x000F, 1):
@@ -435,7 +435,7 @@ public enum SDP {
   /// LanguageBaseAttributeIDList: triples of a language (ISO 639), an encoding (IANA MIBenum)
   /// and the base of its attributes. Returns the bases.
   static func labelLanguages(_ list: inout SDPElements, _ value: Int) -> [UInt16] {
-    guard list.elements[value].isContainer else { return [] }
+    guard list.isContainer(at: value) else { return [] }
     let items = list.children(of: value)
     var bases: [UInt16] = []
     var index = 0
@@ -444,7 +444,7 @@ public enum SDP {
       list.elements[items[index + 1]].label = "Encoding"
       list.elements[items[index + 1]].decimal = true
       list.elements[items[index + 2]].label = "Base"
-      if let base = list.elements[items[index + 2]].unsigned, base <= 0xFFFF, bases.count < 8 { bases.append(UInt16(base)) }
+      if let base = list.unsigned(at: items[index + 2]), base <= 0xFFFF, bases.count < 8 { bases.append(UInt16(base)) }
       index += 3
     }
     return bases
@@ -453,13 +453,13 @@ public enum SDP {
   /// BluetoothProfileDescriptorList: sequences of a profile UUID and its version. Returns the
   /// first profile and its version.
   static func labelProfiles(_ list: inout SDPElements, _ value: Int) -> (BluetoothUUID?, UInt16?) {
-    guard list.elements[value].isContainer else { return (nil, nil) }
+    guard list.isContainer(at: value) else { return (nil, nil) }
     var first: (BluetoothUUID?, UInt16?) = (nil, nil)
-    for descriptor in list.children(of: value) where list.elements[descriptor].isContainer {
+    for descriptor in list.children(of: value) where list.isContainer(at: descriptor) {
       let parts = list.children(of: descriptor)
       if parts.count >= 2 { list.elements[parts[1]].label = "Version" }
-      if first.0 == nil, let profile = parts.first.flatMap({ list.elements[$0].uuid }) {
-        first = (profile, parts.count >= 2 ? list.elements[parts[1]].unsigned.map { UInt16(truncatingIfNeeded: $0) } : nil)
+      if first.0 == nil, let profile = parts.first.flatMap({ list.uuid(at: $0) }) {
+        first = (profile, parts.count >= 2 ? list.unsigned(at: parts[1]).map { UInt16(truncatingIfNeeded: $0) } : nil)
       }
     }
     return first
@@ -471,7 +471,7 @@ public enum SDP {
   static func writeList(_ list: SDPElements, key: Name, label: Name, _ fields: inout FieldList) {
     fields.beginArray(key, label)
     if !list.isEmpty {
-      if list.elements[0].isContainer {
+      if list.isContainer(at: 0) {
         for child in list.children(of: 0) { writeElement(list, child, wrapped: true, &fields) }
       } else {
         writeElement(list, 0, wrapped: true, &fields)

@@ -60,20 +60,6 @@ struct SDPElement: Sendable {
     }
   }
 
-  var uuid: BluetoothUUID? {
-    if case .uuid(let uuid) = value { return uuid }
-    return nil
-  }
-
-  var unsigned: UInt64? {
-    if case .unsigned(let value, _) = value { return value }
-    return nil
-  }
-
-  var text: String? {
-    if case .text(let text, _) = value { return text }
-    return nil
-  }
 }
 
 /// A list of data elements, decoded without recursion: a hostile list nested 100 000 deep costs
@@ -89,6 +75,36 @@ struct SDPElements: Sendable {
   var leftOut = false
 
   var isEmpty: Bool { elements.isEmpty }
+
+  // Read with a switch on the stored value, not through a property of a copied element: the
+  // Swift 6.3 optimizer (CopyPropagation) crashes on the latter inside closures.
+  func uuid(at index: Int) -> BluetoothUUID? {
+    switch elements[index].value {
+    case .uuid(let uuid): return uuid
+    default: return nil
+    }
+  }
+
+  func unsigned(at index: Int) -> UInt64? {
+    switch elements[index].value {
+    case .unsigned(let value, _): return value
+    default: return nil
+    }
+  }
+
+  func isContainer(at index: Int) -> Bool {
+    switch elements[index].value {
+    case .sequence, .alternative: return true
+    default: return false
+    }
+  }
+
+  func text(at index: Int) -> String? {
+    switch elements[index].value {
+    case .text(let text, _): return text
+    default: return nil
+    }
+  }
 
   /// The indices of the elements `container` holds, in order.
   func children(of container: Int) -> [Int] {

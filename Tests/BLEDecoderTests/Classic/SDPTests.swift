@@ -292,6 +292,26 @@ import BLERender
     #expect(t.dissector.connections.entries[0].link.classic.heldBytes == 0)
   }
 
+  /// Responses being joined count against L2CAP's reassembly budget: links holding more lose
+  /// theirs, and what all links hold stays within it.
+  @Test func joinedResponsesAcrossLinksStayWithinTheBudget() {
+    var t = LinkTranscript()
+    let pattern = S.sequence(S.uuid16(0x1101)) + S.be(0xFFFF, 2) + S.sequence(S.uint32(0x0000_FFFF))
+    let part = Array(repeating: UInt8(0x08), count: 60_000)
+    var dropped = false
+    for handle in UInt16(1)...400 {
+      _ = t.connectClassic(handle: handle, peer: "00:00:00:00:01:" + Hex.string([UInt8(handle & 0xFF)]))
+      t.openChannel(handle: handle, psm: 0x0001, local: 0x0040, remote: 0x0041, identifier: 1)
+      _ = t.l2cap(handle: handle, tx, cid: 0x0041, S.pdu(0x06, transaction: 1, pattern + S.continuation()))
+      let frame = t.l2cap(handle: handle, rx, cid: 0x0040, S.pdu(0x07, transaction: 1, S.be(60_000, 2) + part + S.continuation([1])))
+      if frame.diagnostics.contains(where: { $0.kind == .l2capReassemblyMemoryDropped }) { dropped = true }
+    }
+    #expect(dropped)
+    var held = 0
+    for entry in t.dissector.connections.entries { held += entry.link.l2cap.reassemblyBytes + entry.link.classic.heldBytes }
+    #expect(held <= L2CAPState.reassemblyBudget + L2CAPState.reassemblyCheckInterval)
+  }
+
   @Test func namesComeFromTheTables() {
     #expect(SDP.uuidName(BluetoothUUID(uuid16: 0x0003))?.description == "RFCOMM")
     #expect(SDP.uuidName(BluetoothUUID(uuid16: 0x1200))?.description == "PnP Information")
