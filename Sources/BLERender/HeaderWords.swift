@@ -38,8 +38,9 @@ enum HeaderWords {
     }
   }
 
-  /// "L2CAP" or "SMP" when the frame's facts are above HCI (ATT frames are the caller's).
-  static func layerLabel(_ frame: borrowing DissectedFrame) -> Name {
+  /// "L2CAP", "SMP", "SDP" or "RFCOMM" when the frame's facts are above HCI (ATT frames are the
+  /// caller's). Inlined where renderers call it, as `title`.
+  @inline(__always) static func layerLabel(_ frame: borrowing DissectedFrame) -> Name {
     switch frame.header {
     case .channelData, .psmData, .kFrame, .unplacedKFrame, .sdu, .signaling: return "L2CAP"
     case .securityManager: return "SMP"
