@@ -556,6 +556,101 @@ def gen_hid(writer):
     writer.write("HIDUsages", extension_file(header([rel], [str(x) for x in data.get("sources", [])]), functions))
 
 
+def gen_sdp(writer):
+    """Service Discovery Protocol tables, kept in this repository (Scripts/data/sdp.json)."""
+    rel = "Scripts/data/sdp.json"
+    with open(os.path.join(REPO, rel), encoding="utf-8") as handle:
+        data = json.load(handle)
+
+    def table(key, code_field, bits, parse):
+        result = {}
+        for i, entry in enumerate(data[key]):
+            where = "%s %s entry %d" % (rel, key, i)
+            name = clean_name(entry.get("name"), where)
+            if name is None:
+                continue
+            add_unique(result, parse(entry.get(code_field), bits, where), name, rel + " " + key,
+                       lambda k: hex_literal(k, bits))
+        return result
+
+    def uuid16(text, bits, where):
+        if not isinstance(text, str) or not HEX4.match(text.strip()):
+            fail("%s: bad 16-bit UUID %r" % (where, text))
+        return int(text, 16)
+
+    pdus = table("pdus", "id", 8, parse_hex_code)
+    errors = table("error_codes", "code", 16, parse_hex_code)
+    protocols = table("protocols", "uuid", 16, uuid16)
+    classes = table("service_classes", "uuid", 16, uuid16)
+    for code in protocols:
+        if code in classes:
+            fail("%s: UUID %04X is both a protocol and a service class" % (rel, code))
+    uuids = dict(protocols)
+    uuids.update(classes)
+    universal = table("universal_attributes", "id", 16, parse_hex_code)
+    language = table("language_attributes", "offset", 16, parse_hex_code)
+
+    # Profile-specific attributes: class -> id -> name, and the ids every defining class names alike.
+    by_class = {}
+    names_by_id = {}
+    for i, entry in enumerate(data["profile_attributes"]):
+        where = "%s profile_attributes entry %d" % (rel, i)
+        name = clean_name(entry.get("name"), where)
+        code = parse_hex_code(entry.get("id"), 16, where)
+        if code in universal:
+            fail("%s: profile attribute %s is a universal attribute" % (where, hex_literal(code, 16)))
+        for service_class in entry.get("classes") or []:
+            value = uuid16(service_class, 16, where)
+            if value not in classes:
+                fail("%s: class %04X is not in service_classes" % (where, value))
+            add_unique(by_class.setdefault(value, {}), code, name, rel + " profile_attributes",
+                       lambda k: hex_literal(k, 16))
+        names_by_id.setdefault(code, set()).add(name)
+    unambiguous = {code: names.pop() for code, names in names_by_id.items() if len(names) == 1}
+
+    functions = [
+        switch_function("sdpPDUName", "_", "id", "UInt8", 8, pdus, doc=[
+            "  /// Name of an SDP PDU, by PDU ID (Core Vol 3 Part B §4.2).",
+            "  /// - Returns: the name, or `nil` for an ID not in the table."]),
+        switch_function("sdpErrorName", "_", "code", "UInt16", 16, errors, doc=[
+            "  /// Name of an SDP Error Response's ErrorCode (Core Vol 3 Part B §4.4.1).",
+            "  /// - Returns: the name, or `nil` for a reserved code."]),
+        switch_function("sdpUUIDName", "_", "uuid", "UInt16", 16, uuids, doc=[
+            "  /// Name of a protocol (0x0001–0x0100) or service class / profile (0x1000 on) UUID as SDP",
+            "  /// records carry them (Assigned Numbers, Service Discovery).",
+            "  /// - Returns: the name, or `nil` for a UUID not in the table."]),
+        switch_function("sdpUniversalAttributeName", "_", "id", "UInt16", 16, universal, doc=[
+            "  /// Name of a universal attribute (Core Vol 3 Part B §5.1), the same in every record.",
+            "  /// - Returns: the name, or `nil` for an identifier that is not universal."]),
+        switch_function("sdpLanguageAttributeName", "offset", "offset", "UInt16", 16, language, doc=[
+            "  /// Name of a language-based attribute, by its offset from a language base (0x0100 for",
+            "  /// the primary language): ServiceName, ServiceDescription, ProviderName.",
+            "  /// - Returns: the name, or `nil` for an offset with none."]),
+    ]
+    fn = [
+        "  /// Name of a profile-specific attribute (0x0200 on), by the service class whose record",
+        "  /// holds it: the same identifier means different things in different profiles.",
+        "  /// - Returns: the name, or `nil` when the class defines no such attribute.",
+        "  public static func sdpProfileAttributeName(serviceClass: UInt16, id: UInt16) -> Name? {",
+        "    switch serviceClass {",
+    ]
+    for service_class in sorted(by_class):
+        fn.append("    case %s:" % hex_literal(service_class, 16))
+        fn.append("      switch id {")
+        for code in sorted(by_class[service_class]):
+            fn.append("      case %s: return %s" % (hex_literal(code, 16), swift_string(by_class[service_class][code])))
+        fn.append("      default: return nil")
+        fn.append("      }")
+    fn += ["    default: return nil", "    }", "  }"]
+    functions.append(fn)
+    functions.append(switch_function("sdpProfileAttributeNameAnyClass", "_", "id", "UInt16", 16, unambiguous, doc=[
+        "  /// Name of a profile-specific attribute whose identifier every class that defines it names",
+        "  /// alike (0x0311 SupportedFeatures): for records whose class is not known.",
+        "  /// - Returns: the name, or `nil` when classes name the identifier differently."]))
+    attribution = ["Data sources (attribution):"] + ["  - " + str(s) for s in data.get("sources") or []]
+    writer.write("SDP", extension_file(header([rel], attribution), functions))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description="Generate BLEDecoder assigned-number tables.")
     parser.add_argument("--reference", default=DEFAULT_REFERENCE,
@@ -571,6 +666,7 @@ def main(argv=None):
     gen_appearance(ref, writer)
     gen_uuids(ref, writer)
     gen_hid(writer)
+    gen_sdp(writer)
     for path, state in writer.written:
         print("%s: %s" % (state, os.path.relpath(path)))
     return 0

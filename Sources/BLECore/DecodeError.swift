@@ -1,6 +1,9 @@
 /// The protocol layer a piece of bytes belongs to; tags errors and diagnostics.
 public enum ProtocolLayer: String, Sendable, Hashable {
   case capture, hci, advertising, l2cap, att, gatt, profile, note
+  /// BR/EDR protocols on L2CAP dynamic channels: the Service Discovery Protocol (PSM 0x0001) and
+  /// RFCOMM (PSM 0x0003).
+  case sdp, rfcomm
   /// The LE link layer of a packet sniffed over the air.
   case linkLayer = "ll"
 }

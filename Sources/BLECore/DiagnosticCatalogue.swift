@@ -59,6 +59,15 @@ extension DiagnosticKind {
   public static let l2capSDUStartTooShort = DiagnosticKind("l2cap.sdu_start_too_short", .warning, .l2cap, "The first K-frame of an SDU is too short for the SDU length field.")
   public static let l2capSDUExceedsMTU = DiagnosticKind("l2cap.sdu_exceeds_mtu", .warning, .l2cap, "An SDU length larger than the channel's MTU.")
   public static let l2capSDUTrailingBytes = DiagnosticKind("l2cap.sdu_trailing_bytes", .warning, .l2cap, "More bytes than the SDU length says.")
+  public static let sdpTrailingBytes = DiagnosticKind("sdp.trailing_bytes", .warning, .sdp, "Bytes after an SDP PDU's parameters (its parameter length says fewer).")
+  public static let sdpTransactionMismatch = DiagnosticKind("sdp.transaction_mismatch", .warning, .sdp, "An SDP response whose transaction ID is not that of the request it follows.")
+  public static let sdpContinuationUnmatched = DiagnosticKind("sdp.continuation_unmatched", .note, .sdp, "An SDP response continues one whose earlier parts are not in the capture (or its continuation state differs): its part is shown, not joined.")
+  public static let sdpResponseTooLong = DiagnosticKind("sdp.response_too_long", .warning, .sdp, "A response split over several SDP PDUs grew past what bledissect joins (64 KiB): its parts are shown, not joined.")
+  public static let sdpElementsTooDeep = DiagnosticKind("sdp.elements_too_deep", .warning, .sdp, "SDP data elements nested deeper than bledissect decodes (16 levels): the deeper ones are shown as bytes.")
+  public static let sdpTooManyElements = DiagnosticKind("sdp.too_many_elements", .warning, .sdp, "More SDP data elements in one list than bledissect decodes (4096): the rest are shown as bytes.")
+  public static let sdpAttributeListMalformed = DiagnosticKind("sdp.attribute_list_malformed", .warning, .sdp, "An SDP attribute list that is not pairs of a 16-bit attribute ID and a value in ascending ID order.")
+  public static let rfcommFCSBad = DiagnosticKind("rfcomm.fcs_bad", .warning, .rfcomm, "An RFCOMM frame whose FCS does not match its header: the frame is marked malformed.")
+  public static let rfcommTrailingBytes = DiagnosticKind("rfcomm.trailing_bytes", .warning, .rfcomm, "Bytes after an RFCOMM frame's FCS, or after its multiplexer message.")
   public static let attPDUExceedsMTU = DiagnosticKind("att.pdu_exceeds_mtu", .warning, .att, "An ATT PDU longer than the ATT_MTU in force.")
   public static let attResponseWithoutRequest = DiagnosticKind("att.response_without_request", .warning, .att, "A response with no request pending.")
   public static let attResponseMismatch = DiagnosticKind("att.response_mismatch", .warning, .att, "A response that does not answer the pending request.")
@@ -146,6 +155,15 @@ extension DiagnosticKind {
     .l2capSDUStartTooShort,
     .l2capSDUExceedsMTU,
     .l2capSDUTrailingBytes,
+    .sdpTrailingBytes,
+    .sdpTransactionMismatch,
+    .sdpContinuationUnmatched,
+    .sdpResponseTooLong,
+    .sdpElementsTooDeep,
+    .sdpTooManyElements,
+    .sdpAttributeListMalformed,
+    .rfcommFCSBad,
+    .rfcommTrailingBytes,
     .attPDUExceedsMTU,
     .attResponseWithoutRequest,
     .attResponseMismatch,

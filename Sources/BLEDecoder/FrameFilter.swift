@@ -91,7 +91,9 @@ public struct FrameFilter: Sendable {
     switch layer {
     case .capture, .note: return 0
     case .hci, .advertising, .linkLayer: return 1
-    case .l2cap: return 2
+    // SDP and RFCOMM ride L2CAP channels as ATT does, but are no step towards ATT: `--layer att`
+    // leaves them out, `--layer l2cap` keeps them.
+    case .l2cap, .sdp, .rfcomm: return 2
     case .att: return 3
     case .gatt, .profile: return 4
     }

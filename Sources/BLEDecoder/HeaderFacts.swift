@@ -141,6 +141,10 @@ public enum HeaderFact: Sendable, Equatable {
   /// either: the PDU is empty).
   case signaling([SignalingCommand], unfinished: UInt8?)
   case securityManager(SMPCommandFact)
+  /// An SDP PDU (PSM 0x0001 on BR/EDR).
+  indirect case sdp(SDPFact)
+  /// An RFCOMM frame (PSM 0x0003 on BR/EDR).
+  indirect case rfcomm(RFCOMMFact)
 
   // MARK: Air (the LE link layer, sniffed)
 

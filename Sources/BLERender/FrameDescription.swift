@@ -32,6 +32,12 @@ package enum FrameDescription {
     attOpcode != nil ? "ATT" : HeaderWords.layerLabel(frame)
   }
 
+  /// The layer label, for renderers, which hold frames `inout` (as `title`: handed on to a
+  /// borrowing parameter, the whole frame would be copied for the call).
+  static func layerLabel(_ frame: inout DissectedFrame, attOpcode: UInt8?) -> Name {
+    attOpcode != nil ? "ATT" : HeaderWords.layerLabel(frame)
+  }
+
   /// Writes the summary into `line` (emptied first); returns what joins it to the title: " "
   /// when it continues the title ("Read Request 0x0010 …"), else ": ".
   /// (Renderers hold frames `inout`: the attribute facts are then read where they lie.)

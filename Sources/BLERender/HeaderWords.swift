@@ -23,6 +23,8 @@ enum HeaderWords {
     case .damagedAirPacket: return "CRC error"
     case .linkControl(let control): return LinkControl.name(control.opcode)
     case .vendorDebugRecord: return "Vendor debug record"
+    case .sdp(let fact): return SDP.name(fact.pdu)
+    case .rfcomm(let fact): return rfcommTitle(fact)
     default:
       break
     }
@@ -36,11 +38,14 @@ enum HeaderWords {
     }
   }
 
-  /// "L2CAP" or "SMP" when the frame's facts are above HCI (ATT frames are the caller's).
-  static func layerLabel(_ frame: borrowing DissectedFrame) -> Name {
+  /// "L2CAP", "SMP", "SDP" or "RFCOMM" when the frame's facts are above HCI (ATT frames are the
+  /// caller's). Inlined where renderers call it, as `title`.
+  @inline(__always) static func layerLabel(_ frame: borrowing DissectedFrame) -> Name {
     switch frame.header {
     case .channelData, .psmData, .kFrame, .unplacedKFrame, .sdu, .signaling: return "L2CAP"
     case .securityManager: return "SMP"
+    case .sdp: return "SDP"
+    case .rfcomm: return "RFCOMM"
     default: return ""
     }
   }
@@ -292,6 +297,8 @@ enum HeaderWords {
     case let .indexInfo(address, manufacturer):
       return "\(address) " + (AssignedNumbers.companyName(manufacturer)?.description ?? "")
     case let .note(from, text): return (from.map { $0 + ": " } ?? "") + text
+    case .sdp(let fact): return sdpWords(fact)
+    case .rfcomm(let fact): return rfcommWords(fact)
 
     case .none, .aclData, .completedPackets, .channelData, .psmData, .kFrame, .unplacedKFrame, .sdu, .signaling, .securityManager,
       .advertisingPDU, .dataPDU:

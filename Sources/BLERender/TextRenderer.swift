@@ -148,7 +148,7 @@ package struct TextRenderer: FrameRenderer {
     style(Style.reset, &out)
     out.byte(0x20)
     let attOpcode = frame.attOpcode
-    let label = Self.protocolLabel(layer: FrameDescription.layerLabel(frame, attOpcode: attOpcode), kind: frame.record.kind, attOpcode: attOpcode)
+    let label = Self.protocolLabel(layer: FrameDescription.layerLabel(&frame, attOpcode: attOpcode), kind: frame.record.kind, attOpcode: attOpcode)
     out.append(label)
     out.spaces(Self.protocolWidth - label.utf8CodeUnitCount)
     out.byte(0x20)

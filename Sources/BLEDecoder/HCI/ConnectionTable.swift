@@ -43,10 +43,12 @@ public struct Connection: Sendable, Equatable {
 }
 
 /// Per-connection state of the layers above HCI, hung off `Connection`: each layer's part is
-/// its own (`L2CAPLinkState`, `ATTLinkState`); a layer is handed its part, not the table.
+/// its own (`L2CAPLinkState`, `ATTLinkState`, `ClassicLinkState`); a layer is handed its part, not the table.
 public struct LinkState: Sendable {
   var l2cap = L2CAPLinkState()
   var att = ATTLinkState()
+  /// SDP and RFCOMM (BR/EDR links).
+  var classic = ClassicLinkState()
   /// The direction of the last PDU start, for ACL continuations in formats that do not say.
   var lastStartDirection = Direction.controllerToHost
   public init() {}

@@ -47,11 +47,12 @@ struct L2CAPState: Sendable {
     guard reassemblyGrowth >= Self.reassemblyCheckInterval else { return }
     reassemblyGrowth = 0
     var held = 0
-    for entry in connections.entries { held += entry.link.l2cap.reassemblyBytes }
+    for entry in connections.entries { held += entry.link.l2cap.reassemblyBytes + entry.link.classic.heldBytes }
     guard held > Self.reassemblyBudget else { return }
     var dropped = 0
     for other in connections.entries.indices where other != slot {
       dropped += connections.entries[other].link.l2cap.dropIncompletePDUs()
+      dropped += connections.entries[other].link.classic.dropPartialResponses()
     }
     frame.diagnostics.append(Diagnostic(.l2capReassemblyMemoryDropped, "incomplete PDUs held \(held) bytes: \(dropped) of them on other links dropped"))
   }
@@ -176,6 +177,17 @@ struct L2CAPState: Sendable {
           try ATTLayer.dissect(
             &payload, bearerKey: bearer, channel: cid, direction: direction, connection: connections.entries[slot].label,
             link: &connections.entries[slot].link.att, gatt: &gatt, registry: registry, into: &frame)
+          return
+        }
+        // SDP and RFCOMM, unless a decoder given for the PSM takes it.
+        if channel.psm == SDP.psm || channel.psm == RFCOMM.psm, registry.psm(channel.psm) == nil {
+          frame.fields.end()
+          if channel.psm == SDP.psm {
+            let held = try SDP.dissect(&payload, direction: direction, link: &connections.entries[slot].link.classic.sdp, into: &frame)
+            if held > 0 { reassemblyGrew(by: held, slot: slot, &connections, &frame) }
+          } else {
+            try RFCOMM.dissect(&payload, direction: direction, link: &connections.entries[slot].link.classic, into: &frame)
+          }
           return
         }
         Self.decodePayload(&payload, psm: channel.psm, registry: registry, &frame)
