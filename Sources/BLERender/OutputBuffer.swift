@@ -287,23 +287,7 @@ package struct OutputBuffer {
 
   /// The columns the text appended since `start` takes: Unicode scalars, SGR colour sequences
   /// (`ESC [ ... m`) taking none.
-  package func columns(from start: Int) -> Int {
-    guard start >= 0, start <= count else { return 0 }
-    var index = start
-    var used = 0
-    while index < count {
-      let byte = base[index]
-      if byte == 0x1B {
-        index += 1
-        while index < count, !(0x40...0x7E).contains(base[index]) || base[index] == UInt8(ascii: "[") { index += 1 }
-        index += 1
-        continue
-      }
-      if byte & 0xC0 != 0x80 { used += 1 }
-      index += 1
-    }
-    return used
-  }
+  package func columns(from start: Int) -> Int { scanColumns(from: start, cutAfter: nil).columns }
 
   /// Takes the bytes of `range` (written since the last flush) out, the rest moving up.
   package mutating func remove(_ range: Range<Int>) {
@@ -317,10 +301,21 @@ package struct OutputBuffer {
   /// "…". Columns are counted as Unicode scalars (what the text renderer writes is not wide);
   /// SGR colour sequences (`ESC [ ... m`) take none and are kept whole.
   package mutating func clipLine(from start: Int, columns: Int, resetColour: Bool) {
-    guard columns > 1, start >= 0, start <= count else { return }
+    guard columns > 1 else { return }
+    // Where the line is cut if it is too long: after `columns - 1` columns, room for "…".
+    let scan = scanColumns(from: start, cutAfter: columns - 1, stopPast: columns)
+    guard scan.columns > columns, let cut = scan.cut else { return }
+    count = cut
+    if resetColour { append("\u{1B}[0m") }
+    append("…")
+  }
+
+  /// Counts the columns from `start` (stopping once past `stopPast`), and where the column after
+  /// the first `cutAfter` starts.
+  private func scanColumns(from start: Int, cutAfter: Int?, stopPast: Int = Int.max) -> (columns: Int, cut: Int?) {
+    guard start >= 0, start <= count else { return (0, nil) }
     var index = start
     var used = 0
-    // Where the line is cut if it is too long: after `columns - 1` columns, room for "…".
     var cut: Int?
     while index < count {
       let byte = base[index]
@@ -332,16 +327,13 @@ package struct OutputBuffer {
         continue
       }
       if byte & 0xC0 != 0x80 {
-        if used == columns - 1 { cut = index }
+        if used == cutAfter { cut = index }
         used += 1
-        if used > columns { break }
+        if used > stopPast { break }
       }
       index += 1
     }
-    guard used > columns, let cut else { return }
-    count = cut
-    if resetColour { append("\u{1B}[0m") }
-    append("…")
+    return (used, cut)
   }
 
   // Numbers: the digits come from `TextFormat` (shared with the header words' `SummaryLine`).

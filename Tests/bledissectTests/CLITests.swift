@@ -45,6 +45,10 @@ import Testing
     #expect(bare.status == 0 && bare.stderr.isEmpty && bare.stdout == runCLI(["help"]).stdout && bare.stdout.contains("<command> [options] <file>"))
     #expect(runCLI(["version"]).stdout == "bledissect \(BLEDissectCLI.version)\n" && runCLI(["version"]).stdout == runCLI(["--version"]).stdout)
     #expect(runCLI(["--time", "sideways", "x"]).status == 64)
+    // -c 0 would print nothing: a usage error that says what -c needs.
+    let none = runCLI(["-c", "0", capturePath("hr_strap_session.btsnoop")])
+    #expect(none.status == 64 && none.stdout.isEmpty && none.stderr.hasPrefix("bledissect: --count needs a number of frames, 1 or more, not '0'\n"))
+    #expect(runCLI(["-1", "-c", "1", capturePath("hr_strap_session.btsnoop")]).stdout.split(separator: "\n").count == 1)
     #expect(runCLI(["--time"]).status == 64)
     #expect(runCLI(["a", "b"]).status == 64)
     #expect(runCLI(["help", "nope"]).status == 64)

@@ -11,7 +11,7 @@ import BLEEngine
 /// violations. A struct, run with `run(into: &analysis)`. Memory is bounded: per link a few
 /// fields, per server a capped table of the writes seen.
 package struct ConformanceAnalysis: FrameConsumer {
-  var links: [LinkKey: CheckedLink] = [:]
+  var links: [ConnectionKey: CheckedLink] = [:]
   /// Connections whose start (a connect event) the capture showed, until their first frame.
   var startsSeen: [UInt32: LinkRole?] = [:]
   var findings = FindingCollector()
@@ -23,22 +23,10 @@ package struct ConformanceAnalysis: FrameConsumer {
 
   package var fieldDetail: FieldDetail { .none }
 
-  /// A connection: controller, handle and which use of the handle.
-  struct LinkKey: Hashable {
-    var adapter: UInt16
-    var handle: UInt16
-    var generation: Int
-    init(_ label: ConnectionLabel) {
-      adapter = label.adapter
-      handle = label.handle
-      generation = label.generation
-    }
-  }
-
   /// The link of the previous frame, kept out of `links`: most frames are on the same link
   /// as the one before, which then costs no lookup and no copy.
   var current: CheckedLink?
-  var currentKey: LinkKey?
+  var currentKey: ConnectionKey?
 
   /// Whether each finding is also kept whole, as it is found, in `fresh` (annotate --check
   /// marks frames with them): off, repeats of a group cost a count only.
@@ -68,7 +56,7 @@ package struct ConformanceAnalysis: FrameConsumer {
         severity: heard ? .error : .warning, assumption: heard ? nil : "the controller reported the data as the advertiser sent it")
     }
     guard let label = frame.connection else { return true }
-    let key = LinkKey(label)
+    let key = ConnectionKey(label)
     if currentKey != key { switchLink(to: key, label, isAir: frame.air != nil) }
     var context = FrameContext(frame: frame.number, time: time, direction: frame.direction, label: label)
     current!.label = label
@@ -88,7 +76,7 @@ package struct ConformanceAnalysis: FrameConsumer {
   }
 
   /// Puts the current link back and takes out (or opens) the link of `key`.
-  mutating func switchLink(to key: LinkKey, _ label: ConnectionLabel, isAir: Bool) {
+  mutating func switchLink(to key: ConnectionKey, _ label: ConnectionLabel, isAir: Bool) {
     if let currentKey, let current {
       if links.count >= Self.maximumLinks { links.removeAll() }
       links[currentKey] = current
@@ -162,7 +150,7 @@ struct FindingCollector {
 
   struct GroupKey: Hashable {
     var rule: String
-    var link: ConformanceAnalysis.LinkKey?
+    var link: ConnectionKey?
     var side: ConformanceFinding.Side
     var severity: ConformanceFinding.Severity
   }
@@ -173,7 +161,7 @@ struct FindingCollector {
 
   /// One finding (`repeats`: how many times the same thing happened, noted once).
   mutating func add(_ finding: ConformanceFinding, repeats: Int = 1) {
-    let key = GroupKey(rule: finding.rule.id, link: finding.connection.map(ConformanceAnalysis.LinkKey.init), side: finding.side, severity: finding.severity)
+    let key = GroupKey(rule: finding.rule.id, link: finding.connection.map(ConnectionKey.init), side: finding.side, severity: finding.severity)
     if let at = index[key] {
       groups[at].count += repeats
       if groups[at].frames.count < ConformanceGroup.listedFrames { groups[at].frames.append(finding.frame) }
@@ -199,7 +187,7 @@ struct FindingCollector {
       chosen = .warning
       why = why ?? "the sniffer missed packets on this link (or could not decrypt them): a missing PDU may explain it"
     }
-    let key = GroupKey(rule: rule.id, link: context.label.map(ConformanceAnalysis.LinkKey.init), side: side, severity: chosen)
+    let key = GroupKey(rule: rule.id, link: context.label.map(ConnectionKey.init), side: side, severity: chosen)
     if keepsEach {
       let finding = ConformanceFinding(
         rule: rule, severity: chosen, side: side, frames: [context.frame] + frames.filter { $0 != context.frame }, time: context.time,

@@ -27,28 +27,14 @@ package enum SliceContext: String, Sendable, CaseIterable {
   case link = "sniffed link"
 }
 
-/// A link as both passes name it: the decoder numbers each handle's connections the same way
-/// each time it reads the capture.
-package struct SliceLink: Hashable, Sendable {
-  var adapter: UInt16
-  var handle: UInt16
-  var generation: Int
-
-  init(_ label: ConnectionLabel) {
-    adapter = label.adapter
-    handle = label.handle
-    generation = label.generation
-  }
-}
-
 /// Whose GATT table a link's discovery shows: the peer's address, else (a capture that does not
 /// show it) the link itself.
 package enum SliceDevice: Hashable, Sendable {
   case peer(BDAddr)
-  case link(SliceLink)
+  case link(ConnectionKey)
 
   init(_ label: ConnectionLabel) {
-    self = label.peer.map(SliceDevice.peer) ?? .link(SliceLink(label))
+    self = label.peer.map(SliceDevice.peer) ?? .link(ConnectionKey(label))
   }
 }
 
@@ -57,7 +43,7 @@ package struct SlicePlan: FrameConsumer {
   package var filter: FrameFilter
   /// `--errors`: check's findings choose the frames that prove a rule broken.
   var conformance: ConformanceAnalysis?
-  package private(set) var links: Set<SliceLink> = []
+  package private(set) var links: Set<ConnectionKey> = []
   package private(set) var devices: Set<SliceDevice> = []
   /// The peers of the chosen links: a connection request to one of them is context.
   package private(set) var peers: Set<BDAddr> = []
@@ -71,7 +57,7 @@ package struct SlicePlan: FrameConsumer {
   package static let maximumLinks = 1 << 16
   package private(set) var linksLeftOut = 0
   /// The links that showed discovery (of any device; at most `maximumLinks`).
-  package private(set) var discoveringLinks: Set<SliceLink> = []
+  package private(set) var discoveringLinks: Set<ConnectionKey> = []
 
   package init(filter: FrameFilter, findings: Bool) {
     self.filter = filter
@@ -83,16 +69,16 @@ package struct SlicePlan: FrameConsumer {
   package mutating func consume(_ frame: inout DissectedFrame) -> Bool {
     if frame.record.kind == .airPacket { airPackets += 1 }
     if let connection = frame.connection, SliceSelection.isDiscovery(frame), discoveringLinks.count < Self.maximumLinks {
-      discoveringLinks.insert(SliceLink(connection))
+      discoveringLinks.insert(ConnectionKey(connection))
     }
     guard SliceSelection.chooses(&frame, filter: &filter, conformance: &conformance) else { return true }
     chosen += 1
     guard let connection = frame.connection else { return true }
-    guard links.count < Self.maximumLinks || links.contains(SliceLink(connection)) else {
+    guard links.count < Self.maximumLinks || links.contains(ConnectionKey(connection)) else {
       linksLeftOut += 1
       return true
     }
-    links.insert(SliceLink(connection))
+    links.insert(ConnectionKey(connection))
     devices.insert(SliceDevice(connection))
     if let peer = connection.peer { peers.insert(peer) }
     for fact in frame.attributes where services.count < Self.maximumServices {
@@ -115,7 +101,7 @@ package struct SliceSelection: FrameConsumer {
   package private(set) var chosen = 0
   package private(set) var context: [SliceContext: Int] = [:]
   /// The last kept write of each chosen link, whose response is kept too.
-  var writes: [SliceLink: (frame: Int, reason: SliceContext)] = [:]
+  var writes: [ConnectionKey: (frame: Int, reason: SliceContext)] = [:]
 
   /// `plan`: the first pass, whose filter has learned the names and the first frame's time.
   package init(plan: SlicePlan, keep: @escaping (CaptureRecord, SliceContext?) -> Void) {
@@ -163,7 +149,7 @@ package struct SliceSelection: FrameConsumer {
       for case .connectRequested(let peer?, _, _) in frame.linkEvents where plan.peers.contains(peer) { return .connection }
       return nil
     }
-    let link = SliceLink(connection)
+    let link = ConnectionKey(connection)
     if plan.links.contains(link) {
       if frame.record.kind == .airPacket { return .link }
       if frame.linkEvents.array.contains(where: Self.isSecurity) || Self.isEncryptionCommand(frame.hci) { return .security }
