@@ -216,8 +216,9 @@ package enum FrameDescription {
   static func attribute(_ fact: borrowing AttributeFact, into line: inout SummaryLine) -> Range<Int>? {
     line.append(.hex(UInt64(fact.handle), width: 4))
     let meaning = fact.meaning
-    let hasWords = hasValueWords(fact)
-    let moved = line.compact && hasWords && (meaning?.name != nil || meaning?.characteristic != nil)
+    // -1: the name follows the value (`attributes`); only asked there.
+    var moved = false
+    if line.compact, meaning?.name != nil || meaning?.characteristic != nil { moved = hasValueWords(fact) }
     if moved {
       // The name follows the value (`attributes`).
     } else if let name = meaning?.name {

@@ -130,6 +130,7 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
     // One line a notification (`-1`): fewer words, and a long RR list as its first interval
     // and how many more, so the common notification fits 80 columns.
     let compact = summary.compact
+    let shown = compact && rrIntervals.count > 2 ? 1 : rrIntervals.count
     summary.compose(maximumBytes: room) { line in
       line.number(Int(bpm))
       line.text(" bpm")
@@ -145,14 +146,14 @@ public struct HeartRateMeasurement: CharacteristicValue, Equatable {
       }
       if !rrIntervals.isEmpty {
         line.text(", RR")
-        for raw in compact && rrIntervals.count > 2 ? rrIntervals.prefix(1) : rrIntervals[...] {
+        for index in 0..<shown {
           line.text(" ")
-          line.fixed(Self.millisecondsToTenth(raw))
+          line.fixed(Self.millisecondsToTenth(rrIntervals[index]))
           line.text(" ms")
         }
-        if compact && rrIntervals.count > 2 {
+        if shown < rrIntervals.count {
           line.text(" +")
-          line.number(rrIntervals.count - 1)
+          line.number(rrIntervals.count - shown)
         }
       }
     }
