@@ -55,8 +55,8 @@ public struct FrameFilter: Sendable {
   public mutating func observe(_ frame: inout DissectedFrame) {
     if origin == nil { origin = frame.record.timestamp }
     guard !lowercasedNames.isEmpty, namedDevices.count < Self.maximumNamedDevices else { return }
-    for event in frame.linkEvents where true {
-      if case .advertisement(let advertisement) = event, let name = advertisement.name { learn(name, advertisement.address) }
+    for case .advertisement(let advertisement) in frame.linkEvents {
+      if let name = advertisement.name { learn(name, advertisement.address) }
     }
     if let peer = frame.connection?.peer, frame.direction == .controllerToHost, frame.attOpcode.map(Self.readsValues) == true {
       frame.forEachValue(as: DeviceName.self) { operation, name in
@@ -77,7 +77,7 @@ public struct FrameFilter: Sendable {
   /// the device a connection is requested to.
   public static func device(_ frame: borrowing DissectedFrame) -> BDAddr? {
     if let peer = frame.connection?.peer { return peer }
-    for event in frame.linkEvents where true {
+    for event in frame.linkEvents {
       switch event {
       case .advertisement(let advertisement): return advertisement.address
       case .connectRequested(let peer?, _, _): return peer

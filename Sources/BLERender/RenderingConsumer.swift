@@ -77,7 +77,7 @@ package struct RenderingConsumer<Renderer: FrameRenderer>: FrameConsumer {
     // Filters that matched nothing say so, rather than leave a silent empty output.
     if selecting && shown == 0 && end.frames > 0 {
       output.flush()
-      errors.append(string: "bledissect: \(label): no frame matched the filters (\(end.frames) frame\(end.frames == 1 ? "" : "s") read)\n")
+      errors.append(string: "bledissect: \(label): \(Words.noFrameMatched(end.frames))\n")
     }
     if emptyPDUsHidden > 0 {
       output.flush()

@@ -22,4 +22,7 @@ package enum Words {
   package static func count(_ number: Int, _ noun: String) -> String {
     "\(number) \(noun)\(number == 1 ? "" : "s")"
   }
+
+  /// What annotate and a slice say when their filters chose nothing.
+  package static func noFrameMatched(_ frames: Int) -> String { "no frame matched the filters (\(count(frames, "frame")) read)" }
 }

@@ -11,18 +11,14 @@ package enum SliceWords {
   /// The lines for standard error: that no frame matched, when none did; then "70 of 160 frames
   /// written to hr.pcapng: 23 chosen, 47 for context (…)", what the format could not carry and
   /// the links past the plan's bound.
-  package static func written(_ selection: SliceSelection, of frames: Int, to file: String, skipped: Int, linksLeftOut: Int) -> [String] {
-    let none = selection.chosen == 0 ? ["no frame matched the filters (\(frames) frame\(frames == 1 ? "" : "s") read)"] : []
-    return none + [count(selection, of: frames, to: file, skipped: skipped, linksLeftOut: linksLeftOut)]
-  }
-
-  static func count(_ selection: SliceSelection, of frames: Int, to file: String, skipped: Int, linksLeftOut: Int) -> String {
-    let kept = selection.chosen + selection.context.values.reduce(0, +) - skipped
-    var words = "\(kept) of \(frames) frame\(frames == 1 ? "" : "s") written to \(file): \(selection.chosen) chosen"
+  package static func written(_ selection: SliceSelection, records: Int, of frames: Int, to file: String, skipped: Int, linksLeftOut: Int) -> [String] {
+    var lines = selection.chosen == 0 ? [Words.noFrameMatched(frames)] : []
+    var words = "\(records) of \(Words.count(frames, "frame")) written to \(file): \(selection.chosen) chosen"
     let added = SliceContext.allCases.compactMap { reason in selection.context[reason].map { "\(reason.rawValue) \($0)" } }
     if !added.isEmpty { words += ", \(selection.context.values.reduce(0, +)) for context (\(added.joined(separator: ", ")))" }
     if skipped > 0 { words += "; \(skipped) the format cannot carry left out" }
     if linksLeftOut > 0 { words += "; frames of links past the first \(SlicePlan.maximumLinks) written without their context" }
-    return words
+    lines.append(words)
+    return lines
   }
 }

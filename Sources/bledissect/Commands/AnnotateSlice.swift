@@ -37,7 +37,7 @@ extension AnnotateCommand {
       context.error("\(target.display): \(failure)")
       return ExitStatus.unreadable
     }
-    let words = SliceWords.written(selection, of: first.end.frames, to: target.display, skipped: recorder.skipped, linksLeftOut: plan.linksLeftOut)
+    let words = SliceWords.written(selection, records: recorder.records, of: first.end.frames, to: target.display, skipped: recorder.skipped, linksLeftOut: plan.linksLeftOut)
     for line in words { context.error("\(path.display): \(line)") }
     return first.finish(context)
   }
