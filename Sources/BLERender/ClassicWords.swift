@@ -65,7 +65,7 @@ extension HeaderWords {
     } else {
       text = record.handle.map { "record " + hex($0, 8) } ?? "record"
     }
-    if let name = record.name, name != text { text += " \"" + Escaping.escaped(name, .quoted, limit: 40) + "\"" }
+    if let name = record.name, name != text { text += " " + TextPayload.quoted(name, limit: 40) }
     if let channel = record.rfcommChannel {
       text += " on RFCOMM \(channel)"
     } else if let psm = record.psm {
@@ -114,11 +114,11 @@ extension HeaderWords {
     if case .multiplexer(let message) = fact.content { return multiplexerWords(message) }
     var text = fact.dlci == 0 ? "multiplexer" : "channel \(fact.channel)"
     if let service = fact.service { text += " (" + uuidText(service) + ")" }
-    if let credits = fact.credits { text += ", \(credits) credit\(credits == 1 ? "" : "s")" }
+    if let credits = fact.credits { text += ", " + Words.count(Int(credits), "credit") }
     switch fact.content {
-    case .text(let data): text += ": \"" + Escaping.escaped(data, .quoted, limit: 80) + "\""
+    case .text(let data): text += ": " + TextPayload.quoted(data)
     case let .bytes(count, prefix):
-      text += ": \(count) byte\(count == 1 ? "" : "s"): " + prefix.map { Hex.string([$0]) }.joined(separator: " ") + (count > prefix.count ? " …" : "")
+      text += ": \(Words.count(count, "byte")): " + prefix.map { Hex.string([$0]) }.joined(separator: " ") + (count > prefix.count ? " …" : "")
     case .none, .multiplexer: break
     }
     return text
@@ -131,7 +131,7 @@ extension HeaderWords {
       var text = "channel \(dlci >> 1)"
       if let name = RFCOMM.convergenceName(convergence) { text += ", " + name.description }
       text += ", priority \(priority), max frame \(maxFrameSize)"
-      if convergence == 0x0F || convergence == 0x0E { text += ", \(credits) credit\(credits == 1 ? "" : "s")" }
+      if convergence == 0x0F || convergence == 0x0E { text += ", " + Words.count(Int(credits), "credit") }
       return text
     case let .modemStatus(dlci, signals, breakSignal):
       let names: [(UInt8, String)] = [(0x02, "FC"), (0x04, "RTC"), (0x08, "RTR"), (0x40, "IC"), (0x80, "DV")]
@@ -144,7 +144,7 @@ extension HeaderWords {
       return "channel \(dlci >> 1): " + (RFCOMM.baudRate(baudRate).map { "\($0) bit/s" } ?? "baud rate " + hex(baudRate, 2))
     case let .lineStatus(dlci, status):
       return "channel \(dlci >> 1): " + (RFCOMM.lineStatusName(status)?.description ?? "status " + hex(status, 2))
-    case .test(let bytes): return "\(bytes) byte\(bytes == 1 ? "" : "s")"
+    case .test(let bytes): return Words.count(bytes, "byte")
     case .notSupported(let octet):
       return (RFCOMM.messageShortName(octet >> 2)?.description ?? "type " + hex(octet >> 2, 2)) + (octet & 0x02 != 0 ? " command" : " response")
         + " not supported"

@@ -163,7 +163,10 @@ package enum FrameDescription {
       if index > 0 { line.append(.text("; ")) }
       // The fact is read where it lies (a copy would retain its typed value); raw bytes it
       // asks for are the frame's, appended once the fact is handed back.
-      let (bytes, malformed) = frame.withAttribute(index) { fact in (attribute(fact, into: &line), fact.isMalformed) }
+      let (bytes, malformed, nameAfter) = frame.withAttribute(index) { fact in
+        let words = attribute(fact, into: &line)
+        return (words.raw, fact.isMalformed, words.nameAfter)
+      }
       if let bytes {
         if malformed {
           line.append(.bytes(frame.valueBytes(bytes)))
@@ -171,13 +174,9 @@ package enum FrameDescription {
           rawValue(frame.valueBytes(bytes), into: &line)
         }
       }
-      if line.compact {
-        frame.withAttribute(index) { fact in
-          let meaning = fact.meaning
-          guard Self.hasValueWords(fact), meaning?.name != nil || meaning?.characteristic != nil else { return }
-          line.append(.text(" — "))
-          name(fact, into: &line)
-        }
+      if nameAfter {
+        line.append(.text(" — "))
+        frame.withAttribute(index) { fact in name(fact, into: &line) }
       }
     }
   }
@@ -212,26 +211,23 @@ package enum FrameDescription {
     if let source = meaning?.source, source != .capture { provenance(source, confidence: meaning?.confidence, into: &line) }
   }
 
-  /// Writes an attribute's words; returns the raw value's place when its bytes are to follow.
-  static func attribute(_ fact: borrowing AttributeFact, into line: inout SummaryLine) -> Range<Int>? {
+  /// Writes an attribute's words; returns the raw value's place when its bytes are to follow,
+  /// and whether its name is to follow the value (`-1`, `attributes` writes it).
+  static func attribute(_ fact: borrowing AttributeFact, into line: inout SummaryLine) -> (raw: Range<Int>?, nameAfter: Bool) {
     line.append(.hex(UInt64(fact.handle), width: 4))
     let meaning = fact.meaning
-    // -1: the name follows the value (`attributes`); only asked there.
-    var moved = false
-    if line.compact, meaning?.name != nil || meaning?.characteristic != nil { moved = hasValueWords(fact) }
-    if moved {
-      // The name follows the value (`attributes`).
-    } else if let name = meaning?.name {
-      line.append(.text(" "))
-      if meaning?.source == .inferred { line.append(.text("probably ")) }
-      line.append(.text(name))
-    } else if let uuid = meaning?.characteristic ?? meaning?.descriptor ?? meaning?.service {
-      line.append(.text(" "))
-      line.append(.string(uuid.description))
+    let named = meaning?.name != nil || meaning?.characteristic != nil
+    var nameAfter = false
+    if line.compact, named { nameAfter = hasValueWords(fact) }
+    if !nameAfter {
+      if named || meaning?.descriptor != nil || meaning?.service != nil { line.append(.text(" ")) }
+      name(fact, into: &line)
     }
-    if !moved, let source = meaning?.source, source != .capture {
-      provenance(source, confidence: meaning?.confidence, into: &line)
-    }
+    return (words(fact, into: &line), nameAfter)
+  }
+
+  /// The value's words after the name: ": " and its summary, or the place of its raw bytes.
+  static func words(_ fact: borrowing AttributeFact, into line: inout SummaryLine) -> Range<Int>? {
     let raw = fact.rawValue
     if fact.isMalformed, let raw {
       line.append(.text(": malformed value "))

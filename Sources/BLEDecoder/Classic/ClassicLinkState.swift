@@ -71,8 +71,7 @@ struct RFCOMMLinkState: Sendable {
   /// Which way the frames of the side that started the multiplexer travel: learned from the
   /// SABM on DLCI 0, or else from a frame's C/R bit.
   var initiator: Direction?
-  /// DLCIs whose parameter negotiation was seen, granted credit-based flow control, or refused it.
-  var negotiated: UInt64 = 0
+  /// DLCIs granted credit-based flow control, or refused it.
   var creditFlow: UInt64 = 0
   var noCreditFlow: UInt64 = 0
 

@@ -230,7 +230,6 @@ public enum RFCOMM {
       message.detail = .parameters(dlci: dlci, convergence: convergence, priority: priority, maxFrameSize: maxFrameSize, credits: credits)
       // Credit-based flow control: asked for with 0xF, granted with 0xE (RFCOMM §6.5).
       let bit: UInt64 = 1 << UInt64(dlci)
-      link.negotiated |= bit
       if !message.command {
         if convergence == 0x0E {
           link.creditFlow |= bit
@@ -348,12 +347,7 @@ public enum RFCOMM {
   static func printableText(_ data: ByteView) -> String? {
     let text = String(decoding: data, as: UTF8.self)
     guard text.utf8.elementsEqual(data) else { return nil }
-    for scalar in text.unicodeScalars {
-      switch scalar.value {
-      case 0x09, 0x0A, 0x0D: continue
-      default: if Escaping.isControl(scalar.value) { return nil }
-      }
-    }
+    for scalar in text.unicodeScalars where TextPayload.countsAsControl(scalar.value) { return nil }
     return text
   }
 }

@@ -286,12 +286,17 @@ public enum SDP {
     }
   }
 
-  /// The UUIDs of a search pattern (a sequence of UUIDs, or one UUID).
+  /// The UUIDs of a search pattern (a sequence of UUIDs, or one UUID): at most
+  /// `maximumPatternUUIDs`, as many as the specification allows (Core Vol 3 Part B §4.5.1). A
+  /// hostile pattern of thousands would otherwise be kept per link and looked through for every
+  /// attribute named. The pattern's field lists every element.
   static func uuids(_ list: SDPElements) -> [BluetoothUUID] {
     guard !list.isEmpty else { return [] }
     if !list.isContainer(at: 0) { return list.uuid(at: 0).map { [$0] } ?? [] }
-    return list.children(of: 0).compactMap { list.uuid(at: $0) }
+    return Array(list.children(of: 0).lazy.compactMap { list.uuid(at: $0) }.prefix(maximumPatternUUIDs))
   }
+
+  static let maximumPatternUUIDs = 12
 
   /// An AttributeIDList: each element an attribute ID (uint16) or a range (uint32, first ID in
   /// the high half), named; returns them as ranges.

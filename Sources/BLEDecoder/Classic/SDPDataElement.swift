@@ -35,31 +35,6 @@ struct SDPElement: Sendable {
   var label: Name?
   /// Shown in decimal rather than hex (a channel, a PSM's peers: counts and numbers).
   var decimal = false
-
-  /// The type code (0 nil … 8 URL) the header carried.
-  var typeCode: UInt8 {
-    switch value {
-    case .null: return 0
-    case .unsigned: return 1
-    case .signed: return 2
-    case .wide(let signed, _): return signed ? 2 : 1
-    case .uuid: return 3
-    case .text: return 4
-    case .bool: return 5
-    case .sequence: return 6
-    case .alternative: return 7
-    case .url: return 8
-    case .undecoded(let type, _): return type
-    }
-  }
-
-  var isContainer: Bool {
-    switch value {
-    case .sequence, .alternative: return true
-    default: return false
-    }
-  }
-
 }
 
 /// A list of data elements, decoded without recursion: a hostile list nested 100 000 deep costs

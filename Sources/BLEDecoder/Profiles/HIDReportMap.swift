@@ -131,8 +131,6 @@ public struct HIDReportMap: CharacteristicValue, Equatable {
 
     var isCollection: Bool { !isLong && type == .main && tag == 0xA }
     var isEndCollection: Bool { !isLong && type == .main && tag == 0xC }
-    /// An Input, Output or Feature item (its data are the report field's properties).
-    var isReportField: Bool { !isLong && type == .main && (tag == 0x8 || tag == 0x9 || tag == 0xB) }
   }
 
   /// The items kept, in order (at most `maximumItems`).
@@ -177,10 +175,10 @@ public struct HIDReportMap: CharacteristicValue, Equatable {
         item.longTag = tag ?? 0
         let wanted = Int(size ?? 0)
         let present = min(wanted, reader.remaining)
-        _ = try reader.readBytes(count: present)
+        try reader.skip(present)
         item.cut = size == nil || tag == nil || present < wanted
       } else {
-        let size = [0, 1, 2, 4][Int(prefix & 3)]
+        let size = prefix & 3 == 3 ? 4 : Int(prefix & 3)  // 0, 1, 2 or 4 bytes
         item.size = UInt8(size)
         let present = min(size, reader.remaining)
         var data: UInt32 = 0

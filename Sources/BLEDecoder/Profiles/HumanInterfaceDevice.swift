@@ -192,8 +192,7 @@ public struct HIDReport: CharacteristicValue, Equatable {
 
   public func writeFields(to fields: inout FieldList, context: ValueContext) {
     if let reference {
-      fields.hex("report_id", "Report ID", reference.reportID, width: 2)
-      fields.code("report_type", "Report type", reference.reportType, width: 2, name: reference.typeName)
+      reference.writeFields(to: &fields, context: context)
     } else {
       fields.text("report_reference", "Report reference", "unknown")
     }

@@ -51,7 +51,7 @@ public enum NordicUART {
       if bytes.isEmpty {
         summary.append(.text("empty"))
       } else if let text {
-        summary.append(.string("\"" + Self.escaped(text, limit: 80) + "\""))
+        summary.append(.string(TextPayload.quoted(text)))
       } else {
         summary.append(.bytes(bytes[...]))
         summary.append(.text(" ("))
