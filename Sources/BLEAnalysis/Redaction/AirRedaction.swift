@@ -54,7 +54,7 @@ extension RedactionScope {
     case 0x04:  // LL_ENC_RSP: SKDs(8) IVs(4)
       try key(&p, count: 8)
       try key(&p, count: 4)
-    case 0x1A:  // LL_PERIODIC_SYNC_IND: ID(2) SyncInfo(18) connEventCount(2) lastPaEventCounter(2) SID/AType/SCA(1) PHY(1) AdvA(6)
+    case 0x1C:  // LL_PERIODIC_SYNC_IND: ID(2) SyncInfo(18) connEventCount(2) lastPaEventCounter(2) SID/AType/SCA(1) PHY(1) AdvA(6)
       try p.skip(24)
       let bits = try p.readUInt8()
       try p.skip(1)

@@ -161,7 +161,9 @@ package struct CaptureRedactor: Sendable {
     if case .vendorDebugRecord = frame.header { return }
     let direction = frame.direction ?? frame.record.direction ?? .hostToController
     let key = AssemblyKey(link: UInt64(frame.record.adapter) << 16 | UInt64(handle), fromHost: direction == .hostToController)
-    let payload = 4..<bytes.count
+    // The ACL header's length bounds the payload, as the decoder reads it (bytes past it are
+    // no part of the PDU).
+    let payload = 4..<min(bytes.count, 4 + declared)
     if bytes.count - 4 < declared {
       // Cut short by the capture (Android's filtered logs): redacted as far as it goes, alone.
       if boundary != 1 {

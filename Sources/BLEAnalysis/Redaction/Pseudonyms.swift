@@ -128,8 +128,14 @@ struct Pseudonyms: Sendable {
     let entry: (label: String, number: Int)
     if let known = names[original] {
       entry = known
-    } else if names.count <= Self.prefixSearchLimit, let longer = names.first(where: { $0.key.count > original.count && $0.key.starts(with: original) }) {
-      entry = longer.value
+    } else if names.count <= Self.prefixSearchLimit,
+      // The earliest such name's (a dictionary's order changes from run to run): the same
+      // capture gives the same bytes.
+      let longer = names.filter({ $0.key.count > original.count && $0.key.starts(with: original) }).values
+        .min(by: { ($0.label, $0.number) < ($1.label, $1.number) })
+    {
+      entry = longer
+      if names.count < Self.maximumEntries { names[original] = entry }
     } else {
       let number = nameCounts[label, default: 0] + 1
       nameCounts[label] = number
