@@ -117,8 +117,10 @@ package struct CaptureRedactor: Sendable {
 
   /// The records whose redaction is done, in order (each once).
   package mutating func takeReady() -> [CaptureRecord] {
-    defer { ready.removeAll(keepingCapacity: true) }
-    return ready
+    // Swapped out: returning `ready` and then emptying it copied its storage every frame.
+    var taken: [CaptureRecord] = []
+    swap(&taken, &ready)
+    return taken
   }
 
   /// At the end: PDUs still incomplete are redacted as far as they go, and every record is ready.

@@ -52,6 +52,8 @@ package struct FrameComments {
     // The reused frame, taken out of `self` while `self` renders it.
     var frame = DissectedFrame()
     swap(&frame, &scratch)
+    // One-line words need no field lists (FrameStream sets the same for its consumers).
+    frame.fields.detail = .none
     dissector.dissect(record, number: decoded, into: &frame)
     let text = comment(for: &frame)
     frame.recycle()
