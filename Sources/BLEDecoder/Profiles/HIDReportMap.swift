@@ -141,8 +141,12 @@ public struct HIDReportMap: CharacteristicValue, Equatable {
   public var length: Int
   /// Collections still open at the value's end.
   public var unclosedCollections: Int
-  /// Where End Collection items closed no collection.
+  /// Where End Collection items closed no collection (the first 64).
   public var unmatchedEnds: [Int]
+  /// How many End Collection items closed no collection, listed or not.
+  public var unmatchedEndCount = 0
+  /// The value's last item, kept or not (the only one the value's end can cut).
+  public var lastItem: Item?
   /// Push items past the global stack's depth (the state they saved is not kept).
   public var pushOverflow: Int
 
@@ -163,6 +167,9 @@ public struct HIDReportMap: CharacteristicValue, Equatable {
     var depth = 0
     var usagePage: UInt16 = 0
     var pushed: [UInt16] = []
+    // Pushes past the stack still open: their Pops restore nothing (what they saved is not
+    // kept), so the Pops after them still match the Pushes kept.
+    var overflowOpen = 0
     while !reader.isAtEnd {
       let offset = reader.offset - start
       let prefix = try reader.readUInt8()
@@ -192,20 +199,31 @@ public struct HIDReportMap: CharacteristicValue, Equatable {
           if depth > 0 {
             depth -= 1
             item.depth = depth
-          } else if unmatchedEnds.count < 64 {
-            unmatchedEnds.append(offset)
+          } else {
+            unmatchedEndCount += 1
+            if unmatchedEnds.count < 64 { unmatchedEnds.append(offset) }
           }
         case (.global, 0x0):
           usagePage = UInt16(truncatingIfNeeded: data)
         case (.global, 0xA):
-          if pushed.count < Self.maximumPushDepth { pushed.append(usagePage) } else { pushOverflow += 1 }
+          if pushed.count < Self.maximumPushDepth {
+            pushed.append(usagePage)
+          } else {
+            pushOverflow += 1
+            overflowOpen += 1
+          }
         case (.global, 0xB):
-          if let saved = pushed.popLast() { usagePage = saved }
+          if overflowOpen > 0 {
+            overflowOpen -= 1
+          } else if let saved = pushed.popLast() {
+            usagePage = saved
+          }
         default:
           break
         }
       }
       itemCount += 1
+      lastItem = item
       if items.count < Self.maximumItems { items.append(item) }
     }
     length = reader.offset - start
@@ -215,7 +233,7 @@ public struct HIDReportMap: CharacteristicValue, Equatable {
   public static let decoder = CharacteristicDecoder(uuid16: 0x2A4B, key: "report_map", HIDReportMap.self)
 
   /// Whether an item was cut by the value's end.
-  public var isCut: Bool { items.last?.cut ?? false }
+  public var isCut: Bool { lastItem?.cut ?? false }
 
   /// The report IDs the map declares, in order, each once.
   public var reportIDs: [UInt8] {
@@ -373,7 +391,7 @@ public struct HIDReportMap: CharacteristicValue, Equatable {
   }
 
   public func diagnose(into diagnostics: inout [Diagnostic], context: ValueContext) {
-    if let last = items.last, last.cut {
+    if let last = lastItem, last.cut {
       ProfileSupport.add(.profileReportMapDamaged, &diagnostics,
         "Report Map ends inside the \(last.name) item at offset \(last.offset) (it declares \(last.size) data bytes)")
     }
@@ -383,7 +401,7 @@ public struct HIDReportMap: CharacteristicValue, Equatable {
     }
     if let first = unmatchedEnds.first {
       ProfileSupport.add(.profileReportMapDamaged, &diagnostics,
-        "End Collection at offset \(first) closes no collection\(unmatchedEnds.count > 1 ? " (and \(unmatchedEnds.count - 1) more)" : "")")
+        "End Collection at offset \(first) closes no collection\(unmatchedEndCount > 1 ? " (and \(unmatchedEndCount - 1) more)" : "")")
     }
   }
 }

@@ -96,9 +96,22 @@ import Testing
     #expect(frame.warnings == ["10000 collections not closed at the Report Map's end"])
     // 10 000 End Collections, and thousands of Push items past the stack.
     let ends = try HIDReportMap(bytes: [UInt8](repeating: 0xC0, count: 10_000))
-    #expect(ends.unmatchedEnds.count == 64 && ends.itemCount == 10_000)
+    #expect(ends.unmatchedEnds.count == 64 && ends.unmatchedEndCount == 10_000 && ends.itemCount == 10_000)
+    var endWarnings: [Diagnostic] = []
+    ends.diagnose(into: &endWarnings, context: ValueContext(operation: .read, uuid: BluetoothUUID(uuid16: 0x2A4B)))
+    #expect(endWarnings.map(\.message) == ["End Collection at offset 0 closes no collection (and 9999 more)"])
     let pushes = try HIDReportMap(bytes: [UInt8](repeating: 0xA4, count: 5_000) + [UInt8](repeating: 0xB4, count: 6_000))
     #expect(pushes.pushOverflow == 5_000 - 32)
+    // 33 Pushes, each after its own Usage Page (the 33rd past the stack), a page change, then
+    // two Pops: the first undoes the 33rd Push, the second restores the 32nd's page.
+    var stacked: [UInt8] = []
+    for page in 1...33 { stacked += [0x05, UInt8(page), 0xA4] }
+    stacked += [0x05, 99, 0xB4, 0xB4, 0x09, 0x01]
+    let popped = try HIDReportMap(bytes: stacked)
+    #expect(popped.pushOverflow == 1 && popped.items.last?.usagePage == 32)
+    // A value cut inside its last item, past the items kept: still said.
+    let long = try HIDReportMap(bytes: [UInt8](repeating: 0xC0, count: 5_000) + [0x06, 0x01])
+    #expect(long.items.count == HIDReportMap.maximumItems && long.isCut)
   }
 
   @Test func hidInformation() throws {
